@@ -1,0 +1,40 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Who may import whom (STYLE.md "The shape"):
+//   SyncCore    pure machines and domain values; imports nothing, not even Foundation.
+//   SyncEngine  the driver: owns the scheduler, the storage port, the wire decoders and
+//               the ports through which it talks to any network. Imports SyncCore only.
+//   SimWorld    the in-process simulated network behind those ports. Imports SyncEngine.
+//   Simulation  scenario files, the runner that wires engine and world, the event log.
+//   synchat     the thin executable: argument parsing and wiring.
+let package = Package(
+    name: "synchat",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "synchat", targets: ["synchat"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "SyncCore"),
+        .target(name: "SyncEngine", dependencies: ["SyncCore"]),
+        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
+        .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld"]),
+        .executableTarget(
+            name: "synchat",
+            dependencies: [
+                "Simulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
+        .testTarget(
+            name: "EngineTests",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,102 @@
+import Foundation
+import SyncCore
+import SyncEngine
+
+/// The indexer (REST-like backend, SPEC §2): stores each message once indexed, answers the
+/// calls of `IndexerCall` with JSON documents after a latency, and counts every request.
+/// Faults: `down` (calls fail), `latency` (every call takes exactly that long).
+public final class SimIndexer: IndexerPort {
+    public var down = false
+    public var latency: Interval?
+    /// Test knob: the next N replies are malformed JSON documents.
+    public var malformedReplies = 0
+    /// Ground truth: every request received, by kind.
+    public private(set) var requestsByKind: [String: Int] = [:]
+    public var requests: Int { requestsByKind.values.reduce(0, +) }
+
+    private let me: Address
+    private let scheduler: Scheduler
+    private let timings: WorldTimings
+    private var latencies: RandomStream
+    private var handshakes: [Direction: [NetworkMessage]] = [:]
+    private var contextual: [Address: [Direction: [NetworkMessage]]] = [:]
+    private var payments: [NetworkMessage] = []
+    private var byId: [String: NetworkMessage] = [:]
+
+    init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings) {
+        self.me = me
+        self.scheduler = scheduler
+        self.timings = timings
+        self.latencies = RandomStream(seed: seed, concern: "request-latency")
+    }
+
+    /// The message is indexed: visible to queries from now on.
+    func add(_ m: NetworkMessage) {
+        byId[m.txId] = m
+        switch m.kind {
+        case .handshake: insertSorted(m, into: &handshakes[m.direction, default: []])
+        case .contextual: insertSorted(m, into: &contextual[m.conversation, default: [:]][m.direction, default: []])
+        case .payment: insertSorted(m, into: &payments)
+        }
+    }
+
+    public var indexedCount: Int { byId.count }
+
+    public func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void) {
+        requestsByKind[call.kind, default: 0] += 1
+        let delay = latency ?? latencies.interval(timings.requestLatency.low, timings.requestLatency.high)
+        scheduler.schedule(after: delay, "indexer reply") { [self] in
+            if down {
+                reply(.failure(TransportError("indexer unavailable (503)")))
+                return
+            }
+            if malformedReplies > 0 {
+                malformedReplies -= 1
+                reply(.success(Data("{\"messages\": [{\"txId\": 42}".utf8)))
+                return
+            }
+            reply(.success(answer(call)))
+        }
+    }
+
+    /// The query is evaluated when the reply leaves, as a server would.
+    private func answer(_ call: IndexerCall) -> Data {
+        var nextPage: Int?
+        let found: [NetworkMessage]
+        switch call {
+        case .handshakes(let d, let since):
+            found = (handshakes[d] ?? []).filter { $0.blockTime >= since }
+        case .contextual(let a, let d, let since):
+            found = (contextual[a]?[d] ?? []).filter { $0.blockTime >= since }
+        case .payments(let since, let page):
+            let all = payments.filter { $0.blockTime >= since }
+            let size = timings.paymentsPageSize
+            let start = min(all.count, page * size)
+            let end = min(all.count, start + size)
+            found = Array(all[start..<end])
+            if end < all.count { nextPage = page + 1 }
+        case .messageById(let id):
+            found = byId[id].map { [$0] } ?? []
+        }
+        let doc: [String: Any] = [
+            "messages": found.map { m -> [String: Any] in
+                [
+                    "txId": m.txId,
+                    "sender": m.direction == .incoming ? m.conversation.value : me.value,
+                    "recipient": m.direction == .incoming ? me.value : m.conversation.value,
+                    "kind": m.kind.rawValue,
+                    "blockTime": m.blockTime.milliseconds,
+                    "payload": m.body,
+                ]
+            },
+            "nextPage": nextPage.map { $0 as Any } ?? NSNull(),
+        ]
+        return (try? JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys])) ?? Data()
+    }
+
+    private func insertSorted(_ m: NetworkMessage, into list: inout [NetworkMessage]) {
+        var i = list.count
+        while i > 0, list[i - 1].blockTime > m.blockTime { i -= 1 }
+        list.insert(m, at: i)
+    }
+}

@@ -1,0 +1,97 @@
+import SyncCore
+import SyncEngine
+
+/// The realtime node (SPEC §2): a subscription that notifies the user's incoming txs about
+/// a second after their block time. It only lives while the app is in the foreground: on
+/// background the OS kills the socket *silently* (the app is never told). Faults: `down`
+/// (connect fails, a live connection closes with an error), `stale` (the current connection
+/// stops delivering without any error), `flaky P%` (each notification drops the connection
+/// with probability P).
+public final class SimNode: RealtimePort {
+    public var down = false {
+        didSet { if down && !oldValue { closeWithError("node went down") } }
+    }
+    public var flakyPercent: Double = 0
+    /// Ground truth: UTXO-set requests served.
+    public private(set) var utxoRequests = 0
+    public private(set) var connectsServed = 0
+
+    public struct Connection: Equatable, Sendable {
+        public var id: Int
+        public var alive: Bool
+        public var stale: Bool
+    }
+
+    public private(set) var connection: Connection?
+    weak var world: SimulatedWorld?
+    private let me: Address
+    private let scheduler: Scheduler
+    private let timings: WorldTimings
+    private var latencies: RandomStream
+    private var nextId = 0
+
+    init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings) {
+        self.me = me
+        self.scheduler = scheduler
+        self.timings = timings
+        self.latencies = RandomStream(seed: seed, concern: "connect-latency")
+    }
+
+    public func connect(subscribing address: Address, forced: Bool) -> Int {
+        nextId += 1
+        let id = nextId
+        // A new connection replaces the old socket, forced or not; the old one is gone.
+        connection = nil
+        let delay = latencies.interval(timings.connectLatency.low, timings.connectLatency.high)
+        scheduler.schedule(after: delay, "connect \(id)") { [self] in
+            guard let client = world?.client else { return }
+            guard world?.os.foreground ?? false else {
+                client.realtimeConnectFailed(connection: id, error: "app suspended")
+                return
+            }
+            if down {
+                client.realtimeConnectFailed(connection: id, error: "node unreachable")
+                return
+            }
+            connectsServed += 1
+            connection = Connection(id: id, alive: true, stale: false)
+            client.realtimeConnected(connection: id)
+        }
+        return id
+    }
+
+    /// The UTXO set of the user's address (one request): unspent incoming txIds.
+    public func utxoSet() -> [String] {
+        utxoRequests += 1
+        return world?.utxos ?? []
+    }
+
+    /// The OS suspended the app: the socket dies, and nobody tells the app.
+    func appSuspended() {
+        connection?.alive = false
+    }
+
+    /// Fault `stale`: the current connection stops delivering, silently.
+    public func makeStale() {
+        connection?.stale = true
+    }
+
+    func schedule(_ message: NetworkMessage, after delay: Interval, flakyDraw: Double) {
+        scheduler.schedule(after: delay, "realtime notify") { [self] in
+            guard let c = connection, c.alive, !c.stale, let client = world?.client else { return }
+            if flakyPercent > 0, flakyDraw * 100 < flakyPercent {
+                closeWithError("connection dropped (flaky network)")
+                return
+            }
+            client.realtimeNotified(connection: c.id, message: message)
+        }
+    }
+
+    private func closeWithError(_ error: String) {
+        guard let c = connection, c.alive else { return }
+        connection?.alive = false
+        scheduler.schedule(after: .zero, "realtime close") { [weak self] in
+            self?.world?.client?.realtimeDisconnected(connection: c.id, error: error)
+        }
+    }
+}

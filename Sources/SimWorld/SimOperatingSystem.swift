@@ -1,0 +1,62 @@
+import SyncCore
+import SyncEngine
+
+/// The OS (SPEC §2): moves the app between foreground and background (killing the realtime
+/// socket silently on background), holds the notification permission, and grants background
+/// refreshes — near the requested time with jitter, never earlier than requested, never more
+/// often than every 15 minutes, and expiring each one after 30 s.
+public final class SimOperatingSystem: SystemPort {
+    public private(set) var foreground = false
+    public var notificationPermissionGranted = true
+    /// Ground truth: refreshes granted, and when.
+    public private(set) var grants: [Instant] = []
+
+    weak var world: SimulatedWorld?
+    private let scheduler: Scheduler
+    private let timings: WorldTimings
+    private var jitter: RandomStream
+    private var pendingGrant: Scheduler.Token?
+    private var nextTask = 0
+
+    init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
+        self.scheduler = scheduler
+        self.timings = timings
+        self.jitter = RandomStream(seed: seed, concern: "os-refresh")
+    }
+
+    public func moveToForeground() {
+        guard !foreground else { return }
+        foreground = true
+        world?.client?.appDidBecomeActive()
+    }
+
+    public func moveToBackground() {
+        guard foreground else { return }
+        foreground = false
+        world?.node.appSuspended()
+        world?.client?.appDidEnterBackground()
+    }
+
+    public func requestBackgroundRefresh(earliest: Instant) {
+        cancelBackgroundRefresh()
+        var at = max(earliest, scheduler.now + timings.refreshMinimum)
+        if let last = grants.last { at = max(at, last + timings.refreshMinimum) }
+        at = at + jitter.interval(timings.refreshJitter.low, timings.refreshJitter.high)
+        pendingGrant = scheduler.schedule(at: at, "background refresh grant") { [self] in
+            pendingGrant = nil
+            guard !foreground, let client = world?.client else { return }
+            grants.append(scheduler.now)
+            nextTask += 1
+            let task = nextTask
+            client.backgroundRefreshGranted(task: task)
+            scheduler.schedule(after: timings.refreshExpiry, "background refresh expiry") { [weak self] in
+                self?.world?.client?.backgroundRefreshExpired(task: task)
+            }
+        }
+    }
+
+    public func cancelBackgroundRefresh() {
+        if let t = pendingGrant { scheduler.cancel(t) }
+        pendingGrant = nil
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import SyncCore
+import SyncEngine
+
+/// The push service (SPEC §2). Keeps the device token (`new → registered → active`, or
+/// `expired` / `invalid`) and, for every incoming message from a contact that is not muted,
+/// delivers an APNs-like payload after a latency draw unless dropped. In the foreground the
+/// app handles it at once; in the background the notification extension gets it.
+/// Faults: `drop P%` (silent loss), `delay D` (added latency), `down` (nothing is sent).
+public final class SimPushService: PushPort {
+    public var dropPercent: Double = 0
+    public var extraDelay: Interval = .zero
+    public var down = false
+    public private(set) var tokenStatus: TokenStatus = .none
+    /// Ground truth: registrations asked for, pushes sent and dropped.
+    public private(set) var registrations = 0
+    public private(set) var sent = 0
+    public private(set) var dropped = 0
+    /// Test knob: the next N payloads are malformed.
+    public var malformedPayloads = 0
+
+    weak var world: SimulatedWorld?
+    private var mutedAddresses: Set<Address> = []
+    private let scheduler: Scheduler
+    private let timings: WorldTimings
+    private var registrationGeneration = 0
+
+    init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
+        self.scheduler = scheduler
+        self.timings = timings
+    }
+
+    public func registerToken() {
+        registrations += 1
+        // Re-registering an active token refreshes it on the server; it stays active.
+        guard tokenStatus != .active else { return }
+        registrationGeneration += 1
+        let generation = registrationGeneration
+        set(.new)
+        scheduler.schedule(after: timings.tokenStep, "token registered") { [self] in
+            guard generation == registrationGeneration, tokenStatus == .new else { return }
+            set(.registered)
+            scheduler.schedule(after: timings.tokenStep, "token active") { [self] in
+                guard generation == registrationGeneration, tokenStatus == .registered else { return }
+                set(.active)
+            }
+        }
+    }
+
+    public func setMuted(_ contact: Address, _ muted: Bool) {
+        if muted { mutedAddresses.insert(contact) } else { mutedAddresses.remove(contact) }
+    }
+
+    /// Fault `token expire` / `token invalidate`.
+    public func expireToken() { registrationGeneration += 1; set(.expired) }
+    public func invalidateToken() { registrationGeneration += 1; set(.invalid) }
+
+    private func set(_ status: TokenStatus) {
+        tokenStatus = status
+        scheduler.schedule(after: .zero, "token status") { [weak self] in
+            self?.world?.client?.tokenStatusChanged(status)
+        }
+    }
+
+    /// The service sees an incoming message land and decides, with the fault settings of
+    /// that moment, whether and when to push it.
+    func messageLanded(_ message: NetworkMessage, sender: Contact?, latency: Interval, dropDraw: Double) {
+        guard tokenStatus == .active, !down, !mutedAddresses.contains(message.conversation) else { return }
+        if dropDraw * 100 < dropPercent {
+            dropped += 1
+            return
+        }
+        sent += 1
+        let payload = malformedPayloads > 0 ? malformed() : Self.payload(for: message, sender: sender)
+        scheduler.schedule(after: latency + extraDelay, "push delivery") { [self] in
+            guard let world, let client = world.client else { return }
+            if world.os.foreground {
+                client.pushDelivered(payload: payload)
+            } else {
+                client.notificationExtensionReceived(payload: payload)
+            }
+        }
+    }
+
+    private func malformed() -> Data {
+        malformedPayloads -= 1
+        return Data("{\"aps\": {\"alert\": \"x\"}, \"synchat\": {\"txId\": 7, \"kind\": \"smoke\"}}".utf8)
+    }
+
+    /// The wire format: an APNs `userInfo` with the message in a `synchat` object.
+    static func payload(for m: NetworkMessage, sender: Contact?) -> Data {
+        let doc: [String: Any] = [
+            "aps": [
+                "alert": ["title": sender?.displayName ?? m.conversation.value, "body": m.body],
+                "mutable-content": 1,
+                "thread-id": m.conversation.value,
+            ] as [String: Any],
+            "synchat": [
+                "txId": m.txId,
+                "sender": m.conversation.value,
+                "kind": m.kind.rawValue,
+                "blockTime": m.blockTime.milliseconds,
+                "payload": m.body,
+            ] as [String: Any],
+        ]
+        return (try? JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys])) ?? Data()
+    }
+}

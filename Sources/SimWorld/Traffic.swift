@@ -1,0 +1,73 @@
+import SyncCore
+import SyncEngine
+
+/// Contacts writing to the user: Poisson arrivals at `perHour` over all contacts, and a
+/// reply after a short random delay to every message the user sends.
+public final class Traffic {
+    public var perHour: Double = 0
+    /// No arrival is created at or after this instant (the end of a scenario's traffic).
+    public var stopsAt: Instant?
+    weak var world: SimulatedWorld?
+    private let scheduler: Scheduler
+    private let timings: WorldTimings
+    private var arrivals: RandomStream
+    private var replies: RandomStream
+    private var started = false
+
+    init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
+        self.scheduler = scheduler
+        self.timings = timings
+        self.arrivals = RandomStream(seed: seed, concern: "traffic")
+        self.replies = RandomStream(seed: seed, concern: "replies")
+    }
+
+    public func start() {
+        guard !started else { return }
+        started = true
+        scheduleNextArrival()
+    }
+
+    private func scheduleNextArrival() {
+        guard perHour > 0 else { return }
+        let wait = arrivals.exponential(perHour: perHour)
+        let pick = arrivals.next()
+        let payment = arrivals.chance(timings.paymentShare)
+        let phrase = Self.phrases[arrivals.int(0...(Self.phrases.count - 1))]
+        let at = scheduler.now + wait
+        if let stop = stopsAt, at >= stop { return }
+        scheduler.schedule(at: at, "arrival") { [self] in
+            if let stop = stopsAt, scheduler.now >= stop { return }
+            if let world, !world.contacts.isEmpty {
+                let contact = world.contacts[Int(pick % UInt64(world.contacts.count))]
+                if payment {
+                    world.deliverIncoming(from: contact, kind: .payment, body: "\(pick % 900 + 100) KAS")
+                } else {
+                    world.deliverIncoming(from: contact, kind: .contextual, body: phrase)
+                }
+            }
+            scheduleNextArrival()
+        }
+    }
+
+    func reply(to message: NetworkMessage, from contact: Contact) {
+        let delay = replies.interval(timings.replyDelay.low, timings.replyDelay.high)
+        let text = Self.replyPhrases[replies.int(0...(Self.replyPhrases.count - 1))]
+        scheduler.schedule(after: delay + timings.confirmation, "reply") { [weak world] in
+            guard let world, let current = world.contact(handle: contact.handle) else { return }
+            world.deliverIncoming(from: current, kind: .contextual, body: text)
+        }
+    }
+
+    static let phrases = [
+        "are you around later?", "sent the file, check it", "lunch tomorrow?", "ha, that's great",
+        "did you see the news?", "running 10 min late", "call me when you can", "ok 👍",
+        "what time works for you?", "thanks!", "the build is green again", "see you at 7",
+        "can you review my PR?", "coffee?", "that's wild", "こんにちは、元気？", "on my way",
+        "let me check and get back to you", "happy friday 🎉", "where did we park?",
+    ]
+
+    static let replyPhrases = [
+        "got it", "sounds good", "sure, one sec", "haha yes", "👍", "will do", "thanks for letting me know",
+        "ok, talk later", "perfect", "hmm, let me think",
+    ]
+}

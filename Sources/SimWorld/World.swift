@@ -1,0 +1,159 @@
+import Foundation
+import SyncCore
+import SyncEngine
+
+/// The timings of the simulated world (SPEC §2). Every value is drawn uniformly between its
+/// bounds from the stream of its concern.
+public struct WorldTimings: Sendable {
+    public var indexingLag = (low: Interval.seconds(1), high: Interval.seconds(3))
+    public var requestLatency = (low: Interval.milliseconds(80), high: Interval.milliseconds(300))
+    public var realtimeDelay = (low: Interval.milliseconds(800), high: Interval.milliseconds(1500))
+    public var connectLatency = (low: Interval.milliseconds(150), high: Interval.milliseconds(600))
+    public var pushLatency = (low: Interval.seconds(1), high: Interval.seconds(5))
+    public var replyDelay = (low: Interval.seconds(5), high: Interval.seconds(40))
+    /// Publication to block: an outgoing message lands this long after it is sent.
+    public var confirmation = Interval.seconds(1)
+    /// Token lifecycle steps: `new → registered → active`.
+    public var tokenStep = Interval.seconds(1)
+    public var refreshJitter = (low: Interval.zero, high: Interval.minutes(3))
+    public var refreshMinimum = Interval.minutes(15)
+    public var refreshExpiry = Interval.seconds(30)
+    public var paymentsPageSize = 25
+    public var paymentShare = 0.08
+
+    public init() {}
+}
+
+/// The in-process simulated network: contacts and their traffic, the indexer, the realtime
+/// node, the push service and the OS. It implements the engine's ports and calls the app
+/// back through its `ClientEndpoint`, always via the shared scheduler.
+public final class SimulatedWorld {
+    public let scheduler: Scheduler
+    public let me: Address
+    public let seed: UInt64
+    public let timings: WorldTimings
+
+    public let indexer: SimIndexer
+    public let node: SimNode
+    public let push: SimPushService
+    public let os: SimOperatingSystem
+    public let traffic: Traffic
+
+    /// Ground truth: every message to or from the user, in the order they were created.
+    public private(set) var ledger: [NetworkMessage] = []
+    /// The user's unspent outputs, oldest first (txIds of incoming messages).
+    public private(set) var utxos: [String] = []
+    public private(set) var contacts: [Contact] = []
+
+    weak var client: ClientEndpoint?
+    private var txIds: RandomStream
+    private var landingDraws: RandomStream
+
+    public init(seed: UInt64, me: Address = Address("kaspa:qme0000synchat"), scheduler: Scheduler, timings: WorldTimings = WorldTimings()) {
+        self.seed = seed
+        self.me = me
+        self.scheduler = scheduler
+        self.timings = timings
+        self.txIds = RandomStream(seed: seed, concern: "tx-ids")
+        self.landingDraws = RandomStream(seed: seed, concern: "landing")
+        self.indexer = SimIndexer(seed: seed, me: me, scheduler: scheduler, timings: timings)
+        self.node = SimNode(seed: seed, me: me, scheduler: scheduler, timings: timings)
+        self.push = SimPushService(seed: seed, scheduler: scheduler, timings: timings)
+        self.os = SimOperatingSystem(seed: seed, scheduler: scheduler, timings: timings)
+        self.traffic = Traffic(seed: seed, scheduler: scheduler, timings: timings)
+        node.world = self
+        push.world = self
+        os.world = self
+        traffic.world = self
+    }
+
+    /// Connects the app: from now on the world calls it back.
+    public func attach(client: ClientEndpoint) {
+        self.client = client
+    }
+
+    public var ports: WorldPorts {
+        WorldPorts(indexer: indexer, realtime: node, push: push, system: os, network: self)
+    }
+
+    /// Adds a contact, or renames an existing one (matched by handle).
+    @discardableResult
+    public func addContact(handle: String, displayName: String) -> Contact {
+        if let i = contacts.firstIndex(where: { $0.handle == handle }) {
+            contacts[i].displayName = displayName
+            return contacts[i]
+        }
+        let contact = Contact(address: Self.address(for: handle), handle: handle, displayName: displayName)
+        contacts.append(contact)
+        return contact
+    }
+
+    public func contact(handle: String) -> Contact? { contacts.first { $0.handle == handle } }
+
+    public func setMuted(handle: String, _ muted: Bool) {
+        guard let i = contacts.firstIndex(where: { $0.handle == handle }) else { return }
+        contacts[i].muted = muted
+    }
+
+    /// A stable address for a handle.
+    public static func address(for handle: String) -> Address {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in handle.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return Address("kaspa:q" + hex(h, digits: 16))
+    }
+
+    /// A contact sends the user a message that lands on the network now.
+    @discardableResult
+    public func deliverIncoming(from contact: Contact, kind: MessageKind, body: String) -> NetworkMessage {
+        let message = NetworkMessage(txId: newTxId(), conversation: contact.address, direction: .incoming,
+                                     kind: kind, body: body, blockTime: scheduler.now)
+        ledger.append(message)
+        land(message)
+        return message
+    }
+
+    private func newTxId() -> String {
+        hex(txIds.next(), digits: 16) + hex(txIds.next(), digits: 16)
+    }
+
+    /// A message reaches its block: it is indexed after the indexing lag, notified on the
+    /// realtime channel, and pushed. Every per-message draw happens here, in a fixed order,
+    /// whatever the client does, so that all policies see the same world.
+    private func land(_ message: NetworkMessage) {
+        let lag = landingDraws.interval(timings.indexingLag.low, timings.indexingLag.high)
+        let realtimeDelay = landingDraws.interval(timings.realtimeDelay.low, timings.realtimeDelay.high)
+        let pushLatency = landingDraws.interval(timings.pushLatency.low, timings.pushLatency.high)
+        let pushDraw = landingDraws.unit()
+        let flakyDraw = landingDraws.unit()
+        scheduler.schedule(at: message.blockTime, "land \(message.txId.prefix(8))") { [self] in
+            if message.direction == .incoming {
+                utxos.append(message.txId)
+            } else if !utxos.isEmpty {
+                utxos.removeFirst()  // sending spends the wallet's oldest output
+            }
+            scheduler.schedule(after: lag, "index") { [indexer] in indexer.add(message) }
+            if message.direction == .incoming {
+                node.schedule(message, after: realtimeDelay, flakyDraw: flakyDraw)
+                push.messageLanded(message, sender: contacts.first { $0.address == message.conversation }, latency: pushLatency, dropDraw: pushDraw)
+            }
+        }
+    }
+}
+
+extension SimulatedWorld: PublishPort {
+    public func publish(from me: Address, to contact: Address, body: String) -> NetworkMessage {
+        let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
+                                     body: body, blockTime: scheduler.now + timings.confirmation)
+        ledger.append(message)
+        land(message)
+        if let c = contacts.first(where: { $0.address == contact }) {
+            traffic.reply(to: message, from: c)
+        }
+        return message
+    }
+}
+
+func hex(_ v: UInt64, digits: Int) -> String {
+    let chars = Array("0123456789abcdef")
+    return String((0..<digits).reversed().map { chars[Int((v >> (UInt64($0) * 4)) & 0xF)] })
+}

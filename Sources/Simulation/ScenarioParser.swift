@@ -1,0 +1,318 @@
+import SyncCore
+
+/// A scenario error: `FILE:LINE: message`, one line.
+public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var message: String
+
+    public init(file: String, line: Int, message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }
+}
+
+/// Parses the scenario format of SPEC §9: one directive per line, `#` comments, durations
+/// like `90s`, `10m`, `2h` (and sums such as `1h30m`), quoted text with `\n`, `\t`, `\\`,
+/// `\"`, `\e`, `\xHH` and `\u{HHHH}` escapes. The first problem stops parsing.
+public enum ScenarioParser {
+    public static func parse(_ text: String, file: String) throws -> Scenario {
+        var scenario = Scenario(source: file)
+        var lastAt = Instant.zero
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, raw) in lines.enumerated() {
+            let number = index + 1
+            func fail(_ message: String) -> ScenarioError { ScenarioError(file: file, line: number, message: message) }
+            var words: [Word]
+            do { words = try tokenize(String(raw)) } catch let e as TokenError { throw fail(e.message) }
+            guard !words.isEmpty else { continue }
+            let head = try bare(words[0], "a directive", fail)
+            switch head {
+            case "seed":
+                let v = try one(words, "seed N", fail)
+                guard let n = UInt64(v) else { throw fail("seed must be a non-negative integer, got \"\(v)\"") }
+                scenario.seed = n
+            case "duration":
+                scenario.duration = try parseDuration(try one(words, "duration D", fail), fail)
+                guard scenario.duration.milliseconds > 0 else { throw fail("duration must be positive") }
+            case "settle":
+                scenario.settle = try parseDuration(try one(words, "settle D", fail), fail)
+            case "contacts":
+                let v = try one(words, "contacts N", fail)
+                guard let n = Int(v), (0...1000).contains(n) else { throw fail("contacts must be an integer from 0 to 1000, got \"\(v)\"") }
+                scenario.contacts = n
+            case "traffic":
+                scenario.trafficPerHour = try parseRate(try one(words, "traffic N/h", fail), fail)
+            case "mode":
+                scenario.mode = try parseMode(try one(words, "mode remote-push|background-fetch|off", fail), fail)
+            case "at":
+                guard words.count >= 3 else { throw fail("expected: at TIME VERB …") }
+                let at = Instant.zero + (try parseDuration(try bare(words[1], "a time", fail), fail))
+                guard at >= lastAt else { throw fail("time \(try bare(words[1], "a time", fail)) goes back before the previous step (\(lastAt))") }
+                lastAt = at
+                let directive = try parseDirective(Array(words.dropFirst(2)), fail)
+                scenario.steps.append(Scenario.Step(at: at, directive: directive, line: number))
+            default:
+                throw fail("unknown directive \"\(head)\" (expected seed, duration, contacts, traffic, mode, settle or at)")
+            }
+        }
+        try validate(scenario, file: file)
+        return scenario
+    }
+
+    /// Checks that need the whole file: steps within the duration, contacts that exist.
+    private static func validate(_ scenario: Scenario, file: String) throws {
+        var known = Set(Scenario.defaultHandles(scenario.contacts))
+        for step in scenario.steps {
+            func fail(_ m: String) -> ScenarioError { ScenarioError(file: file, line: step.line, message: m) }
+            guard step.at <= .zero + scenario.duration else {
+                throw fail("step at \(step.at) is after the scenario's duration (\(scenario.duration))")
+            }
+            switch step.directive {
+            case .contact(let h, _): known.insert(h)
+            case .send(let h, _), .receive(let h, _), .mute(let h), .unmute(let h):
+                guard known.contains(h) else {
+                    throw fail("unknown contact \"\(h)\" (known: \(known.sorted().joined(separator: ", ")))")
+                }
+            default: break
+            }
+        }
+    }
+
+    private static func parseDirective(_ w: [Word], _ fail: (String) -> ScenarioError) throws -> Directive {
+        let verb = try bare(w[0], "a verb", fail)
+        func arg(_ i: Int, _ usage: String) throws -> String {
+            guard i < w.count else { throw fail("expected: \(usage)") }
+            return try bare(w[i], usage, fail)
+        }
+        func text(_ i: Int, _ usage: String) throws -> String {
+            guard i < w.count, case .quoted(let s) = w[i] else { throw fail("expected quoted text: \(usage)") }
+            return s
+        }
+        func end(_ n: Int, _ usage: String) throws {
+            guard w.count == n else { throw fail("unexpected \"\(w[n].display)\" after \(usage)") }
+        }
+        switch verb {
+        case "foreground": try end(1, "foreground"); return .foreground
+        case "background": try end(1, "background"); return .background
+        case "sync": try end(1, "sync"); return .sync
+        case "quit": try end(1, "quit"); return .quit
+        case "push":
+            let usage = "push drop P%|delay D|down|up"
+            switch try arg(1, usage) {
+            case "drop": let p = try parsePercent(try arg(2, usage), fail); try end(3, usage); return .pushDrop(percent: p)
+            case "delay": let d = try parseDuration(try arg(2, usage), fail); try end(3, usage); return .pushDelay(d)
+            case "down": try end(2, usage); return .pushDown
+            case "up": try end(2, usage); return .pushUp
+            case let other: throw fail("unknown push fault \"\(other)\" (expected: \(usage))")
+            }
+        case "realtime":
+            let usage = "realtime down|up|stale|flaky P%"
+            switch try arg(1, usage) {
+            case "down": try end(2, usage); return .realtimeDown
+            case "up": try end(2, usage); return .realtimeUp
+            case "stale": try end(2, usage); return .realtimeStale
+            case "flaky": let p = try parsePercent(try arg(2, usage), fail); try end(3, usage); return .realtimeFlaky(percent: p)
+            case let other: throw fail("unknown realtime fault \"\(other)\" (expected: \(usage))")
+            }
+        case "indexer":
+            let usage = "indexer down|up|latency D"
+            switch try arg(1, usage) {
+            case "down": try end(2, usage); return .indexerDown
+            case "up": try end(2, usage); return .indexerUp
+            case "latency": let d = try parseDuration(try arg(2, usage), fail); try end(3, usage); return .indexerLatency(d)
+            case let other: throw fail("unknown indexer fault \"\(other)\" (expected: \(usage))")
+            }
+        case "token":
+            let usage = "token expire|invalidate"
+            switch try arg(1, usage) {
+            case "expire": try end(2, usage); return .tokenExpire
+            case "invalidate": try end(2, usage); return .tokenInvalidate
+            case let other: throw fail("unknown token fault \"\(other)\" (expected: \(usage))")
+            }
+        case "mode":
+            let m = try parseMode(try arg(1, "mode M"), fail)
+            try end(2, "mode M")
+            return .mode(m)
+        case "send", "receive":
+            let usage = "\(verb) NAME \"TEXT\""
+            let h = try handle(try arg(1, usage), fail)
+            let t = try text(2, usage)
+            try end(3, usage)
+            return verb == "send" ? .send(handle: h, text: t) : .receive(handle: h, text: t)
+        case "contact":
+            let usage = "contact NAME \"DISPLAY NAME\""
+            let h = try handle(try arg(1, usage), fail)
+            let d = try text(2, usage)
+            try end(3, usage)
+            return .contact(handle: h, displayName: d)
+        case "mute", "unmute":
+            let h = try handle(try arg(1, "\(verb) NAME"), fail)
+            try end(2, "\(verb) NAME")
+            return verb == "mute" ? .mute(handle: h) : .unmute(handle: h)
+        default:
+            throw fail("unknown verb \"\(verb)\" (expected foreground, background, push, realtime, indexer, token, mode, send, receive, contact, mute, unmute, sync or quit)")
+        }
+    }
+
+    // MARK: - Values
+
+    /// `90s`, `10m`, `2h`, `500ms`, `1h30m`, or a bare number of seconds.
+    public static func parseDuration(_ s: String, _ fail: (String) -> ScenarioError) throws -> Interval {
+        if let n = Int64(s), n >= 0 { return .seconds(n) }
+        var total: Int64 = 0
+        var digits = ""
+        var rest = Substring(s)
+        var sawUnit = false
+        while let c = rest.first {
+            if c.isASCII, c.isNumber {
+                digits.append(c)
+                rest = rest.dropFirst()
+                continue
+            }
+            guard !digits.isEmpty, let n = Int64(digits), n < 1_000_000_000 else { throw fail("bad duration \"\(s)\" (use e.g. 90s, 10m, 2h)") }
+            let unit: Int64
+            if rest.hasPrefix("ms") { unit = 1; rest = rest.dropFirst(2) }
+            else if rest.hasPrefix("s") { unit = 1000; rest = rest.dropFirst() }
+            else if rest.hasPrefix("m") { unit = 60_000; rest = rest.dropFirst() }
+            else if rest.hasPrefix("h") { unit = 3_600_000; rest = rest.dropFirst() }
+            else if rest.hasPrefix("d") { unit = 86_400_000; rest = rest.dropFirst() }
+            else { throw fail("bad duration \"\(s)\" (use e.g. 90s, 10m, 2h)") }
+            total += n * unit
+            digits = ""
+            sawUnit = true
+        }
+        guard sawUnit, digits.isEmpty else { throw fail("bad duration \"\(s)\" (use e.g. 90s, 10m, 2h)") }
+        return Interval(milliseconds: total)
+    }
+
+    static func parsePercent(_ s: String, _ fail: (String) -> ScenarioError) throws -> Double {
+        guard s.hasSuffix("%"), let v = Double(s.dropLast()), v.isFinite, (0...100).contains(v) else {
+            throw fail("bad percentage \"\(s)\" (use e.g. 100% or 12.5%)")
+        }
+        return v
+    }
+
+    static func parseRate(_ s: String, _ fail: (String) -> ScenarioError) throws -> Double {
+        let parts = s.split(separator: "/")
+        guard parts.count == 2, let n = Double(parts[0]), n.isFinite, n >= 0, n <= 1_000_000 else {
+            throw fail("bad traffic rate \"\(s)\" (use e.g. 12/h)")
+        }
+        switch parts[1] {
+        case "h": return n
+        case "m": return n * 60
+        case "d": return n / 24
+        default: throw fail("bad traffic rate \"\(s)\" (unit must be /h, /m or /d)")
+        }
+    }
+
+    static func parseMode(_ s: String, _ fail: (String) -> ScenarioError) throws -> NotificationMode {
+        guard let m = NotificationMode(rawValue: s) else {
+            throw fail("unknown mode \"\(s)\" (expected remote-push, background-fetch or off)")
+        }
+        return m
+    }
+
+    static func handle(_ s: String, _ fail: (String) -> ScenarioError) throws -> String {
+        guard !s.isEmpty, s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw fail("bad contact name \"\(s)\" (letters, digits, - and _)")
+        }
+        return s
+    }
+
+    // MARK: - Words
+
+    enum Word: Equatable {
+        case bare(String)
+        case quoted(String)
+
+        var display: String {
+            switch self {
+            case .bare(let s): return s
+            case .quoted(let s): return "\"" + UntrustedText.visible(s) + "\""
+            }
+        }
+    }
+
+    struct TokenError: Error { var message: String }
+
+    private static func bare(_ w: Word, _ what: String, _ fail: (String) -> ScenarioError) throws -> String {
+        guard case .bare(let s) = w else { throw fail("expected \(what), found quoted text") }
+        return s
+    }
+
+    private static func one(_ w: [Word], _ usage: String, _ fail: (String) -> ScenarioError) throws -> String {
+        guard w.count == 2 else { throw fail("expected: \(usage)") }
+        return try bare(w[1], usage, fail)
+    }
+
+    /// Splits a line into bare words and quoted strings; `#` outside quotes starts a comment.
+    static func tokenize(_ line: String) throws -> [Word] {
+        var words: [Word] = []
+        var scalars = Array(line.unicodeScalars)
+        if scalars.last == "\r" { scalars.removeLast() }  // tolerate CRLF files
+        var i = 0
+        while i < scalars.count {
+            let c = scalars[i]
+            if c == " " || c == "\t" { i += 1; continue }
+            if c == "#" { break }
+            if c == "\"" {
+                var s = String.UnicodeScalarView()
+                i += 1
+                var closed = false
+                while i < scalars.count {
+                    let d = scalars[i]
+                    if d == "\"" { closed = true; i += 1; break }
+                    if d == "\\" {
+                        i += 1
+                        guard i < scalars.count else { throw TokenError(message: "unfinished escape at end of line") }
+                        let e = scalars[i]
+                        switch e {
+                        case "n": s.append("\n")
+                        case "t": s.append("\t")
+                        case "\\": s.append("\\")
+                        case "\"": s.append("\"")
+                        case "e": s.append("\u{1B}")
+                        case "x":
+                            guard i + 2 < scalars.count, let v = UInt32(String(String.UnicodeScalarView(scalars[(i + 1)...(i + 2)])), radix: 16) else {
+                                throw TokenError(message: "bad escape \\x: expected two hex digits")
+                            }
+                            s.append(Unicode.Scalar(UInt8(v)))
+                            i += 2
+                        case "u":
+                            guard i + 1 < scalars.count, scalars[i + 1] == "{", let close = scalars[(i + 1)...].firstIndex(of: "}") else {
+                                throw TokenError(message: "bad escape \\u: expected \\u{HHHH}")
+                            }
+                            let hex = String(String.UnicodeScalarView(scalars[(i + 2)..<close]))
+                            guard (1...6).contains(hex.count), let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else {
+                                throw TokenError(message: "bad escape \\u{\(hex)}: not a Unicode scalar")
+                            }
+                            s.append(scalar)
+                            i = close
+                        default:
+                            throw TokenError(message: "unknown escape \\\(e) (known: \\n \\t \\\\ \\\" \\e \\xHH \\u{HHHH})")
+                        }
+                        i += 1
+                        continue
+                    }
+                    s.append(d)
+                    i += 1
+                }
+                guard closed else { throw TokenError(message: "unterminated quoted text") }
+                words.append(.quoted(String(s)))
+                continue
+            }
+            var s = String.UnicodeScalarView()
+            while i < scalars.count, scalars[i] != " ", scalars[i] != "\t", scalars[i] != "#" {
+                if scalars[i] == "\"" { throw TokenError(message: "quote inside a word") }
+                s.append(scalars[i])
+                i += 1
+            }
+            words.append(.bare(String(s)))
+        }
+        return words
+    }
+}

@@ -1,0 +1,156 @@
+import SimWorld
+import SyncCore
+import SyncEngine
+
+/// One run of a scenario: a simulated world, an engine on a store, the script applied at its
+/// times, then the final foreground and the settle period (SPEC §9). `run()` goes as fast
+/// as the machine allows in virtual time; the TUI can instead call `advance(to:)` with
+/// scaled wall time.
+public final class ScenarioRun {
+    public let scenario: Scenario
+    public let seed: UInt64
+    public let scheduler: Scheduler
+    public let world: SimulatedWorld
+    public let storage: ChatStorage
+    public private(set) var driver: SyncDriver
+    public private(set) var log: [TimedEvent] = []
+    public let settings: SyncSettings
+    /// When the script (and the traffic) ends: the scenario's duration, or a `quit`.
+    public private(set) var scriptEnd: Instant
+    public private(set) var finished = false
+    private var quitRequested = false
+
+    public init(scenario: Scenario, seed: UInt64? = nil, settings: SyncSettings = .default,
+                storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings()) {
+        self.scenario = scenario
+        self.seed = seed ?? scenario.seed
+        self.settings = settings
+        self.storage = storage
+        let scheduler = Scheduler()
+        self.scheduler = scheduler
+        let world = SimulatedWorld(seed: self.seed, scheduler: scheduler, timings: timings)
+        self.world = world
+        self.scriptEnd = .zero + scenario.duration
+        for handle in Scenario.defaultHandles(scenario.contacts) {
+            world.addContact(handle: handle, displayName: Scenario.displayName(for: handle))
+        }
+        for c in world.contacts where !storage.contacts().contains(where: { $0.address == c.address }) {
+            try? storage.upsertContact(c)
+        }
+        self.driver = SyncDriver(settings: settings, me: world.me, scheduler: scheduler, storage: storage,
+                                 ports: world.ports, initialMode: scenario.mode)
+        world.attach(client: driver)
+        driver.subscribe { [weak self] in self?.log.append($0) }
+        world.traffic.perHour = scenario.trafficPerHour
+        world.traffic.stopsAt = scriptEnd
+        for step in scenario.steps {
+            scheduler.schedule(at: step.at, "scenario line \(step.line)") { [weak self] in self?.apply(step.directive) }
+        }
+        // The app is launched and opened at the start of the run.
+        driver.launch()
+        world.traffic.start()
+        world.os.moveToForeground()
+    }
+
+    /// Simulates an app restart on the same store: a new engine (cold start, rule 10: no
+    /// forced reconnect) replaces the old one; the world goes on.
+    public func restartApp() {
+        world.os.moveToBackground()
+        let fresh = SyncDriver(settings: settings, me: world.me, scheduler: scheduler, storage: storage,
+                               ports: world.ports, initialMode: scenario.mode)
+        driver = fresh
+        world.attach(client: fresh)
+        fresh.subscribe { [weak self] in self?.log.append($0) }
+        fresh.launch()
+        world.os.moveToForeground()
+    }
+
+    /// Runs the whole scenario in virtual time, as fast as possible.
+    public func run() {
+        advance(to: scriptEnd + scenario.settle)
+    }
+
+    /// When the settle period ends; nil while the script is still running.
+    public private(set) var settleEnd: Instant?
+
+    /// Runs everything due up to `target`: the script, its end, the settle period.
+    public func advance(to target: Instant) {
+        if settleEnd == nil {
+            while !quitRequested, let next = scheduler.nextEventTime, next <= min(target, scriptEnd) {
+                scheduler.runNext()
+            }
+            if quitRequested {
+                scriptEnd = scheduler.now
+            } else if target < scriptEnd {
+                scheduler.run(until: target)
+                return
+            } else {
+                scheduler.run(until: scriptEnd)
+            }
+            endScript()
+        }
+        let end = settleEnd!
+        scheduler.run(until: min(target, end))
+        finished = scheduler.now >= end
+    }
+
+    /// Final foreground and settle (SPEC §9): from here on, "lost" is well defined.
+    private func endScript() {
+        world.traffic.stopsAt = scriptEnd
+        if !world.os.foreground {
+            driver.noteWorldChange("final foreground")
+            world.os.moveToForeground()
+        }
+        driver.noteWorldChange("script ended; settling for \(scenario.settle)")
+        settleEnd = scriptEnd + scenario.settle
+    }
+
+    private func apply(_ d: Directive) {
+        driver.noteWorldChange(d.summary)
+        switch d {
+        case .foreground: world.os.moveToForeground()
+        case .background: world.os.moveToBackground()
+        case .pushDrop(let p): world.push.dropPercent = p
+        case .pushDelay(let i): world.push.extraDelay = i
+        case .pushDown: world.push.down = true
+        case .pushUp:
+            world.push.down = false
+            world.push.dropPercent = 0
+            world.push.extraDelay = .zero
+        case .realtimeDown: world.node.down = true
+        case .realtimeUp:
+            world.node.down = false
+            world.node.flakyPercent = 0
+        case .realtimeStale: world.node.makeStale()
+        case .realtimeFlaky(let p): world.node.flakyPercent = p
+        case .indexerDown: world.indexer.down = true
+        case .indexerUp: world.indexer.down = false
+        case .indexerLatency(let i): world.indexer.latency = i.milliseconds > 0 ? i : nil
+        case .tokenExpire: world.push.expireToken()
+        case .tokenInvalidate: world.push.invalidateToken()
+        case .mode(let m): driver.setMode(m)
+        case .send(let h, let text):
+            if let c = world.contact(handle: h) { driver.send(to: c.address, text: text) }
+        case .receive(let h, let text):
+            if let c = world.contact(handle: h) { world.deliverIncoming(from: c, kind: .contextual, body: text) }
+        case .contact(let h, let name):
+            let isNew = world.contact(handle: h) == nil
+            let c = world.addContact(handle: h, displayName: name)
+            var clientSide = driver.contact(c.address) ?? c
+            clientSide.displayName = name
+            driver.upsertContact(clientSide)
+            if isNew { world.deliverIncoming(from: c, kind: .handshake, body: "handshake from \(name)") }
+        case .mute(let h):
+            world.setMuted(handle: h, true)
+            if let c = world.contact(handle: h) { driver.setMuted(c.address, true) }
+        case .unmute(let h):
+            world.setMuted(handle: h, false)
+            if let c = world.contact(handle: h) { driver.setMuted(c.address, false) }
+        case .sync: driver.syncNow()
+        case .quit: quitRequested = true
+        }
+    }
+
+    /// The event log, one line per event.
+    public var logLines: [String] { log.map(\.line) }
+}

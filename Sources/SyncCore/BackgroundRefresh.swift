@@ -1,0 +1,112 @@
+// Background refresh — SPEC §3 rule 14.
+//
+// When the app goes to the background it asks the OS for a refresh every
+// `backgroundRefreshInterval` (mode `background-fetch`, or `remote-push` while push is not
+// reliable, as a safety net). A granted refresh runs a light sync — contextual messages of
+// the most recent conversations — until its budget or the OS's expiry, unless reliable push
+// (or a trusted realtime channel) already covers it.
+//
+//     idle ──background, needed──▶ requested ──granted──▶ running ──budget / expiry / done──▶ requested
+//       ▲                              │                     │
+//       └──────── foreground ──────────┴─────────────────────┘
+//
+// Timer: the budget deadline of a running light sync.
+
+public struct BackgroundRefresh: Sendable {
+    public enum Action: Equatable, Sendable {
+        /// Ask the OS for a refresh no earlier than `earliest`.
+        case request(earliest: Instant, reason: String)
+        /// Withdraw any request (foreground, or no longer needed).
+        case cancelRequest(reason: String)
+        /// Run a light sync of at most `conversations` conversations until `budgetEndsAt`.
+        case runLightSync(conversations: Int, budgetEndsAt: Instant)
+        /// The grant is not used: something else covers it.
+        case skip(reason: String)
+        /// Stop the running light sync now.
+        case stopLightSync(reason: String)
+    }
+
+    public let settings: SyncSettings
+    public private(set) var requested = false
+    public private(set) var budgetEndsAt: Instant?
+
+    public init(settings: SyncSettings = .default) { self.settings = settings }
+
+    public var nextDeadline: Instant? { budgetEndsAt }
+
+    /// Rule 14's condition for asking at all.
+    public static func needed(mode: NotificationMode, pushState: PushState) -> Bool {
+        switch mode {
+        case .backgroundFetch: return true
+        case .remotePush: return pushState != .reliable
+        case .off: return false
+        }
+    }
+
+    public mutating func enteredBackground(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+        guard Self.needed(mode: mode, pushState: pushState) else { return [] }
+        requested = true
+        let why = mode == .backgroundFetch ? "mode background-fetch" : "safety net: push \(pushState.rawValue)"
+        return [.request(earliest: now + settings.backgroundRefreshInterval, reason: why)]
+    }
+
+    public mutating func enteredForeground(now: Instant) -> [Action] {
+        let wasRunning = budgetEndsAt != nil
+        budgetEndsAt = nil
+        var actions: [Action] = []
+        if wasRunning { actions.append(.stopLightSync(reason: "app came to the foreground")) }
+        if requested {
+            requested = false
+            actions.append(.cancelRequest(reason: "app in foreground"))
+        }
+        return actions
+    }
+
+    /// The OS granted a refresh. `realtimeTrusted` is false in the background (rule 10).
+    public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, realtimeTrusted: Bool, now: Instant) -> [Action] {
+        requested = false
+        if mode == .remotePush && pushState == .reliable {
+            return [.skip(reason: "reliable push covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
+        }
+        if realtimeTrusted {
+            return [.skip(reason: "realtime covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
+        }
+        if mode == .off {
+            return [.skip(reason: "notification mode is off")]
+        }
+        let end = now + settings.lightSyncBudget
+        budgetEndsAt = end
+        return [.runLightSync(conversations: settings.lightSyncConversations, budgetEndsAt: end)]
+    }
+
+    /// The OS expires the refresh task (30 s after the grant).
+    public mutating func refreshExpired(now: Instant) -> [Action] {
+        guard budgetEndsAt != nil else { return [] }  // the sync ended first: nothing to stop
+        budgetEndsAt = nil
+        return [.stopLightSync(reason: "expired by the OS")]
+    }
+
+    /// The light sync ended (complete, stopped or failed); ask for the next refresh.
+    public mutating func lightSyncEnded(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+        budgetEndsAt = nil
+        return rerequest(mode: mode, pushState: pushState, now: now)
+    }
+
+    /// The grant could not run because another sync holds the single flight.
+    public mutating func grantUnused(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+        budgetEndsAt = nil
+        return rerequest(mode: mode, pushState: pushState, now: now)
+    }
+
+    public mutating func deadlineReached(now: Instant) -> [Action] {
+        guard let end = budgetEndsAt, end <= now else { return [] }  // spurious wake-up
+        budgetEndsAt = nil
+        return [.stopLightSync(reason: "budget of \(settings.lightSyncBudget) used up")]
+    }
+
+    private mutating func rerequest(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+        guard Self.needed(mode: mode, pushState: pushState) else { return [] }
+        requested = true
+        return [.request(earliest: now + settings.backgroundRefreshInterval, reason: "next refresh")]
+    }
+}

@@ -1,0 +1,151 @@
+// Lifecycle and realtime connection — SPEC §3 rules 10–11.
+//
+// Foreground after a background always forces a reconnect: the OS killed the socket
+// silently and `isConnected` may still read true (rule 10). The first launch just connects.
+// Recovery then has two paths into the catch-up gate (rule 11): the reconnect completing
+// (`subscription-restart`, with the deferred `app-active` joining it) or, if it has not
+// completed `recoveryFallback` after becoming active, the fallback (`app-active`).
+//
+//   realtime:  offline ──connect──▶ connecting ──connected──▶ live
+//                 ▲                     │                       │ background: untrusted
+//                 └── failed / dropped ─┘                       ▼
+//                     (retry with backoff in foreground)      stale ──foreground──▶ connecting (forced)
+//
+// Timers: the recovery fallback, and the next reconnect attempt.
+
+public enum RealtimeState: String, Sendable, CaseIterable {
+    case offline, connecting, live, stale
+}
+
+public struct ConnectionLifecycle: Sendable {
+    public enum Action: Equatable, Sendable {
+        /// Open the realtime connection and subscribe (the client's realtime state is now
+        /// `connecting`). `forced`: tear down the existing socket first, whatever
+        /// `isConnected` says.
+        case connect(forced: Bool, reason: String)
+        /// Ask the gate for a catch-up, one trigger after the other (they join, rule 8).
+        case requestCatchUp(triggers: [CatchUpTrigger], reason: String)
+        /// The client's view of the realtime channel changed.
+        case realtimeChanged(RealtimeState, reason: String)
+    }
+
+    private enum Recovery: Sendable, Equatable {
+        case none
+        case awaitingReconnect(fallbackAt: Instant)
+        case fallbackFired
+    }
+
+    public let settings: SyncSettings
+    /// Delays between reconnect attempts while the foreground realtime channel is down.
+    public var reconnectBackoff: [Interval] = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30)]
+
+    public private(set) var lifecycle: Lifecycle = .launched
+    public private(set) var realtime: RealtimeState = .offline
+    /// The transport's own flag as the client reads it. Stays true after the OS silently
+    /// killed the socket in the background — which is why rule 10 never trusts it.
+    public private(set) var isConnected = false
+    private var recovery: Recovery = .none
+    private var retryAt: Instant?
+    private var failedAttempts = 0
+    private var connectInFlight = false
+
+    public init(settings: SyncSettings = .default) { self.settings = settings }
+
+    public var nextDeadline: Instant? {
+        var deadlines: [Instant] = []
+        if case .awaitingReconnect(let at) = recovery { deadlines.append(at) }
+        if let retryAt { deadlines.append(retryAt) }
+        return deadlines.min()
+    }
+
+    /// The app became active (rules 10–11).
+    public mutating func becameActive(now: Instant) -> [Action] {
+        guard lifecycle != .foreground else { return [] }  // already active: nothing to recover
+        let firstLaunch = lifecycle == .launched
+        lifecycle = .foreground
+        recovery = .awaitingReconnect(fallbackAt: now + settings.recoveryFallback)
+        retryAt = nil
+        failedAttempts = 0
+        connectInFlight = true
+        let reason = firstLaunch
+            ? "first launch"
+            : "after background: isConnected=\(isConnected) is not trusted"
+        realtime = .connecting
+        return [.connect(forced: !firstLaunch, reason: reason)]
+    }
+
+    /// The app went to the background. The OS will kill the socket without telling us.
+    public mutating func enteredBackground(now: Instant) -> [Action] {
+        guard lifecycle == .foreground else { return [] }
+        lifecycle = .background
+        recovery = .none
+        retryAt = nil
+        if realtime == .live {
+            realtime = .stale
+            return [.realtimeChanged(.stale, reason: "backgrounded: the OS may kill the socket silently")]
+        }
+        return []
+    }
+
+    /// The connection is up and the subscription established.
+    public mutating func connected(now: Instant) -> [Action] {
+        connectInFlight = false
+        isConnected = true
+        failedAttempts = 0
+        retryAt = nil
+        guard lifecycle == .foreground else {
+            // Completed after the app went to the background: the socket is as good as dead.
+            realtime = .stale
+            return [.realtimeChanged(.stale, reason: "connected while backgrounded")]
+        }
+        realtime = .live
+        var actions: [Action] = [.realtimeChanged(.live, reason: "subscribed")]
+        switch recovery {
+        case .awaitingReconnect:
+            actions.append(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: "reconnect completed"))
+        case .fallbackFired:
+            actions.append(.requestCatchUp(triggers: [.subscriptionRestart], reason: "reconnect completed after the fallback"))
+        case .none:
+            actions.append(.requestCatchUp(triggers: [.rpcRestored], reason: "realtime connection restored"))
+        }
+        recovery = .none
+        return actions
+    }
+
+    /// A connect attempt failed.
+    public mutating func connectFailed(now: Instant, error: String) -> [Action] {
+        connectInFlight = false
+        return lost(now: now, reason: "connect failed: \(error)")
+    }
+
+    /// An established connection reported an error and closed.
+    public mutating func disconnected(now: Instant, error: String) -> [Action] {
+        guard isConnected || realtime == .live else { return [] }  // late report of a socket we already replaced
+        return lost(now: now, reason: "disconnected: \(error)")
+    }
+
+    public mutating func deadlineReached(now: Instant) -> [Action] {
+        var actions: [Action] = []
+        if case .awaitingReconnect(let at) = recovery, at <= now {
+            recovery = .fallbackFired
+            actions.append(.requestCatchUp(triggers: [.appActive], reason: "reconnect not completed \(settings.recoveryFallback) after app-active"))
+        }
+        if let at = retryAt, at <= now, lifecycle == .foreground, !connectInFlight {
+            retryAt = nil
+            connectInFlight = true
+            realtime = .connecting
+            actions.append(.connect(forced: false, reason: "reconnect attempt \(failedAttempts + 1)"))
+        }
+        return actions  // empty on a spurious wake-up
+    }
+
+    private mutating func lost(now: Instant, reason: String) -> [Action] {
+        isConnected = false
+        realtime = .offline
+        guard lifecycle == .foreground else { return [.realtimeChanged(.offline, reason: reason)] }
+        let delay = reconnectBackoff[min(failedAttempts, reconnectBackoff.count - 1)]
+        failedAttempts += 1
+        retryAt = now + delay
+        return [.realtimeChanged(.offline, reason: reason + "; retry in \(delay)")]
+    }
+}

@@ -1,0 +1,112 @@
+// The domain of SPEC §1: contacts, messages and the channels that carry them.
+
+/// A network address (a contact's, or the user's own).
+public struct Address: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var value: String
+    public init(_ value: String) { self.value = value }
+    public static func < (a: Address, b: Address) -> Bool { a.value < b.value }
+    public var description: String { value }
+}
+
+public enum MessageKind: String, Sendable, CaseIterable, Codable {
+    case contextual, handshake, payment
+}
+
+public enum Direction: String, Sendable, Codable {
+    case incoming, outgoing
+}
+
+/// The channel that first brought a message to the client. `sent` marks the user's own
+/// outgoing messages, stored when they are published.
+public enum Channel: String, Sendable, CaseIterable, Codable {
+    case realtime, push, fetch, background, sent
+}
+
+/// A contact is also a conversation (SPEC §1).
+public struct Contact: Hashable, Sendable {
+    public var address: Address
+    public var handle: String
+    public var displayName: String
+    public var muted: Bool
+
+    public init(address: Address, handle: String, displayName: String, muted: Bool = false) {
+        self.address = address
+        self.handle = handle
+        self.displayName = displayName
+        self.muted = muted
+    }
+}
+
+/// A message as the network knows it: what any channel can carry.
+public struct NetworkMessage: Hashable, Sendable {
+    public var txId: String
+    public var conversation: Address
+    public var direction: Direction
+    public var kind: MessageKind
+    public var body: String
+    public var blockTime: Instant
+
+    public init(txId: String, conversation: Address, direction: Direction, kind: MessageKind, body: String, blockTime: Instant) {
+        self.txId = txId
+        self.conversation = conversation
+        self.direction = direction
+        self.kind = kind
+        self.body = body
+        self.blockTime = blockTime
+    }
+}
+
+/// A message as the client stores it: the network message plus when and how it arrived.
+public struct StoredMessage: Hashable, Sendable {
+    public var message: NetworkMessage
+    public var receivedAt: Instant
+    public var via: Channel
+
+    public init(message: NetworkMessage, receivedAt: Instant, via: Channel) {
+        self.message = message
+        self.receivedAt = receivedAt
+        self.via = via
+    }
+
+    public var txId: String { message.txId }
+}
+
+/// SPEC §3 rule 15.
+public enum NotificationMode: String, Sendable, CaseIterable, Codable {
+    case remotePush = "remote-push"
+    case backgroundFetch = "background-fetch"
+    case off
+}
+
+public enum PreviewMode: String, Sendable, CaseIterable, Codable {
+    case message, contact, hidden
+}
+
+/// The push token's lifecycle (SPEC §2): `new → registered → active`, and `expired` / `invalid`.
+/// `none` means no token has been requested yet.
+public enum TokenStatus: String, Sendable, CaseIterable, Codable {
+    case none, new, registered, active, expired, invalid
+}
+
+/// SPEC §3 "Push reliability".
+public enum PushState: String, Sendable, CaseIterable, Codable {
+    case disabled, unknown, reliable, unreliable
+}
+
+/// What asked for a catch-up sync (SPEC §3). `poll` is the fallback poller of rule 13,
+/// which the spec describes but does not name among the triggers.
+public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
+    case appActive = "app-active"
+    case subscriptionRestart = "subscription-restart"
+    case rpcRestored = "rpc-restored"
+    case pushUnreliable = "push-unreliable"
+    case manual
+    case poll
+}
+
+public enum Lifecycle: String, Sendable, Codable {
+    /// Launched but not yet foregrounded (rule 10: the first foreground forces nothing).
+    case launched
+    case foreground
+    case background
+}

@@ -1,0 +1,73 @@
+// Fallback polling — SPEC §3 rule 13.
+//
+// In the foreground, while the realtime subscription is unavailable and the notification
+// mode is not `remote-push`, sync `pollDelay` after each sync *completes* — whatever started
+// that sync — never overlapping, and stop when the subscription is back.
+//
+//     inactive ──conditions hold──▶ waiting(deadline) ──deadline──▶ polling ──sync completed──▶ waiting
+//         ▲                              │                                                   │
+//         └───────── conditions end ─────┴───────────────────────────────────────────────────┘
+//
+// Timer: `nextDeadline` while waiting.
+
+public struct FallbackPoller: Sendable {
+    public enum Action: Equatable, Sendable {
+        /// Polling began; the first poll is due at `firstPollAt`.
+        case started(firstPollAt: Instant, reason: String)
+        /// Polling ended.
+        case stopped(reason: String)
+        /// The next poll is due at `at` (a sync just completed).
+        case scheduled(at: Instant)
+        /// Run a catch-up now (trigger `poll`).
+        case poll
+    }
+
+    public let settings: SyncSettings
+    public private(set) var active = false
+    public private(set) var waitingUntil: Instant?
+    private var syncInFlight = false
+    private var lastCompletedAt: Instant?
+
+    public init(settings: SyncSettings = .default) { self.settings = settings }
+
+    public var nextDeadline: Instant? { active ? waitingUntil : nil }
+
+    /// Re-evaluates rule 13's conditions. Called whenever lifecycle, realtime or mode change.
+    public mutating func conditionsChanged(lifecycle: Lifecycle, realtimeLive: Bool, mode: NotificationMode, now: Instant) -> [Action] {
+        let shouldPoll = lifecycle == .foreground && !realtimeLive && mode != .remotePush
+        if shouldPoll == active { return [] }
+        active = shouldPoll
+        if !shouldPoll {
+            waitingUntil = nil
+            let why = lifecycle != .foreground ? "app not in foreground" : realtimeLive ? "realtime is back" : "mode is remote-push"
+            return [.stopped(reason: why)]
+        }
+        if syncInFlight {
+            return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(mode.rawValue); next poll \(settings.pollDelay) after the running sync completes")]
+        }
+        let due = max(now, (lastCompletedAt ?? now) + settings.pollDelay)
+        waitingUntil = due
+        return [.started(firstPollAt: due, reason: "realtime unavailable, mode \(mode.rawValue)")]
+    }
+
+    /// Any sync started: no poll while it runs.
+    public mutating func syncStarted(now: Instant) {
+        syncInFlight = true
+        waitingUntil = nil
+    }
+
+    /// Any sync completed: the next poll waits `pollDelay` from now.
+    public mutating func syncCompleted(now: Instant) -> [Action] {
+        syncInFlight = false
+        lastCompletedAt = now
+        guard active else { return [] }
+        waitingUntil = now + settings.pollDelay
+        return [.scheduled(at: now + settings.pollDelay)]
+    }
+
+    public mutating func deadlineReached(now: Instant) -> [Action] {
+        guard active, !syncInFlight, let due = waitingUntil, due <= now else { return [] }  // spurious wake-up
+        waitingUntil = nil
+        return [.poll]
+    }
+}

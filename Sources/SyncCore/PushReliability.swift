@@ -1,0 +1,221 @@
+// Push reliability — SPEC §3 rules 1–5.
+//
+// Scores the remote-push channel per message: every push-eligible incoming tx seen on the
+// realtime channel is an *observation*; it is a hit when the push with the same txId arrived
+// up to `pushLeadTolerance` before or within `pushGrace` after, else a miss once the grace
+// has run out.
+//
+//                     first hit                    3 consecutive misses
+//     ┌─────────┐ ───────────────▶ ┌──────────┐ ─────────────────────▶ ┌────────────┐
+//     │ unknown │                  │ reliable │ ◀───────────────────── │ unreliable │
+//     └─────────┘ ─────────────────┼──────────┼──── first hit ──────── └────────────┘
+//          ▲        3 misses ──────┼──────────┼───────────────────────────▲
+//          │ conditions met                                     (entering: forced catch-up,
+//     ┌──────────┐ ◀── mode not remote-push / no permission /    re-register unless cooled down)
+//     │ disabled │     token not active (from any state)
+//     └──────────┘
+//
+// Timers: one grace deadline per pending observation; `nextDeadline` is the earliest.
+// Persisted (rule 5): state, miss count, last re-register time — see `Persisted`.
+
+/// The inputs of rule 1: when push can be relied on at all.
+public struct PushConditions: Hashable, Sendable {
+    public var mode: NotificationMode
+    public var permissionGranted: Bool
+    public var tokenStatus: TokenStatus
+
+    public init(mode: NotificationMode, permissionGranted: Bool, tokenStatus: TokenStatus) {
+        self.mode = mode
+        self.permissionGranted = permissionGranted
+        self.tokenStatus = tokenStatus
+    }
+
+    /// Rule 1: push is operational only in `remote-push` mode, with permission, with an active token.
+    public var operational: Bool { mode == .remotePush && permissionGranted && tokenStatus == .active }
+
+    /// Why push is not operational, for the log; nil when it is.
+    public var whyNotOperational: String? {
+        if mode != .remotePush { return "notification mode is \(mode.rawValue)" }
+        if !permissionGranted { return "notification permission not granted" }
+        if tokenStatus != .active { return "push token is \(tokenStatus.rawValue)" }
+        return nil
+    }
+}
+
+public struct PushReliability: Sendable {
+    /// What survives a restart (rule 5). The last catch-up time lives in `CatchUpGate.Persisted`.
+    public struct Persisted: Hashable, Sendable {
+        public var state: PushState
+        public var consecutiveMisses: Int
+        public var lastReregisterAt: Instant?
+
+        public init(state: PushState = .unknown, consecutiveMisses: Int = 0, lastReregisterAt: Instant? = nil) {
+            self.state = state
+            self.consecutiveMisses = consecutiveMisses
+            self.lastReregisterAt = lastReregisterAt
+        }
+    }
+
+    public enum Action: Equatable, Sendable {
+        /// The reliability state changed; `reason` is the human explanation for the log.
+        case stateChanged(from: PushState, to: PushState, reason: String)
+        /// An observation matched its push. `pushOffset` is push arrival minus realtime
+        /// sighting: negative when the push led.
+        case observedHit(txId: String, pushOffset: Interval)
+        /// An observation's grace ran out without its push.
+        case observedMiss(txId: String, consecutiveMisses: Int)
+        /// Rule 4: run a catch-up now, ignoring the debounce.
+        case startForcedCatchUp
+        /// Rule 4: re-register the push token.
+        case reregisterToken
+        /// Rule 4: a re-register was due but the last one is too recent.
+        case reregisterSkipped(lastAgo: Interval, nextAllowedIn: Interval)
+    }
+
+    public let settings: SyncSettings
+    public private(set) var state: PushState
+    public private(set) var consecutiveMisses: Int
+    public private(set) var lastReregisterAt: Instant?
+    public private(set) var conditions: PushConditions?
+
+    /// Realtime sightings waiting for their push, oldest first (sightings arrive in time order).
+    private var pending: [(txId: String, seenAt: Instant)] = []
+    /// Pushes received and not yet matched, by txId, with their arrival time.
+    private var recentPushes: [String: Instant] = [:]
+    /// txIds already decided, so a realtime redelivery is not observed twice.
+    private var decided: [String: Instant] = [:]
+
+    public init(settings: SyncSettings = .default, restoring persisted: Persisted = Persisted()) {
+        self.settings = settings
+        self.state = persisted.state
+        self.consecutiveMisses = persisted.consecutiveMisses
+        self.lastReregisterAt = persisted.lastReregisterAt
+    }
+
+    public var persisted: Persisted {
+        Persisted(state: state, consecutiveMisses: consecutiveMisses, lastReregisterAt: lastReregisterAt)
+    }
+
+    public var pendingObservations: Int { pending.count }
+
+    /// The earliest grace deadline among pending observations.
+    public var nextDeadline: Instant? { pending.first.map { $0.seenAt + settings.pushGrace } }
+
+    /// Rule 1: mode, permission or token status changed (also called once at launch).
+    public mutating func conditionsChanged(_ new: PushConditions, now: Instant) -> [Action] {
+        conditions = new
+        if let why = new.whyNotOperational {
+            pending.removeAll()
+            guard state != .disabled else { return [] }
+            return [transition(to: .disabled, reason: why)]
+        }
+        guard state == .disabled else { return [] }
+        return [transition(to: .unknown, reason: "push operational again (remote-push, permission granted, token active)")]
+    }
+
+    /// A push for `txId` arrived at `arrivedAt` (rule 2). `arrivedAt` can be earlier than `now`
+    /// when pending pushes stored by the notification extension are processed on foreground
+    /// (rule 12): they count with the time they really arrived.
+    public mutating func pushReceived(txId: String, arrivedAt: Instant, now: Instant) -> [Action] {
+        prune(now: now)
+        if let index = pending.firstIndex(where: { $0.txId == txId }) {
+            let seen = pending.remove(at: index)
+            decided[txId] = now
+            let offset = arrivedAt - seen.seenAt
+            // The app may have been suspended past the grace deadline; judge by arrival time.
+            if offset <= settings.pushGrace {
+                return hit(txId: txId, offset: offset)
+            }
+            return miss(txId: txId, now: now)
+        }
+        if decided[txId] == nil {
+            recentPushes[txId] = arrivedAt
+        }
+        return []
+    }
+
+    /// An incoming tx was seen on the realtime channel (rule 2). `eligible` is false for
+    /// outgoing messages and muted contacts, which never count.
+    public mutating func realtimeTxSeen(txId: String, eligible: Bool, now: Instant) -> [Action] {
+        prune(now: now)
+        guard eligible, state != .disabled, conditions?.operational ?? false else { return [] }
+        guard decided[txId] == nil, !pending.contains(where: { $0.txId == txId }) else {
+            return []  // a redelivery of a tx already observed: one observation per tx
+        }
+        if let pushedAt = recentPushes.removeValue(forKey: txId) {
+            let offset = pushedAt - now
+            if -offset.milliseconds <= settings.pushLeadTolerance.milliseconds {
+                decided[txId] = now
+                return hit(txId: txId, offset: offset)
+            }
+            // The push came too long before the sighting to be its match: observe as usual,
+            // it will be a miss unless the push comes again.
+        }
+        pending.append((txId, now))
+        return []
+    }
+
+    /// Grace deadlines that have passed become misses. A spurious wake-up does nothing.
+    public mutating func deadlineReached(now: Instant) -> [Action] {
+        prune(now: now)
+        var actions: [Action] = []
+        while let first = pending.first, first.seenAt + settings.pushGrace <= now {
+            pending.removeFirst()
+            decided[first.txId] = now
+            actions += miss(txId: first.txId, now: now)
+        }
+        return actions
+    }
+
+    // MARK: - Transitions
+
+    /// Rule 3: a hit resets the miss count and makes `unknown` / `unreliable` reliable at once.
+    private mutating func hit(txId: String, offset: Interval) -> [Action] {
+        consecutiveMisses = 0
+        var actions: [Action] = [.observedHit(txId: txId, pushOffset: offset)]
+        if state == .unknown || state == .unreliable {
+            let lead = offset.milliseconds < 0 ? "\(Interval(milliseconds: -offset.milliseconds)) before" : "\(offset) after"
+            actions.append(transition(to: .reliable, reason: "push for \(short(txId)) arrived \(lead) its realtime tx"))
+        }
+        return actions
+    }
+
+    /// Rules 3–4: the third consecutive miss makes any state unreliable; entering it forces a
+    /// catch-up and re-registers the token unless that was done less than the cooldown ago.
+    private mutating func miss(txId: String, now: Instant) -> [Action] {
+        consecutiveMisses += 1
+        var actions: [Action] = [.observedMiss(txId: txId, consecutiveMisses: consecutiveMisses)]
+        guard consecutiveMisses >= settings.missesToUnreliable, state != .unreliable else { return actions }
+        let reason = "\(consecutiveMisses) consecutive realtime txs without push within \(settings.pushGrace)"
+        actions.append(transition(to: .unreliable, reason: reason))
+        actions.append(.startForcedCatchUp)
+        actions.append(reregisterIfCooledDown(now: now))
+        return actions
+    }
+
+    private mutating func reregisterIfCooledDown(now: Instant) -> Action {
+        if let last = lastReregisterAt, now - last < settings.reregisterCooldown {
+            return .reregisterSkipped(lastAgo: now - last, nextAllowedIn: settings.reregisterCooldown - (now - last))
+        }
+        lastReregisterAt = now
+        return .reregisterToken
+    }
+
+    private mutating func transition(to new: PushState, reason: String) -> Action {
+        let old = state
+        state = new
+        return .stateChanged(from: old, to: new, reason: reason)
+    }
+
+    private mutating func prune(now: Instant) {
+        let horizon = now - settings.observationRetention
+        if recentPushes.contains(where: { $0.value < horizon }) {
+            recentPushes = recentPushes.filter { $0.value >= horizon }
+        }
+        if decided.count > 256, decided.contains(where: { $0.value < horizon }) {
+            decided = decided.filter { $0.value >= horizon }
+        }
+    }
+}
+
+func short(_ txId: String) -> String { String(txId.prefix(8)) }

@@ -1,0 +1,31 @@
+/// Every constant of SPEC §3's table, in one value. Defaults are the spec's.
+public struct SyncSettings: Hashable, Sendable {
+    /// Rule 2: how long after a realtime tx its push may still arrive.
+    public var pushGrace: Interval = .seconds(60)
+    /// Rule 2: how long before its realtime tx a push may have arrived and still count.
+    public var pushLeadTolerance: Interval = .seconds(30)
+    /// How long received pushes are remembered for matching.
+    public var observationRetention: Interval = .seconds(600)
+    /// Rule 3.
+    public var missesToUnreliable: Int = 3
+    /// Rule 6.
+    public var catchUpDebounce: Interval = .seconds(600)
+    /// Rule 4.
+    public var reregisterCooldown: Interval = .seconds(600)
+    /// Rule 9.
+    public var reorgRewind: Interval = .seconds(600)
+    /// Rule 13.
+    public var pollDelay: Interval = .seconds(60)
+    /// Rule 14.
+    public var backgroundRefreshInterval: Interval = .minutes(15)
+    public var lightSyncConversations: Int = 8
+    public var lightSyncBudget: Interval = .seconds(8)
+    /// Rule 11.
+    public var recoveryFallback: Interval = .seconds(3)
+    /// Rule 15.
+    public var notificationRateLimit: Interval = .seconds(1)
+
+    public init() {}
+
+    public static let `default` = SyncSettings()
+}

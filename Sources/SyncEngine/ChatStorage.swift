@@ -1,0 +1,142 @@
+import SyncCore
+
+/// The engine state that survives restarts (SPEC §3 rule 5).
+public struct PersistedEngineState: Hashable, Sendable {
+    public var reliability: PushReliability.Persisted
+    public var gate: CatchUpGate.Persisted
+    public var mode: NotificationMode
+    public var preview: PreviewMode
+
+    public init(reliability: PushReliability.Persisted = .init(), gate: CatchUpGate.Persisted = .init(),
+                mode: NotificationMode = .remotePush, preview: PreviewMode = .message) {
+        self.reliability = reliability
+        self.gate = gate
+        self.mode = mode
+        self.preview = preview
+    }
+}
+
+/// A push the notification extension stored while the app was backgrounded (rule 12).
+public struct PendingPush: Hashable, Sendable {
+    public var message: NetworkMessage
+    public var arrivedAt: Instant
+
+    public init(message: NetworkMessage, arrivedAt: Instant) {
+        self.message = message
+        self.arrivedAt = arrivedAt
+    }
+}
+
+public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The persistence port: messages, cursors, contacts, learned state. Implementations must
+/// make `commit` atomic: the messages and the cursor that covers them land together or not
+/// at all (rule 9), and a txId is stored at most once, keeping the first channel.
+public protocol ChatStorage: AnyObject {
+    func loadState() -> PersistedEngineState?
+    func saveState(_ state: PersistedEngineState) throws
+
+    func contacts() -> [Contact]
+    func upsertContact(_ contact: Contact) throws
+
+    func hasMessage(txId: String) -> Bool
+    func message(txId: String) -> StoredMessage?
+    /// Stores the messages not yet stored and sets `cursor`, atomically. Returns the messages
+    /// that were new, in the order given.
+    func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage]
+    func cursor(_ object: SyncObject) -> SyncCursor
+    func messages(in conversation: Address) -> [StoredMessage]
+    func messageCount() -> Int
+    /// Every stored message, in storage order.
+    func allMessages() -> [StoredMessage]
+    /// The newest block time per conversation, for "most recent conversations".
+    func lastActivity() -> [Address: Instant]
+
+    func unreadCount(in conversation: Address) -> Int
+    func totalUnread() -> Int
+    func markRead(_ conversation: Address) throws
+
+    func pendingPushes() -> [PendingPush]
+    func appendPendingPush(_ push: PendingPush) throws
+    func removePendingPushes() throws
+}
+
+/// The in-memory store: for `simulate` runs and `--ephemeral`. A reference type, so that an
+/// engine restarted on the same instance finds everything the previous one stored.
+public final class InMemoryChatStorage: ChatStorage {
+    private var state: PersistedEngineState?
+    private var contactList: [Contact] = []
+    private var byTxId: [String: Int] = [:]
+    private var ordered: [StoredMessage] = []
+    private var byConversation: [Address: [Int]] = [:]
+    private var cursors: [SyncObject: SyncCursor] = [:]
+    private var unread: [Address: Int] = [:]
+    private var pending: [PendingPush] = []
+    /// Test hook: the next commit fails before writing anything.
+    public var failNextCommit = false
+
+    public init() {}
+
+    public func loadState() -> PersistedEngineState? { state }
+    public func saveState(_ state: PersistedEngineState) throws { self.state = state }
+
+    public func contacts() -> [Contact] { contactList }
+
+    public func upsertContact(_ contact: Contact) throws {
+        if let i = contactList.firstIndex(where: { $0.address == contact.address }) {
+            contactList[i] = contact
+        } else {
+            contactList.append(contact)
+        }
+    }
+
+    public func hasMessage(txId: String) -> Bool { byTxId[txId] != nil }
+
+    public func message(txId: String) -> StoredMessage? { byTxId[txId].map { ordered[$0] } }
+
+    public func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage] {
+        if failNextCommit {
+            failNextCommit = false
+            throw StorageError("simulated storage failure")
+        }
+        var fresh: [StoredMessage] = []
+        for m in messages where byTxId[m.txId] == nil {
+            byTxId[m.txId] = ordered.count
+            byConversation[m.message.conversation, default: []].append(ordered.count)
+            ordered.append(m)
+            if m.message.direction == .incoming { unread[m.message.conversation, default: 0] += 1 }
+            fresh.append(m)
+        }
+        if let (object, value) = cursor { cursors[object] = value }
+        return fresh
+    }
+
+    public func cursor(_ object: SyncObject) -> SyncCursor { cursors[object] ?? SyncCursor() }
+
+    public func messages(in conversation: Address) -> [StoredMessage] {
+        (byConversation[conversation] ?? []).map { ordered[$0] }
+    }
+
+    public func messageCount() -> Int { ordered.count }
+    public func allMessages() -> [StoredMessage] { ordered }
+
+    public func lastActivity() -> [Address: Instant] {
+        var result: [Address: Instant] = [:]
+        for (address, indices) in byConversation {
+            result[address] = indices.map { ordered[$0].message.blockTime }.max()
+        }
+        return result
+    }
+
+    public func unreadCount(in conversation: Address) -> Int { unread[conversation] ?? 0 }
+    public func totalUnread() -> Int { unread.values.reduce(0, +) }
+    public func markRead(_ conversation: Address) throws { unread[conversation] = 0 }
+
+    public func pendingPushes() -> [PendingPush] { pending }
+    public func appendPendingPush(_ push: PendingPush) throws { pending.append(push) }
+    public func removePendingPushes() throws { pending.removeAll() }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import SyncCore
+
+// The ports through which the engine driver talks to a network. The embedded simulated world
+// implements them (SimWorld); nothing in the driver knows it is simulated. Replies come back
+// through `ClientEndpoint`, always later on the scheduler, never re-entrantly.
+
+/// One indexer call (SPEC §2). Each is one backend request.
+public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
+    case handshakes(Direction, since: Instant)
+    case contextual(Address, Direction, since: Instant)
+    case payments(since: Instant, page: Int)
+    case messageById(String)
+
+    /// The request kind used to count backend requests.
+    public var kind: String {
+        switch self {
+        case .handshakes(let d, _): return d == .incoming ? "handshakes_in" : "handshakes_out"
+        case .contextual(_, let d, _): return d == .incoming ? "contextual_in" : "contextual_out"
+        case .payments: return "payments"
+        case .messageById: return "message_by_id"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .handshakes(_, let since): return "\(kind) since \(since.milliseconds)"
+        case .contextual(let a, let d, let since): return "contextual_\(d == .incoming ? "in" : "out") \(a.value) since \(since.milliseconds)"
+        case .payments(let since, let page): return "payments since \(since.milliseconds) page \(page)"
+        case .messageById(let id): return "message_by_id \(id)"
+        }
+    }
+}
+
+public protocol IndexerPort: AnyObject {
+    /// Sends one request; the reply (a JSON document, or a transport error) arrives later.
+    func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void)
+}
+
+public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+public protocol RealtimePort: AnyObject {
+    /// Opens a connection to the node and subscribes to `address`. `forced` tears down the
+    /// previous socket first. Returns the connection's id; its outcome arrives on the endpoint.
+    func connect(subscribing address: Address, forced: Bool) -> Int
+}
+
+public protocol PushPort: AnyObject {
+    /// Asks the push service for a (new) device token. Status changes arrive on the endpoint.
+    func registerToken()
+    /// Tells the service not to push for this contact (or to push again).
+    func setMuted(_ contact: Address, _ muted: Bool)
+}
+
+public protocol SystemPort: AnyObject {
+    /// Asks the OS for a background refresh no earlier than `earliest`.
+    func requestBackgroundRefresh(earliest: Instant)
+    func cancelBackgroundRefresh()
+    /// The OS's notification permission for the app.
+    var notificationPermissionGranted: Bool { get }
+}
+
+public protocol PublishPort: AnyObject {
+    /// Publishes an outgoing message; returns it as the network will carry it.
+    func publish(from me: Address, to contact: Address, body: String) -> NetworkMessage
+}
+
+/// Everything the driver needs from the outside world.
+public struct WorldPorts {
+    public var indexer: IndexerPort
+    public var realtime: RealtimePort
+    public var push: PushPort
+    public var system: SystemPort
+    public var network: PublishPort
+
+    public init(indexer: IndexerPort, realtime: RealtimePort, push: PushPort, system: SystemPort, network: PublishPort) {
+        self.indexer = indexer
+        self.realtime = realtime
+        self.push = push
+        self.system = system
+        self.network = network
+    }
+}
+
+/// What the world (network, push service, OS) tells the app.
+public protocol ClientEndpoint: AnyObject {
+    func appDidBecomeActive()
+    func appDidEnterBackground()
+    func realtimeConnected(connection: Int)
+    func realtimeConnectFailed(connection: Int, error: String)
+    func realtimeDisconnected(connection: Int, error: String)
+    func realtimeNotified(connection: Int, message: NetworkMessage)
+    /// A push reached the running app (foreground): an APNs-like `userInfo` JSON object.
+    func pushDelivered(payload: Data)
+    /// A push reached the notification extension while the app is backgrounded.
+    func notificationExtensionReceived(payload: Data)
+    func tokenStatusChanged(_ status: TokenStatus)
+    func backgroundRefreshGranted(task: Int)
+    func backgroundRefreshExpired(task: Int)
+}

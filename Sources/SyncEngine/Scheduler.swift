@@ -1,0 +1,116 @@
+import SyncCore
+
+/// The one scheduler synchat owns (STYLE.md "Time is owned, not borrowed").
+///
+/// Work is kept in a queue ordered by (instant, insertion order). Virtual time jumps straight
+/// to the next entry (`runNext`, `run(until:)`); the TUI drives the same scheduler with
+/// scaled wall time by calling `run(until: scaledNow)`. The world and the engine driver
+/// schedule on the same instance, so both live on one time line and equal inputs give equal
+/// runs.
+public final class Scheduler {
+    public struct Token: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Entry {
+        var at: Instant
+        var seq: UInt64
+        var label: String
+        var action: () -> Void
+    }
+
+    public private(set) var now: Instant
+    private var heap: [Entry] = []
+    private var nextSeq: UInt64 = 0
+    private var cancelled: Set<UInt64> = []
+
+    public init(start: Instant = .zero) { self.now = start }
+
+    /// Schedules `action` at `at` (never before now). Returns a token for `cancel`.
+    @discardableResult
+    public func schedule(at: Instant, _ label: String, _ action: @escaping () -> Void) -> Token {
+        let seq = nextSeq
+        nextSeq += 1
+        push(Entry(at: max(at, now), seq: seq, label: label, action: action))
+        return Token(id: seq)
+    }
+
+    @discardableResult
+    public func schedule(after delay: Interval, _ label: String, _ action: @escaping () -> Void) -> Token {
+        schedule(at: now + delay, label, action)
+    }
+
+    public func cancel(_ token: Token) {
+        cancelled.insert(token.id)
+    }
+
+    /// The instant of the next live entry, if any.
+    public var nextEventTime: Instant? {
+        dropCancelledTop()
+        return heap.first?.at
+    }
+
+    /// Runs the next entry, moving `now` to its instant. Returns false when nothing is queued.
+    @discardableResult
+    public func runNext() -> Bool {
+        dropCancelledTop()
+        guard !heap.isEmpty else { return false }
+        let entry = pop()
+        now = entry.at
+        entry.action()
+        return true
+    }
+
+    /// Runs every entry due up to `end`, then sets `now` to `end`.
+    public func run(until end: Instant) {
+        while let next = nextEventTime, next <= end {
+            runNext()
+        }
+        if end > now { now = end }
+    }
+
+    public var pendingCount: Int { heap.count - cancelled.count }
+
+    // MARK: - Binary heap on (at, seq)
+
+    private func less(_ a: Entry, _ b: Entry) -> Bool {
+        a.at == b.at ? a.seq < b.seq : a.at < b.at
+    }
+
+    private func dropCancelledTop() {
+        while let top = heap.first, cancelled.contains(top.seq) {
+            cancelled.remove(top.seq)
+            _ = pop()
+        }
+    }
+
+    private func push(_ e: Entry) {
+        heap.append(e)
+        var i = heap.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard less(heap[i], heap[parent]) else { break }
+            heap.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    private func pop() -> Entry {
+        let top = heap[0]
+        let last = heap.removeLast()
+        if !heap.isEmpty {
+            heap[0] = last
+            var i = 0
+            while true {
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < heap.count, less(heap[l], heap[m]) { m = l }
+                if r < heap.count, less(heap[r], heap[m]) { m = r }
+                if m == i { break }
+                heap.swapAt(i, m)
+                i = m
+            }
+        }
+        return top
+    }
+}

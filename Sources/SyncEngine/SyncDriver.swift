@@ -1,0 +1,598 @@
+import Foundation
+import SyncCore
+
+/// The engine driver: the one place that performs effects (STYLE.md "The driver owns every
+/// effect"). It feeds inputs and `now` to the SyncCore machines, switches over their actions,
+/// talks to the world through `WorldPorts` and to the store through `ChatStorage`, and
+/// publishes a `SyncEvent` for every decision. The machines' deadlines share one wake-up on
+/// the scheduler. The same driver runs as fast as possible in `simulate` and paced by the
+/// clock in the TUI.
+public final class SyncDriver: ClientEndpoint {
+    public let settings: SyncSettings
+    public let me: Address
+    public let scheduler: Scheduler
+    public let storage: ChatStorage
+    private let ports: WorldPorts
+
+    public private(set) var reliability: PushReliability
+    public private(set) var gate: CatchUpGate
+    public private(set) var poller: FallbackPoller
+    public private(set) var refresh: BackgroundRefresh
+    public private(set) var connection: ConnectionLifecycle
+    public private(set) var notifier: NotificationPresenter
+    public private(set) var mode: NotificationMode
+    public private(set) var tokenStatus: TokenStatus = .none
+
+    /// What the driver has counted itself (the world keeps the ground truth).
+    public private(set) var counters = Counters()
+
+    public struct Counters: Equatable, Sendable {
+        public var requestsByKind: [String: Int] = [:]
+        public var requests: Int { requestsByKind.values.reduce(0, +) }
+        public var fullSyncs = 0
+        public var lightSyncs = 0
+        public var skipped = 0
+        public var joined = 0
+        public var overlappingSyncs = 0
+        public var pushStateChanges = 0
+        public var errors = 0
+    }
+
+    private struct SyncRun {
+        var id: Int
+        var kind: CatchUpGate.SyncKind
+        var trigger: String
+        var forced: Bool
+        var startedAt: Instant
+        var outstanding = 0
+        var stored = 0
+        var requests = 0
+        var failed = 0
+    }
+
+    private var runs: [Int: SyncRun] = [:]
+    private var nextRunId = 0
+    private var lightRunId: Int?
+    private var currentConnection: Int?
+    private var currentRefreshTask: Int?
+    private var reregisterWhenActive = false
+    private var backgroundSince: Instant?
+    private var wakeUp: (at: Instant, token: Scheduler.Token)?
+    private var subscribers: [(TimedEvent) -> Void] = []
+    private var contactsByAddress: [Address: Contact] = [:]
+    private var lastSaved: PersistedEngineState?
+
+    public init(settings: SyncSettings = .default, me: Address, scheduler: Scheduler, storage: ChatStorage, ports: WorldPorts,
+                initialMode: NotificationMode = .remotePush) {
+        self.settings = settings
+        self.me = me
+        self.scheduler = scheduler
+        self.storage = storage
+        self.ports = ports
+        let saved = storage.loadState()
+        self.reliability = PushReliability(settings: settings, restoring: saved?.reliability ?? .init())
+        self.gate = CatchUpGate(settings: settings, restoring: saved?.gate ?? .init())
+        self.poller = FallbackPoller(settings: settings)
+        self.refresh = BackgroundRefresh(settings: settings)
+        self.connection = ConnectionLifecycle(settings: settings)
+        self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
+        self.mode = saved?.mode ?? initialMode
+        self.lastSaved = saved
+        for c in storage.contacts() { contactsByAddress[c.address] = c }
+    }
+
+    private var now: Instant { scheduler.now }
+
+    // MARK: - Public API (view-model, scenario runner)
+
+    /// Records a change made to the world from outside the app (a scenario directive, a
+    /// fault key), so that the event log reads as one story.
+    public func noteWorldChange(_ description: String) {
+        emit(.world(description))
+    }
+
+    /// Receive every event from now on.
+    public func subscribe(_ handler: @escaping (TimedEvent) -> Void) {
+        subscribers.append(handler)
+    }
+
+    /// Cold start of the app process: restore what was learned, register for push if needed.
+    /// The OS then makes the app active (`appDidBecomeActive`).
+    public func launch() {
+        emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
+        conditionsChanged()
+        if mode == .remotePush { registerToken(reason: "launch: registering for remote push") }
+        settle()
+    }
+
+    public var contacts: [Contact] { contactsByAddress.values.sorted { $0.address < $1.address } }
+
+    public func contact(_ address: Address) -> Contact? { contactsByAddress[address] }
+
+    /// Adds or renames a contact (a conversation).
+    public func upsertContact(_ contact: Contact) {
+        do {
+            try storage.upsertContact(contact)
+            contactsByAddress[contact.address] = contact
+        } catch {
+            emit(.error(source: "storage", message: "contact \(contact.handle): \(error)"))
+        }
+        settle()
+    }
+
+    /// The user writes to a contact: publish, store as sent.
+    @discardableResult
+    public func send(to contact: Address, text: String) -> NetworkMessage {
+        let message = ports.network.publish(from: me, to: contact, body: text)
+        emit(.messageSent(txId: message.txId, to: contactsByAddress[contact]?.handle ?? contact.value))
+        store(message, via: .sent, receivedAt: now)
+        settle()
+        return message
+    }
+
+    /// Mutes or unmutes a contact: no push for it, and it never counts as push evidence.
+    public func setMuted(_ contact: Address, _ muted: Bool) {
+        guard var c = contactsByAddress[contact] else { return }
+        c.muted = muted
+        upsertContact(c)
+        ports.push.setMuted(contact, muted)
+        emit(.world("\(muted ? "muted" : "unmuted") \(c.handle)"))
+        settle()
+    }
+
+    /// Rule 15: switch notification mode; rule 1 re-evaluates push.
+    public func setMode(_ newMode: NotificationMode) {
+        guard newMode != mode else { return }
+        mode = newMode
+        emit(.world("notification mode \(newMode.rawValue)"))
+        conditionsChanged()
+        if newMode == .remotePush, tokenStatus != .active {
+            registerToken(reason: "mode remote-push: registering for remote push")
+        }
+        updatePoller()
+        settle()
+    }
+
+    public func setPreview(_ preview: PreviewMode) {
+        notifier.preview = preview
+        settle()
+    }
+
+    /// The user asks for a sync now (`S`): forced, it ignores the debounce (rule 6) but still
+    /// joins a running sync (rule 8).
+    public func syncNow() {
+        trigger(.manual, forced: true)
+        settle()
+    }
+
+    public func markRead(_ conversation: Address) {
+        do { try storage.markRead(conversation) } catch {
+            emit(.error(source: "storage", message: "mark read: \(error)"))
+        }
+    }
+
+    /// Syncs running right now (0 or 1 unless a policy lets them overlap).
+    public var runningSyncs: Int { runs.count }
+
+    /// For a status bar: time since the last complete catch-up and rule 6's time left.
+    public var lastCatchUpAge: Interval? { gate.lastFinishedAt.map { now - $0 } }
+    public var debounceLeft: Interval? { gate.debounceRemaining(pushState: reliability.state, now: now) }
+
+    // MARK: - ClientEndpoint: what the world tells the app
+
+    public func appDidBecomeActive() {
+        let first = connection.lifecycle == .launched
+        let detail = first ? "first launch" : backgroundSince.map { "after \(now - $0) in background" } ?? ""
+        emit(.lifecycle(.foreground, detail: detail))
+        backgroundSince = nil
+        handle(refresh.enteredForeground(now: now))
+        processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
+        handle(reliability.deadlineReached(now: now))
+        if reregisterWhenActive, mode == .remotePush {
+            reregisterWhenActive = false
+            registerToken(reason: "app active: token \(tokenStatus.rawValue), registering again")
+        }
+        handle(connection.becameActive(now: now))
+        updatePoller()
+        settle()
+    }
+
+    public func appDidEnterBackground() {
+        backgroundSince = now
+        emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
+        handle(connection.enteredBackground(now: now))
+        updatePoller()
+        handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
+        settle()
+    }
+
+    public func realtimeConnected(connection id: Int) {
+        guard id == currentConnection else { return }  // a superseded connect attempt
+        handle(connection.connected(now: now))
+        settle()
+    }
+
+    public func realtimeConnectFailed(connection id: Int, error: String) {
+        guard id == currentConnection else { return }
+        handle(connection.connectFailed(now: now, error: error))
+        settle()
+    }
+
+    public func realtimeDisconnected(connection id: Int, error: String) {
+        guard id == currentConnection else { return }
+        handle(connection.disconnected(now: now, error: error))
+        settle()
+    }
+
+    public func realtimeNotified(connection id: Int, message: NetworkMessage) {
+        guard id == currentConnection else { return }
+        store(message, via: .realtime, receivedAt: now)
+        if message.direction == .incoming {
+            // Rule 2: only incoming messages of contacts that are not muted are evidence.
+            let eligible = !(contactsByAddress[message.conversation]?.muted ?? false)
+            handle(reliability.realtimeTxSeen(txId: message.txId, eligible: eligible, now: now))
+        }
+        settle()
+    }
+
+    public func pushDelivered(payload: Data) {
+        let message: NetworkMessage
+        do { message = try PushPayload.decode(payload, me: me) } catch {
+            emit(.error(source: "push", message: "\(error); ignored, the message will come by another channel"))
+            settle()
+            return
+        }
+        store(message, via: .push, receivedAt: now)
+        handle(reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
+        settle()
+    }
+
+    public func notificationExtensionReceived(payload: Data) {
+        let message: NetworkMessage
+        do { message = try PushPayload.decode(payload, me: me) } catch {
+            emit(.error(source: "notification extension", message: "\(error); ignored, the message will come by another channel"))
+            settle()
+            return
+        }
+        do {
+            try storage.appendPendingPush(PendingPush(message: message, arrivedAt: now))
+        } catch {
+            emit(.error(source: "notification extension", message: "cannot store pending push: \(error)"))
+        }
+        notify(message)
+        settle()
+    }
+
+    public func tokenStatusChanged(_ status: TokenStatus) {
+        guard status != tokenStatus else { return }
+        tokenStatus = status
+        emit(.tokenStatus(status))
+        if status == .expired || status == .invalid {
+            reregisterWhenActive = true
+            emit(.tokenRegistration("token \(status.rawValue): will register again when the app is next active"))
+        }
+        conditionsChanged()
+        settle()
+    }
+
+    public func backgroundRefreshGranted(task: Int) {
+        currentRefreshTask = task
+        emit(.backgroundRefresh("granted by the OS"))
+        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, realtimeTrusted: false, now: now))
+        settle()
+    }
+
+    public func backgroundRefreshExpired(task: Int) {
+        guard task == currentRefreshTask else { return }
+        currentRefreshTask = nil
+        handle(refresh.refreshExpired(now: now))
+        settle()
+    }
+
+    // MARK: - Machine actions
+
+    private func handle(_ actions: [PushReliability.Action]) {
+        for action in actions {
+            switch action {
+            case .stateChanged(let from, let to, let reason):
+                counters.pushStateChanges += 1
+                emit(.pushState(from: from, to: to, reason: reason))
+            case .observedHit(let txId, let offset):
+                emit(.observationHit(txId: txId, pushOffset: offset))
+            case .observedMiss(let txId, let misses):
+                emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable))
+            case .startForcedCatchUp:
+                trigger(.pushUnreliable, forced: true)
+            case .reregisterToken:
+                registerToken(reason: "re-register: push unreliable")
+            case .reregisterSkipped(let ago, let left):
+                emit(.tokenRegistration("re-register skipped: last one \(ago) ago, next allowed in \(left)"))
+            }
+        }
+    }
+
+    private func handle(_ actions: [ConnectionLifecycle.Action]) {
+        for action in actions {
+            switch action {
+            case .connect(let forced, let reason):
+                emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
+                currentConnection = ports.realtime.connect(subscribing: me, forced: forced)
+            case .requestCatchUp(let triggers, _):
+                for t in triggers { trigger(t, forced: false) }
+            case .realtimeChanged(let state, let reason):
+                emit(.realtime(state, reason: reason))
+                updatePoller()
+            }
+        }
+    }
+
+    private func handle(_ actions: [FallbackPoller.Action]) {
+        for action in actions {
+            switch action {
+            case .started(let first, let reason):
+                emit(.polling("started (\(reason)), first poll at \(first)"))
+            case .stopped(let reason):
+                emit(.polling("stopped: \(reason)"))
+            case .scheduled(let at):
+                emit(.polling("next poll at \(at), \(settings.pollDelay) after the last sync completed"))
+            case .poll:
+                trigger(.poll, forced: false)
+            }
+        }
+    }
+
+    private func handle(_ actions: [BackgroundRefresh.Action]) {
+        for action in actions {
+            switch action {
+            case .request(let earliest, let reason):
+                ports.system.requestBackgroundRefresh(earliest: earliest)
+                emit(.backgroundRefresh("requested, earliest \(earliest) (\(reason))"))
+            case .cancelRequest(let reason):
+                ports.system.cancelBackgroundRefresh()
+                emit(.backgroundRefresh("request withdrawn: \(reason)"))
+            case .runLightSync:
+                switch gate.lightSyncRequested(now: now) {
+                case .start:
+                    startSync(kind: .light, trigger: "background-refresh", forced: false)
+                case .busy(let running):
+                    emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger)) is running"))
+                    handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
+                }
+            case .skip(let reason):
+                emit(.backgroundRefresh("skipped: \(reason)"))
+            case .stopLightSync(let reason):
+                if let id = lightRunId { finish(runId: id, stoppedBy: reason) }
+            }
+        }
+    }
+
+    private func trigger(_ trigger: CatchUpTrigger, forced: Bool) {
+        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now) {
+        case .start(let t, let forced):
+            startSync(kind: .full, trigger: t.rawValue, forced: forced)
+        case .join(let t, let running):
+            counters.joined += 1
+            emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger)"))
+        case .skip(let t, let ago, let left):
+            counters.skipped += 1
+            emit(.catchUpSkipped(trigger: t, lastAgo: ago, nextAllowedIn: left))
+        }
+    }
+
+    // MARK: - Syncs (rule 9)
+
+    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool) {
+        nextRunId += 1
+        let id = nextRunId
+        if !runs.isEmpty { counters.overlappingSyncs += 1 }
+        let objects = kind == .full ? fullSyncObjects() : lightSyncObjects()
+        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
+        if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1; lightRunId = id }
+        poller.syncStarted(now: now)
+        emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
+        for object in objects {
+            let since = storage.cursor(object).requestStart(now: now, rewind: settings.reorgRewind)
+            fetch(object, since: since, page: 0, runId: id)
+        }
+        if objects.isEmpty { finish(runId: id, stoppedBy: nil) }
+    }
+
+    /// Rule 9: handshakes in and out, contextual messages of every conversation in and out, payments.
+    private func fullSyncObjects() -> [SyncObject] {
+        var objects: [SyncObject] = [.handshakes(.incoming), .handshakes(.outgoing)]
+        for c in contacts {
+            objects.append(.contextual(c.address, .incoming))
+            objects.append(.contextual(c.address, .outgoing))
+        }
+        objects.append(.payments)
+        return objects
+    }
+
+    /// Rule 14: incoming contextual messages of the most recently active conversations.
+    private func lightSyncObjects() -> [SyncObject] {
+        let activity = storage.lastActivity()
+        let ranked = contacts.sorted {
+            let a = activity[$0.address] ?? .zero, b = activity[$1.address] ?? .zero
+            return a == b ? $0.address < $1.address : a > b
+        }
+        return ranked.prefix(settings.lightSyncConversations).map { .contextual($0.address, .incoming) }
+    }
+
+    private func fetch(_ object: SyncObject, since: Instant, page: Int, runId: Int) {
+        let call: IndexerCall
+        switch object {
+        case .handshakes(let d): call = .handshakes(d, since: since)
+        case .contextual(let a, let d): call = .contextual(a, d, since: since)
+        case .payments: call = .payments(since: since, page: page)
+        }
+        counters.requestsByKind[call.kind, default: 0] += 1
+        runs[runId]?.requests += 1
+        runs[runId]?.outstanding += 1
+        ports.indexer.send(call) { [weak self] result in
+            self?.fetchReplied(object, call: call, since: since, page: page, runId: runId, result: result)
+        }
+    }
+
+    private func fetchReplied(_ object: SyncObject, call: IndexerCall, since: Instant, page: Int, runId: Int, result: Result<Data, TransportError>) {
+        guard let run = runs[runId] else {
+            settle()
+            return  // the sync was stopped (budget, OS expiry, foreground): its late replies are dropped
+        }
+        runs[runId]?.outstanding -= 1
+        switch result {
+        case .failure(let error):
+            runs[runId]?.failed += 1
+            emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object) unchanged"))
+        case .success(let data):
+            do {
+                let reply = try IndexerPage.decode(data, for: call, me: me)
+                let channel: Channel = run.kind == .light ? .background : .fetch
+                let messages = reply.messages.map { StoredMessage(message: $0, receivedAt: now, via: channel) }
+                let cursor = storage.cursor(object).advanced(coveringUpTo: reply.messages.map(\.blockTime).max())
+                // Rule 9: the cursor moves in the same commit as the messages it covers.
+                let fresh = try storage.commit(messages, cursor: (object, cursor))
+                runs[runId]?.stored += fresh.count
+                for m in fresh { announce(m) }
+                if let next = reply.nextPage {
+                    fetch(object, since: since, page: next, runId: runId)
+                }
+            } catch {
+                runs[runId]?.failed += 1
+                let source = error is WireError ? "indexer" : "storage"
+                emit(.error(source: source, message: "\(error); nothing stored, cursor of \(object) unchanged"))
+            }
+        }
+        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        settle()
+    }
+
+    private func finish(runId: Int, stoppedBy: String?) {
+        guard let run = runs.removeValue(forKey: runId) else { return }
+        if lightRunId == runId { lightRunId = nil }
+        let succeeded = run.failed == 0 && stoppedBy == nil
+        gate.finished(succeeded: succeeded, now: now)
+        counters.errors += run.failed
+        emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
+                              failed: run.failed, took: now - run.startedAt, stoppedBy: stoppedBy))
+        handle(poller.syncCompleted(now: now))
+        if run.kind == .light {
+            handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
+        }
+    }
+
+    // MARK: - Messages
+
+    private func store(_ message: NetworkMessage, via channel: Channel, receivedAt: Instant) {
+        do {
+            for m in try storage.commit([StoredMessage(message: message, receivedAt: receivedAt, via: channel)], cursor: nil) {
+                announce(m)
+            }
+        } catch {
+            emit(.error(source: "storage", message: "\(message.txId.prefix(8)): \(error)"))
+        }
+    }
+
+    private func announce(_ m: StoredMessage) {
+        let who = contactsByAddress[m.message.conversation]?.handle ?? m.message.conversation.value
+        emit(.messageStored(txId: m.txId, conversation: who, direction: m.message.direction, kind: m.message.kind, channel: m.via))
+        if m.via == .background, m.message.direction == .incoming {
+            notify(m.message)  // a background refresh found it: a local notification
+        }
+    }
+
+    /// Rule 15: a banner for an incoming message that reached the backgrounded app.
+    private func notify(_ message: NetworkMessage) {
+        let contact = contactsByAddress[message.conversation]
+            ?? Contact(address: message.conversation, handle: message.conversation.value, displayName: message.conversation.value)
+        switch notifier.incoming(from: contact, kind: message.kind, text: message.body, mode: mode, now: now) {
+        case .show(let banner):
+            emit(.banner(banner, badge: badge))
+        case .suppressed(let reason):
+            emit(.bannerSuppressed(conversation: contact.handle, reason: reason))
+        }
+    }
+
+    /// The badge: every unread message, including those still pending in the extension.
+    public var badge: Int {
+        let pending = storage.pendingPushes().filter { !storage.hasMessage(txId: $0.message.txId) }
+        return storage.totalUnread() + Set(pending.map(\.message.txId)).count
+    }
+
+    /// Rule 12: pushes the extension stored while backgrounded are stored now and count as
+    /// push deliveries at the time they really arrived.
+    private func processPendingPushes() {
+        let pending = storage.pendingPushes()
+        guard !pending.isEmpty else { return }
+        for p in pending {
+            store(p.message, via: .push, receivedAt: p.arrivedAt)
+            handle(reliability.pushReceived(txId: p.message.txId, arrivedAt: p.arrivedAt, now: now))
+        }
+        do { try storage.removePendingPushes() } catch {
+            emit(.error(source: "storage", message: "cannot clear pending pushes: \(error)"))
+        }
+    }
+
+    // MARK: - Push token and conditions
+
+    private func registerToken(reason: String) {
+        emit(.tokenRegistration(reason))
+        ports.push.registerToken()
+    }
+
+    private func conditionsChanged() {
+        let conditions = PushConditions(mode: mode, permissionGranted: ports.system.notificationPermissionGranted, tokenStatus: tokenStatus)
+        handle(reliability.conditionsChanged(conditions, now: now))
+    }
+
+    private func updatePoller() {
+        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeLive: connection.realtime == .live, mode: mode, now: now))
+    }
+
+    // MARK: - Timers and persistence
+
+    /// Ends every entry point: persist what changed and re-arm the one wake-up.
+    private func settle() {
+        persist()
+        var deadlines: [Instant] = []
+        // While backgrounded the app is suspended: grace timers wait for the foreground, where
+        // pending pushes are processed first (rule 12).
+        if connection.lifecycle == .foreground, let d = reliability.nextDeadline { deadlines.append(d) }
+        if let d = poller.nextDeadline { deadlines.append(d) }
+        if let d = refresh.nextDeadline { deadlines.append(d) }
+        if let d = connection.nextDeadline { deadlines.append(d) }
+        guard let next = deadlines.min() else {
+            if let w = wakeUp { scheduler.cancel(w.token); wakeUp = nil }
+            return
+        }
+        if let w = wakeUp {
+            if w.at == next { return }
+            scheduler.cancel(w.token)
+        }
+        wakeUp = (next, scheduler.schedule(at: next, "engine deadline") { [weak self] in self?.deadlineFired() })
+    }
+
+    private func deadlineFired() {
+        wakeUp = nil
+        if connection.lifecycle == .foreground { handle(reliability.deadlineReached(now: now)) }
+        handle(connection.deadlineReached(now: now))
+        handle(poller.deadlineReached(now: now))
+        handle(refresh.deadlineReached(now: now))
+        settle()
+    }
+
+    private func persist() {
+        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode, preview: notifier.preview)
+        guard state != lastSaved else { return }
+        do {
+            try storage.saveState(state)
+            lastSaved = state
+        } catch {
+            emit(.error(source: "storage", message: "cannot save engine state: \(error)"))
+        }
+    }
+
+    private func emit(_ event: SyncEvent) {
+        let timed = TimedEvent(at: now, event: event)
+        for s in subscribers { s(timed) }
+    }
+}

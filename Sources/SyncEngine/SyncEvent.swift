@@ -1,0 +1,92 @@
+import SyncCore
+
+/// Everything the engine decides or observes, as typed values a view-model can subscribe
+/// to. Each has a one-line human rendering that says what happened and why; untrusted text
+/// in it (names, bodies) is made visible-safe first.
+public enum SyncEvent: Equatable, Sendable {
+    case launched(messages: Int, pushState: PushState, mode: NotificationMode)
+    case lifecycle(Lifecycle, detail: String)
+    case realtime(RealtimeState, reason: String)
+    case pushState(from: PushState, to: PushState, reason: String)
+    case observationHit(txId: String, pushOffset: Interval)
+    case observationMiss(txId: String, consecutiveMisses: Int, threshold: Int)
+    case catchUpStarted(trigger: String, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
+    case catchUpJoined(trigger: CatchUpTrigger, running: String)
+    case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
+    case catchUpFinished(trigger: String, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
+    case messageStored(txId: String, conversation: String, direction: Direction, kind: MessageKind, channel: Channel)
+    case messageSent(txId: String, to: String)
+    case polling(String)
+    case backgroundRefresh(String)
+    case tokenStatus(TokenStatus)
+    case tokenRegistration(String)
+    case banner(Banner, badge: Int)
+    case bannerSuppressed(conversation: String, reason: String)
+    case error(source: String, message: String)
+    /// A scenario directive or user action that changed the world (a fault, a mute, …).
+    case world(String)
+
+    public var line: String {
+        switch self {
+        case .launched(let n, let push, let mode):
+            return "launched: \(n) stored messages, push \(push.rawValue), mode \(mode.rawValue)"
+        case .lifecycle(let l, let detail):
+            return "lifecycle \(l.rawValue)" + (detail.isEmpty ? "" : ": \(detail)")
+        case .realtime(let s, let reason):
+            return "realtime \(s.rawValue): \(reason)"
+        case .pushState(let from, let to, let reason):
+            return "push \(from.rawValue) → \(to.rawValue): \(reason)"
+        case .observationHit(let tx, let offset):
+            let rel = offset.milliseconds < 0 ? "\(Interval(milliseconds: -offset.milliseconds)) before" : "\(offset) after"
+            return "observation hit \(tx.prefix(8)): push \(rel) realtime"
+        case .observationMiss(let tx, let misses, let threshold):
+            let count = misses <= threshold ? "misses \(misses)/\(threshold)" : "\(misses) consecutive misses"
+            return "observation miss \(tx.prefix(8)): no push within grace, \(count)"
+        case .catchUpStarted(let trigger, let kind, let forced, let objects):
+            return "catch-up started (\(trigger)): \(kind.rawValue) sync of \(objects) objects" + (forced ? ", forced" : "")
+        case .catchUpJoined(let trigger, let running):
+            return "catch-up joined (\(trigger.rawValue)): rides on the running \(running) sync"
+        case .catchUpSkipped(let trigger, let lastAgo, let left):
+            return "catch-up skipped (\(trigger.rawValue)): push reliable, last catch-up \(lastAgo) ago, next allowed in \(left)"
+        case .catchUpFinished(let trigger, let kind, let stored, let requests, let failed, let took, let stoppedBy):
+            var s = "catch-up finished (\(trigger)): \(kind.rawValue), \(stored) new, \(requests) requests, \(took)"
+            if failed > 0 { s += ", \(failed) failed" }
+            if let stoppedBy { s += ", stopped: \(stoppedBy)" }
+            return s
+        case .messageStored(let tx, let conv, let dir, let kind, let channel):
+            return "message \(tx.prefix(8)) \(dir == .incoming ? "from" : "to") \(UntrustedText.visible(conv)) (\(kind.rawValue)) via \(channel.rawValue)"
+        case .messageSent(let tx, let to):
+            return "sent \(tx.prefix(8)) to \(UntrustedText.visible(to))"
+        case .polling(let s):
+            return "polling: \(s)"
+        case .backgroundRefresh(let s):
+            return "background refresh: \(s)"
+        case .tokenStatus(let s):
+            return "push token \(s.rawValue)"
+        case .tokenRegistration(let s):
+            return "push token registration: \(s)"
+        case .banner(let b, let badge):
+            return "banner [\(UntrustedText.visible(b.title))] \(UntrustedText.visible(b.body)) (badge \(badge))"
+        case .bannerSuppressed(let conv, let reason):
+            return "banner suppressed for \(UntrustedText.visible(conv)): \(reason)"
+        case .error(let source, let message):
+            return "error (\(source)): \(UntrustedText.visible(message))"
+        case .world(let s):
+            return "world: \(UntrustedText.visible(s))"
+        }
+    }
+}
+
+/// An event with the instant it happened.
+public struct TimedEvent: Equatable, Sendable {
+    public var at: Instant
+    public var event: SyncEvent
+
+    public init(at: Instant, event: SyncEvent) {
+        self.at = at
+        self.event = event
+    }
+
+    /// `HH:MM:SS.mmm <event line>`.
+    public var line: String { "\(at) \(event.line)" }
+}

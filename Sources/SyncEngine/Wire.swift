@@ -1,0 +1,129 @@
+import Foundation
+import SyncCore
+
+// The client's side of the wire formats. Everything from the network is decoded and
+// validated here; anything that does not fit is a `WireError`, which the driver turns into
+// an error event. A rejected document changes nothing: no message is stored from it and no
+// cursor moves, so the next sync asks again and nothing is lost.
+
+public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// A push as the app receives it: an APNs-style `userInfo` object,
+/// `{"aps": {"alert": {...}, "mutable-content": 1}, "synchat": {"txId", "sender", "kind", "blockTime", "payload"}}`.
+public enum PushPayload {
+    public static func decode(_ data: Data, me: Address) throws -> NetworkMessage {
+        let root = try object(data, "push payload")
+        guard let aps = root["aps"] as? [String: Any] else { throw WireError("push payload: missing \"aps\" object") }
+        _ = aps
+        guard let body = root["synchat"] as? [String: Any] else { throw WireError("push payload: missing \"synchat\" object") }
+        let txId = try string(body, "txId", "push payload")
+        let sender = try string(body, "sender", "push payload")
+        let kind = try kind(body, "push payload")
+        let blockTime = try millis(body, "blockTime", "push payload")
+        let payload = try string(body, "payload", "push payload", allowEmpty: true)
+        guard sender != me.value else { throw WireError("push payload: sender is the user's own address") }
+        return NetworkMessage(txId: txId, conversation: Address(sender), direction: .incoming, kind: kind, body: payload, blockTime: blockTime)
+    }
+}
+
+/// An indexer reply: `{"messages": [{"txId", "sender", "recipient", "kind", "blockTime", "payload"}], "nextPage": Int|null}`.
+public struct IndexerPage: Sendable {
+    public var messages: [NetworkMessage]
+    public var nextPage: Int?
+
+    /// Decodes and checks a reply against the call that asked for it: every message must be
+    /// of the asked kind and direction, in the asked conversation, and not older than `since`.
+    public static func decode(_ data: Data, for call: IndexerCall, me: Address) throws -> IndexerPage {
+        let what = "indexer \(call.kind) reply"
+        let root = try object(data, what)
+        guard let list = root["messages"] as? [Any] else { throw WireError("\(what): missing \"messages\" array") }
+        var nextPage: Int?
+        if let raw = root["nextPage"], !(raw is NSNull) {
+            guard let n = raw as? Int, n > 0 else { throw WireError("\(what): \"nextPage\" is not a positive integer") }
+            nextPage = n
+        }
+        var messages: [NetworkMessage] = []
+        var seen: Set<String> = []
+        for (i, element) in list.enumerated() {
+            guard let m = element as? [String: Any] else { throw WireError("\(what): messages[\(i)] is not an object") }
+            let at = "\(what) messages[\(i)]"
+            let txId = try string(m, "txId", at)
+            let sender = try string(m, "sender", at)
+            let recipient = try string(m, "recipient", at)
+            let kind = try kind(m, at)
+            let blockTime = try millis(m, "blockTime", at)
+            let payload = try string(m, "payload", at, allowEmpty: true)
+            guard seen.insert(txId).inserted else { throw WireError("\(at): duplicate txId \(txId)") }
+            let direction: Direction
+            let conversation: String
+            if recipient == me.value { direction = .incoming; conversation = sender }
+            else if sender == me.value { direction = .outgoing; conversation = recipient }
+            else { throw WireError("\(at): neither sender nor recipient is the user") }
+            try check(call: call, kind: kind, direction: direction, conversation: conversation, blockTime: blockTime, at: at)
+            messages.append(NetworkMessage(txId: txId, conversation: Address(conversation), direction: direction, kind: kind, body: payload, blockTime: blockTime))
+        }
+        return IndexerPage(messages: messages, nextPage: nextPage)
+    }
+
+    private static func check(call: IndexerCall, kind: MessageKind, direction: Direction, conversation: String, blockTime: Instant, at: String) throws {
+        switch call {
+        case .handshakes(let d, let since):
+            guard kind == .handshake, direction == d else { throw WireError("\(at): not a \(d.rawValue) handshake") }
+            guard blockTime >= since else { throw WireError("\(at): blockTime before the requested start") }
+        case .contextual(let a, let d, let since):
+            guard kind == .contextual, direction == d, conversation == a.value else {
+                throw WireError("\(at): not a \(d.rawValue) contextual message of \(a.value)")
+            }
+            guard blockTime >= since else { throw WireError("\(at): blockTime before the requested start") }
+        case .payments(let since, _):
+            guard kind == .payment else { throw WireError("\(at): not a payment") }
+            guard blockTime >= since else { throw WireError("\(at): blockTime before the requested start") }
+        case .messageById(let id):
+            guard id.isEmpty == false else { throw WireError("\(at): empty id") }
+        }
+    }
+}
+
+// MARK: - JSON helpers
+
+private func object(_ data: Data, _ what: String) throws -> [String: Any] {
+    let parsed: Any
+    do {
+        parsed = try JSONSerialization.jsonObject(with: data, options: [])
+    } catch {
+        throw WireError("\(what): not valid JSON (\(data.count) bytes)")
+    }
+    guard let dict = parsed as? [String: Any] else { throw WireError("\(what): not a JSON object") }
+    return dict
+}
+
+private func string(_ d: [String: Any], _ key: String, _ at: String, allowEmpty: Bool = false) throws -> String {
+    guard let raw = d[key] else { throw WireError("\(at): missing \"\(key)\"") }
+    guard let s = raw as? String else { throw WireError("\(at): \"\(key)\" is not a string") }
+    guard allowEmpty || !s.isEmpty else { throw WireError("\(at): \"\(key)\" is empty") }
+    guard s.utf8.count <= 65_536 else { throw WireError("\(at): \"\(key)\" is longer than 64 KiB") }
+    return s
+}
+
+private func millis(_ d: [String: Any], _ key: String, _ at: String) throws -> Instant {
+    guard let raw = d[key] else { throw WireError("\(at): missing \"\(key)\"") }
+    guard let n = raw as? NSNumber, isNumberNotBoolean(n), let v = Int64(exactly: n.doubleValue), v >= 0 else {
+        throw WireError("\(at): \"\(key)\" is not a non-negative integer")
+    }
+    return Instant(milliseconds: v)
+}
+
+/// JSONSerialization turns `true` into an NSNumber too; reject booleans where numbers are due.
+private func isNumberNotBoolean(_ n: NSNumber) -> Bool {
+    String(cString: n.objCType) != "c"
+}
+
+private func kind(_ d: [String: Any], _ at: String) throws -> MessageKind {
+    let raw = try string(d, "kind", at)
+    guard let k = MessageKind(rawValue: raw) else { throw WireError("\(at): unknown kind \"\(raw)\"") }
+    return k
+}
