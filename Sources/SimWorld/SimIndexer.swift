@@ -10,9 +10,13 @@ public final class SimIndexer: IndexerPort {
     public var latency: Interval?
     /// Test knob: the next N replies are malformed JSON documents.
     public var malformedReplies = 0
+    /// Test knob: calls for which this returns true fail with a server error.
+    public var failingCalls: ((IndexerCall) -> Bool)?
     /// Ground truth: every request received, by kind.
     public private(set) var requestsByKind: [String: Int] = [:]
     public var requests: Int { requestsByKind.values.reduce(0, +) }
+    /// Ground truth: every call received, with when it was received.
+    public private(set) var calls: [(at: Instant, call: IndexerCall)] = []
 
     private let me: Address
     private let scheduler: Scheduler
@@ -44,10 +48,15 @@ public final class SimIndexer: IndexerPort {
 
     public func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void) {
         requestsByKind[call.kind, default: 0] += 1
+        calls.append((scheduler.now, call))
         let delay = latency ?? latencies.interval(timings.requestLatency.low, timings.requestLatency.high)
         scheduler.schedule(after: delay, "indexer reply") { [self] in
             if down {
                 reply(.failure(TransportError("indexer unavailable (503)")))
+                return
+            }
+            if let failingCalls, failingCalls(call) {
+                reply(.failure(TransportError("indexer internal error (500)")))
                 return
             }
             if malformedReplies > 0 {

@@ -37,6 +37,14 @@ public final class SimOperatingSystem: SystemPort {
         world?.client?.appDidEnterBackground()
     }
 
+    /// The app process dies (killed, crashed, or swiped away): its socket goes with it and
+    /// nothing is said to the app. A later `moveToForeground` is a cold launch.
+    public func processKilled() {
+        foreground = false
+        world?.node.appSuspended()
+        cancelBackgroundRefresh()
+    }
+
     public func requestBackgroundRefresh(earliest: Instant) {
         cancelBackgroundRefresh()
         var at = max(earliest, scheduler.now + timings.refreshMinimum)

@@ -32,8 +32,12 @@ public final class SimPushService: PushPort {
 
     public func registerToken() {
         registrations += 1
-        // Re-registering an active token refreshes it on the server; it stays active.
-        guard tokenStatus != .active else { return }
+        // Re-registering an active token refreshes it on the server; it stays active, and the
+        // app is told so (as iOS hands the token to every launch).
+        guard tokenStatus != .active else {
+            set(.active)
+            return
+        }
         registrationGeneration += 1
         let generation = registrationGeneration
         set(.new)

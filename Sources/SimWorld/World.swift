@@ -132,8 +132,9 @@ public final class SimulatedWorld {
                 utxos.removeFirst()  // sending spends the wallet's oldest output
             }
             scheduler.schedule(after: lag, "index") { [indexer] in indexer.add(message) }
+            // The node reports every change to the address's outputs: outgoing txs too.
+            node.schedule(message, after: realtimeDelay, flakyDraw: flakyDraw)
             if message.direction == .incoming {
-                node.schedule(message, after: realtimeDelay, flakyDraw: flakyDraw)
                 push.messageLanded(message, sender: contacts.first { $0.address == message.conversation }, latency: pushLatency, dropDraw: pushDraw)
             }
         }

@@ -52,10 +52,10 @@ public final class ScenarioRun {
         world.os.moveToForeground()
     }
 
-    /// Simulates an app restart on the same store: a new engine (cold start, rule 10: no
-    /// forced reconnect) replaces the old one; the world goes on.
+    /// Simulates an app restart on the same store: the process is killed, then a new engine
+    /// (cold start, rule 10: no forced reconnect) replaces the old one; the world goes on.
     public func restartApp() {
-        world.os.moveToBackground()
+        world.os.processKilled()
         let fresh = SyncDriver(settings: settings, me: world.me, scheduler: scheduler, storage: storage,
                                ports: world.ports, initialMode: scenario.mode)
         driver = fresh

@@ -51,6 +51,18 @@ public struct ConnectionLifecycle: Sendable {
 
     public init(settings: SyncSettings = .default) { self.settings = settings }
 
+    /// Whether the subscription counts as unavailable for fallback polling (rule 13): it is
+    /// offline, or reconnecting after a failure. Until a foreground recovery has completed or
+    /// its fallback has fired, it is not: rule 11's two paths own that catch-up.
+    public var subscriptionUnavailable: Bool {
+        if case .awaitingReconnect = recovery { return false }
+        switch realtime {
+        case .offline: return true
+        case .connecting: return failedAttempts > 0
+        case .live, .stale: return false
+        }
+    }
+
     public var nextDeadline: Instant? {
         var deadlines: [Instant] = []
         if case .awaitingReconnect(let at) = recovery { deadlines.append(at) }

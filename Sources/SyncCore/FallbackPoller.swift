@@ -33,19 +33,19 @@ public struct FallbackPoller: Sendable {
     public var nextDeadline: Instant? { active ? waitingUntil : nil }
 
     /// Re-evaluates rule 13's conditions. Called whenever lifecycle, realtime or mode change.
-    public mutating func conditionsChanged(lifecycle: Lifecycle, realtimeLive: Bool, mode: NotificationMode, now: Instant) -> [Action] {
-        let shouldPoll = lifecycle == .foreground && !realtimeLive && mode != .remotePush
+    public mutating func conditionsChanged(lifecycle: Lifecycle, realtimeAvailable: Bool, mode: NotificationMode, now: Instant) -> [Action] {
+        let shouldPoll = lifecycle == .foreground && !realtimeAvailable && mode != .remotePush
         if shouldPoll == active { return [] }
         active = shouldPoll
         if !shouldPoll {
             waitingUntil = nil
-            let why = lifecycle != .foreground ? "app not in foreground" : realtimeLive ? "realtime is back" : "mode is remote-push"
+            let why = lifecycle != .foreground ? "app not in foreground" : realtimeAvailable ? "realtime is back" : "mode is remote-push"
             return [.stopped(reason: why)]
         }
         if syncInFlight {
             return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(mode.rawValue); next poll \(settings.pollDelay) after the running sync completes")]
         }
-        let due = max(now, (lastCompletedAt ?? now) + settings.pollDelay)
+        let due = max(now, lastCompletedAt.map { $0 + settings.pollDelay } ?? now)
         waitingUntil = due
         return [.started(firstPollAt: due, reason: "realtime unavailable, mode \(mode.rawValue)")]
     }

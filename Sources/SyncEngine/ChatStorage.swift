@@ -6,13 +6,17 @@ public struct PersistedEngineState: Hashable, Sendable {
     public var gate: CatchUpGate.Persisted
     public var mode: NotificationMode
     public var preview: PreviewMode
+    /// The last token status the app was told: without it a restart would read "no token",
+    /// call push disabled (rule 1) and forget what it had learned.
+    public var tokenStatus: TokenStatus
 
     public init(reliability: PushReliability.Persisted = .init(), gate: CatchUpGate.Persisted = .init(),
-                mode: NotificationMode = .remotePush, preview: PreviewMode = .message) {
+                mode: NotificationMode = .remotePush, preview: PreviewMode = .message, tokenStatus: TokenStatus = .none) {
         self.reliability = reliability
         self.gate = gate
         self.mode = mode
         self.preview = preview
+        self.tokenStatus = tokenStatus
     }
 }
 

@@ -77,6 +77,7 @@ public final class SyncDriver: ClientEndpoint {
         self.connection = ConnectionLifecycle(settings: settings)
         self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
         self.mode = saved?.mode ?? initialMode
+        self.tokenStatus = saved?.tokenStatus ?? .none
         self.lastSaved = saved
         for c in storage.contacts() { contactsByAddress[c.address] = c }
     }
@@ -101,7 +102,9 @@ public final class SyncDriver: ClientEndpoint {
     public func launch() {
         emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
         conditionsChanged()
-        if mode == .remotePush { registerToken(reason: "launch: registering for remote push") }
+        if mode == .remotePush {
+            registerToken(reason: tokenStatus == .active ? "launch: refreshing the active token" : "launch: registering for remote push")
+        }
         settle()
     }
 
@@ -321,9 +324,9 @@ public final class SyncDriver: ClientEndpoint {
                 for t in triggers { trigger(t, forced: false) }
             case .realtimeChanged(let state, let reason):
                 emit(.realtime(state, reason: reason))
-                updatePoller()
             }
         }
+        if !actions.isEmpty { updatePoller() }
     }
 
     private func handle(_ actions: [FallbackPoller.Action]) {
@@ -545,7 +548,7 @@ public final class SyncDriver: ClientEndpoint {
     }
 
     private func updatePoller() {
-        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeLive: connection.realtime == .live, mode: mode, now: now))
+        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode, now: now))
     }
 
     // MARK: - Timers and persistence
@@ -581,7 +584,8 @@ public final class SyncDriver: ClientEndpoint {
     }
 
     private func persist() {
-        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode, preview: notifier.preview)
+        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode,
+                                         preview: notifier.preview, tokenStatus: tokenStatus)
         guard state != lastSaved else { return }
         do {
             try storage.saveState(state)

@@ -1,0 +1,233 @@
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+@Suite("Catch-up gate and lifecycle on the simulated world (rules 6–11)")
+struct CatchUpEngineTests {
+    @Test("rule 6: while reliable, a foreground 5 min after the last catch-up is skipped with the time left; 11 min after, it runs; forced triggers ignore the debounce")
+    func debounce() throws {
+        let run = try simulate("""
+            duration 20m
+            at 1m receive alice "hit"
+            at 2m background
+            at 5m foreground
+            at 6m background
+            at 11m30s foreground
+            at 12m sync
+            """)
+        let first = try #require(run.driver.gate.lastFinishedAt.map { _ in run.catchUpStarts() }).first!
+        #expect(first < t(0, 1))
+        let skips = run.log.filter { if case .catchUpSkipped = $0.event { return true } else { return false } }
+        #expect(skips.count == 2)  // subscription-restart and the deferred app-active of one foreground
+        #expect(skips.allSatisfy { $0.at > t(5) && $0.at < t(5, 2) })
+        guard case .catchUpSkipped(_, let ago, let left) = skips[0].event else { Issue.record("not a skip"); return }
+        #expect(ago + left == .minutes(10))
+        #expect(left > .minutes(4) && left < .minutes(6))
+        #expect(skips[0].event.line.contains("next allowed in"))
+        let starts = run.catchUpStarts()
+        #expect(starts.contains { $0 > t(11, 30) && $0 < t(11, 32) })  // 11.5 min after: runs
+        #expect(run.catchUpStarts(trigger: "manual") == [t(12)])        // 30 s after, forced
+        run.checkInvariants()
+    }
+
+    @Test("rules 8, 11: while not reliable one foreground gives exactly one catch-up although app-active and subscription-restart both fire")
+    func oneForegroundOneCatchUp() throws {
+        let run = try simulate("""
+            duration 10m
+            mode background-fetch
+            at 1m background
+            at 5m foreground
+            """)
+        let during = run.catchUpStarts().filter { $0 >= t(5) && $0 < t(6) }
+        #expect(during.count == 1)
+        let joined = run.log.filter { $0.at >= t(5) && $0.at < t(6) }.compactMap { e -> CatchUpTrigger? in
+            if case .catchUpJoined(let tr, _) = e.event { return tr } else { return nil }
+        }
+        let started = run.log.first { if case .catchUpStarted = $0.event { return $0.at >= t(5) } else { return false } }
+        #expect(started?.event.line.contains("(subscription-restart)") == true)
+        #expect(joined == [.appActive])
+        #expect(run.driver.reliability.state == .disabled)
+        run.checkInvariants()
+    }
+
+    @Test("rule 8: a trigger during a running catch-up joins it")
+    func triggerJoins() throws {
+        let run = try simulate("""
+            duration 10m
+            at 1m indexer latency 20s
+            at 2m sync
+            at 2m05s sync
+            at 2m10s sync
+            """)
+        #expect(run.catchUpStarts(trigger: "manual") == [t(2)])
+        let joins = run.times { if case .catchUpJoined(.manual, _) = $0 { return true } else { return false } }
+        #expect(joins == [t(2, 5), t(2, 10)])
+        run.checkInvariants()
+    }
+
+    @Test("rule 10: background then foreground forces a reconnect although isConnected was still true; the first launch does not")
+    func forcedReconnect() throws {
+        let run = try simulate("""
+            duration 10m
+            at 1m background
+            at 2m receive alice "while away"
+            at 3m foreground
+            """)
+        let connects = run.log.compactMap { e -> String? in
+            if case .realtime(.connecting, let reason) = e.event { return reason } else { return nil }
+        }
+        #expect(connects == ["first launch", "forced reconnect, after background: isConnected=true is not trusted"])
+        #expect(run.world.node.connectsServed == 2)
+        // The socket had died silently: realtime never delivered the message sent while away.
+        let tx = run.incoming(from: "alice")[0]
+        #expect(run.storage.message(txId: tx.txId)?.via != .realtime)
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("rule 11: with realtime down, the fallback runs the catch-up 3 s after app-active")
+    func fallbackWhenRealtimeDown() throws {
+        let run = try simulate("""
+            duration 10m
+            mode background-fetch
+            at 1m background
+            at 2m realtime down
+            at 3m foreground
+            """, until: .minutes(5))
+        let starts = run.catchUpStarts().filter { $0 >= t(3) }
+        #expect(starts.first == t(3, 3))
+        #expect(run.log.contains { $0.at == t(3, 3) && $0.event.line.contains("catch-up started (app-active)") })
+        // Polling took over only after the fallback: its first poll is 60 s after that sync completed.
+        let done = try #require(run.times { if case .catchUpFinished = $0 { return true } else { return false } }.first { $0 >= t(3, 3) })
+        #expect(run.catchUpStarts(trigger: "poll").first.map { $0 - done } == .seconds(60))
+        run.checkInvariants()
+    }
+
+    @Test("rule 9: an indexer failure mid-sync advances no cursor of an object whose messages were not stored")
+    func cursorOnlyAfterStore() throws {
+        let run = try simulate("""
+            duration 30m
+            mode off
+            at 11m background
+            at 12m receive alice "a"
+            at 12m receive bob "b"
+            at 13m foreground
+            at 16m sync
+            """, until: .minutes(15)) { run in
+            let alice = run.contact("alice").address
+            run.world.indexer.failingCalls = { call in
+                if case .contextual(let a, .incoming, _) = call { return a == alice }
+                return false
+            }
+        }
+        let alice = run.contact("alice").address, bob = run.contact("bob").address
+        let a = run.incoming(from: "alice")[0], b = run.incoming(from: "bob")[0]
+        #expect(run.storage.message(txId: b.txId)?.via == .fetch)
+        #expect(run.storage.cursor(.contextual(bob, .incoming)).lastFetchedBlockTime == b.blockTime)
+        #expect(!run.storage.hasMessage(txId: a.txId))
+        #expect(run.storage.cursor(.contextual(alice, .incoming)).lastFetchedBlockTime == nil)
+        #expect(run.log.contains { if case .error(let s, let m) = $0.event { return s == "indexer" && m.contains("contextual_in") } else { return false } })
+
+        run.world.indexer.failingCalls = nil
+        run.run()
+        #expect(run.storage.message(txId: a.txId)?.via == .fetch)  // the next sync asked again: nothing lost
+        #expect(run.storage.cursor(.contextual(alice, .incoming)).lastFetchedBlockTime == a.blockTime)
+        // Rule 9: that request started 600 s before bob's recent cursor.
+        let rewound = run.world.indexer.calls.filter { $0.at == t(16) }.compactMap { entry -> Instant? in
+            if case .contextual(let addr, .incoming, let since) = entry.call, addr == bob { return since } else { return nil }
+        }
+        #expect(rewound == [b.blockTime - .seconds(600)])
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+}
+
+@Suite("Fallback polling and background refresh on the simulated world (rules 13–14)")
+struct PollingRefreshEngineTests {
+    @Test("rule 13: each poll starts 60 s after the previous sync completed (90 s apart with 30 s latency), never overlapping, and stops when realtime is back")
+    func pollingCadence() throws {
+        let run = try simulate("""
+            duration 12m
+            mode off
+            at 0m indexer latency 30s
+            at 1m realtime down
+            at 8m realtime up
+            """)
+        let polls = run.catchUpStarts(trigger: "poll")
+        #expect(polls.count >= 4)
+        let launchDone = try #require(run.times { if case .catchUpFinished = $0 { return true } else { return false } }.first)
+        #expect(launchDone - run.catchUpStarts().first! == .seconds(30))
+        #expect(polls.first == launchDone + .seconds(60))  // realtime went down at 1m: 60 s after that sync completed
+        for (a, b) in zip(polls, polls.dropFirst()) { #expect(b - a == .seconds(90)) }
+        #expect(polls.allSatisfy { $0 < t(8, 30) })
+        #expect(run.log.contains { $0.event.line.hasPrefix("polling: stopped: realtime is back") })
+        #expect(run.catchUpStarts(trigger: "rpc-restored").count == 1)
+        run.checkInvariants()
+    }
+
+    @Test("rule 13: no polling in remote-push")
+    func noPollingInRemotePush() throws {
+        let run = try simulate("""
+            duration 12m
+            at 1m realtime down
+            """)
+        #expect(run.catchUpStarts(trigger: "poll").isEmpty)
+        #expect(!run.log.contains { if case .polling = $0.event { return true } else { return false } })
+        run.checkInvariants()
+    }
+
+    @Test("rule 14: a light sync asks only for contextual messages of at most 8 conversations; the OS grants no more often than every 15 min")
+    func lightSyncScope() throws {
+        let run = try simulate("""
+            duration 4h
+            contacts 12
+            traffic 40/h
+            mode background-fetch
+            at 1m background
+            """, until: .hours(3))
+        let starts = run.catchUpStarts(kind: .light)
+        #expect(starts.count >= 8)
+        for start in starts {
+            let calls = run.world.indexer.calls.filter { $0.at == start }
+            #expect(calls.count == 8)
+            #expect(calls.allSatisfy { $0.call.kind == "contextual_in" })
+        }
+        let grants = run.world.os.grants
+        #expect(grants.first! >= t(16))
+        for (a, b) in zip(grants, grants.dropFirst()) { #expect(b - a >= .minutes(15)) }
+        #expect(run.storage.allMessages().contains { $0.via == .background })
+        run.checkInvariants()
+    }
+
+    @Test("rule 14: a light sync stops at its 8 s budget and its late replies are dropped")
+    func lightSyncBudget() throws {
+        let run = try simulate("""
+            duration 1h
+            mode background-fetch
+            at 1m background
+            at 2m receive alice "x"
+            at 3m indexer latency 20s
+            """, until: .minutes(40))
+        let start = try #require(run.catchUpStarts(kind: .light).first)
+        let stop = run.log.first { if case .catchUpFinished(_, .light, _, _, _, _, let by) = $0.event { return by != nil } else { return false } }
+        #expect(stop?.at == start + .seconds(8))
+        #expect(stop?.event.line.contains("stopped: budget of 8s used up") == true)
+        #expect(!run.storage.allMessages().contains { $0.via == .background })
+        run.checkInvariants()
+    }
+
+    @Test("rule 14: no refresh is asked for while reliable push covers the background")
+    func coveredByReliablePush() throws {
+        let run = try simulate("""
+            duration 2h
+            at 1m receive alice "hit"
+            at 2m background
+            """, until: .hours(1))
+        #expect(run.driver.reliability.state == .reliable)
+        #expect(!run.log.contains { if case .backgroundRefresh = $0.event { return true } else { return false } })
+        #expect(run.world.os.grants.isEmpty)
+        run.checkInvariants()
+    }
+}

@@ -1,0 +1,51 @@
+import Testing
+@testable import SyncCore
+
+@Suite("Background refresh (rule 14)")
+struct BackgroundRefreshTests {
+    @Test("rule 14: asks every 15 min in background-fetch, and in remote-push only while push is not reliable")
+    func requestConditions() {
+        var r = BackgroundRefresh()
+        #expect(r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
+                == [.request(earliest: at(900), reason: "mode background-fetch")])
+        var s = BackgroundRefresh()
+        #expect(s.enteredBackground(mode: .remotePush, pushState: .unreliable, now: at(0)).count == 1)
+        var t = BackgroundRefresh()
+        #expect(t.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0)).isEmpty)
+        var u = BackgroundRefresh()
+        #expect(u.enteredBackground(mode: .off, pushState: .disabled, now: at(0)).isEmpty)
+    }
+
+    @Test("rule 14: a grant runs a light sync of 8 conversations with an 8 s budget")
+    func lightSyncBudget() {
+        var r = BackgroundRefresh()
+        _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
+        #expect(r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: false, now: at(1000))
+                == [.runLightSync(conversations: 8, budgetEndsAt: at(1008))])
+        #expect(r.deadlineReached(now: at(1007)).isEmpty)
+        #expect(r.deadlineReached(now: at(1008)) == [.stopLightSync(reason: "budget of 8s used up")])
+        #expect(r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(1008))
+                == [.request(earliest: at(1908), reason: "next refresh")])
+    }
+
+    @Test("rule 14: skipped when reliable push or a trusted realtime channel covers it")
+    func skippedWhenCovered() {
+        var r = BackgroundRefresh()
+        let byPush = r.refreshGranted(mode: .remotePush, pushState: .reliable, realtimeTrusted: false, now: at(0))
+        #expect(byPush == [.skip(reason: "reliable push covers it")])
+        let byRealtime = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: true, now: at(0))
+        #expect(byRealtime.first == .skip(reason: "realtime covers it"))
+        #expect(r.nextDeadline == nil)
+    }
+
+    @Test("rule 14: the OS expiring the task stops the light sync; foreground withdraws everything")
+    func expiryAndForeground() {
+        var r = BackgroundRefresh()
+        _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
+        _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: false, now: at(900))
+        #expect(r.refreshExpired(now: at(905)) == [.stopLightSync(reason: "expired by the OS")])
+        #expect(r.refreshExpired(now: at(930)).isEmpty)
+        _ = r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(905))
+        #expect(r.enteredForeground(now: at(950)) == [.cancelRequest(reason: "app in foreground")])
+    }
+}

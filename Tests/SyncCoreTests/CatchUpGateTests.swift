@@ -1,0 +1,62 @@
+import Testing
+@testable import SyncCore
+
+@Suite("Catch-up gate (rules 6–8)")
+struct CatchUpGateTests {
+    func gate(lastFinishedAt: Instant?) -> CatchUpGate {
+        CatchUpGate(restoring: .init(lastFinishedAt: lastFinishedAt))
+    }
+
+    @Test("rule 6: while reliable, a trigger 5 min after the last catch-up is skipped with the time left")
+    func debouncedWhileReliable() {
+        var g = gate(lastFinishedAt: at(0))
+        let action = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+        #expect(action == .skip(trigger: .appActive, lastFinishedAgo: .seconds(300), nextAllowedIn: .seconds(300)))
+        #expect(g.running == nil)
+    }
+
+    @Test("rule 6: while reliable, a trigger 11 min after the last catch-up runs")
+    func runsAfterDebounce() {
+        var g = gate(lastFinishedAt: at(0))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(660)) == .start(trigger: .appActive, forced: false))
+        #expect(gate(lastFinishedAt: at(0)).debounceRemaining(pushState: .reliable, now: at(600)) == nil)
+    }
+
+    @Test("rule 6: forced triggers ignore the debounce")
+    func forcedIgnoresDebounce() {
+        var g = gate(lastFinishedAt: at(0))
+        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .reliable, now: at(10)) == .start(trigger: .pushUnreliable, forced: true))
+    }
+
+    @Test("rule 7: when push is not reliable every trigger runs", arguments: [PushState.unknown, .unreliable, .disabled])
+    func everyTriggerRunsWhenNotReliable(state: PushState) {
+        var g = gate(lastFinishedAt: at(0))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: state, now: at(1)) == .start(trigger: .subscriptionRestart, forced: false))
+        g.finished(succeeded: true, now: at(2))
+        #expect(g.triggered(.appActive, forced: false, pushState: state, now: at(3)) == .start(trigger: .appActive, forced: false))
+    }
+
+    @Test("rule 8: a trigger during a running catch-up joins it; only one runs")
+    func singleFlight() {
+        var g = gate(lastFinishedAt: nil)
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .unknown, now: at(0)) == .start(trigger: .subscriptionRestart, forced: false))
+        let running = g.running!
+        #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0)) == .join(trigger: .appActive, running: running))
+        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .unreliable, now: at(1)) == .join(trigger: .pushUnreliable, running: running))
+        #expect(g.lightSyncRequested(now: at(1)) == .busy(running: running))
+        g.finished(succeeded: true, now: at(2))
+        #expect(g.lastFinishedAt == at(2))
+        #expect(g.running == nil)
+    }
+
+    @Test("a failed or light sync does not restart the debounce")
+    func onlyCompleteFullSyncsCount() {
+        var g = gate(lastFinishedAt: at(0))
+        _ = g.triggered(.manual, forced: true, pushState: .reliable, now: at(700))
+        g.finished(succeeded: false, now: at(701))
+        #expect(g.lastFinishedAt == at(0))
+        #expect(g.lightSyncRequested(now: at(800)) == .start)
+        g.finished(succeeded: true, now: at(801))
+        #expect(g.lastFinishedAt == at(0))
+    }
+}

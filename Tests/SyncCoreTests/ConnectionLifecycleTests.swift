@@ -1,0 +1,91 @@
+import Testing
+@testable import SyncCore
+
+@Suite("Lifecycle and connection (rules 10–11)")
+struct ConnectionLifecycleTests {
+    @Test("rule 10: the first launch connects without forcing")
+    func firstLaunchNotForced() {
+        var c = ConnectionLifecycle()
+        #expect(c.becameActive(now: at(0)) == [.connect(forced: false, reason: "first launch")])
+    }
+
+    @Test("rule 10: foreground after a background forces a reconnect although isConnected is still true")
+    func foregroundForcesReconnect() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        _ = c.connected(now: at(1))
+        _ = c.enteredBackground(now: at(10))
+        #expect(c.isConnected)  // the OS killed the socket silently: the flag is stale
+        #expect(c.realtime == .stale)
+        let actions = c.becameActive(now: at(600))
+        #expect(actions == [.connect(forced: true, reason: "after background: isConnected=true is not trusted")])
+    }
+
+    @Test("rules 8, 11: the reconnect completing asks for subscription-restart and the deferred app-active together")
+    func reconnectPath() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        let actions = c.connected(now: at(1))
+        #expect(actions.contains(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: "reconnect completed")))
+        #expect(c.nextDeadline == nil)  // the fallback is disarmed
+        #expect(c.deadlineReached(now: at(3)).isEmpty)
+    }
+
+    @Test("rule 11: without a reconnect, the fallback fires 3 s after app-active")
+    func fallbackPath() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        #expect(c.nextDeadline == at(3))
+        #expect(c.deadlineReached(now: at(2)).isEmpty)
+        let fired = c.deadlineReached(now: at(3))
+        #expect(fired == [.requestCatchUp(triggers: [.appActive], reason: "reconnect not completed 3s after app-active")])
+        let late = c.connected(now: at(5))
+        #expect(late.contains(.requestCatchUp(triggers: [.subscriptionRestart], reason: "reconnect completed after the fallback")))
+    }
+
+    @Test("a failed connect retries with backoff in the foreground; a later success is rpc-restored")
+    func retryBackoff() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        _ = c.connectFailed(now: at(1), error: "down")
+        #expect(c.realtime == .offline)
+        #expect(c.nextDeadline == at(3))  // min(fallback 3 s, retry 1 + 2 s)
+        let due = c.deadlineReached(now: at(3))
+        #expect(due.contains(.connect(forced: false, reason: "reconnect attempt 2")))
+        _ = c.connectFailed(now: at(4), error: "down")
+        #expect(c.nextDeadline == at(8))  // 4 s backoff
+        _ = c.deadlineReached(now: at(8))
+        let back = c.connected(now: at(9))
+        #expect(back.contains(.requestCatchUp(triggers: [.subscriptionRestart], reason: "reconnect completed after the fallback")))
+        _ = c.disconnected(now: at(20), error: "flaky")
+        _ = c.deadlineReached(now: at(22))
+        #expect(c.connected(now: at(23)).contains(.requestCatchUp(triggers: [.rpcRestored], reason: "realtime connection restored")))
+    }
+
+    @Test("no retries and no recovery while backgrounded")
+    func backgroundQuiet() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        _ = c.enteredBackground(now: at(1))
+        #expect(c.nextDeadline == nil)
+        #expect(c.connectFailed(now: at(2), error: "app suspended") == [.realtimeChanged(.offline, reason: "connect failed: app suspended")])
+        #expect(c.nextDeadline == nil)
+    }
+}
+
+@Suite("Subscription availability for polling (rules 11, 13)")
+struct SubscriptionAvailabilityTests {
+    @Test("until the recovery fallback fires the subscription is not 'unavailable'; after a failure it is")
+    func availability() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        #expect(!c.subscriptionUnavailable)
+        _ = c.connectFailed(now: at(1), error: "down")
+        #expect(!c.subscriptionUnavailable)  // the recovery fallback has not fired yet
+        _ = c.deadlineReached(now: at(3))
+        #expect(c.subscriptionUnavailable)
+        #expect(c.realtime == .connecting && c.subscriptionUnavailable)  // retry attempt 2 under way
+        _ = c.connected(now: at(4))
+        #expect(!c.subscriptionUnavailable)
+    }
+}

@@ -1,0 +1,166 @@
+import Testing
+@testable import SyncCore
+
+@Suite("Push reliability (rules 1–5)")
+struct PushReliabilityTests {
+    @Test("rules 2–3: the first push matching a realtime tx makes unknown reliable")
+    func firstHitMakesReliable() {
+        var m = machine(.unknown)
+        #expect(m.realtimeTxSeen(txId: "a", eligible: true, now: at(10)).isEmpty)
+        let actions = m.pushReceived(txId: "a", arrivedAt: at(12), now: at(12))
+        #expect(actions.first == .observedHit(txId: "a", pushOffset: .seconds(2)))
+        #expect(actions.stateChanges == [.reliable])
+        #expect(m.state == .reliable)
+    }
+
+    @Test("rule 2: a push 60 s after its realtime tx is a hit, a grace that runs out is a miss")
+    func graceBoundary() {
+        var m = machine(.unknown)
+        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        #expect(m.nextDeadline == at(60))
+        #expect(m.deadlineReached(now: at(59)).isEmpty)  // spurious wake-up: nothing
+        #expect(m.pushReceived(txId: "a", arrivedAt: at(60), now: at(60)).stateChanges == [.reliable])
+
+        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(100))
+        #expect(m.deadlineReached(now: at(160)) == [.observedMiss(txId: "b", consecutiveMisses: 1)])
+        #expect(m.pushReceived(txId: "b", arrivedAt: at(161), now: at(161)).isEmpty)  // too late: already a miss
+    }
+
+    @Test("rule 2: a push 20 s before its realtime tx is a hit, 40 s before is not")
+    func leadTolerance() {
+        var m = machine(.unknown)
+        _ = m.pushReceived(txId: "early", arrivedAt: at(80), now: at(80))
+        #expect(m.realtimeTxSeen(txId: "early", eligible: true, now: at(100)).stateChanges == [.reliable])
+
+        var n = machine(.unknown)
+        _ = n.pushReceived(txId: "tooEarly", arrivedAt: at(60), now: at(60))
+        #expect(n.realtimeTxSeen(txId: "tooEarly", eligible: true, now: at(100)).isEmpty)
+        #expect(n.deadlineReached(now: at(160)) == [.observedMiss(txId: "tooEarly", consecutiveMisses: 1)])
+        #expect(n.state == .unknown)
+    }
+
+    @Test("rules 3–4: three misses make it unreliable at the third grace, force a catch-up and re-register")
+    func threeMissesMakeUnreliable() {
+        var m = machine(.reliable)
+        for (i, id) in ["a", "b", "c"].enumerated() {
+            _ = m.realtimeTxSeen(txId: id, eligible: true, now: at(Int64(i) * 10))
+        }
+        #expect(m.deadlineReached(now: at(60)) == [.observedMiss(txId: "a", consecutiveMisses: 1)])
+        #expect(m.deadlineReached(now: at(70)) == [.observedMiss(txId: "b", consecutiveMisses: 2)])
+        #expect(m.state == .reliable)
+        let third = m.deadlineReached(now: at(80))
+        #expect(third.count == 4)
+        #expect(third[0] == .observedMiss(txId: "c", consecutiveMisses: 3))
+        #expect(third.stateChanges == [.unreliable])
+        #expect(third[2] == .startForcedCatchUp)
+        #expect(third[3] == .reregisterToken)
+        #expect(m.lastReregisterAt == at(80))
+    }
+
+    @Test("rule 4: a second fall into unreliable within 600 s does not re-register again")
+    func reregisterCooldown() {
+        var m = machine(.reliable)
+        func threeMisses(from t: Int64) -> [PushReliability.Action] {
+            var all: [PushReliability.Action] = []
+            for i in 0..<3 { _ = m.realtimeTxSeen(txId: "t\(t)-\(i)", eligible: true, now: at(t + Int64(i))) }
+            all += m.deadlineReached(now: at(t + 62))
+            return all
+        }
+        #expect(threeMisses(from: 0).contains(.reregisterToken))
+        _ = m.realtimeTxSeen(txId: "hit", eligible: true, now: at(100))
+        #expect(m.pushReceived(txId: "hit", arrivedAt: at(101), now: at(101)).stateChanges == [.reliable])
+        let second = threeMisses(from: 200)  // re-registered at 62, now 262: 200 s ago
+        #expect(second.stateChanges == [.unreliable])
+        #expect(second.contains(.startForcedCatchUp))
+        #expect(!second.contains(.reregisterToken))
+        #expect(second.last == .reregisterSkipped(lastAgo: .seconds(200), nextAllowedIn: .seconds(400)))
+        #expect(m.lastReregisterAt == at(62))
+
+        _ = m.realtimeTxSeen(txId: "hit2", eligible: true, now: at(700))
+        _ = m.pushReceived(txId: "hit2", arrivedAt: at(701), now: at(701))
+        #expect(threeMisses(from: 800).contains(.reregisterToken))  // 800 s later: allowed again
+    }
+
+    @Test("rule 3: one hit after unreliable makes it reliable at once, and a hit resets the miss count")
+    func hitRecovers() {
+        var m = machine(.unreliable, misses: 5)
+        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        #expect(m.pushReceived(txId: "a", arrivedAt: at(1), now: at(1)).stateChanges == [.reliable])
+        #expect(m.consecutiveMisses == 0)
+
+        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(10))
+        _ = m.realtimeTxSeen(txId: "c", eligible: true, now: at(11))
+        _ = m.deadlineReached(now: at(71))
+        #expect(m.consecutiveMisses == 2)
+        _ = m.realtimeTxSeen(txId: "d", eligible: true, now: at(80))
+        _ = m.pushReceived(txId: "d", arrivedAt: at(81), now: at(81))
+        #expect(m.consecutiveMisses == 0)
+        _ = m.realtimeTxSeen(txId: "e", eligible: true, now: at(90))
+        _ = m.deadlineReached(now: at(150))
+        #expect(m.consecutiveMisses == 1)
+        #expect(m.state == .reliable)  // the two misses before the hit do not count toward three
+    }
+
+    @Test("rule 2: muted contacts and outgoing messages never count")
+    func ineligibleNeverCounts() {
+        var m = machine(.reliable)
+        for i in 0..<5 { _ = m.realtimeTxSeen(txId: "muted\(i)", eligible: false, now: at(Int64(i))) }
+        #expect(m.pendingObservations == 0)
+        #expect(m.nextDeadline == nil)
+        #expect(m.deadlineReached(now: at(1000)).isEmpty)
+        #expect(m.state == .reliable)
+    }
+
+    @Test("rule 1: disabled outside remote-push, without permission or without an active token; unknown again after")
+    func disabledConditions() {
+        for blocked in [
+            PushConditions(mode: .backgroundFetch, permissionGranted: true, tokenStatus: .active),
+            PushConditions(mode: .off, permissionGranted: true, tokenStatus: .active),
+            PushConditions(mode: .remotePush, permissionGranted: false, tokenStatus: .active),
+            PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .expired),
+            PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .registered),
+        ] {
+            var m = machine(.reliable)
+            #expect(m.conditionsChanged(blocked, now: at(1)).stateChanges == [.disabled])
+            _ = m.realtimeTxSeen(txId: "x", eligible: true, now: at(2))
+            #expect(m.pendingObservations == 0)  // no evidence while disabled
+            #expect(m.conditionsChanged(operational, now: at(3)).stateChanges == [.unknown])
+        }
+    }
+
+    @Test("rule 5: the learned state restores from what was persisted")
+    func persistedRoundTrip() {
+        var m = machine(.unknown)
+        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        _ = m.pushReceived(txId: "a", arrivedAt: at(1), now: at(1))
+        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(5))
+        _ = m.deadlineReached(now: at(65))
+        let restored = PushReliability(restoring: m.persisted)
+        #expect(restored.state == .reliable)
+        #expect(restored.consecutiveMisses == 1)
+        #expect(m.persisted == PushReliability.Persisted(state: .reliable, consecutiveMisses: 1, lastReregisterAt: nil))
+    }
+
+    @Test("rule 12: a push processed late counts with the time it really arrived")
+    func latePendingPushUsesArrivalTime() {
+        var m = machine(.unknown)
+        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        // Arrived at 40 s while the app was suspended; processed on foreground at 600 s.
+        #expect(m.pushReceived(txId: "a", arrivedAt: at(40), now: at(600)).stateChanges == [.reliable])
+        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(700))
+        // Arrived at 800 s: after the grace, so a miss even though the timer had not fired yet.
+        #expect(m.pushReceived(txId: "b", arrivedAt: at(800), now: at(900)) == [.observedMiss(txId: "b", consecutiveMisses: 1)])
+    }
+
+    @Test("a realtime redelivery of the same tx is observed once")
+    func redeliveryObservedOnce() {
+        var m = machine(.reliable)
+        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(1))
+        #expect(m.pendingObservations == 1)
+        _ = m.deadlineReached(now: at(61))
+        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(70))
+        #expect(m.pendingObservations == 0)
+        #expect(m.consecutiveMisses == 1)
+    }
+}

@@ -1,0 +1,18 @@
+import SyncCore
+
+func at(_ seconds: Int64) -> Instant { Instant(milliseconds: seconds * 1000) }
+
+let operational = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active)
+
+/// A reliability machine with push operational, in the given state.
+func machine(_ state: PushState = .unknown, misses: Int = 0, lastReregisterAt: Instant? = nil) -> PushReliability {
+    var m = PushReliability(restoring: .init(state: state, consecutiveMisses: misses, lastReregisterAt: lastReregisterAt))
+    _ = m.conditionsChanged(operational, now: .zero)
+    return m
+}
+
+extension Array where Element == PushReliability.Action {
+    var stateChanges: [PushState] {
+        compactMap { if case .stateChanged(_, let to, _) = $0 { return to } else { return nil } }
+    }
+}
