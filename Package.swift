@@ -30,11 +30,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
-        .testTarget(
-            name: "EngineTests",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"],
-            resources: [.copy("Fixtures")]
-        ),
+        .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -146,7 +146,7 @@ public struct ConnectionLifecycle: Sendable {
             retryAt = nil
             connectInFlight = true
             realtime = .connecting
-            actions.append(.connect(forced: false, reason: "reconnect attempt \(failedAttempts + 1)"))
+            actions.append(.connect(forced: false, reason: "reconnect attempt \(failedAttempts)"))
         }
         return actions  // empty on a spurious wake-up
     }

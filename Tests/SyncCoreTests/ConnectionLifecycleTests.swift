@@ -51,7 +51,7 @@ struct ConnectionLifecycleTests {
         #expect(c.realtime == .offline)
         #expect(c.nextDeadline == at(3))  // min(fallback 3 s, retry 1 + 2 s)
         let due = c.deadlineReached(now: at(3))
-        #expect(due.contains(.connect(forced: false, reason: "reconnect attempt 2")))
+        #expect(due.contains(.connect(forced: false, reason: "reconnect attempt 1")))
         _ = c.connectFailed(now: at(4), error: "down")
         #expect(c.nextDeadline == at(8))  // 4 s backoff
         _ = c.deadlineReached(now: at(8))

@@ -1,0 +1,210 @@
+import Foundation
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+@Suite("Notifications and wire input on the simulated world (rule 15, SPEC §6)")
+struct NotificationWireEngineTests {
+    @Test("rule 15: one banner per conversation per second, the badge is the unread count, muted contacts raise none")
+    func bannersAndBadge() throws {
+        var timings = WorldTimings()
+        timings.pushLatency = (.seconds(2), .seconds(2))
+        let run = try simulate("""
+            duration 10m
+            at 1m receive alice "read me"
+            at 1m receive bob "me too"
+            at 2m mute carol
+            at 3m background
+            at 4m receive alice "first"
+            at 4m receive alice "second, same second"
+            at 4m receive bob "other conversation"
+            at 5m receive carol "muted"
+            """, timings: timings, until: .minutes(6))
+        let banners = run.log.compactMap { e -> (Banner, Int)? in
+            if case .banner(let b, let badge) = e.event { return (b, badge) } else { return nil }
+        }
+        #expect(banners.map(\.0.title) == ["Alice", "Bob"])
+        #expect(banners.map(\.0.body) == ["first", "other conversation"])
+        #expect(banners.map(\.1) == [3, 5])  // 2 unread + the pushes pending in the extension
+        let suppressed = run.log.compactMap { e -> String? in
+            if case .bannerSuppressed(_, let reason) = e.event { return reason } else { return nil }
+        }
+        #expect(suppressed == ["rate limit: one per 1s per conversation"])
+        #expect(run.world.push.sent == 5)  // carol is muted at the push service too
+        #expect(run.driver.badge == 5)
+        run.world.os.moveToForeground()
+        run.advance(to: t(7))
+        #expect(run.storage.totalUnread() == run.driver.badge)
+        #expect(run.driver.badge == 5)
+        // Carol is muted: no push, and realtime was dead in the background. Push is reliable
+        // and the last catch-up is under 10 min old, so the foreground catch-up is skipped
+        // (rule 6) and her message waits for the next allowed one — here a manual sync.
+        let carol = run.incoming(from: "carol")[0]
+        #expect(!run.storage.hasMessage(txId: carol.txId))
+        run.driver.syncNow()
+        run.advance(to: t(8))
+        #expect(run.storage.message(txId: carol.txId)?.via == .fetch)
+        #expect(run.driver.badge == 6)
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("rule 15: the preview mode decides what a banner shows")
+    func previewModes() throws {
+        let run = try simulate("""
+            duration 10m
+            at 1m background
+            at 2m receive alice "secret plans"
+            """, until: .minutes(5)) { run in
+            run.driver.setPreview(.hidden)
+        }
+        let banner = run.log.compactMap { e -> Banner? in if case .banner(let b, _) = e.event { return b } else { return nil } }
+        #expect(banner == [Banner(conversation: run.contact("alice").address, title: "synchat", body: "New message")])
+        run.checkInvariants()
+    }
+
+    @Test("a malformed push payload is an error event and loses no message")
+    func malformedPush() throws {
+        let run = try simulate("""
+            duration 10m
+            at 1m receive alice "payload will be garbage"
+            at 2m receive bob "fine"
+            """) { run in
+            run.world.push.malformedPayloads = 1
+        }
+        let errors = run.log.filter { if case .error("push", _) = $0.event { return true } else { return false } }
+        #expect(errors.count == 1)
+        #expect(errors[0].event.line.contains("push payload"))
+        #expect(run.storage.message(txId: run.incoming(from: "alice")[0].txId)?.via == .realtime)
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("a malformed indexer response is an error event, moves no cursor, and loses no message")
+    func malformedIndexerReply() throws {
+        let run = try simulate("""
+            duration 30m
+            mode off
+            at 1m background
+            at 2m receive alice "a"
+            at 2m receive bob "b"
+            at 2m receive carol "c"
+            at 3m foreground
+            at 10m sync
+            """, until: .minutes(5)) { run in
+            run.world.indexer.malformedReplies = 1
+        }
+        let errors = run.log.filter { if case .error("indexer", let m) = $0.event { return m.contains("not valid JSON") } else { return false } }
+        #expect(errors.count == 1)
+        #expect(run.log.contains { $0.event.line.contains("1 failed") })
+        let stored = run.world.ledger.filter { run.storage.hasMessage(txId: $0.txId) }.count
+        let missing = run.world.ledger.count - stored
+        #expect(missing <= 1)
+        run.run()
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("wire decoding rejects every malformed shape with a message")
+    func wireRejects() throws {
+        let me = Address("kaspa:me")
+        let bad: [(String, String)] = [
+            ("not json", "not valid JSON"),
+            ("[1,2]", "not a JSON object"),
+            (#"{"synchat": {}}"#, "missing \"aps\""),
+            (#"{"aps": {}, "synchat": {"txId": 7}}"#, "\"txId\" is not a string"),
+            (#"{"aps": {}, "synchat": {"txId": "t", "sender": "s", "kind": "x", "blockTime": 1, "payload": ""}}"#, "unknown kind"),
+            (#"{"aps": {}, "synchat": {"txId": "t", "sender": "s", "kind": "contextual", "blockTime": -1, "payload": ""}}"#, "non-negative integer"),
+            (#"{"aps": {}, "synchat": {"txId": "t", "sender": "s", "kind": "contextual", "blockTime": true, "payload": ""}}"#, "non-negative integer"),
+            (#"{"aps": {}, "synchat": {"txId": "t", "sender": "kaspa:me", "kind": "contextual", "blockTime": 1, "payload": ""}}"#, "own address"),
+        ]
+        for (json, message) in bad {
+            #expect {
+                try PushPayload.decode(Data(json.utf8), me: me)
+            } throws: { error in
+                (error as? WireError)?.message.contains(message) == true
+            }
+        }
+        let good = #"{"aps": {}, "synchat": {"txId": "t", "sender": "s", "kind": "payment", "blockTime": 5, "payload": "3 KAS"}}"#
+        let m = try PushPayload.decode(Data(good.utf8), me: me)
+        #expect(m == NetworkMessage(txId: "t", conversation: Address("s"), direction: .incoming, kind: .payment, body: "3 KAS", blockTime: Instant(milliseconds: 5)))
+
+        let call = IndexerCall.contextual(Address("s"), .incoming, since: Instant(milliseconds: 100))
+        let replies: [(String, String)] = [
+            (#"{"messages": {}}"#, "missing \"messages\" array"),
+            (#"{"messages": [], "nextPage": "2"}"#, "nextPage"),
+            (#"{"messages": [{"txId": "a", "sender": "s", "recipient": "kaspa:me", "kind": "contextual", "blockTime": 50, "payload": ""}]}"#, "before the requested start"),
+            (#"{"messages": [{"txId": "a", "sender": "x", "recipient": "kaspa:me", "kind": "contextual", "blockTime": 150, "payload": ""}]}"#, "not a incoming contextual message of s"),
+            (#"{"messages": [{"txId": "a", "sender": "s", "recipient": "y", "kind": "contextual", "blockTime": 150, "payload": ""}]}"#, "neither sender nor recipient"),
+            (#"{"messages": [{"txId": "a", "sender": "s", "recipient": "kaspa:me", "kind": "contextual", "blockTime": 150, "payload": ""}, {"txId": "a", "sender": "s", "recipient": "kaspa:me", "kind": "contextual", "blockTime": 160, "payload": ""}]}"#, "duplicate txId"),
+        ]
+        for (json, message) in replies {
+            #expect {
+                try IndexerPage.decode(Data(json.utf8), for: call, me: me)
+            } throws: { error in
+                (error as? WireError)?.message.contains(message) == true
+            }
+        }
+    }
+}
+
+@Suite("Determinism and shipped scenarios")
+struct DeterminismTests {
+    static let scenariosDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Scenarios")
+
+    static func shipped() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: scenariosDirectory.path)) ?? [])
+            .filter { $0.hasSuffix(".scenario") }.sorted()
+    }
+
+    func load(_ name: String) throws -> Scenario {
+        try ScenarioParser.load(path: Self.scenariosDirectory.appendingPathComponent(name).path)
+    }
+
+    @Test("the same seed and scenario give a byte-identical event log; another seed a different one")
+    func sameSeedSameLog() throws {
+        let s = try load("push-outage.scenario")
+        let a = ScenarioRun(scenario: s), b = ScenarioRun(scenario: s), c = ScenarioRun(scenario: s, seed: s.seed + 1)
+        a.run(); b.run(); c.run()
+        #expect(a.logLines.count > 100)
+        #expect(a.logLines.joined(separator: "\n") == b.logLines.joined(separator: "\n"))
+        #expect(a.logLines != c.logLines)
+    }
+
+    @Test("the push-outage scenario shows reliable, the outage, three misses, unreliable with a forced catch-up and a re-register, then recovery — in that order")
+    func pushOutageStory() throws {
+        let run = ScenarioRun(scenario: try load("push-outage.scenario"))
+        run.run()
+        let lines = run.logLines
+        func index(after start: Int, _ needle: String) -> Int? {
+            lines[start...].firstIndex { $0.contains(needle) }
+        }
+        let reliable = try #require(index(after: 0, "push unknown → reliable"))
+        let outage = try #require(index(after: reliable, "world: push drop 100%"))
+        let miss1 = try #require(index(after: outage, "misses 1/3"))
+        let miss2 = try #require(index(after: miss1, "misses 2/3"))
+        let miss3 = try #require(index(after: miss2, "misses 3/3"))
+        let unreliable = try #require(index(after: miss3, "push reliable → unreliable"))
+        let forced = try #require(index(after: unreliable, "catch-up started (push-unreliable)"))
+        let reregister = try #require(index(after: unreliable, "re-register: push unreliable"))
+        let recovered = try #require(index(after: max(forced, reregister), "push unreliable → reliable"))
+        #expect(recovered > reregister)
+        #expect(lines[unreliable].prefix(12) == lines[forced].prefix(12))  // same instant
+        #expect(index(after: 0, "catch-up skipped (app-active)") != nil)
+    }
+
+    @Test("every shipped scenario runs with nothing lost, nothing twice and no overlapping sync", arguments: shipped())
+    func shippedScenariosHold(name: String) throws {
+        let run = ScenarioRun(scenario: try load(name))
+        run.run()
+        let summary = RunSummary(run)
+        #expect(summary.messagesSent > 0)
+        #expect(summary.messagesLost == 0, "lost \(summary.lostTxIds)")
+        #expect(summary.duplicates == 0)
+        #expect(summary.overlappingSyncs == 0)
+    }
+}

@@ -1,0 +1,128 @@
+import Simulation
+import SyncCore
+import Testing
+
+@Suite("Scenario files (SPEC §9)")
+struct ScenarioParserTests {
+    @Test("headers: seed, duration, contacts, traffic, mode, settle; comments and blank lines")
+    func headers() throws {
+        let s = try ScenarioParser.parse("""
+            # a comment
+            seed 42          # trailing comment
+
+            duration 1h30m
+            contacts 9
+            traffic 3/m
+            mode background-fetch
+            settle 20m
+            """, file: "h.scenario")
+        #expect(s.seed == 42)
+        #expect(s.duration == .minutes(90))
+        #expect(s.contacts == 9)
+        #expect(s.trafficPerHour == 180)
+        #expect(s.mode == .backgroundFetch)
+        #expect(s.settle == .minutes(20))
+        #expect(s.steps.isEmpty)
+    }
+
+    @Test("every verb")
+    func everyVerb() throws {
+        let lines: [(String, Directive)] = [
+            ("foreground", .foreground),
+            ("background", .background),
+            ("push drop 12.5%", .pushDrop(percent: 12.5)),
+            ("push delay 90s", .pushDelay(.seconds(90))),
+            ("push down", .pushDown),
+            ("push up", .pushUp),
+            ("realtime down", .realtimeDown),
+            ("realtime up", .realtimeUp),
+            ("realtime stale", .realtimeStale),
+            ("realtime flaky 30%", .realtimeFlaky(percent: 30)),
+            ("indexer down", .indexerDown),
+            ("indexer up", .indexerUp),
+            ("indexer latency 2s", .indexerLatency(.seconds(2))),
+            ("token expire", .tokenExpire),
+            ("token invalidate", .tokenInvalidate),
+            ("mode off", .mode(.off)),
+            ("send alice \"hello\"", .send(handle: "alice", text: "hello")),
+            ("receive bob \"hi there\"", .receive(handle: "bob", text: "hi there")),
+            ("contact zoe \"Zoë Q\"", .contact(handle: "zoe", displayName: "Zoë Q")),
+            ("mute carol", .mute(handle: "carol")),
+            ("unmute carol", .unmute(handle: "carol")),
+            ("sync", .sync),
+            ("quit", .quit),
+        ]
+        let text = "contacts 3\n" + lines.enumerated().map { "at \($0.offset)m \($0.element.0)" }.joined(separator: "\n")
+        let s = try ScenarioParser.parse(text, file: "v.scenario")
+        #expect(s.steps.map(\.directive) == lines.map(\.1))
+        #expect(s.steps.map(\.line) == Array(2...(lines.count + 1)))
+        #expect(s.steps[3].at == .zero + .minutes(3))
+    }
+
+    @Test("every escape in quoted text")
+    func escapes() throws {
+        let s = try ScenarioParser.parse(#"at 1m receive alice "a\nb\tc\\d\"e\e[2J\x41\u{1F600}\u{7}""#, file: "e.scenario")
+        #expect(s.steps[0].directive == .receive(handle: "alice", text: "a\nb\tc\\d\"e\u{1B}[2JA😀\u{07}"))
+    }
+
+    @Test("durations: s, m, h, ms, d, sums and bare seconds")
+    func durations() throws {
+        let fail: (String) -> ScenarioError = { ScenarioError(file: "d", line: 1, message: $0) }
+        #expect(try ScenarioParser.parseDuration("90s", fail) == .seconds(90))
+        #expect(try ScenarioParser.parseDuration("10m", fail) == .minutes(10))
+        #expect(try ScenarioParser.parseDuration("2h", fail) == .hours(2))
+        #expect(try ScenarioParser.parseDuration("1h30m15s", fail) == .seconds(5415))
+        #expect(try ScenarioParser.parseDuration("250ms", fail) == .milliseconds(250))
+        #expect(try ScenarioParser.parseDuration("1d", fail) == .hours(24))
+        #expect(try ScenarioParser.parseDuration("45", fail) == .seconds(45))
+    }
+
+    @Test("a bad line stops with FILE:LINE: message", arguments: [
+        ("at 1m dance", 2, "unknown verb \"dance\""),
+        ("at 1x foreground", 2, "bad duration \"1x\""),
+        ("at 1m push drop 120%", 2, "bad percentage \"120%\""),
+        ("at 1m push drop lots", 2, "bad percentage"),
+        ("at 1m send mallory \"hi\"", 2, "unknown contact \"mallory\""),
+        ("at 1m send alice hi", 2, "expected quoted text"),
+        ("at 1m receive alice \"unterminated", 2, "unterminated quoted text"),
+        ("at 1m receive alice \"bad \\q escape\"", 2, "unknown escape \\q"),
+        ("at 1m receive alice \"\\u{110000}\"", 2, "not a Unicode scalar"),
+        ("at 1m receive alice \"\\xZZ\"", 2, "expected two hex digits"),
+        ("at 1m foreground now", 2, "unexpected \"now\""),
+        ("at 5h foreground", 2, "after the scenario's duration"),
+        ("at 1m mode turbo", 2, "unknown mode \"turbo\""),
+        ("at 1m realtime sideways", 2, "unknown realtime fault"),
+        ("teleport", 2, "unknown directive \"teleport\""),
+        ("traffic fast", 2, "bad traffic rate"),
+        ("seed -1", 2, "seed must be a non-negative integer"),
+        ("at 10m sync\nat 5m sync", 3, "goes back before the previous step"),
+    ])
+    func badLines(line: String, number: Int, message: String) {
+        let text = "duration 2h\n" + line
+        #expect {
+            try ScenarioParser.parse(text, file: "bad.scenario")
+        } throws: { error in
+            guard let e = error as? ScenarioError else { return false }
+            return e.line == number && e.description.hasPrefix("bad.scenario:\(number): ") && e.message.contains(message)
+                && !e.description.contains("\n")
+        }
+    }
+
+    @Test("contacts added by a contact line can be used after it, not before")
+    func contactOrder() throws {
+        #expect(throws: ScenarioError.self) {
+            try ScenarioParser.parse("at 1m send zoe \"x\"\nat 2m contact zoe \"Zoe\"", file: "c.scenario")
+        }
+        let s = try ScenarioParser.parse("at 1m contact zoe \"Zoe\"\nat 2m send zoe \"x\"", file: "c.scenario")
+        #expect(s.steps.count == 2)
+    }
+
+    @Test("a missing file is an error naming it")
+    func missingFile() {
+        #expect {
+            try ScenarioParser.load(path: "/nonexistent/x.scenario")
+        } throws: { error in
+            (error as? ScenarioError)?.description == "/nonexistent/x.scenario: no such file"
+        }
+    }
+}
