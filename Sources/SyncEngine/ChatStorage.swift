@@ -80,8 +80,8 @@ public final class InMemoryChatStorage: ChatStorage {
     private var cursors: [SyncObject: SyncCursor] = [:]
     private var unread: [Address: Int] = [:]
     private var pending: [PendingPush] = []
-    /// Test hook: the next commit fails before writing anything.
-    public var failNextCommit = false
+    /// Test hook: a commit for which this returns true fails before writing anything.
+    public var failCommit: ((_ messages: [StoredMessage], _ cursor: SyncObject?) -> Bool)?
 
     public init() {}
 
@@ -103,8 +103,7 @@ public final class InMemoryChatStorage: ChatStorage {
     public func message(txId: String) -> StoredMessage? { byTxId[txId].map { ordered[$0] } }
 
     public func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage] {
-        if failNextCommit {
-            failNextCommit = false
+        if let failCommit, failCommit(messages, cursor?.0) {
             throw StorageError("simulated storage failure")
         }
         var fresh: [StoredMessage] = []

@@ -239,24 +239,14 @@ public final class SyncDriver: ClientEndpoint {
     }
 
     public func pushDelivered(payload: Data) {
-        let message: NetworkMessage
-        do { message = try PushPayload.decode(payload, me: me) } catch {
-            emit(.error(source: "push", message: "\(error); ignored, the message will come by another channel"))
-            settle()
-            return
-        }
+        guard let message = decodePush(payload, source: "push") else { return settle() }
         store(message, via: .push, receivedAt: now)
         handle(reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
         settle()
     }
 
     public func notificationExtensionReceived(payload: Data) {
-        let message: NetworkMessage
-        do { message = try PushPayload.decode(payload, me: me) } catch {
-            emit(.error(source: "notification extension", message: "\(error); ignored, the message will come by another channel"))
-            settle()
-            return
-        }
+        guard let message = decodePush(payload, source: "notification extension") else { return settle() }
         do {
             try storage.appendPendingPush(PendingPush(message: message, arrivedAt: now))
         } catch {
@@ -264,6 +254,17 @@ public final class SyncDriver: ClientEndpoint {
         }
         notify(message)
         settle()
+    }
+
+    /// A malformed payload is an error event and nothing else: the message it was meant to
+    /// carry still arrives by realtime or the next catch-up.
+    private func decodePush(_ payload: Data, source: String) -> NetworkMessage? {
+        do {
+            return try PushPayload.decode(payload, me: me)
+        } catch {
+            emit(.error(source: source, message: "\(error); ignored, the message will come by another channel"))
+            return nil
+        }
     }
 
     public func tokenStatusChanged(_ status: TokenStatus) {

@@ -1,0 +1,124 @@
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+@Suite("World faults and scenario verbs on the engine")
+struct WorldFaultEngineTests {
+    @Test("realtime flaky: a dropped connection is reconnected (rpc-restored) and nothing is lost")
+    func flakyRealtime() throws {
+        let run = try simulate("""
+            duration 20m
+            mode off
+            traffic 60/h
+            at 1m realtime flaky 50%
+            at 15m realtime up
+            """)
+        let drops = run.log.filter { $0.event.line.contains("connection dropped (flaky network)") }
+        #expect(!drops.isEmpty)
+        #expect(run.catchUpStarts(trigger: "rpc-restored").count >= 1)
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("realtime stale: the connection goes silent without an error; push still delivers; the next foreground reconnects")
+    func staleRealtime() throws {
+        let run = try simulate("""
+            duration 20m
+            at 1m receive alice "before"
+            at 2m realtime stale
+            at 3m receive bob "while stale"
+            at 5m background
+            at 6m foreground
+            at 8m receive carol "after"
+            """)
+        #expect(!run.log.contains { if case .realtime(.offline, _) = $0.event { return true } else { return false } })
+        #expect(run.storage.message(txId: run.incoming(from: "bob")[0].txId)?.via == .push)
+        let carol = run.incoming(from: "carol")[0]
+        let sightings = run.times { if case .observationHit(let id, _) = $0 { return id == carol.txId } else { return false } }
+        #expect(sightings.count == 1)  // realtime is back after the forced reconnect: carol is observed
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("rule 9: a failed commit stores nothing and moves no cursor; the next sync stores it")
+    func failedCommitIsAtomic() throws {
+        let storage = InMemoryChatStorage()
+        let run = try simulate("""
+            duration 30m
+            mode off
+            contacts 1
+            at 1m background
+            at 2m receive alice "x"
+            at 3m foreground
+            at 10m sync
+            """, until: .minutes(2) + .seconds(10), storage: storage)
+        let alice = run.contact("alice").address
+        var failures = 1
+        storage.failCommit = { _, object in
+            guard object == .contextual(alice, .incoming), failures > 0 else { return false }
+            failures -= 1
+            return true
+        }
+        run.advance(to: t(5))
+        let x = run.incoming(from: "alice")[0]
+        let storageErrors = run.log.filter { if case .error("storage", _) = $0.event { return true } else { return false } }
+        #expect(storageErrors.count == 1)
+        #expect(storageErrors.first?.event.line.contains("contextual/\(alice.value)/in") == true)
+        #expect(!storage.hasMessage(txId: x.txId))
+        #expect(storage.cursor(.contextual(alice, .incoming)).lastFetchedBlockTime == nil)
+        #expect(storage.cursor(.contextual(alice, .outgoing)) == SyncCursor())  // nothing to cover: untouched
+        run.run()
+        #expect(storage.message(txId: x.txId)?.via == .fetch)
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("a new contact sends a handshake that the catch-up fetches with the handshake call")
+    func newContactHandshake() throws {
+        let run = try simulate("""
+            duration 20m
+            at 1m background
+            at 2m contact zoe "Zoë Quinn"
+            at 20m foreground
+            """)
+        let zoe = try #require(run.world.contact(handle: "zoe"))
+        let handshake = try #require(run.world.ledger.first { $0.conversation == zoe.address })
+        #expect(handshake.kind == .handshake)
+        #expect(run.storage.message(txId: handshake.txId) != nil)
+        #expect(run.driver.contact(zoe.address)?.displayName == "Zoë Quinn")
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("quit ends the script there: traffic stops, the final foreground and settle still run")
+    func quitEndsScript() throws {
+        let run = try simulate("""
+            duration 2h
+            traffic 120/h
+            at 10m background
+            at 20m quit
+            """)
+        #expect(run.scriptEnd == t(20))
+        #expect(run.world.ledger.allSatisfy { $0.blockTime < t(20) + .seconds(2) })
+        #expect(run.log.contains { $0.at == t(20) && $0.event == .world("final foreground") })
+        #expect(run.scheduler.now == t(35))
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("hostile text never reaches the event log raw")
+    func hostileTextIsVisible() throws {
+        let run = try simulate(#"""
+            duration 10m
+            at 1m background
+            at 2m receive alice "\e]0;pwned\x07 and \e[2J\x0D\x08"
+            at 3m contact mal "\e[31mred\e[0m"
+            """#)
+        let all = run.logLines.joined(separator: "\n")
+        #expect(!all.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
+        #expect(all.contains("^[]0;pwned^G and ^[[2J^M^H"))
+        #expect(all.contains("^[[31mred^[[0m"))
+    }
+}
