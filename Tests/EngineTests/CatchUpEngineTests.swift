@@ -22,10 +22,11 @@ struct CatchUpEngineTests {
         let skips = run.log.filter { if case .catchUpSkipped = $0.event { return true } else { return false } }
         #expect(skips.count == 2)  // subscription-restart and the deferred app-active of one foreground
         #expect(skips.allSatisfy { $0.at > t(5) && $0.at < t(5, 2) })
-        guard case .catchUpSkipped(_, let ago, let left) = skips[0].event else { Issue.record("not a skip"); return }
+        let skip = try #require(skips.first)
+        guard case .catchUpSkipped(_, let ago, let left) = skip.event else { Issue.record("not a skip"); return }
         #expect(ago + left == .minutes(10))
         #expect(left > .minutes(4) && left < .minutes(6))
-        #expect(skips[0].event.line.contains("next allowed in"))
+        #expect(skip.event.line.contains("next allowed in"))
         let starts = run.catchUpStarts()
         #expect(starts.contains { $0 > t(11, 30) && $0 < t(11, 32) })  // 11.5 min after: runs
         #expect(run.catchUpStarts(trigger: "manual") == [t(12)])        // 30 s after, forced
