@@ -29,6 +29,8 @@ public struct BackgroundRefresh: Sendable {
     public let settings: SyncSettings
     public private(set) var requested = false
     public private(set) var budgetEndsAt: Instant?
+    /// Refreshes are asked for only from the background.
+    private var inBackground = false
 
     public init(settings: SyncSettings = .default) { self.settings = settings }
 
@@ -44,6 +46,7 @@ public struct BackgroundRefresh: Sendable {
     }
 
     public mutating func enteredBackground(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+        inBackground = true
         guard Self.needed(mode: mode, pushState: pushState) else { return [] }
         requested = true
         let why = mode == .backgroundFetch ? "mode background-fetch" : "safety net: push \(pushState.rawValue)"
@@ -51,6 +54,7 @@ public struct BackgroundRefresh: Sendable {
     }
 
     public mutating func enteredForeground(now: Instant) -> [Action] {
+        inBackground = false
         let wasRunning = budgetEndsAt != nil
         budgetEndsAt = nil
         var actions: [Action] = []
@@ -105,7 +109,7 @@ public struct BackgroundRefresh: Sendable {
     }
 
     private mutating func rerequest(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
-        guard Self.needed(mode: mode, pushState: pushState) else { return [] }
+        guard inBackground, Self.needed(mode: mode, pushState: pushState) else { return [] }
         requested = true
         return [.request(earliest: now + settings.backgroundRefreshInterval, reason: "next refresh")]
     }

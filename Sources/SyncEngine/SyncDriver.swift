@@ -499,8 +499,9 @@ public final class SyncDriver: ClientEndpoint {
     private func announce(_ m: StoredMessage) {
         let who = contactsByAddress[m.message.conversation]?.handle ?? m.message.conversation.value
         emit(.messageStored(txId: m.txId, conversation: who, direction: m.message.direction, kind: m.message.kind, channel: m.via))
-        if m.via == .background, m.message.direction == .incoming {
-            notify(m.message)  // a background refresh found it: a local notification
+        if m.via == .background, m.message.direction == .incoming,
+           !storage.pendingPushes().contains(where: { $0.message.txId == m.txId }) {
+            notify(m.message)  // a background refresh found it, and no push had shown it
         }
     }
 

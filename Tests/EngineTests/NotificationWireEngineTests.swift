@@ -208,3 +208,27 @@ struct DeterminismTests {
         #expect(summary.overlappingSyncs == 0)
     }
 }
+
+@Suite("Banners from background refresh")
+struct RefreshBannerTests {
+    @Test("rule 15: a message already bannered by its push is not bannered again when a refresh fetches it")
+    func noDoubleBanner() throws {
+        let run = try simulate("""
+            duration 2h
+            at 1m push drop 100%
+            at 2m receive alice "a"
+            at 2m10s receive bob "b"
+            at 2m20s receive carol "c"
+            at 5m push drop 0%
+            at 6m background
+            at 7m receive alice "pushed, then fetched by the refresh"
+            """, until: .hours(1))
+        #expect(run.driver.reliability.state == .unreliable)  // no hit since: the refresh is the safety net
+        let tx = run.incoming(from: "alice")[1]
+        #expect(!run.catchUpStarts(kind: .light).isEmpty)
+        #expect(run.storage.message(txId: tx.txId)?.via == .background)
+        let banners = run.log.filter { if case .banner(let b, _) = $0.event { return b.body == tx.body } else { return false } }
+        #expect(banners.count == 1)
+        run.checkInvariants()
+    }
+}

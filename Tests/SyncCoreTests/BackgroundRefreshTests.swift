@@ -31,8 +31,9 @@ struct BackgroundRefreshTests {
     @Test("rule 14: skipped when reliable push or a trusted realtime channel covers it")
     func skippedWhenCovered() {
         var r = BackgroundRefresh()
+        _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
         let byPush = r.refreshGranted(mode: .remotePush, pushState: .reliable, realtimeTrusted: false, now: at(0))
-        #expect(byPush == [.skip(reason: "reliable push covers it")])
+        #expect(byPush == [.skip(reason: "reliable push covers it")])  // and no new request: not needed
         let byRealtime = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: true, now: at(0))
         #expect(byRealtime.first == .skip(reason: "realtime covers it"))
         #expect(r.nextDeadline == nil)
@@ -47,5 +48,15 @@ struct BackgroundRefreshTests {
         #expect(r.refreshExpired(now: at(930)).isEmpty)
         _ = r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(905))
         #expect(r.enteredForeground(now: at(950)) == [.cancelRequest(reason: "app in foreground")])
+    }
+
+    @Test("rule 14: a light sync stopped by the foreground asks for no further refresh")
+    func noRequestFromForeground() {
+        var r = BackgroundRefresh()
+        _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
+        _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: false, now: at(900))
+        #expect(r.enteredForeground(now: at(903)) == [.stopLightSync(reason: "app came to the foreground")])
+        #expect(r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(903)).isEmpty)
+        #expect(!r.requested)
     }
 }
