@@ -87,20 +87,20 @@ public final class SimIndexer: IndexerPort {
         case .messageById(let id):
             found = byId[id].map { [$0] } ?? []
         }
-        let doc: [String: Any] = [
-            "messages": found.map { m -> [String: Any] in
-                [
-                    "txId": m.txId,
-                    "sender": m.direction == .incoming ? m.conversation.value : me.value,
-                    "recipient": m.direction == .incoming ? me.value : m.conversation.value,
-                    "kind": m.kind.rawValue,
-                    "blockTime": m.blockTime.milliseconds,
-                    "payload": m.body,
-                ]
-            },
-            "nextPage": nextPage.map { $0 as Any } ?? NSNull(),
-        ]
-        return (try? JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys])) ?? Data()
+        let messages = found.map { m -> JSONValue in
+            .object([
+                ("txId", .string(m.txId)),
+                ("sender", .string(m.direction == .incoming ? m.conversation.value : me.value)),
+                ("recipient", .string(m.direction == .incoming ? me.value : m.conversation.value)),
+                ("kind", .string(m.kind.rawValue)),
+                ("blockTime", .int(m.blockTime.milliseconds)),
+                ("payload", .string(m.body)),
+            ])
+        }
+        return JSONValue.object([
+            ("messages", .array(messages)),
+            ("nextPage", nextPage.map { .int(Int64($0)) } ?? .null),
+        ]).data
     }
 
     private func insertSorted(_ m: NetworkMessage, into list: inout [NetworkMessage]) {

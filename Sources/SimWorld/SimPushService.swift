@@ -93,20 +93,19 @@ public final class SimPushService: PushPort {
 
     /// The wire format: an APNs `userInfo` with the message in a `synchat` object.
     static func payload(for m: NetworkMessage, sender: Contact?) -> Data {
-        let doc: [String: Any] = [
-            "aps": [
-                "alert": ["title": sender?.displayName ?? m.conversation.value, "body": m.body],
-                "mutable-content": 1,
-                "thread-id": m.conversation.value,
-            ] as [String: Any],
-            "synchat": [
-                "txId": m.txId,
-                "sender": m.conversation.value,
-                "kind": m.kind.rawValue,
-                "blockTime": m.blockTime.milliseconds,
-                "payload": m.body,
-            ] as [String: Any],
-        ]
-        return (try? JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys])) ?? Data()
+        JSONValue.object([
+            ("aps", .object([
+                ("alert", .object([("title", .string(sender?.displayName ?? m.conversation.value)), ("body", .string(m.body))])),
+                ("mutable-content", .int(1)),
+                ("thread-id", .string(m.conversation.value)),
+            ])),
+            ("synchat", .object([
+                ("txId", .string(m.txId)),
+                ("sender", .string(m.conversation.value)),
+                ("kind", .string(m.kind.rawValue)),
+                ("blockTime", .int(m.blockTime.milliseconds)),
+                ("payload", .string(m.body)),
+            ])),
+        ]).data
     }
 }

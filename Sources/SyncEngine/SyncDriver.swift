@@ -61,6 +61,10 @@ public final class SyncDriver: ClientEndpoint {
     private var subscribers: [(TimedEvent) -> Void] = []
     private var contactsByAddress: [Address: Contact] = [:]
     private var lastSaved: PersistedEngineState?
+    /// txIds of the pushes waiting in the extension's store (rule 12), and those of them not
+    /// stored as messages yet: kept here so that the badge and banners stay O(1).
+    private var pendingTxIds: Set<String> = []
+    private var pendingUnstored: Set<String> = []
 
     public init(settings: SyncSettings = .default, me: Address, scheduler: Scheduler, storage: ChatStorage, ports: WorldPorts,
                 initialMode: NotificationMode = .remotePush) {
@@ -80,6 +84,10 @@ public final class SyncDriver: ClientEndpoint {
         self.tokenStatus = saved?.tokenStatus ?? .none
         self.lastSaved = saved
         for c in storage.contacts() { contactsByAddress[c.address] = c }
+        for p in storage.pendingPushes() {
+            pendingTxIds.insert(p.message.txId)
+            if !storage.hasMessage(txId: p.message.txId) { pendingUnstored.insert(p.message.txId) }
+        }
     }
 
     private var now: Instant { scheduler.now }
@@ -249,6 +257,8 @@ public final class SyncDriver: ClientEndpoint {
         guard let message = decodePush(payload, source: "notification extension") else { return settle() }
         do {
             try storage.appendPendingPush(PendingPush(message: message, arrivedAt: now))
+            pendingTxIds.insert(message.txId)
+            if !storage.hasMessage(txId: message.txId) { pendingUnstored.insert(message.txId) }
         } catch {
             emit(.error(source: "notification extension", message: "cannot store pending push: \(error)"))
         }
@@ -497,10 +507,11 @@ public final class SyncDriver: ClientEndpoint {
     }
 
     private func announce(_ m: StoredMessage) {
+        pendingUnstored.remove(m.txId)
         let who = contactsByAddress[m.message.conversation]?.handle ?? m.message.conversation.value
         emit(.messageStored(txId: m.txId, conversation: who, direction: m.message.direction, kind: m.message.kind, channel: m.via))
         if m.via == .background, m.message.direction == .incoming,
-           !storage.pendingPushes().contains(where: { $0.message.txId == m.txId }) {
+           !pendingTxIds.contains(m.txId) {
             notify(m.message)  // a background refresh found it, and no push had shown it
         }
     }
@@ -519,8 +530,7 @@ public final class SyncDriver: ClientEndpoint {
 
     /// The badge: every unread message, including those still pending in the extension.
     public var badge: Int {
-        let pending = storage.pendingPushes().filter { !storage.hasMessage(txId: $0.message.txId) }
-        return storage.totalUnread() + Set(pending.map(\.message.txId)).count
+        storage.totalUnread() + pendingUnstored.count
     }
 
     /// Rule 12: pushes the extension stored while backgrounded are stored now and count as
@@ -532,6 +542,8 @@ public final class SyncDriver: ClientEndpoint {
             store(p.message, via: .push, receivedAt: p.arrivedAt)
             handle(reliability.pushReceived(txId: p.message.txId, arrivedAt: p.arrivedAt, now: now))
         }
+        pendingTxIds.removeAll()
+        pendingUnstored.removeAll()
         do { try storage.removePendingPushes() } catch {
             emit(.error(source: "storage", message: "cannot clear pending pushes: \(error)"))
         }

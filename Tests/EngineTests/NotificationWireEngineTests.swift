@@ -232,3 +232,31 @@ struct RefreshBannerTests {
         run.checkInvariants()
     }
 }
+
+@Suite("World wire encoding")
+struct WorldWireTests {
+    static let hostile = #"quote \" backslash \\ nl \n esc \e bel \x07 nul \x00 emoji 🎉 cjk 漢字"#
+
+    @Test("hostile text survives the round trip through the push service's JSON and the client's decoder")
+    func pushRoundTrip() throws {
+        var timings = WorldTimings()
+        timings.realtimeDelay = (.seconds(10), .seconds(10))  // the push arrives first
+        let run = try simulate("duration 5m\nat 1m receive alice \"\(Self.hostile)\"", timings: timings)
+        let sent = run.incoming(from: "alice")[0]
+        let stored = try #require(run.storage.message(txId: sent.txId))
+        #expect(stored.via == .push)
+        #expect(stored.message.body == sent.body)
+        #expect(sent.body.unicodeScalars.contains { $0.value == 0 })
+        #expect(!run.log.contains { if case .error = $0.event { return true } else { return false } })
+    }
+
+    @Test("hostile text survives the round trip through the indexer's JSON and the client's decoder")
+    func indexerRoundTrip() throws {
+        let run = try simulate("duration 5m\nmode off\nat 1m background\nat 2m receive alice \"\(Self.hostile)\"\nat 3m foreground")
+        let sent = run.incoming(from: "alice")[0]
+        let stored = try #require(run.storage.message(txId: sent.txId))
+        #expect(stored.via == .fetch)
+        #expect(stored.message.body == sent.body)
+        #expect(!run.log.contains { if case .error = $0.event { return true } else { return false } })
+    }
+}
