@@ -7,6 +7,8 @@ import PackageDescription
 //               the ports through which it talks to any network. Imports SyncCore only.
 //   SimWorld    the in-process simulated network behind those ports. Imports SyncEngine.
 //   Simulation  scenario files, the runner that wires engine and world, the event log.
+//   ChatUI      the view-model reducer, the key table and the pure render to a grid.
+//   CWidth      the C library's wcwidth, for display widths.
 //   synchat     the thin executable: argument parsing and wiring.
 let package = Package(
     name: "synchat",
@@ -22,6 +24,8 @@ let package = Package(
         .target(name: "SyncEngine", dependencies: ["SyncCore"]),
         .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld"]),
+        .target(name: "CWidth"),
+        .target(name: "ChatUI", dependencies: ["SyncCore", "Simulation", "CWidth"]),
         .executableTarget(
             name: "synchat",
             dependencies: [
@@ -30,6 +34,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
+        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
     ],
     swiftLanguageModes: [.v6]

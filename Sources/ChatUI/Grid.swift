@@ -1,0 +1,123 @@
+/// The semantic style of a cell: a theme maps each role to colours and attributes.
+/// The raw values are the keys of theme files (`Themes/*.toml`).
+public enum Role: String, CaseIterable, Sendable {
+    case normal = "normal"
+    case title = "title"
+    case border = "border"
+    case listItem = "list.item"
+    case listSelected = "list.selected"
+    case listUnread = "list.unread"
+    case listMuted = "list.muted"
+    case messageIncoming = "message.incoming"
+    case messageOutgoing = "message.outgoing"
+    case messageMeta = "message.meta"
+    case messageMark = "message.mark"
+    case messageDimmed = "message.dimmed"
+    case daySeparator = "message.day"
+    case compose = "compose"
+    case composeCursor = "compose.cursor"
+    case logLine = "log.line"
+    case logTitle = "log.title"
+    case statusBar = "status.bar"
+    case statusLifecycle = "status.lifecycle"
+    case statusBackground = "status.background"
+    case statusRealtimeLive = "status.realtime.live"
+    case statusRealtimeDegraded = "status.realtime.degraded"
+    case statusPushReliable = "status.push.reliable"
+    case statusPushUnknown = "status.push.unknown"
+    case statusPushUnreliable = "status.push.unreliable"
+    case statusPushDisabled = "status.push.disabled"
+    case banner = "banner"
+    case help = "help"
+    case helpKey = "help.key"
+    case warning = "warning"
+}
+
+/// One terminal cell. A wide character takes two cells: the first holds it with width 2,
+/// the second is a continuation (width 0) that the adapter never writes.
+public struct Cell: Equatable, Sendable {
+    public var character: Character
+    public var width: UInt8
+    public var role: Role
+
+    public init(_ character: Character, width: UInt8 = 1, role: Role = .normal) {
+        self.character = character
+        self.width = width
+        self.role = role
+    }
+
+    public static let blank = Cell(" ")
+    static let continuation = Cell(" ", width: 0)
+}
+
+/// The screen as values: `render(state, size)` draws into it, tests read it back as lines,
+/// and the ncurses adapter diffs two of them (STYLE.md: ratatui's buffer).
+public struct Grid: Equatable, Sendable {
+    public let width: Int
+    public let height: Int
+    public private(set) var cells: [Cell]
+
+    public init(width: Int, height: Int) {
+        self.width = max(0, width)
+        self.height = max(0, height)
+        cells = Array(repeating: .blank, count: self.width * self.height)
+    }
+
+    public subscript(x: Int, y: Int) -> Cell {
+        get { cells[y * width + x] }
+        set { cells[y * width + x] = newValue }
+    }
+
+    /// Fills a rectangle with blanks of a role.
+    public mutating func fill(x: Int, y: Int, width w: Int, height h: Int, role: Role) {
+        guard w > 0, h > 0 else { return }
+        for row in max(0, y)..<min(height, y + h) {
+            for col in max(0, x)..<min(width, x + w) { self[col, row] = Cell(" ", role: role) }
+        }
+    }
+
+    /// Writes text from (x, y), clipped at `maxX` (exclusive). Text must already be safe
+    /// (sanitised at the view-state boundary). Returns the column after the last cell written.
+    @discardableResult
+    public mutating func put(_ text: String, x: Int, y: Int, role: Role, maxX: Int? = nil) -> Int {
+        guard y >= 0, y < height else { return x }
+        let limit = min(width, maxX ?? width)
+        var col = x
+        for ch in text {
+            let w = TextWidth.of(ch)
+            if w == 0 { continue }  // combining marks stay with the cell before (ncurses does the same)
+            if col + w > limit { break }
+            if col >= 0 {
+                // Overwriting half of a wide character leaves a blank, never half a glyph.
+                if self[col, y].width == 0, col > 0 { self[col - 1, y] = Cell(" ", role: self[col - 1, y].role) }
+                self[col, y] = Cell(ch, width: UInt8(w), role: role)
+                if w == 2 { self[col + 1, y] = Cell(" ", width: 0, role: role) }
+            }
+            col += w
+        }
+        return col
+    }
+
+    /// The grid as plain text, one string per row (continuations skipped, trailing blanks kept).
+    public var lines: [String] {
+        (0..<height).map { y in
+            var s = ""
+            for x in 0..<width where self[x, y].width != 0 { s.append(self[x, y].character) }
+            return s
+        }
+    }
+
+    /// Like `lines` with trailing blanks trimmed: what tests compare.
+    public var text: [String] {
+        lines.map { line in
+            var l = Substring(line)
+            while l.last == " " { l = l.dropLast() }
+            return String(l)
+        }
+    }
+
+    /// The roles of one row, cell by cell (continuations skipped).
+    public func roles(row y: Int) -> [Role] {
+        (0..<width).compactMap { self[$0, y].width == 0 ? nil : self[$0, y].role }
+    }
+}

@@ -1,0 +1,84 @@
+/// A key as the view-model sees it; the terminal adapter translates raw input into these.
+public enum Key: Hashable, Sendable {
+    case char(Character)
+    case ctrl(Character)
+    case up, down, left, right, home, end, pageUp, pageDown
+    case enter, tab, backspace, delete, escape
+}
+
+/// What a key does. One table maps keys to actions and also generates the help overlay, so
+/// the two cannot drift (STYLE.md, bubbles' `key.Binding`).
+public enum KeyAction: Hashable, Sendable {
+    case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
+    case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
+    case syncNow, cycleMode, toggleLog, faster, slower, toggleHelp, openBanner, quit
+    // Compose line
+    case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
+}
+
+public struct KeyBinding: Sendable {
+    public var keys: [Key]
+    /// How the keys read in the help overlay.
+    public var label: String
+    public var help: String
+    public var action: KeyAction
+}
+
+public enum KeyTable {
+    /// Keys outside the compose line (SPEC §7).
+    public static let global: [KeyBinding] = [
+        KeyBinding(keys: [.tab], label: "Tab", help: "switch focus: conversations → messages → compose", action: .focusNext),
+        KeyBinding(keys: [.up, .char("k")], label: "↑ k", help: "move up", action: .moveUp),
+        KeyBinding(keys: [.down, .char("j")], label: "↓ j", help: "move down", action: .moveDown),
+        KeyBinding(keys: [.enter], label: "Enter", help: "open the conversation and compose", action: .open),
+        KeyBinding(keys: [.pageUp], label: "PgUp", help: "scroll messages back", action: .scrollUp),
+        KeyBinding(keys: [.pageDown], label: "PgDn", help: "scroll messages forward", action: .scrollDown),
+        KeyBinding(keys: [.end], label: "End", help: "jump to the newest message", action: .scrollEnd),
+        KeyBinding(keys: [.char("b")], label: "b", help: "send the app to the background", action: .background),
+        KeyBinding(keys: [.char("f")], label: "f", help: "bring the app to the foreground", action: .foreground),
+        KeyBinding(keys: [.char("o")], label: "o", help: "open the latest notification's conversation", action: .openBanner),
+        KeyBinding(keys: [.char("p")], label: "p", help: "push fault: ok → drop all → delay 90s → ok", action: .cyclePushFault),
+        KeyBinding(keys: [.char("r")], label: "r", help: "realtime down / up", action: .toggleRealtime),
+        KeyBinding(keys: [.char("s")], label: "s", help: "make the realtime connection stale (silent)", action: .makeStale),
+        KeyBinding(keys: [.char("x")], label: "x", help: "indexer down / up", action: .toggleIndexer),
+        KeyBinding(keys: [.char("t")], label: "t", help: "expire the push token", action: .expireToken),
+        KeyBinding(keys: [.char("S")], label: "S", help: "sync now (forced catch-up)", action: .syncNow),
+        KeyBinding(keys: [.char("m")], label: "m", help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),
+        KeyBinding(keys: [.char("l")], label: "l", help: "show / hide the sync log", action: .toggleLog),
+        KeyBinding(keys: [.char("+"), .char("=")], label: "+ -", help: "simulated time faster / slower", action: .faster),
+        KeyBinding(keys: [.char("-")], label: "", help: "", action: .slower),
+        KeyBinding(keys: [.char("?")], label: "?", help: "this help", action: .toggleHelp),
+        KeyBinding(keys: [.char("q")], label: "q", help: "quit", action: .quit),
+    ]
+
+    /// Keys inside the compose line; any other printable character is typed.
+    public static let compose: [KeyBinding] = [
+        KeyBinding(keys: [.enter], label: "Enter", help: "send", action: .send),
+        KeyBinding(keys: [.left, .right], label: "← →", help: "move the cursor", action: .left),
+        KeyBinding(keys: [.right], label: "", help: "", action: .right),
+        KeyBinding(keys: [.home, .ctrl("a")], label: "Home ^A", help: "start of line", action: .home),
+        KeyBinding(keys: [.end, .ctrl("e")], label: "End ^E", help: "end of line", action: .end),
+        KeyBinding(keys: [.backspace], label: "Bksp", help: "delete before the cursor", action: .backspace),
+        KeyBinding(keys: [.delete], label: "", help: "", action: .delete),
+        KeyBinding(keys: [.ctrl("u")], label: "^U", help: "delete to the start of the line", action: .killToStart),
+        KeyBinding(keys: [.ctrl("w")], label: "^W", help: "delete the word before the cursor", action: .killWord),
+        KeyBinding(keys: [.up, .down], label: "↑ ↓", help: "history", action: .historyUp),
+        KeyBinding(keys: [.down], label: "", help: "", action: .historyDown),
+        KeyBinding(keys: [.escape, .tab], label: "Esc Tab", help: "leave the compose line", action: .leaveCompose),
+    ]
+
+    /// The first binding of `table` for `key` (a key listed under a shared label is matched
+    /// by its own row further down, so `.left`'s row wins for ←, `.right`'s for →).
+    public static func action(for key: Key, in table: [KeyBinding]) -> KeyAction? {
+        // Exact single-key rows first, then shared rows.
+        if let row = table.first(where: { $0.keys == [key] }) { return row.action }
+        return table.first { $0.keys.contains(key) }?.action
+    }
+
+    /// The help overlay's lines: one per labelled binding.
+    public static func helpLines() -> [(label: String, help: String)] {
+        let g = global.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) }
+        let c = compose.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) }
+        return g + [("", ""), ("compose", "")] + c
+    }
+}

@@ -1,0 +1,315 @@
+import SyncCore
+
+/// Pure rendering (STYLE.md "Render is pure"): the whole screen from the view state and a
+/// size, as a grid of cells with roles. No terminal, no I/O.
+public enum Render {
+    public static let minWidth = 60
+    public static let minHeight = 16
+
+    public static func screen(_ s: ViewState, width: Int, height: Int) -> Grid {
+        var g = Grid(width: width, height: height)
+        guard width >= minWidth, height >= minHeight else {
+            let msg = "terminal too small: \(width)x\(height), synchat needs \(minWidth)x\(minHeight)"
+            g.put(TextWidth.truncate(msg, to: width), x: 0, y: 0, role: .warning)
+            return g
+        }
+        let statusRows = statusLines(s.status, width: width)
+        let layout = Layout(width: width, height: height, showLog: s.showLog, statusRows: statusRows.count)
+        drawTitles(&g, s, layout)
+        drawList(&g, s, layout)
+        drawMessages(&g, s, layout)
+        if s.showLog { drawLog(&g, s, layout) }
+        drawCompose(&g, s, layout)
+        for (i, line) in statusRows.enumerated() {
+            drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
+        }
+        if s.showHelp { drawHelp(&g, width: width, height: height) }
+        return g
+    }
+
+    struct Layout {
+        let width, height: Int
+        let listWidth: Int
+        let paneX: Int
+        let contentTop = 1
+        let contentBottom: Int  // exclusive
+        let logTop: Int
+        let composeY: Int
+
+        init(width: Int, height: Int, showLog: Bool, statusRows: Int) {
+            self.width = width
+            self.height = height
+            listWidth = max(18, min(30, width / 4))
+            paneX = listWidth + 1
+            composeY = height - 1 - statusRows
+            let logHeight = showLog ? max(4, (height - 3) / 3) : 0
+            logTop = composeY - logHeight
+            contentBottom = logTop
+        }
+
+        var paneWidth: Int { width - paneX }
+        var paneHeight: Int { contentBottom - contentTop }
+    }
+
+    // MARK: - Panes
+
+    static func drawTitles(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        g.fill(x: 0, y: 0, width: l.width, height: 1, role: .title)
+        g.put(" Conversations", x: 0, y: 0, role: .title, maxX: l.listWidth)
+        g.put("│", x: l.listWidth, y: 0, role: .border)
+        let name = s.openRow.map { " " + $0.name + ($0.muted ? " (muted)" : "") } ?? " no conversation open — Enter on one"
+        let right = " ? help "
+        g.put(TextWidth.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: .title)
+        g.put(right, x: l.width - TextWidth.of(right), y: 0, role: .title)
+        for y in l.contentTop..<l.contentBottom { g.put("│", x: l.listWidth, y: y, role: .border) }
+    }
+
+    static func drawList(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        let rows = l.paneHeight
+        guard rows > 0 else { return }
+        let first = max(0, min(s.selected - rows + 1, s.conversations.count - rows))
+        for (i, c) in s.conversations.enumerated().dropFirst(first).prefix(rows) {
+            let y = l.contentTop + i - first
+            let selected = i == s.selected
+            let role: Role = selected ? .listSelected : c.muted ? .listMuted : c.unread > 0 ? .listUnread : .listItem
+            g.fill(x: 0, y: y, width: l.listWidth, height: 1, role: role)
+            let marker = selected ? (s.focus == .list ? "▸" : "›") : " "
+            var tail = c.unread > 0 ? " \(c.unread)" : ""
+            if c.muted { tail += " ∅" }
+            tail += " "
+            let nameRoom = l.listWidth - 2 - TextWidth.of(tail)
+            g.put(marker + " " + TextWidth.truncate(c.name, to: nameRoom), x: 0, y: y, role: role, maxX: l.listWidth)
+            g.put(tail, x: l.listWidth - TextWidth.of(tail), y: y, role: role, maxX: l.listWidth)
+        }
+    }
+
+    /// The message pane, wrapped by display width and laid out from the newest message up.
+    static func drawMessages(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        let background = s.status.lifecycle == .background
+        let height = l.paneHeight
+        guard height > 0, let open = s.open else {
+            if s.conversations.isEmpty {
+                g.put(" waiting for contacts…", x: l.paneX, y: l.contentTop, role: .messageMeta)
+            }
+            drawBanners(&g, s, l)
+            return
+        }
+        let list = s.messages[open] ?? []
+        let textX = 9  // " HH:MM c "
+        let textWidth = max(10, l.paneWidth - 1 - textX)
+        var lines: [(text: String, x: Int, role: Role, meta: String?, mark: String?)] = []  // newest first
+        let needed = height + s.scroll
+        var index = list.count - 1
+        while index >= 0, lines.count < needed {
+            let m = list[index]
+            let who = m.outgoing ? "you" : m.sender
+            let body: String
+            switch m.kind {
+            case .contextual: body = m.text
+            case .handshake: body = "(handshake) " + m.text
+            case .payment: body = "(payment) " + m.text
+            }
+            let wrapped = TextWidth.wrap(who + ": " + body, width: textWidth)
+            let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
+            for (k, part) in wrapped.enumerated().reversed() {
+                lines.append((part, textX, role, k == 0 ? Clock.hhmm(m.blockTime) : nil, k == 0 ? mark(m.channel) : nil))
+            }
+            let day = Clock.day(m.blockTime)
+            if index == 0 || Clock.day(list[index - 1].blockTime) != day {
+                lines.append(("── day \(day) ──", max(0, (l.paneWidth - 12) / 2), background ? .messageDimmed : .daySeparator, nil, nil))
+            }
+            index -= 1
+        }
+        let scroll = min(s.scroll, max(0, lines.count - height))
+        let visible = Array(lines.dropFirst(scroll).prefix(height))
+        // Newest at the bottom of the pane.
+        for (i, line) in visible.enumerated() {
+            let y = l.contentBottom - 1 - i
+            if let meta = line.meta {
+                g.put(" " + meta, x: l.paneX, y: y, role: background ? .messageDimmed : .messageMeta)
+            }
+            if let mark = line.mark {
+                g.put(mark, x: l.paneX + 7, y: y, role: background ? .messageDimmed : .messageMark)
+            }
+            g.put(line.text, x: l.paneX + line.x, y: y, role: line.role, maxX: l.width)
+        }
+        if list.isEmpty {
+            g.put(" no messages yet", x: l.paneX, y: l.contentTop, role: .messageMeta)
+        }
+        if scroll > 0 {
+            let hint = " ↓ \(scroll) lines below · End "
+            g.put(hint, x: l.width - TextWidth.of(hint), y: l.contentBottom - 1, role: .messageMeta)
+        }
+        drawBanners(&g, s, l)
+    }
+
+    /// The channel that first brought a message (SPEC §7).
+    static func mark(_ c: Channel) -> String {
+        switch c {
+        case .realtime: return "r"
+        case .push: return "p"
+        case .fetch: return "f"
+        case .background: return "b"
+        case .sent: return "›"
+        }
+    }
+
+    static func drawBanners(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        guard s.status.lifecycle == .background else { return }
+        let top = l.contentTop
+        let head = " background · badge \(s.status.badge) · f: foreground · o: open the latest notification "
+        g.fill(x: l.paneX, y: top, width: l.paneWidth, height: 1, role: .statusBackground)
+        g.put(TextWidth.truncate(head, to: l.paneWidth), x: l.paneX, y: top, role: .statusBackground)
+        for (i, b) in s.banners.suffix(max(0, min(4, l.paneHeight - 2))).reversed().enumerated() {
+            let y = top + 1 + i
+            let text = " 🔔 " + b.title + ": " + b.body + " "
+            let shown = TextWidth.truncate(text, to: l.paneWidth - 2)
+            g.fill(x: l.paneX + 1, y: y, width: TextWidth.of(shown), height: 1, role: .banner)
+            g.put(shown, x: l.paneX + 1, y: y, role: .banner)
+        }
+    }
+
+    static func drawLog(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        let title = "─ sync log (l hides) "
+        g.fill(x: 0, y: l.logTop, width: l.width, height: 1, role: .logTitle)
+        g.put(title + String(repeating: "─", count: max(0, l.width - TextWidth.of(title))), x: 0, y: l.logTop, role: .logTitle)
+        let rows = l.composeY - l.logTop - 1
+        for (i, line) in s.log.suffix(rows).enumerated() {
+            g.put(TextWidth.truncate(line, to: l.width), x: 0, y: l.logTop + 1 + i, role: .logLine)
+        }
+    }
+
+    static func drawCompose(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        let y = l.composeY
+        g.fill(x: 0, y: y, width: l.width, height: 1, role: .compose)
+        if let notice = s.notice {
+            g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
+            g.put(TextWidth.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
+            return
+        }
+        guard let name = s.openRow?.name else {
+            g.put("  select a conversation with ↑/↓ and press Enter to write", x: 0, y: y, role: .messageMeta)
+            return
+        }
+        let prompt = TextWidth.truncate("to " + name, to: 16) + "> "
+        let x0 = TextWidth.of(prompt)
+        g.put(prompt, x: 0, y: y, role: .compose)
+        let room = l.width - x0 - 1
+        let chars = s.compose.text
+        // Scroll horizontally so that the cursor stays visible.
+        var start = 0
+        while TextWidth.of(String(chars[start..<s.compose.cursor])) > room { start += 1 }
+        var x = x0
+        for (i, ch) in chars.enumerated().dropFirst(start) {
+            let safe = UntrustedText.visible(String(ch))
+            let isCursor = s.focus == .compose && i == s.compose.cursor
+            let next = g.put(safe, x: x, y: y, role: isCursor ? .composeCursor : .compose, maxX: l.width)
+            if next == x { break }
+            x = next
+        }
+        if s.focus == .compose, s.compose.cursor == chars.count, x < l.width {
+            g.put(" ", x: x, y: y, role: .composeCursor)
+        }
+        if chars.isEmpty, s.focus != .compose {
+            g.put("Tab or Enter to write", x: x0, y: y, role: .messageMeta)
+        }
+    }
+
+    // MARK: - Status bar
+
+    /// The status bar, with the literal words of SPEC §7. Segments are dropped from the
+    /// least important when the terminal is narrow.
+    public static func statusSegments(_ st: StatusInfo) -> [(text: String, role: Role, priority: Int)] {
+        let pushRole: Role
+        switch st.push {
+        case .reliable: pushRole = .statusPushReliable
+        case .unknown: pushRole = .statusPushUnknown
+        case .unreliable: pushRole = .statusPushUnreliable
+        case .disabled: pushRole = .statusPushDisabled
+        }
+        let lifecycle = st.lifecycle == .background ? "background" : "foreground"
+        var catchUp = st.lastCatchUpAge.map { "catch-up \(rounded($0)) ago" } ?? "catch-up never"
+        if let left = st.debounceLeft { catchUp += ", next \(rounded(left))" }
+        let speed = st.speed == st.speed.rounded() ? String(Int(st.speed)) : String(st.speed)
+        return [
+            (lifecycle, st.lifecycle == .background ? .statusBackground : .statusLifecycle, 0),
+            (st.realtime, st.realtime == "live" ? .statusRealtimeLive : .statusRealtimeDegraded, 0),
+            ("push: \(st.push.rawValue) \(min(st.misses, st.missThreshold))/\(st.missThreshold)", pushRole, 0),
+            ("token \(st.token.rawValue)", .statusBar, 3),
+            (catchUp, .statusBar, 1),
+            ("req \(st.requests)", .statusBar, 2),
+            (st.mode.rawValue, .statusBar, 4),
+            (Clock.full(st.clock) + " x" + speed, .statusBar, 2),
+        ]
+    }
+
+    typealias Segment = (text: String, role: Role, priority: Int)
+
+    /// One status line when everything fits, else two (the state words first), dropping the
+    /// least important segments only when even two lines are too narrow.
+    static func statusLines(_ st: StatusInfo, width: Int) -> [[Segment]] {
+        let all = statusSegments(st)
+        func fits(_ segs: [Segment]) -> Bool { segs.reduce(-2) { $0 + TextWidth.of($1.text) + 3 } <= width }
+        func trimmed(_ segs: [Segment]) -> [Segment] {
+            var segs = segs
+            while !fits(segs), let worst = segs.indices.max(by: { segs[$0].priority < segs[$1].priority }), segs[worst].priority > 0 {
+                segs.remove(at: worst)
+            }
+            return segs
+        }
+        if fits(all) { return [all] }
+        return [trimmed(Array(all.prefix(4))), trimmed(Array(all.dropFirst(4)))]
+    }
+
+    static func drawStatusLine(_ g: inout Grid, _ segments: [Segment], y: Int, width: Int) {
+        g.fill(x: 0, y: y, width: width, height: 1, role: .statusBar)
+        var x = 1
+        for (i, seg) in segments.enumerated() {
+            if i > 0 { x = g.put(" │ ", x: x, y: y, role: .statusBar) }
+            x = g.put(seg.text, x: x, y: y, role: seg.role)
+        }
+    }
+
+    static func rounded(_ i: Interval) -> String {
+        Interval(milliseconds: i.milliseconds / 1000 * 1000).description
+    }
+
+    // MARK: - Help
+
+    static func drawHelp(_ g: inout Grid, width: Int, height: Int) {
+        let lines = KeyTable.helpLines()
+        let labelWidth = lines.map { TextWidth.of($0.label) }.max() ?? 0
+        let rendered = lines.map { $0.label.isEmpty && $0.help.isEmpty ? "" : $0.help.isEmpty ? "── \($0.label) line ──" : $0.label.padding(toLength: labelWidth, withPad: " ", startingAt: 0) + "  " + $0.help }
+        let boxWidth = min(width - 4, (rendered.map { TextWidth.of($0) }.max() ?? 0) + 4)
+        let boxHeight = min(height - 2, rendered.count + 3)
+        let x0 = (width - boxWidth) / 2, y0 = (height - boxHeight) / 2
+        g.fill(x: x0, y: y0, width: boxWidth, height: boxHeight, role: .help)
+        g.put(TextWidth.truncate(" keys — any key closes ", to: boxWidth), x: x0 + 1, y: y0, role: .helpKey)
+        for (i, line) in rendered.prefix(boxHeight - 3).enumerated() {
+            let y = y0 + 2 + i
+            let shown = TextWidth.truncate(line, to: boxWidth - 4)
+            let keyPart = String(shown.prefix(labelWidth))
+            g.put(keyPart, x: x0 + 2, y: y, role: .helpKey)
+            g.put(String(shown.dropFirst(keyPart.count)), x: x0 + 2 + TextWidth.of(keyPart), y: y, role: .help)
+        }
+    }
+}
+
+/// The simulated wall clock shown to people: the run starts on day 1 at 08:00.
+public enum Clock {
+    static let start = Interval.hours(8)
+
+    public static func day(_ t: Instant) -> Int { Int((t + start).milliseconds / 86_400_000) + 1 }
+
+    public static func hhmm(_ t: Instant) -> String {
+        let m = (t + start).milliseconds / 60_000
+        return two(m / 60 % 24) + ":" + two(m % 60)
+    }
+
+    public static func full(_ t: Instant) -> String {
+        let s = (t + start).milliseconds / 1000
+        return "d\(day(t)) " + two(s / 3600 % 24) + ":" + two(s / 60 % 60) + ":" + two(s % 60)
+    }
+
+    static func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+}

@@ -1,0 +1,185 @@
+import Simulation
+import SyncCore
+
+/// What the view-model asks the outside world to do. The app performs these; the reducer
+/// stays values in, values out.
+public enum Command: Equatable, Sendable {
+    case send(to: Address, text: String)
+    case markRead(Address)
+    /// A change to the simulated world or the app's lifecycle, as a scenario line would make it.
+    case apply(Directive)
+    case setMode(NotificationMode)
+    case setSpeed(Double)
+    case quit
+}
+
+/// Everything that reaches the view-model.
+public enum ViewInput: Equatable, Sendable {
+    case key(Key)
+    /// The conversation list, fresh from the store (names, unread counts, activity).
+    case conversations([ConversationRow])
+    /// A message stored by the engine, in its conversation.
+    case message(Address, MessageRow)
+    /// A full history for one conversation (when it is first opened).
+    case history(Address, [MessageRow])
+    /// One engine decision, rendered as a log line.
+    case logLine(String)
+    case banner(BannerRow)
+    case status(StatusInfo)
+    case notice(String)
+}
+
+/// The reducer (Elm / bubbletea `Update`, TCA `Reduce`).
+public enum ViewModel {
+    public static let speeds: [Double] = [1, 2, 5, 10, 30, 60, 120, 300, 600]
+
+    public static func reduce(_ state: inout ViewState, _ input: ViewInput) -> [Command] {
+        switch input {
+        case .key(let key):
+            state.notice = nil
+            return handleKey(&state, key)
+        case .conversations(let rows):
+            let current = state.selectedConversation?.address
+            state.conversations = rows.sorted {
+                let a = $0.lastActivity ?? .zero, b = $1.lastActivity ?? .zero
+                return a == b ? $0.name < $1.name : a > b
+            }
+            if let current, let i = state.conversations.firstIndex(where: { $0.address == current }) {
+                state.selected = i
+            } else {
+                state.selected = min(state.selected, max(0, state.conversations.count - 1))
+            }
+            return []
+        case .message(let conversation, let row):
+            var list = state.messages[conversation] ?? []
+            guard !list.contains(where: { $0.txId == row.txId }) else { return [] }
+            // Keep block-time order; new messages almost always go at the end.
+            var i = list.count
+            while i > 0, list[i - 1].blockTime > row.blockTime { i -= 1 }
+            list.insert(row, at: i)
+            state.messages[conversation] = list
+            if conversation == state.open, state.scroll > 0 { state.scroll += 1 }  // keep the view still while scrolled back
+            if conversation == state.open, state.status.lifecycle == .foreground, !row.outgoing {
+                return [.markRead(conversation)]
+            }
+            return []
+        case .history(let conversation, let rows):
+            state.messages[conversation] = rows
+            return []
+        case .logLine(let line):
+            state.log.append(line)
+            if state.log.count > ViewState.logCapacity { state.log.removeFirst(state.log.count - ViewState.logCapacity) }
+            return []
+        case .banner(let banner):
+            state.banners.append(banner)
+            if state.banners.count > 20 { state.banners.removeFirst() }
+            return []
+        case .status(let status):
+            let cameBack = state.status.lifecycle != .foreground && status.lifecycle == .foreground
+            state.status = status
+            if cameBack {
+                state.banners.removeAll()
+                if let open = state.open { return [.markRead(open)] }
+            }
+            return []
+        case .notice(let text):
+            state.notice = text
+            return []
+        }
+    }
+
+    private static func handleKey(_ state: inout ViewState, _ key: Key) -> [Command] {
+        if state.showHelp {
+            state.showHelp = false  // any key closes the help
+            return []
+        }
+        if state.focus == .compose {
+            if let action = KeyTable.action(for: key, in: KeyTable.compose) { return perform(&state, action) }
+            if case .char(let ch) = key {
+                state.compose.insert(ch)
+            }
+            return []
+        }
+        guard let action = KeyTable.action(for: key, in: KeyTable.global) else { return [] }
+        return perform(&state, action)
+    }
+
+    private static func perform(_ state: inout ViewState, _ action: KeyAction) -> [Command] {
+        switch action {
+        case .focusNext:
+            switch state.focus {
+            case .list: state.focus = .messages
+            case .messages: state.focus = state.open == nil ? .list : .compose
+            case .compose: state.focus = .list
+            }
+        case .moveUp:
+            if state.focus == .messages { state.scroll += 1 } else { state.selected = max(0, state.selected - 1) }
+        case .moveDown:
+            if state.focus == .messages { state.scroll = max(0, state.scroll - 1) }
+            else { state.selected = min(max(0, state.conversations.count - 1), state.selected + 1) }
+        case .open:
+            guard let row = state.selectedConversation else { return [] }
+            state.open = row.address
+            state.scroll = 0
+            state.focus = .compose
+            return [.markRead(row.address)]
+        case .scrollUp: state.scroll += 10
+        case .scrollDown: state.scroll = max(0, state.scroll - 10)
+        case .scrollEnd: state.scroll = 0
+        case .background: return [.apply(.background)]
+        case .foreground: return [.apply(.foreground)]
+        case .openBanner:
+            guard let banner = state.banners.last else { return [] }
+            state.open = banner.conversation
+            if let i = state.conversations.firstIndex(where: { $0.address == banner.conversation }) { state.selected = i }
+            state.scroll = 0
+            state.focus = .compose
+            return [.apply(.foreground), .markRead(banner.conversation)]
+        case .cyclePushFault:
+            state.pushFault = (state.pushFault + 1) % 3
+            switch state.pushFault {
+            case 1: return [.apply(.pushDrop(percent: 100))]
+            case 2: return [.apply(.pushDrop(percent: 0)), .apply(.pushDelay(.seconds(90)))]
+            default: return [.apply(.pushUp)]
+            }
+        case .toggleRealtime:
+            state.realtimeDown.toggle()
+            return [.apply(state.realtimeDown ? .realtimeDown : .realtimeUp)]
+        case .makeStale: return [.apply(.realtimeStale)]
+        case .toggleIndexer:
+            state.indexerDown.toggle()
+            return [.apply(state.indexerDown ? .indexerDown : .indexerUp)]
+        case .expireToken: return [.apply(.tokenExpire)]
+        case .syncNow: return [.apply(.sync)]
+        case .cycleMode:
+            let all = NotificationMode.allCases
+            let next = all[((all.firstIndex(of: state.status.mode) ?? 0) + 1) % all.count]
+            return [.setMode(next)]
+        case .toggleLog: state.showLog.toggle()
+        case .faster, .slower:
+            let i = speeds.lastIndex { $0 <= state.status.speed } ?? 0
+            let j = action == .faster ? min(speeds.count - 1, i + 1) : max(0, i - 1)
+            return [.setSpeed(speeds[j])]
+        case .toggleHelp: state.showHelp = true
+        case .quit:
+            state.quitting = true
+            return [.quit]
+        case .left: state.compose.left()
+        case .right: state.compose.right()
+        case .home: state.compose.home()
+        case .end: state.compose.end()
+        case .backspace: state.compose.backspace()
+        case .delete: state.compose.deleteForward()
+        case .killToStart: state.compose.killToStart()
+        case .killWord: state.compose.killWord()
+        case .historyUp: state.compose.historyUp()
+        case .historyDown: state.compose.historyDown()
+        case .leaveCompose: state.focus = .list
+        case .send:
+            guard let to = state.open, let text = state.compose.submit() else { return [] }
+            state.scroll = 0
+            return [.send(to: to, text: text)]
+        }
+        return []
+    }
+}

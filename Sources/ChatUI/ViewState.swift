@@ -1,0 +1,115 @@
+import SyncCore
+
+/// A conversation as the list shows it. `name` is already sanitised.
+public struct ConversationRow: Equatable, Sendable {
+    public var address: Address
+    public var name: String
+    public var unread: Int
+    public var muted: Bool
+    public var lastActivity: Instant?
+
+    public init(address: Address, name: String, unread: Int, muted: Bool, lastActivity: Instant?) {
+        self.address = address
+        self.name = UntrustedText.visible(name)
+        self.unread = unread
+        self.muted = muted
+        self.lastActivity = lastActivity
+    }
+}
+
+/// A message as the pane shows it. Sender and text are sanitised here, once, at the
+/// boundary where untrusted text enters the view state (STYLE.md).
+public struct MessageRow: Equatable, Sendable {
+    public var txId: String
+    public var outgoing: Bool
+    public var sender: String
+    public var text: String
+    public var kind: MessageKind
+    public var blockTime: Instant
+    public var channel: Channel
+
+    public init(txId: String, outgoing: Bool, sender: String, text: String, kind: MessageKind, blockTime: Instant, channel: Channel) {
+        self.txId = txId
+        self.outgoing = outgoing
+        self.sender = UntrustedText.visible(sender)
+        self.text = UntrustedText.visible(text)
+        self.kind = kind
+        self.blockTime = blockTime
+        self.channel = channel
+    }
+}
+
+public struct BannerRow: Equatable, Sendable {
+    public var conversation: Address
+    public var title: String
+    public var body: String
+    public var at: Instant
+
+    public init(conversation: Address, title: String, body: String, at: Instant) {
+        self.conversation = conversation
+        self.title = UntrustedText.visible(title)
+        self.body = UntrustedText.visible(body)
+        self.at = at
+    }
+}
+
+/// Everything the status bar says (SPEC §7).
+public struct StatusInfo: Equatable, Sendable {
+    public var lifecycle: Lifecycle = .launched
+    /// `live`, `connecting`, `polling`, `stale` or `offline`.
+    public var realtime: String = "offline"
+    public var push: PushState = .unknown
+    public var misses = 0
+    public var missThreshold = 3
+    public var token: TokenStatus = .none
+    public var mode: NotificationMode = .remotePush
+    public var lastCatchUpAge: Interval?
+    public var debounceLeft: Interval?
+    public var requests = 0
+    public var clock: Instant = .zero
+    public var speed: Double = 1
+    public var badge = 0
+
+    public init() {}
+}
+
+public enum Focus: String, Sendable {
+    case list, messages, compose
+}
+
+/// The whole screen as values. The reducer changes it; `render` draws it.
+public struct ViewState: Equatable, Sendable {
+    public var conversations: [ConversationRow] = []
+    /// Index into `conversations` of the highlighted row.
+    public var selected = 0
+    /// The conversation shown in the message pane.
+    public var open: Address?
+    public var messages: [Address: [MessageRow]] = [:]
+    public var focus: Focus = .list
+    public var compose = LineEditor()
+    /// Lines scrolled back from the newest message (0: at the bottom).
+    public var scroll = 0
+    public var showLog = true
+    public var log: [String] = []
+    public var status = StatusInfo()
+    /// Notification banners raised while backgrounded, newest last.
+    public var banners: [BannerRow] = []
+    public var showHelp = false
+    /// The fault keys' own state, so that each press moves one step.
+    public var pushFault = 0
+    public var realtimeDown = false
+    public var indexerDown = false
+    public var quitting = false
+    /// A one-line notice (e.g. a theme warning), shown until the next key.
+    public var notice: String?
+
+    public static let logCapacity = 500
+
+    public init() {}
+
+    public var selectedConversation: ConversationRow? {
+        conversations.indices.contains(selected) ? conversations[selected] : nil
+    }
+
+    public var openRow: ConversationRow? { conversations.first { $0.address == open } }
+}

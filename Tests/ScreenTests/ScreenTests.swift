@@ -1,0 +1,154 @@
+import ChatUI
+import SyncCore
+import Testing
+
+@Suite("Screens rendered to a grid")
+struct ScreenTests {
+    @Test("the whole screen at 100x24")
+    func wholeScreen() {
+        let g = Render.screen(sampleState(), width: 100, height: 24)
+        let t = g.text
+        #expect(t[0].hasPrefix(" Conversations           │ Alice   ") && t[0].hasSuffix("? help"))
+        #expect(t[1] == "› Alice                2 │")
+        #expect(t[2] == "  Bob                  ∅ │")
+        #expect(t[10].hasSuffix("── day 1 ──"))
+        #expect(t[11] == "                         │ 08:01 r Alice: hi there")
+        #expect(t[12] == "                         │ 08:02 › you: hello!")
+        #expect(t[13] == "                         │ 08:05 p Alice: see you at 7")
+        #expect(t[14].hasPrefix("─ sync log (l hides) ──"))
+        #expect(t[15].hasPrefix("00:05:11.000 catch-up skipped (app-active): push reliable"))
+        #expect(t[15].hasSuffix("next allowed in…"))  // cut at the screen's width
+        #expect(t[21] == "to Alice>")
+        #expect(t[22] == " foreground │ live │ push: reliable 0/3 │ token active")
+        #expect(t[23] == " catch-up 2m10s ago, next 7m50s │ req 42 │ remote-push │ d1 08:05:11 x30")
+        #expect(g.roles(row: 21)[10] == .composeCursor)  // the cursor sits after the prompt
+    }
+
+    @Test("the status bar says each push state with its misses", arguments: PushState.allCases)
+    func statusPushStates(state: PushState) {
+        var s = sampleState()
+        var st = s.status
+        st.push = state
+        st.misses = state == .unreliable ? 4 : 1
+        _ = ViewModel.reduce(&s, .status(st))
+        let g = Render.screen(s, width: 140, height: 24)
+        let bar = g.text[23]  // one line at 140 columns
+        let misses = state == .unreliable ? "3/3" : "1/3"
+        #expect(bar.contains("push: \(state.rawValue) \(misses)"))
+        let x = bar.distance(from: bar.startIndex, to: bar.range(of: "push:")!.lowerBound)
+        let expected: Role = [.reliable: .statusPushReliable, .unknown: .statusPushUnknown,
+                              .unreliable: .statusPushUnreliable, .disabled: .statusPushDisabled][state]!
+        #expect(g.roles(row: 23)[x] == expected)
+    }
+
+    @Test("the status bar says each realtime state", arguments: ["live", "connecting", "polling", "stale", "offline"])
+    func statusRealtimeStates(word: String) {
+        var s = sampleState()
+        var st = s.status
+        st.realtime = word
+        _ = ViewModel.reduce(&s, .status(st))
+        let line = Render.screen(s, width: 140, height: 24).text[23]
+        #expect(line.hasPrefix(" foreground │ \(word) │ push: reliable 0/3 │ token active │ catch-up"))
+    }
+
+    @Test("backgrounded: the message pane is dimmed and banners show with the badge")
+    func backgroundBanners() {
+        var s = sampleState()
+        var st = s.status
+        st.lifecycle = .background
+        st.realtime = "stale"
+        st.badge = 3
+        _ = ViewModel.reduce(&s, .status(st))
+        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "are you there?", at: sec(400))))
+        let g = Render.screen(s, width: 100, height: 24)
+        #expect(g.text[1].contains("background · badge 3 · f: foreground · o: open the latest notification"))
+        #expect(g.text[2].contains("🔔 Bob: are you there?"))
+        #expect(g.text[22].hasPrefix(" background │ stale │"))
+        let row13 = g.roles(row: 13)  // "08:05 p Alice: see you at 7"
+        #expect(g.text[13].hasSuffix("see you at 7"))
+        #expect(row13[26...].contains(.messageDimmed))
+        #expect(!row13.contains(.messageIncoming) && !row13.contains(.messageMeta))
+    }
+
+    @Test("the help overlay lists the key table")
+    func helpOverlay() {
+        var s = sampleState()
+        s.focus = .list
+        _ = ViewModel.reduce(&s, .key(.char("?")))
+        let text = Render.screen(s, width: 100, height: 40).text.joined(separator: "\n")
+        for binding in KeyTable.global where !binding.label.isEmpty {
+            #expect(text.contains(binding.help), "help lacks \(binding.label)")
+        }
+        #expect(text.contains("p        push fault: ok → drop all → delay 90s → ok"))
+        #expect(text.contains("^W"))
+    }
+
+    @Test("CJK and emoji wrap at their real width")
+    func wideWrapping() {
+        var s = sampleState()
+        let cjk = String(repeating: "漢字", count: 40)
+        let emoji = String(repeating: "🎉", count: 40)
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "w1", outgoing: false, sender: "Alice", text: cjk, kind: .contextual, blockTime: sec(400), channel: .fetch)))
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "w2", outgoing: false, sender: "Alice", text: emoji, kind: .contextual, blockTime: sec(500), channel: .background)))
+        let g = Render.screen(s, width: 100, height: 30)
+        // The pane starts at column 26; text at 35; the last column is 99.
+        let textWidth = 100 - 26 - 1 - 9
+        for y in 1..<(g.height - 2) {
+            let line = g.lines[y]
+            #expect(TextWidth.of(line) == 100, "row \(y) is \(TextWidth.of(line)) columns")
+        }
+        let pane = g.text.filter { $0.contains("漢") || $0.contains("🎉") }
+        #expect(pane.count >= 4)
+        for line in pane {
+            let text = String(line.drop { $0 != "漢" && $0 != "🎉" && $0 != "A" })
+            #expect(TextWidth.of(text) <= textWidth)
+        }
+        #expect(TextWidth.of("漢") == 2 && TextWidth.of("🎉") == 2 && TextWidth.of("é") == 1)
+    }
+
+    @Test("below 60x16 a clear line replaces the screen", arguments: [(59, 24), (100, 15), (20, 5)])
+    func tooSmall(width: Int, height: Int) {
+        let g = Render.screen(sampleState(), width: width, height: height)
+        #expect(g.text[0].hasPrefix(String("terminal too small: \(width)x\(height), synchat needs 60x16".prefix(width - 1))))
+        #expect(g.text.dropFirst().allSatisfy { $0.isEmpty })
+    }
+
+    @Test("60x16 still shows every pane")
+    func minimum() {
+        let t = Render.screen(sampleState(), width: 60, height: 16).text
+        #expect(t[0].contains("Conversations"))
+        #expect(t.contains { $0.contains("see you at 7") })
+        #expect(t[14].hasPrefix(" foreground │ live │ push: reliable 0/3"))
+        #expect(t[15].hasPrefix(" catch-up 2m10s ago"))
+    }
+
+    @Test("hostile text shows as visible escapes and never as control characters")
+    func hostileText() {
+        var s = sampleState()
+        let evil = "\u{1B}]0;pwned\u{07} \u{1B}[2J x\ry\u{08}z"
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "e", outgoing: false, sender: "Mal\u{1B}[31m", text: evil, kind: .contextual, blockTime: sec(400), channel: .realtime)))
+        _ = ViewModel.reduce(&s, .conversations(s.conversations + [ConversationRow(address: Address("kaspa:mal"), name: "\u{1B}]0;title\u{07}", unread: 1, muted: false, lastActivity: sec(1))]))
+        let g = Render.screen(s, width: 120, height: 24)
+        let all = g.lines.joined()
+        #expect(all.contains("Mal^[[31m: ^[]0;pwned^G ^[[2J x^My^Hz"))
+        #expect(all.contains("^[]0;title^G"))
+        #expect(!all.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+    }
+
+    @Test("scrolling back shows older lines and a hint; End returns to the newest")
+    func scrollback() {
+        var s = sampleState()
+        for i in 0..<50 {
+            _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "m\(i)", outgoing: false, sender: "Alice", text: "line \(i)", kind: .contextual, blockTime: sec(400 + Int64(i)), channel: .realtime)))
+        }
+        var t = Render.screen(s, width: 100, height: 24).text
+        #expect(t[13].hasSuffix("line 49"))
+        s.focus = .list
+        _ = ViewModel.reduce(&s, .key(.pageUp))
+        t = Render.screen(s, width: 100, height: 24).text
+        #expect(t[12].contains("line 38"))
+        #expect(t[13].contains("↓ 10 lines below · End"))
+        _ = ViewModel.reduce(&s, .key(.end))
+        #expect(Render.screen(s, width: 100, height: 24).text[13].hasSuffix("line 49"))
+    }
+}
