@@ -9,6 +9,8 @@ import PackageDescription
 //   Simulation  scenario files, the runner that wires engine and world, the event log.
 //   ChatUI      the view-model reducer, the key table and the pure render to a grid.
 //   CWidth      the C library's wcwidth, for display widths.
+//   CNCurses    ncursesw through a system library target (with Swift-visible shims).
+//   TerminalUI  the thin ncurses adapter that diffs grids, themes, and the live app loop.
 //   synchat     the thin executable: argument parsing and wiring.
 let package = Package(
     name: "synchat",
@@ -18,6 +20,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
         .target(name: "SyncCore"),
@@ -26,11 +29,15 @@ let package = Package(
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld"]),
         .target(name: "CWidth"),
         .target(name: "ChatUI", dependencies: ["SyncCore", "Simulation", "CWidth"]),
+        .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
+        .target(name: "TerminalUI", dependencies: ["CNCurses", "ChatUI", "Simulation", "SyncEngine", "SyncCore"]),
         .executableTarget(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "TerminalUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),

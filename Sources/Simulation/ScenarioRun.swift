@@ -18,7 +18,8 @@ public final class ScenarioRun {
     /// When the script (and the traffic) ends: the scenario's duration, or a `quit`.
     public private(set) var scriptEnd: Instant
     public private(set) var finished = false
-    private var quitRequested = false
+    /// A `quit` line was reached.
+    public private(set) var quitRequested = false
 
     public init(scenario: Scenario, seed: UInt64? = nil, settings: SyncSettings = .default,
                 storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings()) {
@@ -105,7 +106,8 @@ public final class ScenarioRun {
         settleEnd = scriptEnd + scenario.settle
     }
 
-    private func apply(_ d: Directive) {
+    /// Applies one directive now: a scenario line, or a key of the TUI.
+    public func apply(_ d: Directive) {
         driver.noteWorldChange(d.summary)
         switch d {
         case .foreground: world.os.moveToForeground()

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Simulation
+import SyncCore
+import TerminalUI
 
 // The executable is thin: argument parsing and wiring (STYLE.md).
 
@@ -9,8 +12,85 @@ struct Synchat: ParsableCommand {
         commandName: "synchat",
         abstract: "A terminal chat client whose heart is a sync engine, on an embedded simulated network.",
         version: "synchat 0.1.0",
-        subcommands: [Simulate.self]
+        subcommands: [Chat.self, Simulate.self],
+        defaultSubcommand: Chat.self
     )
+}
+
+struct Chat: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The chat, full screen, on the embedded simulated network (the default).",
+        discussion: "Press ? in the app for the keys. Time runs --speed times faster than the wall clock."
+    )
+
+    @Option(name: .long, help: "Seed of the simulated world (default 1, or the scenario's).")
+    var seed: UInt64?
+
+    @Option(name: .long, help: "Simulated seconds per wall second (default 10).")
+    var speed: Double = 10
+
+    @Option(name: .long, help: "Sync policy: seed (naive and adaptive come with the policy comparison).")
+    var policy: String = "seed"
+
+    @Option(name: .long, help: "Notification mode: remote-push, background-fetch or off.")
+    var mode: String?
+
+    @Option(name: .long, help: "Play this scenario file live (keys still work).")
+    var scenario: String?
+
+    @Option(name: .long, help: "Append every engine event to this file (swift-log).")
+    var log: String?
+
+    @Flag(name: .long, help: "Keep everything in memory (the default until the persistent store lands).")
+    var ephemeral = false
+
+    @Option(name: .long, help: "Persistent profile (needs the SQLite store, not built yet).")
+    var profile: String?
+
+    func validate() throws {
+        guard speed > 0, speed <= 10_000, speed.isFinite else { throw ValidationError("--speed must be between 0 and 10000") }
+        guard policy == "seed" else {
+            throw ValidationError("--policy \(policy): only 'seed' exists so far (naive and adaptive arrive with the policy comparison)")
+        }
+        if let mode, NotificationMode(rawValue: mode) == nil {
+            throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
+        }
+        if profile != nil {
+            throw ValidationError("--profile needs the persistent store, which is not built yet; run without it (in memory)")
+        }
+    }
+
+    func run() throws {
+        var script: Scenario
+        if let path = scenario {
+            script = try ScenarioParser.load(path: path)
+        } else {
+            script = Scenario(source: "live")
+            script.duration = .hours(24 * 365)
+            script.contacts = 6
+            script.trafficPerHour = 24
+            script.settle = .zero
+        }
+        if let mode { script.mode = NotificationMode(rawValue: mode)! }
+        var eventLog: ((String) -> Void)?
+        if let path = log {
+            let handle = try FileLogHandler.open(path)
+            LoggingSystem.bootstrap { _ in FileLogHandler(handle: handle) }
+            let logger = Logger(label: "synchat")
+            eventLog = { logger.info("\($0)") }
+        }
+        let session = ScenarioRun(scenario: script, seed: seed)
+        let app = LiveApp(run: session, speed: speed, eventLog: eventLog)
+        let terminal = Terminal(theme: .default)
+        do {
+            try terminal.open()
+        } catch let e as Terminal.OpenError {
+            FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
+            Foundation.exit(1)
+        }
+        app.loop(terminal: terminal)
+        terminal.close()
+    }
 }
 
 struct Simulate: ParsableCommand {

@@ -1,0 +1,52 @@
+#ifndef SYNCHAT_CNCURSES_SHIM_H
+#define SYNCHAT_CNCURSES_SHIM_H
+
+#define NCURSES_WIDECHAR 1
+#define _XOPEN_SOURCE_EXTENDED 1
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <wchar.h>
+#include <ncursesw/curses.h>
+
+// Swift 6 cannot see C globals and function-like macros: tiny accessors instead.
+static inline WINDOW *synchat_stdscr(void) { return stdscr; }
+static inline int synchat_lines(void) { return LINES; }
+static inline int synchat_cols(void) { return COLS; }
+static inline attr_t synchat_a_normal(void) { return A_NORMAL; }
+static inline attr_t synchat_a_bold(void) { return A_BOLD; }
+static inline attr_t synchat_a_dim(void) { return A_DIM; }
+static inline attr_t synchat_a_reverse(void) { return A_REVERSE; }
+static inline attr_t synchat_a_underline(void) { return A_UNDERLINE; }
+static inline int synchat_key_code_yes(void) { return KEY_CODE_YES; }
+static inline int synchat_has_colors(void) { return has_colors(); }
+static inline int synchat_colors(void) { return COLORS; }
+
+/// Sets the attributes and colour pair, then writes `n` wide characters at (y, x).
+static inline int synchat_put(WINDOW *w, int y, int x, const wchar_t *s, int n, attr_t attrs, short pair) {
+    wattr_set(w, attrs, pair, NULL);
+    return mvwaddnwstr(w, y, x, s, n);
+}
+
+/// Opens the terminal without `initscr`, which exits the process on an unknown TERM.
+/// Returns NULL (and leaves the terminal alone) when that fails.
+static inline SCREEN *synchat_newterm(void) {
+    return newterm(NULL, stdout, stdin);
+}
+
+/// SIGINT, SIGTERM, SIGHUP, SIGQUIT: put the terminal back before dying.
+static void synchat_on_signal(int sig) {
+    endwin();
+    _exit(128 + sig);
+}
+
+static inline void synchat_install_signal_handlers(void) {
+    signal(SIGINT, synchat_on_signal);
+    signal(SIGTERM, synchat_on_signal);
+    signal(SIGHUP, synchat_on_signal);
+    signal(SIGQUIT, synchat_on_signal);
+}
+
+#endif

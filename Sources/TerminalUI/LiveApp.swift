@@ -1,0 +1,171 @@
+import ChatUI
+import Dispatch
+import Foundation
+import Simulation
+import SyncCore
+import SyncEngine
+
+/// The live chat: a scenario run (the embedded world and the engine) paced by scaled wall
+/// time, the view-model fed by the engine's events, and the terminal drawing each frame.
+public final class LiveApp {
+    public let run: ScenarioRun
+    private var state = ViewState()
+    private var speed: Double
+    private var anchorWall: UInt64
+    private var anchorVirtual: Instant
+    private var pending: [TimedEvent] = []
+    private var lastActivity: [Address: Instant] = [:]
+    private var listDirty = true
+    private let eventLog: ((String) -> Void)?
+
+    public init(run: ScenarioRun, speed: Double, eventLog: ((String) -> Void)? = nil) {
+        self.run = run
+        self.speed = speed
+        self.eventLog = eventLog
+        anchorWall = DispatchTime.now().uptimeNanoseconds
+        anchorVirtual = run.scheduler.now
+        // What the engine did before the screen opened (the launch) goes to the log too.
+        pending = run.log
+        run.driver.subscribe { [weak self] in self?.pending.append($0) }
+        for m in run.storage.allMessages() {
+            let a = m.message.conversation
+            lastActivity[a] = max(lastActivity[a] ?? .zero, m.message.blockTime)
+        }
+    }
+
+    /// The virtual instant that corresponds to the wall clock now.
+    private var virtualNow: Instant {
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - anchorWall) / 1_000_000
+        return anchorVirtual + .milliseconds(Int64(elapsed * speed))
+    }
+
+    private func setSpeed(_ s: Double) {
+        anchorVirtual = virtualNow
+        anchorWall = DispatchTime.now().uptimeNanoseconds
+        speed = s
+    }
+
+    /// Runs until `q` (or a `quit` line of the scenario). Returns normally; the caller
+    /// closes the terminal.
+    public func loop(terminal: Terminal, notices: [String] = []) {
+        for n in notices { _ = ViewModel.reduce(&state, .notice(n)) }
+        step()
+        terminal.draw(frame(terminal))
+        while !state.quitting {
+            if let input = terminal.read(timeoutMs: 40) {
+                switch input {
+                case .resize: terminal.invalidate()
+                case .key(let key): perform(ViewModel.reduce(&state, .key(key)))
+                }
+            }
+            step()
+            if run.quitRequested { break }  // a `quit` line of the scenario
+            terminal.draw(frame(terminal))  // the adapter writes only what changed
+        }
+    }
+
+    private func frame(_ terminal: Terminal) -> Grid {
+        let (w, h) = terminal.size
+        return Render.screen(state, width: w, height: h)
+    }
+
+    /// Advances the world to now and feeds what happened to the view-model. Returns true
+    /// when something changed.
+    @discardableResult
+    func step() -> Bool {
+        run.advance(to: virtualNow)
+        var changed = !pending.isEmpty
+        let events = pending
+        pending.removeAll()
+        for e in events { absorb(e) }
+        if listDirty { refreshConversations(); listDirty = false }
+        let status = snapshot()
+        if status != state.status {
+            perform(ViewModel.reduce(&state, .status(status)))
+            changed = true
+        }
+        return changed
+    }
+
+    private func absorb(_ e: TimedEvent) {
+        eventLog?(e.line)
+        switch e.event {
+        case .messageStored(let txId, _, _, _, _):
+            guard let m = run.storage.message(txId: txId) else { return }
+            let a = m.message.conversation
+            lastActivity[a] = max(lastActivity[a] ?? .zero, m.message.blockTime)
+            perform(ViewModel.reduce(&state, .message(a, row(m))))
+            listDirty = true
+            return  // the message pane shows it; the log keeps to decisions
+        case .messageSent:
+            return
+        case .banner(let b, _):
+            perform(ViewModel.reduce(&state, .banner(BannerRow(conversation: b.conversation, title: b.title, body: b.body, at: e.at))))
+        case .world:
+            listDirty = true  // contacts, mutes
+        default:
+            break
+        }
+        perform(ViewModel.reduce(&state, .logLine(e.line)))
+    }
+
+    private func row(_ m: StoredMessage) -> MessageRow {
+        let contact = run.driver.contact(m.message.conversation)
+        return MessageRow(txId: m.txId, outgoing: m.message.direction == .outgoing,
+                          sender: contact?.displayName ?? m.message.conversation.value,
+                          text: m.message.body, kind: m.message.kind, blockTime: m.message.blockTime, channel: m.via)
+    }
+
+    private func refreshConversations() {
+        let rows = run.driver.contacts.map { c in
+            ConversationRow(address: c.address, name: c.displayName, unread: run.storage.unreadCount(in: c.address),
+                            muted: c.muted, lastActivity: lastActivity[c.address])
+        }
+        perform(ViewModel.reduce(&state, .conversations(rows)))
+    }
+
+    private func snapshot() -> StatusInfo {
+        let d = run.driver
+        var s = StatusInfo()
+        s.lifecycle = d.connection.lifecycle
+        s.realtime = d.poller.active ? "polling" : d.connection.realtime.rawValue
+        s.push = d.reliability.state
+        s.misses = d.reliability.consecutiveMisses
+        s.missThreshold = d.settings.missesToUnreliable
+        s.token = d.tokenStatus
+        s.mode = d.mode
+        s.lastCatchUpAge = d.lastCatchUpAge
+        s.debounceLeft = d.debounceLeft
+        s.requests = d.counters.requests
+        s.clock = run.scheduler.now
+        s.speed = speed
+        s.badge = d.badge
+        return s
+    }
+
+    private func perform(_ commands: [Command]) {
+        for c in commands {
+            switch c {
+            case .send(let to, let text):
+                run.driver.send(to: to, text: text)
+            case .markRead(let a):
+                run.driver.markRead(a)
+                listDirty = true
+            case .apply(let d):
+                run.apply(d)
+                if case .contact = d { listDirty = true }
+            case .setMode(let m):
+                run.driver.setMode(m)
+            case .setSpeed(let s):
+                setSpeed(s)
+            case .quit:
+                state.quitting = true
+            }
+        }
+        // Opening a conversation: load its history from the store once.
+        if let open = state.open, state.messages[open] == nil {
+            let rows = run.storage.messages(in: open).map(row).sorted { $0.blockTime < $1.blockTime }
+            _ = ViewModel.reduce(&state, .history(open, rows))
+        }
+    }
+}

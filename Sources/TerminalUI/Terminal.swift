@@ -1,0 +1,175 @@
+import CNCurses
+import ChatUI
+import Foundation
+
+/// The thin ncurses adapter (STYLE.md): opens the terminal, reads keys, and draws a grid by
+/// writing only the runs of cells that changed since the last frame. Nothing else here
+/// knows about curses, and no test ever calls it.
+public final class Terminal {
+    public struct OpenError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private var screen: OpaquePointer?
+    private var window: UnsafeMutablePointer<WINDOW>?
+    private var previous: Grid?
+    private let theme: Theme
+    private var pairs: [Role: (attrs: attr_t, pair: Int16)] = [:]
+    public private(set) var isOpen = false
+
+    public init(theme: Theme) {
+        self.theme = theme
+    }
+
+    /// Opens the terminal, or explains in one line why it cannot.
+    public func open() throws {
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+            throw OpenError(description: "not a terminal: the TUI needs an interactive terminal (try synchat simulate)")
+        }
+        guard let term = ProcessInfo.processInfo.environment["TERM"], !term.isEmpty else {
+            throw OpenError(description: "TERM is not set: cannot drive the terminal")
+        }
+        _ = TextWidth.localeReady
+        guard let s = synchat_newterm() else {
+            throw OpenError(description: "unknown terminal type TERM=\(term)")
+        }
+        screen = s
+        set_term(s)
+        window = synchat_stdscr()
+        isOpen = true
+        synchat_install_signal_handlers()
+        raw()
+        noecho()
+        nonl()
+        keypad(window, true)
+        set_escdelay(25)
+        curs_set(0)
+        setUpColours()
+    }
+
+    /// Puts the terminal back. Safe to call more than once.
+    public func close() {
+        guard isOpen else { return }
+        isOpen = false
+        endwin()
+        if let screen { delscreen(screen) }
+        screen = nil
+    }
+
+    deinit { close() }
+
+    public var size: (width: Int, height: Int) { (Int(synchat_cols()), Int(synchat_lines())) }
+
+    public enum Input: Equatable {
+        case key(Key)
+        case resize
+    }
+
+    /// Waits up to `timeoutMs` for a key.
+    public func read(timeoutMs: Int32) -> Input? {
+        guard let window else { return nil }
+        wtimeout(window, timeoutMs)
+        var wch: wint_t = 0
+        let r = wget_wch(window, &wch)
+        if r == ERR { return nil }
+        if r == synchat_key_code_yes() {
+            switch Int32(wch) {
+            case KEY_RESIZE: return .resize
+            case KEY_UP: return .key(.up)
+            case KEY_DOWN: return .key(.down)
+            case KEY_LEFT: return .key(.left)
+            case KEY_RIGHT: return .key(.right)
+            case KEY_HOME: return .key(.home)
+            case KEY_END: return .key(.end)
+            case KEY_PPAGE: return .key(.pageUp)
+            case KEY_NPAGE: return .key(.pageDown)
+            case KEY_BACKSPACE: return .key(.backspace)
+            case KEY_DC: return .key(.delete)
+            case KEY_ENTER: return .key(.enter)
+            case KEY_BTAB: return .key(.tab)
+            default: return nil
+            }
+        }
+        switch wch {
+        case 9: return .key(.tab)
+        case 10, 13: return .key(.enter)
+        case 27: return .key(.escape)
+        case 8, 127: return .key(.backspace)
+        case 1...26: return .key(.ctrl(Character(UnicodeScalar(UInt8(wch) + 96))))
+        default:
+            guard let scalar = UnicodeScalar(UInt32(wch)), wch >= 32 else { return nil }
+            return .key(.char(Character(scalar)))
+        }
+    }
+
+    /// Draws a frame: only the runs of changed cells are written.
+    public func draw(_ grid: Grid) {
+        guard let window else { return }
+        let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
+        if full { werase(window) }
+        for y in 0..<grid.height {
+            var x = 0
+            while x < grid.width {
+                let cell = grid[x, y]
+                if !full, previous![x, y] == cell { x += 1; continue }
+                // A run of changed cells of one role.
+                var run: [wchar_t] = []
+                let start = x
+                let role = cell.role
+                while x < grid.width {
+                    let c = grid[x, y]
+                    if c.role != role || (!full && previous![x, y] == c && c.width != 0) { break }
+                    if c.width != 0 {
+                        for scalar in c.character.unicodeScalars { run.append(wchar_t(bitPattern: scalar.value)) }
+                    }
+                    x += 1
+                }
+                // Never start a run on the right half of a wide character.
+                let (attrs, pair) = style(role)
+                if !run.isEmpty { _ = synchat_put(window, Int32(y), Int32(start), run, Int32(run.count), attrs, pair) }
+            }
+        }
+        previous = grid
+        wnoutrefresh(window)
+        doupdate()
+    }
+
+    /// Forgets the last frame, so that the next one is drawn whole (after a resize).
+    public func invalidate() {
+        previous = nil
+        if let window { clearok(window, true) }
+    }
+
+    // MARK: - Colours
+
+    private func setUpColours() {
+        let useColour = theme.colour && synchat_has_colors() != 0
+        if useColour {
+            start_color()
+            use_default_colors()
+        }
+        var next: Int16 = 1
+        for role in Role.allCases {
+            let style = theme.style(for: role)
+            var attrs = synchat_a_normal()
+            if style.bold { attrs |= synchat_a_bold() }
+            if style.dim { attrs |= synchat_a_dim() }
+            if style.reverse { attrs |= synchat_a_reverse() }
+            if style.underline { attrs |= synchat_a_underline() }
+            var pair: Int16 = 0
+            if useColour, style.fg != nil || style.bg != nil {
+                let limit = Int16(max(8, min(256, Int(synchat_colors()))))
+                let fg = style.fg.map { Int16($0) < limit ? Int16($0) : Int16($0) % 8 } ?? -1
+                let bg = style.bg.map { Int16($0) < limit ? Int16($0) : Int16($0) % 8 } ?? -1
+                init_pair(next, fg, bg)
+                pair = next
+                next += 1
+            }
+            pairs[role] = (attrs, pair)
+        }
+    }
+
+    private func style(_ role: Role) -> (attr_t, Int16) {
+        pairs[role] ?? (synchat_a_normal(), 0)
+    }
+}
