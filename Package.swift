@@ -42,6 +42,8 @@ let package = Package(
         ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
+        // Runs the built `synchat` binary in tmux; `swift build` must come first.
+        .testTarget(name: "EndToEndTests"),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
     ],
     swiftLanguageModes: [.v6]

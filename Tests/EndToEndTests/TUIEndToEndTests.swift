@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// The real `synchat` in tmux. Needs tmux (`.ci/run` installs it) and the built binary
+/// (`swift build` first, or SYNCHAT_BIN).
+@Suite("End to end: the TUI in tmux", .serialized)
+struct TUIEndToEndTests {
+    static let args = "--ephemeral --seed 1 --speed 60"
+
+    init() throws {
+        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
+        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+    }
+
+    @Test("the first screen shows the conversations and 'foreground'")
+    func firstScreen() throws {
+        let t = try TmuxSession(arguments: Self.args)
+        let screen = t.wait("the first screen") { $0.contains("Conversations") && $0.contains("foreground") }
+        #expect(screen.contains("Alice"))
+        #expect(screen.contains("push:"))
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
+    @Test("a typed message shows, and then the contact's reply")
+    func typeAndReply() throws {
+        let t = try TmuxSession(arguments: Self.args)
+        t.wait(for: "foreground")
+        // Open the highlighted conversation and write.
+        try t.keys("Enter")
+        t.wait("the compose prompt") { $0.split(separator: "\n").contains { $0.hasPrefix("to ") && $0.hasSuffix(">") } }
+        try t.type("hello from the e2e test")
+        try t.keys("Enter")
+        t.wait(for: "you: hello from the e2e test")
+        let name = t.screen().split(separator: "\n").first.map(String.init) ?? ""
+        let contact = name.split(separator: "│").last.map { $0.split(separator: " ").first.map(String.init) ?? "" } ?? ""
+        #expect(!contact.isEmpty)
+        t.wait("the reply from \(contact)", seconds: 30) { screen in
+            // A line from the contact below ours.
+            guard let mine = screen.range(of: "you: hello from the e2e test") else { return false }
+            return screen[mine.upperBound...].contains("\(contact): ")
+        }
+        try t.keys("Escape")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
+    @Test("b shows 'background', f shows 'foreground'")
+    func lifecycleKeys() throws {
+        let t = try TmuxSession(arguments: Self.args)
+        t.wait(for: " foreground │")
+        try t.keys("b")
+        t.wait(for: " background │")
+        t.wait(for: "badge")
+        try t.keys("f")
+        t.wait(for: " foreground │")
+        t.wait(for: "forced reconnect")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
+    @Test("p leads to 'push: unreliable' and a forced catch-up in the log")
+    func pushFault() throws {
+        let t = try TmuxSession(arguments: Self.args)
+        t.wait(for: "push: reliable", seconds: 60)
+        try t.keys("p")
+        t.wait(for: "push: unreliable", seconds: 60)
+        t.wait(for: "catch-up started (push-unreliable)")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
+    @Test("resizing redraws the layout for the new size; too small says so; q exits 0 back to the shell")
+    func resizeAndQuit() throws {
+        let t = try TmuxSession(arguments: Self.args)
+        t.wait(for: "Conversations")
+        try t.resize(width: 70, height: 20)
+        t.wait("a 70-column layout") { screen in
+            // capture-pane trims trailing blanks: the title ends in "? help" one column short of 70.
+            let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
+            return lines.first?.hasSuffix("? help") == true && lines.first?.count == 69
+                && lines.allSatisfy { $0.count <= 70 } && screen.contains(" foreground │")
+        }
+        try t.resize(width: 50, height: 10)
+        t.wait(for: "terminal too small: 50x10")
+        try t.resize(width: 100, height: 30)
+        t.wait("the full layout again") { $0.contains("Conversations") && $0.contains("sync log") }
+        try t.keys("q")
+        let end = t.wait(for: "EXIT=0")
+        #expect(!end.contains("Conversations"))  // the screen is the shell's again
+        #expect(end.contains("$ "))
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+/// The real binary in a private tmux server (STYLE.md, test layer 4): `send-keys` to type,
+/// `capture-pane` to read, and a deadline when waiting for the screen — never a blind sleep.
+final class TmuxSession {
+    let socket: String
+    let name = "e2e"
+
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    static var binary: String {
+        if let override = ProcessInfo.processInfo.environment["SYNCHAT_BIN"] { return override }
+        return packageRoot.appendingPathComponent(".build/debug/synchat").path
+    }
+
+    static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") || FileManager.default.isExecutableFile(atPath: "/usr/local/bin/tmux")
+    }
+
+    /// Starts a shell in a `width`×`height` pane and runs synchat in it.
+    init(width: Int = 100, height: Int = 30, arguments: String) throws {
+        socket = "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", "env", "PS1=$ ", "TERM=xterm-256color", "sh"])
+        try tmux(["send-keys", "-t", name, "-l", "\(Self.binary) \(arguments); echo \"EXIT=$?\""])
+        try tmux(["send-keys", "-t", name, "Enter"])
+    }
+
+    deinit {
+        _ = try? tmux(["kill-server"])
+    }
+
+    /// Runs a tmux command with posix_spawn and waitpid (Foundation's Process can miss the
+    /// child's exit inside the test runner). Output goes to a file only when asked for: a
+    /// command that starts the tmux server would otherwise keep our pipe open.
+    @discardableResult
+    func tmux(_ args: [String], output: Bool = false) throws -> String {
+        let outPath = output ? NSTemporaryDirectory() + "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt" : "/dev/null"
+        defer { if output { unlink(outPath) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ["tmux", "-L", socket] + args
+        var cargs = argv.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, "tmux", &actions, nil, &cargs, environ)
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard output else { return "" }
+        return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    }
+
+    func screen() -> String { (try? tmux(["capture-pane", "-t", name, "-p"], output: true)) ?? "" }
+
+    func keys(_ keys: String...) throws { try tmux(["send-keys", "-t", name] + keys) }
+
+    func type(_ text: String) throws { try tmux(["send-keys", "-t", name, "-l", text]) }
+
+    func resize(width: Int, height: Int) throws {
+        try tmux(["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
+    }
+
+    /// Polls the screen until `condition` holds, or fails the test after `seconds`.
+    @discardableResult
+    func wait(_ what: String, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
+              until condition: (String) -> Bool) -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            last = screen()
+            if condition(last) { return last }
+            usleep(100_000)
+        }
+        Issue.record("timed out after \(seconds)s waiting for \(what); screen:\n\(last)", sourceLocation: sourceLocation)
+        return last
+    }
+
+    @discardableResult
+    func wait(for text: String, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        wait("\"\(text)\"", seconds: seconds, sourceLocation: sourceLocation) { $0.contains(text) }
+    }
+}
