@@ -36,10 +36,18 @@ static inline SCREEN *synchat_newterm(void) {
     return newterm(NULL, stdout, stdin);
 }
 
-/// SIGINT, SIGTERM, SIGHUP, SIGQUIT: put the terminal back before dying.
+/// SIGINT, SIGTERM, SIGHUP, SIGQUIT: put the terminal back, then exit 128+signal.
 static void synchat_on_signal(int sig) {
     endwin();
     _exit(128 + sig);
+}
+
+/// A crash (a Swift trap is SIGILL or SIGTRAP): put the terminal back, then die of the
+/// same signal so that the crash is still reported as one.
+static void synchat_on_fatal(int sig) {
+    endwin();
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 static inline void synchat_install_signal_handlers(void) {
@@ -47,6 +55,12 @@ static inline void synchat_install_signal_handlers(void) {
     signal(SIGTERM, synchat_on_signal);
     signal(SIGHUP, synchat_on_signal);
     signal(SIGQUIT, synchat_on_signal);
+    signal(SIGILL, synchat_on_fatal);
+    signal(SIGTRAP, synchat_on_fatal);
+    signal(SIGABRT, synchat_on_fatal);
+    signal(SIGSEGV, synchat_on_fatal);
+    signal(SIGBUS, synchat_on_fatal);
+    signal(SIGFPE, synchat_on_fatal);
 }
 
 #endif

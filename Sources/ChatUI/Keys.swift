@@ -48,7 +48,7 @@ public enum KeyTable {
         KeyBinding(keys: [.char("+"), .char("=")], label: "+ -", help: "simulated time faster / slower", action: .faster),
         KeyBinding(keys: [.char("-")], label: "", help: "", action: .slower),
         KeyBinding(keys: [.char("?")], label: "?", help: "this help", action: .toggleHelp),
-        KeyBinding(keys: [.char("q")], label: "q", help: "quit", action: .quit),
+        KeyBinding(keys: [.char("q"), .ctrl("c")], label: "q ^C", help: "quit", action: .quit),
     ]
 
     /// Keys inside the compose line; any other printable character is typed.
@@ -65,6 +65,7 @@ public enum KeyTable {
         KeyBinding(keys: [.up, .down], label: "↑ ↓", help: "history", action: .historyUp),
         KeyBinding(keys: [.down], label: "", help: "", action: .historyDown),
         KeyBinding(keys: [.escape, .tab], label: "Esc Tab", help: "leave the compose line", action: .leaveCompose),
+        KeyBinding(keys: [.ctrl("c")], label: "^C", help: "quit", action: .quit),
     ]
 
     /// The first binding of `table` for `key` (a key listed under a shared label is matched

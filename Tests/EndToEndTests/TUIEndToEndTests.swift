@@ -15,6 +15,7 @@ struct TUIEndToEndTests {
     @Test("the first screen shows the conversations and 'foreground'")
     func firstScreen() throws {
         let t = try TmuxSession(arguments: Self.args)
+        defer { t.close() }
         let screen = t.wait("the first screen") { $0.contains("Conversations") && $0.contains("foreground") }
         #expect(screen.contains("Alice"))
         #expect(screen.contains("push:"))
@@ -25,6 +26,7 @@ struct TUIEndToEndTests {
     @Test("a typed message shows, and then the contact's reply")
     func typeAndReply() throws {
         let t = try TmuxSession(arguments: Self.args)
+        defer { t.close() }
         t.wait(for: "foreground")
         // Open the highlighted conversation and write.
         try t.keys("Enter")
@@ -48,6 +50,7 @@ struct TUIEndToEndTests {
     @Test("b shows 'background', f shows 'foreground'")
     func lifecycleKeys() throws {
         let t = try TmuxSession(arguments: Self.args)
+        defer { t.close() }
         t.wait(for: " foreground │")
         try t.keys("b")
         t.wait(for: " background │")
@@ -62,6 +65,7 @@ struct TUIEndToEndTests {
     @Test("p leads to 'push: unreliable' and a forced catch-up in the log")
     func pushFault() throws {
         let t = try TmuxSession(arguments: Self.args)
+        defer { t.close() }
         t.wait(for: "push: reliable", seconds: 60)
         try t.keys("p")
         t.wait(for: "push: unreliable", seconds: 60)
@@ -70,9 +74,31 @@ struct TUIEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
+    @Test("SIGTERM and Ctrl-C put the terminal back", arguments: ["term", "ctrl-c"])
+    func signals(how: String) throws {
+        let t = try TmuxSession(arguments: Self.args)
+        defer { t.close() }
+        t.wait(for: "Conversations")
+        if how == "term" {
+            let pid = try #require(try t.appPid())
+            kill(pid, SIGTERM)
+            let end = t.wait(for: "EXIT=143")
+            #expect(!end.contains("Conversations"))
+        } else {
+            try t.keys("C-c")
+            let end = t.wait(for: "EXIT=0")
+            #expect(!end.contains("Conversations"))
+        }
+        // The shell works normally again: echo is on and lines end where they should.
+        try t.type("echo still-here")
+        try t.keys("Enter")
+        t.wait("the shell to echo") { $0.split(separator: "\n").contains { $0 == "still-here" } }
+    }
+
     @Test("resizing redraws the layout for the new size; too small says so; q exits 0 back to the shell")
     func resizeAndQuit() throws {
         let t = try TmuxSession(arguments: Self.args)
+        defer { t.close() }
         t.wait(for: "Conversations")
         try t.resize(width: 70, height: 20)
         t.wait("a 70-column layout") { screen in

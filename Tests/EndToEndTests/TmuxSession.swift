@@ -28,15 +28,19 @@ final class TmuxSession {
         try tmux(["send-keys", "-t", name, "Enter"])
     }
 
-    deinit {
-        _ = try? tmux(["kill-server"])
-    }
+    deinit { close() }
 
-    /// Runs a tmux command with posix_spawn and waitpid (Foundation's Process can miss the
-    /// child's exit inside the test runner). Output goes to a file only when asked for: a
-    /// command that starts the tmux server would otherwise keep our pipe open.
+    /// Runs a tmux command on this session's private server.
     @discardableResult
     func tmux(_ args: [String], output: Bool = false) throws -> String {
+        try Self.run(["tmux", "-L", socket] + args, output: output)
+    }
+
+    /// Runs a program with posix_spawn and waitpid (Foundation's Process can miss the
+    /// child's exit inside the test runner). Output goes to a file only when asked for: a
+    /// command that starts the tmux server would otherwise keep our pipe open forever.
+    @discardableResult
+    static func run(_ argv: [String], output: Bool = false) throws -> String {
         let outPath = output ? NSTemporaryDirectory() + "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt" : "/dev/null"
         defer { if output { unlink(outPath) } }
         var actions = posix_spawn_file_actions_t()
@@ -45,16 +49,30 @@ final class TmuxSession {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ["tmux", "-L", socket] + args
         var cargs = argv.map { strdup($0) } + [nil]
         defer { for a in cargs { free(a) } }
         var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, "tmux", &actions, nil, &cargs, environ)
+        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cargs, environ)
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         guard output else { return "" }
         return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    }
+
+    /// The process running in the pane (synchat, the child of the pane's shell).
+    func appPid() throws -> pid_t? {
+        let shell = try tmux(["display-message", "-p", "-t", name, "#{pane_pid}"], output: true)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let children = try Self.run(["pgrep", "-P", shell], output: true)
+        return children.split(separator: "\n").first.flatMap { pid_t($0) }
+    }
+
+    /// Ends the session; the private server exits with its last session. (`kill-server`
+    /// answers 0 but leaves the server running on tmux 3.3a.)
+    func close() {
+        _ = try? tmux(["kill-session", "-t", name])
+        _ = try? tmux(["kill-server"])
     }
 
     func screen() -> String { (try? tmux(["capture-pane", "-t", name, "-p"], output: true)) ?? "" }
