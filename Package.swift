@@ -21,6 +21,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
     ],
     targets: [
         .target(name: "SyncCore"),
@@ -30,7 +31,10 @@ let package = Package(
         .target(name: "CWidth"),
         .target(name: "ChatUI", dependencies: ["SyncCore", "Simulation", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
-        .target(name: "TerminalUI", dependencies: ["CNCurses", "ChatUI", "Simulation", "SyncEngine", "SyncCore"]),
+        .target(
+            name: "TerminalUI",
+            dependencies: ["CNCurses", "ChatUI", "Simulation", "SyncEngine", "SyncCore", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
         .executableTarget(
             name: "synchat",
             dependencies: [
@@ -42,6 +46,7 @@ let package = Package(
         ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
+        .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests"),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),

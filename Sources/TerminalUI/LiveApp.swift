@@ -48,7 +48,11 @@ public final class LiveApp {
     /// Runs until `q` (or a `quit` line of the scenario). Returns normally; the caller
     /// closes the terminal.
     public func loop(terminal: Terminal, notices: [String] = []) {
-        for n in notices { _ = ViewModel.reduce(&state, .notice(n)) }
+        for n in notices {
+            _ = ViewModel.reduce(&state, .notice(n))
+            _ = ViewModel.reduce(&state, .logLine(n))
+            eventLog?(n)
+        }
         step()
         terminal.draw(frame(terminal))
         while !state.quitting {

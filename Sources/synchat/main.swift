@@ -38,6 +38,9 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: "Play this scenario file live (keys still work).")
     var scenario: String?
 
+    @Option(name: .long, help: "Theme name (Themes/NAME.toml, ~/.config/synchat/themes/NAME.toml) or a path.")
+    var theme: String?
+
     @Option(name: .long, help: "Append every engine event to this file (swift-log).")
     var log: String?
 
@@ -72,6 +75,7 @@ struct Chat: ParsableCommand {
             script.settle = .zero
         }
         if let mode { script.mode = NotificationMode(rawValue: mode)! }
+        let (chosenTheme, themeWarnings) = try ThemeLoader.load(theme)
         var eventLog: ((String) -> Void)?
         if let path = log {
             let handle = try FileLogHandler.open(path)
@@ -81,14 +85,14 @@ struct Chat: ParsableCommand {
         }
         let session = ScenarioRun(scenario: script, seed: seed)
         let app = LiveApp(run: session, speed: speed, eventLog: eventLog)
-        let terminal = Terminal(theme: .default)
+        let terminal = Terminal(theme: chosenTheme)
         do {
             try terminal.open()
         } catch let e as Terminal.OpenError {
             FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
             Foundation.exit(1)
         }
-        app.loop(terminal: terminal)
+        app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 })
         terminal.close()
     }
 }
@@ -130,6 +134,8 @@ do {
     try command.run()
 } catch let error as ScenarioError {
     fail(error.description)
+} catch let error as ThemeError {
+    fail("theme " + error.description)
 } catch {
     if Synchat.exitCode(for: error) == .success {
         Synchat.exit(withError: error)  // --help, --version

@@ -1,0 +1,168 @@
+import ChatUI
+import Foundation
+import TOMLKit
+
+/// A theme file that cannot be used: `FILE:LINE: message`.
+public struct ThemeError: Error, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var message: String
+    public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }
+}
+
+/// Reads `Themes/*.toml`:
+///
+/// ```toml
+/// name = "default"
+/// [roles]
+/// "status.push.unreliable" = { fg = "white", bg = "red", bold = true }
+/// ```
+///
+/// Colours are names (`black`, `red`, …, `bright-white`, `default`) or 0–255; attributes are
+/// `bold`, `dim`, `reverse`, `underline` (true/false). An unknown key or role is a warning;
+/// a bad value is an error naming the file and the line.
+public enum ThemeLoader {
+    public static let colourNames: [String: Int] = [
+        "black": 0, "red": 1, "green": 2, "yellow": 3, "blue": 4, "magenta": 5, "cyan": 6, "white": 7,
+        "bright-black": 8, "grey": 8, "gray": 8, "bright-red": 9, "bright-green": 10, "bright-yellow": 11,
+        "bright-blue": 12, "bright-magenta": 13, "bright-cyan": 14, "bright-white": 15,
+    ]
+
+    /// Parses a theme. Returns it with its warnings.
+    public static func parse(_ text: String, file: String) throws -> (Theme, [String]) {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let e as TOMLParseError {
+            throw ThemeError(file: file, line: e.source.begin.line, message: "not valid TOML: \(e.description)")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var warnings: [String] = []
+        var theme = Theme(name: (file as NSString).lastPathComponent.replacingOccurrences(of: ".toml", with: ""), styles: [:])
+        for key in table.keys.sorted() {
+            switch key {
+            case "name":
+                guard let name = table[key]?.string else {
+                    throw ThemeError(file: file, line: locate(lines, key: "name"), message: "\"name\" must be a string")
+                }
+                theme.name = name
+            case "roles":
+                guard let roles = table[key]?.table else {
+                    throw ThemeError(file: file, line: locate(lines, key: "roles"), message: "\"roles\" must be a table")
+                }
+                for roleName in roles.keys.sorted() {
+                    let at = locate(lines, role: roleName)
+                    guard let role = Role(rawValue: roleName) else {
+                        warnings.append("\(file):\(at): unknown role \"\(roleName)\" ignored")
+                        continue
+                    }
+                    guard let spec = roles[roleName]?.table else {
+                        throw ThemeError(file: file, line: at, message: "role \"\(roleName)\" must be a table such as { fg = \"red\", bold = true }")
+                    }
+                    theme.styles[role] = try style(spec, role: roleName, file: file, lines: lines, warnings: &warnings)
+                }
+            default:
+                warnings.append("\(file):\(locate(lines, key: key)): unknown key \"\(key)\" ignored")
+            }
+        }
+        return (theme, warnings)
+    }
+
+    private static func style(_ spec: TOMLTable, role: String, file: String, lines: [String], warnings: inout [String]) throws -> Style {
+        var s = Style()
+        for key in spec.keys.sorted() {
+            let at = locate(lines, role: role, key: key)
+            let value = spec[key]!
+            switch key {
+            case "fg", "bg":
+                let colour = try self.colour(value, file: file, line: at, what: "\(role).\(key)")
+                if key == "fg" { s.fg = colour } else { s.bg = colour }
+            case "bold", "dim", "reverse", "underline":
+                guard let b = value.bool else {
+                    throw ThemeError(file: file, line: at, message: "\(role).\(key) must be true or false")
+                }
+                switch key {
+                case "bold": s.bold = b
+                case "dim": s.dim = b
+                case "reverse": s.reverse = b
+                default: s.underline = b
+                }
+            default:
+                warnings.append("\(file):\(at): unknown key \"\(key)\" in role \"\(role)\" ignored")
+            }
+        }
+        return s
+    }
+
+    private static func colour(_ value: TOMLValueConvertible, file: String, line: Int, what: String) throws -> Int? {
+        if let n = value.int {
+            guard (0...255).contains(n) else { throw ThemeError(file: file, line: line, message: "\(what): colour \(n) is not in 0–255") }
+            return n
+        }
+        if let name = value.string {
+            if name == "default" { return nil }
+            guard let n = colourNames[name] else {
+                throw ThemeError(file: file, line: line, message: "\(what): unknown colour \"\(name)\" (use a name such as red or bright-blue, or 0–255)")
+            }
+            return n
+        }
+        throw ThemeError(file: file, line: line, message: "\(what): a colour is a name or a number 0–255")
+    }
+
+    // MARK: - Where things are
+
+    /// The line of a top-level `key = …` (1-based; 0 when not found).
+    static func locate(_ lines: [String], key: String) -> Int {
+        (lines.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix(key) && $0.contains("=") || $0.contains("[\(key)") }).map { $0 + 1 } ?? 0
+    }
+
+    /// The line of a role (and of one of its keys, when given).
+    static func locate(_ lines: [String], role: String, key: String? = nil) -> Int {
+        guard let start = lines.firstIndex(where: { $0.contains("\"\(role)\"") || $0.contains("[roles.\(role)]") }) else { return 0 }
+        guard let key else { return start + 1 }
+        // The key on the role's own line (inline table), or in the lines of its section.
+        for i in start..<lines.count {
+            let l = lines[i]
+            if i > start, l.trimmingCharacters(in: .whitespaces).hasPrefix("[") || l.contains("\" = {") { break }
+            if l.range(of: "\\b\(key)\\s*=", options: .regularExpression) != nil { return i + 1 }
+        }
+        return start + 1
+    }
+
+    // MARK: - Finding a theme
+
+    /// `--theme NAME|PATH`: a path when it names a file, else `NAME.toml` in
+    /// `$XDG_CONFIG_HOME/synchat/themes/` (default `~/.config/…`), then `./Themes/`; the
+    /// default theme is compiled in. `NO_COLOR` turns colours off, keeping attributes.
+    public static func load(_ nameOrPath: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> (Theme, [String]) {
+        var (theme, warnings) = try find(nameOrPath ?? "default", environment: environment, currentDirectory: currentDirectory)
+        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { theme.colour = false }
+        return (theme, warnings)
+    }
+
+    static func find(_ name: String, environment: [String: String], currentDirectory: String) throws -> (Theme, [String]) {
+        let fm = FileManager.default
+        if name.contains("/") || name.hasSuffix(".toml") {
+            return try read(path: name)
+        }
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw ThemeError(file: name, line: 0, message: "a theme name has letters, digits, - and _ only")
+        }
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "~") + "/.config"
+        let candidates = [config + "/synchat/themes/\(name).toml", currentDirectory + "/Themes/\(name).toml"]
+        for path in candidates where fm.fileExists(atPath: path) {
+            return try read(path: path)
+        }
+        if name == "default" { return (.default, []) }
+        throw ThemeError(file: name, line: 0, message: "no such theme (looked in \(candidates.joined(separator: " and ")))")
+    }
+
+    static func read(path: String) throws -> (Theme, [String]) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ThemeError(file: path, line: 0, message: FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw ThemeError(file: path, line: 0, message: "not UTF-8 text") }
+        return try parse(text, file: path)
+    }
+}
