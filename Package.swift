@@ -17,6 +17,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "synchat", targets: ["synchat"]),
+        .executable(name: "synchat-bench", targets: ["synchat-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -44,6 +45,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),

@@ -196,9 +196,14 @@ public enum Render {
         g.put(prompt, x: 0, y: y, role: .compose)
         let room = l.width - x0 - 1
         let chars = s.compose.text
-        // Scroll horizontally so that the cursor stays visible.
-        var start = 0
-        while TextWidth.of(String(chars[start..<s.compose.cursor])) > room { start += 1 }
+        // Scroll horizontally so that the cursor stays visible: walk back from it.
+        var start = s.compose.cursor, used = 0
+        while start > 0 {
+            let w = TextWidth.of(chars[start - 1])
+            if used + w > room { break }
+            used += w
+            start -= 1
+        }
         var x = x0
         for (i, ch) in chars.enumerated().dropFirst(start) {
             let safe = UntrustedText.visible(String(ch))

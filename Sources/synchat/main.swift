@@ -44,6 +44,9 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: "Append every engine event to this file (swift-log).")
     var log: String?
 
+    @Option(name: .long, help: .hidden)
+    var history: Int = 0
+
     @Flag(name: .long, help: "Keep everything in memory (the default until the persistent store lands).")
     var ephemeral = false
 
@@ -84,6 +87,7 @@ struct Chat: ParsableCommand {
             eventLog = { logger.info("\($0)") }
         }
         let session = ScenarioRun(scenario: script, seed: seed)
+        if history > 0 { try HistoryFill.fill(session, messages: history, conversations: 200) }  // synchat-bench
         let app = LiveApp(run: session, speed: speed, eventLog: eventLog)
         let terminal = Terminal(theme: chosenTheme)
         do {

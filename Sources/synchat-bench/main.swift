@@ -1,0 +1,144 @@
+import ChatUI
+import Dispatch
+import Foundation
+import Simulation
+import SyncCore
+import SyncEngine
+
+// synchat-bench: prints figures; it never fails a build. Run it in release:
+//   swift run -c release synchat-bench [render|memory|all]
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Unbuffered, so that figures appear as they are measured, even through a pipe.
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+func percentile(_ xs: [Double], _ p: Double) -> Double {
+    let s = xs.sorted()
+    return s[min(s.count - 1, Int(Double(s.count - 1) * p))]
+}
+
+func fmt(_ ms: Double) -> String { String(format: "%.3f ms", ms) }
+
+func row(_ name: String, _ value: String, _ goal: String = "") {
+    say(name.padding(toLength: 44, withPad: " ", startingAt: 0) + value.padding(toLength: 16, withPad: " ", startingAt: 0) + goal)
+}
+
+/// A view state like the TUI's with `messages` in history over 200 conversations, the busiest open.
+func bigState(messages: Int) throws -> (ViewState, ScenarioRun) {
+    var scenario = Scenario(source: "bench")
+    scenario.trafficPerHour = 0
+    let run = ScenarioRun(scenario: scenario)
+    try HistoryFill.fill(run, messages: messages, conversations: 200)
+    var s = ViewState()
+    let contacts = run.driver.contacts
+    let rows = contacts.map { c in
+        ConversationRow(address: c.address, name: c.displayName, unread: run.storage.unreadCount(in: c.address), muted: c.muted,
+                        lastActivity: run.storage.messages(in: c.address).last?.message.blockTime)
+    }
+    _ = ViewModel.reduce(&s, .conversations(rows))
+    let open = s.conversations[0].address
+    let history = run.storage.messages(in: open).map {
+        MessageRow(txId: $0.txId, outgoing: $0.message.direction == .outgoing, sender: "Contact", text: $0.message.body,
+                   kind: $0.message.kind, blockTime: $0.message.blockTime, channel: $0.via)
+    }
+    _ = ViewModel.reduce(&s, .history(open, history))
+    _ = ViewModel.reduce(&s, .key(.enter))
+    var st = StatusInfo()
+    st.lifecycle = .foreground
+    st.realtime = "live"
+    st.push = .reliable
+    _ = ViewModel.reduce(&s, .status(st))
+    for i in 0..<ViewState.logCapacity { _ = ViewModel.reduce(&s, .logLine("00:00:\(i % 60) catch-up skipped (app-active): push reliable, next allowed in 7m")) }
+    return (s, run)
+}
+
+func renderBench() throws {
+    say("== render (ChatUI, pure): 200x60 frame, 100 000 messages in history over 200 conversations")
+    let (state, run) = try bigState(messages: 100_000)
+    row("messages in the store", "\(run.storage.messageCount())")
+    for _ in 0..<50 { _ = Render.screen(state, width: 200, height: 60) }
+    var times: [Double] = []
+    for _ in 0..<2000 {
+        let t0 = now()
+        let g = Render.screen(state, width: 200, height: 60)
+        times.append(Double(now() - t0) / 1e6)
+        precondition(g.width == 200)
+    }
+    row("render 200x60, median", fmt(percentile(times, 0.5)), "goal ≤ 1 ms")
+    row("render 200x60, p95", fmt(percentile(times, 0.95)))
+
+    // Key press to updated screen: reduce the key, render, and diff against the previous
+    // frame as the ncurses adapter does (what it then writes is a few changed runs).
+    var s = state
+    s.focus = .list
+    var previous = Render.screen(s, width: 200, height: 60)
+    var keyTimes: [Double] = []
+    let keys: [Key] = [.char("j"), .char("j"), .char("k"), .pageUp, .pageDown, .char("l"), .char("l"), .tab, .tab]
+    for i in 0..<3000 {
+        let t0 = now()
+        _ = ViewModel.reduce(&s, .key(keys[i % keys.count]))
+        let g = Render.screen(s, width: 200, height: 60)
+        var changed = 0
+        for j in 0..<g.cells.count where g.cells[j] != previous.cells[j] { changed += 1 }
+        previous = g
+        keyTimes.append(Double(now() - t0) / 1e6)
+        precondition(changed >= 0)
+    }
+    row("key press to new frame (reduce+render+diff), median", fmt(percentile(keyTimes, 0.5)), "goal ≤ 16 ms")
+    row("key press to new frame, p95", fmt(percentile(keyTimes, 0.95)))
+    row("key press to new frame, max", fmt(keyTimes.max()!))
+}
+
+/// The real TUI in tmux with 100 000 messages in history: its resident memory.
+func memoryBench() {
+    say("== memory: the running TUI (release binary in tmux) with 100 000 messages in history")
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("synchat").path
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+        say("skipped: \(binary) not built (swift build -c release)")
+        return
+    }
+    let socket = "synchat-bench-\(getpid())"
+    /// /bin/sh -c with posix_spawn and waitpid (Foundation's Process can miss a child's exit).
+    func sh(_ cmd: String) -> String {
+        let out = NSTemporaryDirectory() + "synchat-bench-\(getpid()).out"
+        defer { unlink(out) }
+        var pid: pid_t = 0
+        let argv = ["/bin/sh", "-c", cmd + " > " + out + " 2>/dev/null </dev/null"]
+        var cargs = argv.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, &cargs, environ) == 0 else { return "" }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    guard !sh("command -v tmux").isEmpty else { print("skipped: tmux is not installed"); return }
+    _ = sh("tmux -L \(socket) new-session -d -x 200 -y 60 '\(binary) --history 100000 --speed 60' ")
+    defer { _ = sh("tmux -L \(socket) kill-session ") }
+    var pid = ""
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline {
+        if sh("tmux -L \(socket) capture-pane -p ").contains("Contact") {
+            let pane = sh("tmux -L \(socket) display-message -p '#{pane_pid}' ")
+            pid = pane
+            break
+        }
+        usleep(100_000)
+    }
+    guard !pid.isEmpty else { print("skipped: the TUI did not start"); return }
+    // Open the busiest conversation (its history loads) and let it run a few seconds.
+    _ = sh("tmux -L \(socket) send-keys Enter ")
+    sleep(3)
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    func kb(_ key: String) -> Double {
+        let line = status.split(separator: "\n").first { $0.hasPrefix(key) } ?? ""
+        return Double(line.split(separator: " ").dropFirst().first { Double($0) != nil }.flatMap { Double($0) } ?? 0)
+    }
+    row("resident memory now (VmRSS)", String(format: "%.1f MB", kb("VmRSS:") / 1024), "goal ≤ 50 MB")
+    row("peak resident memory (VmHWM)", String(format: "%.1f MB", kb("VmHWM:") / 1024))
+}
+
+let what = CommandLine.arguments.dropFirst().first ?? "all"
+say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
+if what == "render" || what == "all" { try renderBench() }
+if what == "memory" || what == "all" { memoryBench() }
