@@ -7,6 +7,7 @@ import PackageDescription
 //               the ports through which it talks to any network. Imports SyncCore only.
 //   SimWorld    the in-process simulated network behind those ports. Imports SyncEngine.
 //   Simulation  scenario files, the runner that wires engine and world, the event log.
+//   ChatStore   the SQLite store (GRDB): messages, cursors, learned state, the profile's world.
 //   ChatUI      the view-model reducer, the key table and the pure render to a grid.
 //   CWidth      the C library's wcwidth, for display widths.
 //   CNCurses    ncursesw through a system library target (with Swift-visible shims).
@@ -23,12 +24,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         .target(name: "SyncCore"),
         .target(name: "SyncEngine", dependencies: ["SyncCore"]),
         .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld"]),
+        .target(
+            name: "ChatStore",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(name: "CrashHarness", dependencies: ["ChatStore"]),
         .target(name: "CWidth"),
         .target(name: "ChatUI", dependencies: ["SyncCore", "Simulation", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
@@ -41,14 +48,16 @@ let package = Package(
             dependencies: [
                 "Simulation",
                 "TerminalUI",
+                "ChatStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "Simulation", "SyncEngine", "SyncCore"]),
+        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
+        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests"),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),

@@ -51,6 +51,11 @@ public final class SimPushService: PushPort {
         }
     }
 
+    /// A resumed profile's token, as it was (no callback: the app kept its own copy).
+    func restoreToken(_ status: TokenStatus) {
+        tokenStatus = status
+    }
+
     public func setMuted(_ contact: Address, _ muted: Bool) {
         if muted { mutedAddresses.insert(contact) } else { mutedAddresses.remove(contact) }
     }

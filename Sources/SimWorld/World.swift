@@ -46,6 +46,10 @@ public final class SimulatedWorld {
     public private(set) var contacts: [Contact] = []
 
     weak var client: ClientEndpoint?
+    /// Where every new message and contact is written, for a profile that outlives the run.
+    public weak var persistence: WorldPersistence?
+    /// Errors from `persistence`, reported by whoever runs the world.
+    public var persistenceFailed: ((Error) -> Void)?
     private var txIds: RandomStream
     private var landingDraws: RandomStream
 
@@ -81,11 +85,29 @@ public final class SimulatedWorld {
     public func addContact(handle: String, displayName: String) -> Contact {
         if let i = contacts.firstIndex(where: { $0.handle == handle }) {
             contacts[i].displayName = displayName
-            return contacts[i]
+            let c = contacts[i]
+            persist { try $0.saveWorldContact(c) }
+            return c
         }
         let contact = Contact(address: Self.address(for: handle), handle: handle, displayName: displayName)
         contacts.append(contact)
+        persist { try $0.saveWorldContact(contact) }
         return contact
+    }
+
+    private func persist(_ write: (WorldPersistence) throws -> Void) {
+        guard let persistence else { return }
+        do { try write(persistence) } catch { persistenceFailed?(error) }
+    }
+
+    /// A restored ledger: all of it indexed, incoming outputs unspent except what the
+    /// user's sends spent (oldest first), as before.
+    func restoreLedger(_ saved: [NetworkMessage]) {
+        ledger = saved
+        for m in saved.sorted(by: { $0.blockTime < $1.blockTime }) {
+            indexer.add(m)
+            if m.direction == .incoming { utxos.append(m.txId) } else if !utxos.isEmpty { utxos.removeFirst() }
+        }
     }
 
     public func contact(handle: String) -> Contact? { contacts.first { $0.handle == handle } }
@@ -93,6 +115,8 @@ public final class SimulatedWorld {
     public func setMuted(handle: String, _ muted: Bool) {
         guard let i = contacts.firstIndex(where: { $0.handle == handle }) else { return }
         contacts[i].muted = muted
+        let c = contacts[i]
+        persist { try $0.saveWorldContact(c) }
     }
 
     /// A stable address for a handle.
@@ -108,6 +132,7 @@ public final class SimulatedWorld {
         let message = NetworkMessage(txId: newTxId(), conversation: contact.address, direction: .incoming,
                                      kind: kind, body: body, blockTime: scheduler.now)
         ledger.append(message)
+        persist { try $0.saveWorldMessage(message) }
         land(message)
         return message
     }
@@ -146,6 +171,7 @@ extension SimulatedWorld: PublishPort {
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
                                      body: body, blockTime: scheduler.now + timings.confirmation)
         ledger.append(message)
+        persist { try $0.saveWorldMessage(message) }
         land(message)
         if let c = contacts.first(where: { $0.address == contact }) {
             traffic.reply(to: message, from: c)

@@ -16,6 +16,12 @@ public struct Scenario: Equatable, Sendable {
         public var at: Instant
         public var directive: Directive
         public var line: Int
+
+        public init(at: Instant, directive: Directive, line: Int) {
+            self.at = at
+            self.directive = directive
+            self.line = line
+        }
     }
 
     public init(source: String) { self.source = source }

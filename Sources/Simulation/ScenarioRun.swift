@@ -21,20 +21,40 @@ public final class ScenarioRun {
     /// A `quit` line was reached.
     public private(set) var quitRequested = false
 
+    /// Where the world is kept between runs (a profile), if anywhere.
+    public let persistence: WorldPersistence?
+    /// True when this run resumed a saved world.
+    public let resumed: Bool
+
+    /// A run of `scenario`. With `persistence` holding a saved world (a profile relaunched),
+    /// the same world resumes where it stopped: its clock, contacts and messages; its random
+    /// streams are reseeded by that clock, so new traffic is new.
     public init(scenario: Scenario, seed: UInt64? = nil, settings: SyncSettings = .default,
-                storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings()) {
+                storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings(),
+                persistence: WorldPersistence? = nil) {
         self.scenario = scenario
-        self.seed = seed ?? scenario.seed
         self.settings = settings
         self.storage = storage
-        let scheduler = Scheduler()
+        self.persistence = persistence
+        let saved = (try? persistence?.loadWorld()) ?? nil
+        self.resumed = saved != nil
+        self.seed = saved?.seed ?? seed ?? scenario.seed
+        let start = saved?.clock ?? .zero
+        let scheduler = Scheduler(start: start)
         self.scheduler = scheduler
-        let world = SimulatedWorld(seed: self.seed, scheduler: scheduler, timings: timings)
+        let streamSeed = saved.map { $0.seed ^ (UInt64(bitPattern: $0.clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15) } ?? self.seed
+        let world = SimulatedWorld(seed: streamSeed, scheduler: scheduler, timings: timings)
         self.world = world
-        self.scriptEnd = .zero + scenario.duration
-        for handle in Scenario.defaultHandles(scenario.contacts) {
-            world.addContact(handle: handle, displayName: Scenario.displayName(for: handle))
+        self.scriptEnd = start + scenario.duration
+        if let saved {
+            world.restore(saved)
+        } else {
+            world.persistence = persistence
+            for handle in Scenario.defaultHandles(scenario.contacts) {
+                world.addContact(handle: handle, displayName: Scenario.displayName(for: handle))
+            }
         }
+        world.persistence = persistence
         for c in world.contacts where !storage.contacts().contains(where: { $0.address == c.address }) {
             try? storage.upsertContact(c)
         }
@@ -45,12 +65,22 @@ public final class ScenarioRun {
         world.traffic.perHour = scenario.trafficPerHour
         world.traffic.stopsAt = scriptEnd
         for step in scenario.steps {
-            scheduler.schedule(at: step.at, "scenario line \(step.line)") { [weak self] in self?.apply(step.directive) }
+            scheduler.schedule(at: start + (step.at - .zero), "scenario line \(step.line)") { [weak self] in self?.apply(step.directive) }
         }
         // The app is launched and opened at the start of the run.
         driver.launch()
         world.traffic.start()
         world.os.moveToForeground()
+        checkpoint()
+    }
+
+    /// Saves the world's clock and token (the messages and contacts are saved as they happen).
+    public func checkpoint() {
+        do {
+            try persistence?.saveWorldClock(seed: seed, clock: scheduler.now, tokenStatus: world.push.tokenStatus)
+        } catch {
+            driver.noteWorldChange("cannot save the world: \(error)")
+        }
     }
 
     /// Simulates an app restart on the same store: the process is killed, then a new engine

@@ -17,6 +17,7 @@ public final class LiveApp {
     private var lastActivity: [Address: Instant] = [:]
     private var listDirty = true
     private let eventLog: ((String) -> Void)?
+    private var lastCheckpoint: UInt64 = 0
 
     public init(run: ScenarioRun, speed: Double, eventLog: ((String) -> Void)? = nil) {
         self.run = run
@@ -27,10 +28,7 @@ public final class LiveApp {
         // What the engine did before the screen opened (the launch) goes to the log too.
         pending = run.log
         run.driver.subscribe { [weak self] in self?.pending.append($0) }
-        for m in run.storage.allMessages() {
-            let a = m.message.conversation
-            lastActivity[a] = max(lastActivity[a] ?? .zero, m.message.blockTime)
-        }
+        lastActivity = run.storage.lastActivity()
     }
 
     /// The virtual instant that corresponds to the wall clock now.
@@ -63,9 +61,14 @@ public final class LiveApp {
                 }
             }
             step()
+            if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > 1_000_000_000 {
+                run.checkpoint()  // a profile resumes about where it was, even after a kill
+                lastCheckpoint = DispatchTime.now().uptimeNanoseconds
+            }
             if run.quitRequested { break }  // a `quit` line of the scenario
             terminal.draw(frame(terminal))  // the adapter writes only what changed
         }
+        run.checkpoint()
     }
 
     private func frame(_ terminal: Terminal) -> Grid {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatStore
 import Foundation
 import Logging
 import Simulation
@@ -12,7 +13,7 @@ struct Synchat: ParsableCommand {
         commandName: "synchat",
         abstract: "A terminal chat client whose heart is a sync engine, on an embedded simulated network.",
         version: "synchat 0.1.0",
-        subcommands: [Chat.self, Simulate.self],
+        subcommands: [Chat.self, Simulate.self, CrashChild.self],
         defaultSubcommand: Chat.self
     )
 }
@@ -47,10 +48,10 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: .hidden)
     var history: Int = 0
 
-    @Flag(name: .long, help: "Keep everything in memory (the default until the persistent store lands).")
+    @Flag(name: .long, help: "Keep everything in memory; nothing is written to disk.")
     var ephemeral = false
 
-    @Option(name: .long, help: "Persistent profile (needs the SQLite store, not built yet).")
+    @Option(name: .long, help: "Profile: history, learned push state and world in $XDG_DATA_HOME/synchat/NAME.sqlite (default: default).")
     var profile: String?
 
     func validate() throws {
@@ -61,8 +62,11 @@ struct Chat: ParsableCommand {
         if let mode, NotificationMode(rawValue: mode) == nil {
             throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
         }
-        if profile != nil {
-            throw ValidationError("--profile needs the persistent store, which is not built yet; run without it (in memory)")
+        if let profile {
+            guard !ephemeral else { throw ValidationError("--profile and --ephemeral exclude each other") }
+            guard !profile.isEmpty, profile.count <= 64, profile.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw ValidationError("--profile \(profile): use letters, digits, - and _")
+            }
         }
     }
 
@@ -86,7 +90,19 @@ struct Chat: ParsableCommand {
             let logger = Logger(label: "synchat")
             eventLog = { logger.info("\($0)") }
         }
-        let session = ScenarioRun(scenario: script, seed: seed)
+        let session: ScenarioRun
+        if ephemeral {
+            session = ScenarioRun(scenario: script, seed: seed)
+        } else {
+            let path = Profiles.path(for: profile ?? "default")
+            let store: SQLiteChatStorage
+            do { store = try SQLiteChatStorage.open(path: path) } catch let e as StoreError {
+                FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
+                Foundation.exit(1)
+            }
+            session = ScenarioRun(scenario: script, seed: seed, storage: store, persistence: store)
+            if session.resumed, let mode { session.driver.setMode(NotificationMode(rawValue: mode)!) }
+        }
         if history > 0 { try HistoryFill.fill(session, messages: history, conversations: 200) }  // synchat-bench
         let app = LiveApp(run: session, speed: speed, eventLog: eventLog)
         let terminal = Terminal(theme: chosenTheme)
@@ -98,6 +114,41 @@ struct Chat: ParsableCommand {
         }
         app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 })
         terminal.close()
+    }
+}
+
+/// The crash harness's child (hidden): the engine and its world under heavy traffic,
+/// writing to a profile store as fast as it can, until it is killed. Each start resumes the
+/// profile, as a relaunched app does.
+struct CrashChild: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "crash-child", shouldDisplay: false)
+
+    @Option(name: .long) var store: String
+    @Option(name: .long) var seed: UInt64 = 1
+
+    func run() throws {
+        let db = try SQLiteChatStorage.open(path: store)
+        var script = Scenario(source: "crash-child")
+        script.seed = seed
+        script.duration = .hours(100_000)
+        script.contacts = 12
+        script.trafficPerHour = 3_600
+        script.settle = .zero
+        // Every channel at work: background and foreground, pushes lost and late, syncs.
+        script.steps = (0..<400).flatMap { i -> [Scenario.Step] in
+            let t = Instant.zero + .minutes(Int64(i) * 6)
+            return [
+                .init(at: t, directive: .pushDrop(percent: Double(i % 3) * 40), line: 0),
+                .init(at: t + .minutes(2), directive: .background, line: 0),
+                .init(at: t + .minutes(4), directive: .foreground, line: 0),
+                .init(at: t + .minutes(5), directive: .sync, line: 0),
+            ]
+        }
+        let run = ScenarioRun(scenario: script, seed: seed, storage: db, persistence: db)
+        while true {
+            run.advance(to: run.scheduler.now + .seconds(30))
+            run.checkpoint()
+        }
     }
 }
 

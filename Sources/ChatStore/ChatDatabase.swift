@@ -1,0 +1,427 @@
+import Foundation
+import GRDB
+import SimWorld
+import SyncCore
+import SyncEngine
+
+/// Why a store cannot be opened: one line naming the path and what to do.
+public struct StoreError: Error, Equatable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public var description: String { "\(path): \(message)" }
+}
+
+/// The SQLite chat store (GRDB): messages exactly once, cursors moved in the same
+/// transaction as the messages they cover, the learned engine state, settings, and the
+/// profile's simulated world. WAL journal, file mode 0600.
+public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
+    public let path: String
+    let db: DatabaseQueue
+    /// Test hook: fail a commit after its messages are written and before its cursor is.
+    public var failBetweenMessagesAndCursor = false
+
+    /// The schema this binary writes. A file whose migrations go beyond it is refused.
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE contact (
+                    address TEXT PRIMARY KEY NOT NULL,
+                    handle TEXT NOT NULL,
+                    displayName TEXT NOT NULL,
+                    muted INTEGER NOT NULL DEFAULT 0);
+                CREATE TABLE message (
+                    id INTEGER PRIMARY KEY,
+                    txId TEXT NOT NULL UNIQUE,
+                    conversation TEXT NOT NULL,
+                    direction TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    blockTime INTEGER NOT NULL,
+                    receivedAt INTEGER NOT NULL,
+                    via TEXT NOT NULL,
+                    unread INTEGER NOT NULL DEFAULT 0);
+                -- latest N messages of a conversation, and its last activity
+                CREATE INDEX message_by_conversation ON message(conversation, blockTime);
+                -- unread per conversation
+                CREATE INDEX message_unread ON message(conversation) WHERE unread = 1;
+                CREATE TABLE syncCursor (
+                    object TEXT PRIMARY KEY NOT NULL,
+                    lastFetchedBlockTime INTEGER);
+                CREATE TABLE engineState (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    pushState TEXT NOT NULL,
+                    consecutiveMisses INTEGER NOT NULL,
+                    lastReregisterAt INTEGER,
+                    lastCatchUpAt INTEGER,
+                    tokenStatus TEXT NOT NULL);
+                CREATE TABLE setting (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                CREATE TABLE pendingPush (
+                    id INTEGER PRIMARY KEY,
+                    txId TEXT NOT NULL, conversation TEXT NOT NULL, kind TEXT NOT NULL,
+                    body TEXT NOT NULL, blockTime INTEGER NOT NULL, arrivedAt INTEGER NOT NULL);
+                CREATE TABLE worldState (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    seed INTEGER NOT NULL, clock INTEGER NOT NULL, tokenStatus TEXT NOT NULL);
+                CREATE TABLE worldContact (
+                    address TEXT PRIMARY KEY NOT NULL, handle TEXT NOT NULL,
+                    displayName TEXT NOT NULL, muted INTEGER NOT NULL DEFAULT 0);
+                CREATE TABLE worldMessage (
+                    txId TEXT PRIMARY KEY NOT NULL, conversation TEXT NOT NULL, direction TEXT NOT NULL,
+                    kind TEXT NOT NULL, body TEXT NOT NULL, blockTime INTEGER NOT NULL);
+                """)
+        }
+        return m
+    }
+
+    /// Opens (creating if needed) the store at `path`, with mode 0600 and a WAL journal.
+    public static func open(path: String) throws -> SQLiteChatStorage {
+        let fm = FileManager.default
+        let dir = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        if !dir.isEmpty, fm.fileExists(atPath: dir, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw StoreError(path: dir, message: "is a file, not the data directory; move it away, or run with --ephemeral")
+        }
+        if !dir.isEmpty, !fm.fileExists(atPath: dir) {
+            do {
+                try fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw StoreError(path: dir, message: "cannot create the data directory; check its permissions, or run with --ephemeral")
+            }
+        }
+        if !fm.fileExists(atPath: path) {
+            guard fm.isWritableFile(atPath: dir.isEmpty ? "." : dir) else {
+                throw StoreError(path: dir, message: "the data directory is not writable; fix its permissions, or run with --ephemeral")
+            }
+            let fd = Foundation.open(path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+            guard fd >= 0 else {
+                throw StoreError(path: path, message: "cannot create the store (\(String(cString: strerror(errno)))); check the directory, or run with --ephemeral")
+            }
+            Foundation.close(fd)
+        } else if !fm.isWritableFile(atPath: path) || !fm.isWritableFile(atPath: dir.isEmpty ? "." : dir) {
+            throw StoreError(path: path, message: "the store or its directory is not writable; fix the permissions, or run with --ephemeral")
+        }
+        var config = Configuration()
+        config.journalMode = .wal
+        config.busyMode = .timeout(5)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
+            throw notADatabase(path)
+        } catch {
+            throw StoreError(path: path, message: "cannot open the store (\(error)); move it away or use another --profile")
+        }
+        try prepare(queue, path: path)
+        return SQLiteChatStorage(path: path, queue: queue)
+    }
+
+    /// A store in memory (tests, benchmarks): the same schema and queries, no file.
+    public static func inMemory() throws -> SQLiteChatStorage {
+        let queue = try DatabaseQueue()
+        try prepare(queue, path: ":memory:")
+        return SQLiteChatStorage(path: ":memory:", queue: queue)
+    }
+
+    private static func notADatabase(_ path: String) -> StoreError {
+        StoreError(path: path, message: "not a synchat store (corrupt, or another kind of file); move it away, or use another --profile")
+    }
+
+    private static func prepare(_ queue: DatabaseQueue, path: String) throws {
+        do {
+            let superseded = try queue.read { db in try migrator.hasBeenSuperseded(db) }
+            if superseded {
+                let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+                throw StoreError(path: path, message: "written by a newer synchat (schema \(applied.sorted().last ?? "?")); upgrade synchat, or use another --profile")
+            }
+            try migrator.migrate(queue)
+            try queue.read { db in
+                let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "?"
+                guard check == "ok" else { throw StoreError(path: path, message: "damaged (quick_check: \(check)); move it away, or use another --profile") }
+            }
+        } catch let e as StoreError {
+            throw e
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
+            throw notADatabase(path)
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_READONLY || e.resultCode == .SQLITE_CANTOPEN {
+            throw StoreError(path: path, message: "cannot write the store; fix the permissions, or run with --ephemeral")
+        }
+    }
+
+    private init(path: String, queue: DatabaseQueue) {
+        self.path = path
+        self.db = queue
+    }
+
+    /// Runs raw SQL (tests and tools only).
+    public func execute(_ sql: String) throws {
+        try db.write { try $0.execute(sql: sql) }
+    }
+
+    /// SQLite's own verdict on the file.
+    public func integrityCheck() throws -> String {
+        try db.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "?" }
+    }
+
+    // MARK: - Engine state
+
+    public func loadState() -> PersistedEngineState? {
+        try? db.read { db -> PersistedEngineState? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM engineState WHERE id = 1") else { return nil }
+            let settings = try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT key, value FROM setting").map { ($0["key"] as String, $0["value"] as String) })
+            return PersistedEngineState(
+                reliability: .init(state: PushState(rawValue: row["pushState"]) ?? .unknown, consecutiveMisses: row["consecutiveMisses"],
+                                   lastReregisterAt: (row["lastReregisterAt"] as Int64?).map(Instant.init)),
+                gate: .init(lastFinishedAt: (row["lastCatchUpAt"] as Int64?).map(Instant.init)),
+                mode: settings["mode"].flatMap(NotificationMode.init) ?? .remotePush,
+                preview: settings["preview"].flatMap(PreviewMode.init) ?? .message,
+                tokenStatus: TokenStatus(rawValue: row["tokenStatus"]) ?? .none)
+        } ?? nil
+    }
+
+    public func saveState(_ s: PersistedEngineState) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO engineState (id, pushState, consecutiveMisses, lastReregisterAt, lastCatchUpAt, tokenStatus)
+                VALUES (1, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET pushState = excluded.pushState, consecutiveMisses = excluded.consecutiveMisses,
+                    lastReregisterAt = excluded.lastReregisterAt, lastCatchUpAt = excluded.lastCatchUpAt, tokenStatus = excluded.tokenStatus
+                """, arguments: [s.reliability.state.rawValue, s.reliability.consecutiveMisses,
+                                 s.reliability.lastReregisterAt?.milliseconds, s.gate.lastFinishedAt?.milliseconds, s.tokenStatus.rawValue])
+            try setSetting(db, "mode", s.mode.rawValue)
+            try setSetting(db, "preview", s.preview.rawValue)
+        }
+    }
+
+    private func setSetting(_ db: Database, _ key: String, _ value: String) throws {
+        try db.execute(sql: "INSERT INTO setting (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                       arguments: [key, value])
+    }
+
+    /// A user setting (e.g. the theme) kept with the profile.
+    public func setting(_ key: String) -> String? {
+        try? db.read { try String.fetchOne($0, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws {
+        try db.write { try setSetting($0, key, value) }
+    }
+
+    // MARK: - Contacts
+
+    public func contacts() -> [Contact] {
+        (try? db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM contact ORDER BY address").map(Self.contact)
+        }) ?? []
+    }
+
+    static func contact(_ r: Row) -> Contact {
+        Contact(address: Address(r["address"]), handle: r["handle"], displayName: r["displayName"], muted: r["muted"])
+    }
+
+    public func upsertContact(_ c: Contact) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO contact (address, handle, displayName, muted) VALUES (?, ?, ?, ?)
+                ON CONFLICT(address) DO UPDATE SET handle = excluded.handle, displayName = excluded.displayName, muted = excluded.muted
+                """, arguments: [c.address.value, c.handle, c.displayName, c.muted])
+        }
+    }
+
+    // MARK: - Messages
+
+    public func hasMessage(txId: String) -> Bool {
+        (try? db.read { try Bool.fetchOne($0, sql: "SELECT 1 FROM message WHERE txId = ?", arguments: [txId]) }) != nil
+    }
+
+    public func message(txId: String) -> StoredMessage? {
+        try? db.read { db in try Row.fetchOne(db, sql: "SELECT * FROM message WHERE txId = ?", arguments: [txId]).map(Self.stored) }
+    }
+
+    static func stored(_ r: Row) -> StoredMessage {
+        StoredMessage(
+            message: NetworkMessage(txId: r["txId"], conversation: Address(r["conversation"]),
+                                    direction: Direction(rawValue: r["direction"]) ?? .incoming,
+                                    kind: MessageKind(rawValue: r["kind"]) ?? .contextual,
+                                    body: r["body"], blockTime: Instant(milliseconds: r["blockTime"])),
+            receivedAt: Instant(milliseconds: r["receivedAt"]), via: Channel(rawValue: r["via"]) ?? .fetch)
+    }
+
+    /// Exactly once: a txId already stored is ignored (its first channel is kept). The
+    /// cursor is written in the same transaction, so both land or neither does.
+    public func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage] {
+        try db.write { db in
+            var fresh: [StoredMessage] = []
+            let insert = try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO message (txId, conversation, direction, kind, body, blockTime, receivedAt, via, unread)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for m in messages {
+                let n = m.message
+                try insert.execute(arguments: [n.txId, n.conversation.value, n.direction.rawValue, n.kind.rawValue, n.body,
+                                               n.blockTime.milliseconds, m.receivedAt.milliseconds, m.via.rawValue,
+                                               n.direction == .incoming])
+                if db.changesCount > 0 { fresh.append(m) }
+            }
+            if failBetweenMessagesAndCursor { throw StorageError("simulated failure between messages and cursor") }
+            if let (object, value) = cursor {
+                try db.execute(sql: """
+                    INSERT INTO syncCursor (object, lastFetchedBlockTime) VALUES (?, ?)
+                    ON CONFLICT(object) DO UPDATE SET lastFetchedBlockTime = excluded.lastFetchedBlockTime
+                    """, arguments: [object.description, value.lastFetchedBlockTime?.milliseconds])
+            }
+            return fresh
+        }
+    }
+
+    public func cursor(_ object: SyncObject) -> SyncCursor {
+        let v = try? db.read { try Int64?.fetchOne($0, sql: "SELECT lastFetchedBlockTime FROM syncCursor WHERE object = ?", arguments: [object.description]) }
+        return SyncCursor(lastFetchedBlockTime: (v ?? nil).map(Instant.init))
+    }
+
+    /// Every cursor, by its object's name (for the crash harness).
+    public func allCursors() throws -> [String: Instant] {
+        try db.read { db in
+            var out: [String: Instant] = [:]
+            for r in try Row.fetchAll(db, sql: "SELECT object, lastFetchedBlockTime FROM syncCursor") {
+                if let t = r["lastFetchedBlockTime"] as Int64? { out[r["object"]] = Instant(milliseconds: t) }
+            }
+            return out
+        }
+    }
+
+    public func messages(in conversation: Address) -> [StoredMessage] {
+        (try? db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM message WHERE conversation = ? ORDER BY blockTime, id", arguments: [conversation.value]).map(Self.stored)
+        }) ?? []
+    }
+
+    /// The latest `limit` messages of a conversation, oldest first (what a screen shows).
+    public func latestMessages(in conversation: Address, limit: Int) -> [StoredMessage] {
+        (try? db.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM (SELECT * FROM message WHERE conversation = ? ORDER BY blockTime DESC, id DESC LIMIT ?)
+                ORDER BY blockTime, id
+                """, arguments: [conversation.value, limit]).map(Self.stored)
+        }) ?? []
+    }
+
+    public func messageCount() -> Int {
+        (try? db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM message") ?? 0 }) ?? 0
+    }
+
+    public func allMessages() -> [StoredMessage] {
+        (try? db.read { try Row.fetchAll($0, sql: "SELECT * FROM message ORDER BY id").map(Self.stored) }) ?? []
+    }
+
+    public func lastActivity() -> [Address: Instant] {
+        (try? db.read { db in
+            var out: [Address: Instant] = [:]
+            for r in try Row.fetchAll(db, sql: "SELECT conversation, MAX(blockTime) AS t FROM message GROUP BY conversation") {
+                out[Address(r["conversation"])] = Instant(milliseconds: r["t"])
+            }
+            return out
+        }) ?? [:]
+    }
+
+    public func unreadCount(in conversation: Address) -> Int {
+        (try? db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM message WHERE conversation = ? AND unread = 1", arguments: [conversation.value]) ?? 0 }) ?? 0
+    }
+
+    /// Unread counts of every conversation in one query (the conversation list).
+    public func unreadCounts() -> [Address: Int] {
+        (try? db.read { db in
+            var out: [Address: Int] = [:]
+            for r in try Row.fetchAll(db, sql: "SELECT conversation, COUNT(*) AS n FROM message WHERE unread = 1 GROUP BY conversation") {
+                out[Address(r["conversation"])] = r["n"]
+            }
+            return out
+        }) ?? [:]
+    }
+
+    public func totalUnread() -> Int {
+        (try? db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM message WHERE unread = 1") ?? 0 }) ?? 0
+    }
+
+    public func markRead(_ conversation: Address) throws {
+        try db.write { try $0.execute(sql: "UPDATE message SET unread = 0 WHERE conversation = ? AND unread = 1", arguments: [conversation.value]) }
+    }
+
+    // MARK: - Pending pushes (rule 12)
+
+    public func pendingPushes() -> [PendingPush] {
+        (try? db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM pendingPush ORDER BY id").map { r in
+                PendingPush(message: NetworkMessage(txId: r["txId"], conversation: Address(r["conversation"]), direction: .incoming,
+                                                    kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: r["body"],
+                                                    blockTime: Instant(milliseconds: r["blockTime"])),
+                            arrivedAt: Instant(milliseconds: r["arrivedAt"]))
+            }
+        }) ?? []
+    }
+
+    public func appendPendingPush(_ p: PendingPush) throws {
+        try db.write { db in
+            try db.execute(sql: "INSERT INTO pendingPush (txId, conversation, kind, body, blockTime, arrivedAt) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [p.message.txId, p.message.conversation.value, p.message.kind.rawValue, p.message.body,
+                                       p.message.blockTime.milliseconds, p.arrivedAt.milliseconds])
+        }
+    }
+
+    public func removePendingPushes() throws {
+        try db.write { try $0.execute(sql: "DELETE FROM pendingPush") }
+    }
+
+    // MARK: - The profile's world
+
+    public func loadWorld() throws -> SavedWorld? {
+        try db.read { db in
+            guard let head = try Row.fetchOne(db, sql: "SELECT * FROM worldState WHERE id = 1") else { return nil }
+            let contacts = try Row.fetchAll(db, sql: "SELECT * FROM worldContact ORDER BY rowid").map(Self.contact)
+            let ledger = try Row.fetchAll(db, sql: "SELECT * FROM worldMessage ORDER BY rowid").map { r in
+                NetworkMessage(txId: r["txId"], conversation: Address(r["conversation"]),
+                               direction: Direction(rawValue: r["direction"]) ?? .incoming,
+                               kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: r["body"],
+                               blockTime: Instant(milliseconds: r["blockTime"]))
+            }
+            return SavedWorld(seed: UInt64(bitPattern: head["seed"]), clock: Instant(milliseconds: head["clock"]),
+                              tokenStatus: TokenStatus(rawValue: head["tokenStatus"]) ?? .none, contacts: contacts, ledger: ledger)
+        }
+    }
+
+    public func saveWorldClock(seed: UInt64, clock: Instant, tokenStatus: TokenStatus) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO worldState (id, seed, clock, tokenStatus) VALUES (1, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET seed = excluded.seed, clock = excluded.clock, tokenStatus = excluded.tokenStatus
+                """, arguments: [Int64(bitPattern: seed), clock.milliseconds, tokenStatus.rawValue])
+        }
+    }
+
+    public func saveWorldMessage(_ m: NetworkMessage) throws {
+        try db.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO worldMessage (txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, m.body, m.blockTime.milliseconds])
+        }
+    }
+
+    public func saveWorldContact(_ c: Contact) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO worldContact (address, handle, displayName, muted) VALUES (?, ?, ?, ?)
+                ON CONFLICT(address) DO UPDATE SET handle = excluded.handle, displayName = excluded.displayName, muted = excluded.muted
+                """, arguments: [c.address.value, c.handle, c.displayName, c.muted])
+        }
+    }
+
+    /// The file's size in bytes (with its WAL).
+    public var fileSize: Int64 {
+        let fm = FileManager.default
+        return [path, path + "-wal"].reduce(Int64(0)) { sum, p in
+            sum + ((try? fm.attributesOfItem(atPath: p)[.size] as? Int64) ?? 0)
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import ChatStore
+import Foundation
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+func tempDir() throws -> URL {
+    let u = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-store-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
+    return u
+}
+
+func msg(_ id: String, _ t: Int64, via: Channel, from: String = "kaspa:a", direction: Direction = .incoming) -> StoredMessage {
+    StoredMessage(message: NetworkMessage(txId: id, conversation: Address(from), direction: direction, kind: .contextual, body: "b\(id)",
+                                          blockTime: Instant(milliseconds: t)), receivedAt: Instant(milliseconds: t + 1000), via: via)
+}
+
+@Suite("SQLite store")
+struct StoreTests {
+    @Test("a new file is migrated; reopening keeps everything; mode 0600, WAL")
+    func migrateAndReopen() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("data/p.sqlite").path
+        do {
+            let s = try SQLiteChatStorage.open(path: path)
+            _ = try s.commit([msg("t1", 10, via: .push)], cursor: (.contextual(Address("kaspa:a"), .incoming), SyncCursor(lastFetchedBlockTime: Instant(milliseconds: 10))))
+            try s.upsertContact(Contact(address: Address("kaspa:a"), handle: "alice", displayName: "Alice"))
+            try s.saveState(PersistedEngineState(reliability: .init(state: .reliable, consecutiveMisses: 2, lastReregisterAt: Instant(milliseconds: 5)),
+                                                 gate: .init(lastFinishedAt: Instant(milliseconds: 7)), mode: .backgroundFetch, preview: .contact, tokenStatus: .active))
+        }
+        let attrs = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attrs[.posixPermissions] as? Int) == 0o600)
+        let dirAttrs = try FileManager.default.attributesOfItem(atPath: (path as NSString).deletingLastPathComponent)
+        #expect((dirAttrs[.posixPermissions] as? Int) == 0o700)
+        let s = try SQLiteChatStorage.open(path: path)
+        #expect(s.messageCount() == 1)
+        #expect(s.message(txId: "t1")?.via == .push)
+        #expect(s.cursor(.contextual(Address("kaspa:a"), .incoming)).lastFetchedBlockTime == Instant(milliseconds: 10))
+        #expect(s.contacts().map(\.handle) == ["alice"])
+        let state = try #require(s.loadState())
+        #expect(state.reliability == .init(state: .reliable, consecutiveMisses: 2, lastReregisterAt: Instant(milliseconds: 5)))
+        #expect(state.gate.lastFinishedAt == Instant(milliseconds: 7))
+        #expect(state.mode == .backgroundFetch && state.preview == .contact && state.tokenStatus == .active)
+        #expect(s.unreadCount(in: Address("kaspa:a")) == 1)
+        try s.markRead(Address("kaspa:a"))
+        #expect(s.totalUnread() == 0)
+        #expect(try s.integrityCheck() == "ok")
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test("exactly once: a txId carried again by another channel is ignored and keeps its first channel")
+    func exactlyOnce() throws {
+        let s = try SQLiteChatStorage.inMemory()
+        #expect(try s.commit([msg("t1", 10, via: .realtime)], cursor: nil).count == 1)
+        #expect(try s.commit([msg("t1", 10, via: .push)], cursor: nil).isEmpty)
+        #expect(try s.commit([msg("t1", 10, via: .fetch), msg("t2", 20, via: .fetch)], cursor: nil).map(\.txId) == ["t2"])
+        #expect(s.messageCount() == 2)
+        #expect(s.message(txId: "t1")?.via == .realtime)
+    }
+
+    @Test("exactly once on the engine: realtime, push and catch-ups carry the same messages; each is stored once")
+    func exactlyOnceOnEngine() throws {
+        let s = try SQLiteChatStorage.inMemory()
+        let scenario = try ScenarioParser.parse("""
+            seed 4
+            duration 40m
+            contacts 4
+            traffic 60/h
+            at 5m sync
+            at 10m background
+            at 15m push drop 100%
+            at 20m foreground
+            at 21m push drop 0%
+            at 22m sync
+            at 30m push delay 50s
+            at 35m sync
+            """, file: "once.scenario")
+        let run = ScenarioRun(scenario: scenario, storage: s)
+        run.run()
+        let channels = Set(s.allMessages().map(\.via))
+        #expect(channels.isSuperset(of: [.realtime, .push, .fetch]))
+        #expect(try s.snapshot().duplicateTxIds == 0)
+        #expect(s.messageCount() == run.world.ledger.count)
+        #expect(run.driver.counters.overlappingSyncs == 0)
+    }
+
+    @Test("a cursor and the messages it covers commit together: a failure between them leaves neither")
+    func atomicCursor() throws {
+        let s = try SQLiteChatStorage.inMemory()
+        let object = SyncObject.contextual(Address("kaspa:a"), .incoming)
+        s.failBetweenMessagesAndCursor = true
+        #expect(throws: StorageError.self) {
+            try s.commit([msg("t1", 10, via: .fetch)], cursor: (object, SyncCursor(lastFetchedBlockTime: Instant(milliseconds: 10))))
+        }
+        #expect(!s.hasMessage(txId: "t1"))
+        #expect(s.cursor(object).lastFetchedBlockTime == nil)
+        s.failBetweenMessagesAndCursor = false
+        _ = try s.commit([msg("t1", 10, via: .fetch)], cursor: (object, SyncCursor(lastFetchedBlockTime: Instant(milliseconds: 10))))
+        #expect(s.hasMessage(txId: "t1") && s.cursor(object).lastFetchedBlockTime == Instant(milliseconds: 10))
+    }
+
+    @Test("relaunching a profile resumes the same world and the learned push state, as a cold start")
+    func resumeProfile() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("p.sqlite").path
+        let scenario = try ScenarioParser.parse("seed 9\nduration 100h\ncontacts 5\ntraffic 40/h\nsettle 0s\nat 20m push drop 100%\nat 40m push drop 0%", file: "live")
+        var firstLedger: [String] = []
+        var firstClock = Instant.zero
+        var learned: PushReliability.Persisted?
+        do {
+            let s = try SQLiteChatStorage.open(path: path)
+            let run = ScenarioRun(scenario: scenario, storage: s, persistence: s)
+            #expect(!run.resumed)
+            run.advance(to: .zero + .minutes(45))
+            run.checkpoint()
+            firstLedger = run.world.ledger.map(\.txId)
+            firstClock = run.scheduler.now
+            learned = run.driver.reliability.persisted
+            #expect(learned?.state != .unknown)
+        }
+        let s = try SQLiteChatStorage.open(path: path)
+        let run = ScenarioRun(scenario: scenario, storage: s, persistence: s)
+        #expect(run.resumed)
+        #expect(run.scheduler.now == firstClock)
+        #expect(run.world.ledger.map(\.txId) == firstLedger)
+        #expect(run.world.contacts.map(\.handle) == ["alice", "bob", "carol", "dave", "erin"])
+        #expect(run.driver.reliability.persisted == learned)
+        #expect(run.log.contains { $0.event == .realtime(.connecting, reason: "first launch") })  // rule 10: a cold start
+        run.advance(to: firstClock + .minutes(30))
+        // New traffic is new: no txId of the first run comes again.
+        let fresh = run.world.ledger.dropFirst(firstLedger.count).map(\.txId)
+        #expect(!fresh.isEmpty)
+        #expect(Set(fresh).isDisjoint(with: firstLedger))
+        #expect(try s.snapshot().duplicateTxIds == 0)
+    }
+
+    @Test("a corrupt or non-SQLite file is refused with its path and what to do")
+    func corruptFile() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("bad.sqlite").path
+        try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try SQLiteChatStorage.open(path: path)
+        } throws: { error in
+            (error as? StoreError).map { $0.path == path && $0.description.contains("not a synchat store") && $0.description.contains("move it away") } ?? false
+        }
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(original == Data(repeating: 0x42, count: 8192))  // never reset: nothing is lost
+    }
+
+    @Test("a store written by a newer schema is refused, untouched")
+    func newerSchema() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("new.sqlite").path
+        do {
+            let s = try SQLiteChatStorage.open(path: path)
+            _ = try s.commit([msg("keep", 1, via: .fetch)], cursor: nil)
+        }
+        // A later synchat added a migration.
+        try runSQL(path, "INSERT INTO grdb_migrations (identifier) VALUES ('v2-from-the-future')")
+        #expect {
+            try SQLiteChatStorage.open(path: path)
+        } throws: { error in
+            (error as? StoreError)?.description.contains("written by a newer synchat") ?? false
+        }
+    }
+
+    @Test("a data directory that cannot be created or written is an error naming it")
+    func unwritableDirectory() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let blocker = dir.appendingPathComponent("synchat")
+        try Data("a file where the directory should be".utf8).write(to: blocker)
+        #expect {
+            try SQLiteChatStorage.open(path: blocker.appendingPathComponent("default.sqlite").path)
+        } throws: { error in
+            (error as? StoreError).map { $0.path == blocker.path && $0.message.contains("--ephemeral") } ?? false
+        }
+    }
+}
+
+/// Runs SQL on a file with the sqlite3 shell when present, else through a second store handle.
+func runSQL(_ path: String, _ sql: String) throws {
+    let s = try SQLiteChatStorage.open(path: path)
+    try s.execute(sql)
+}
