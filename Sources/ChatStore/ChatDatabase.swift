@@ -161,6 +161,11 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
         try db.write { try $0.execute(sql: sql) }
     }
 
+    /// Moves the WAL's contents into the main file and truncates the WAL.
+    public func checkpoint() throws {
+        try db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
     /// SQLite's own verdict on the file.
     public func integrityCheck() throws -> String {
         try db.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "?" }

@@ -1,4 +1,6 @@
+import ChatStore
 import ChatUI
+import CrashHarness
 import Dispatch
 import Foundation
 import Simulation
@@ -21,7 +23,7 @@ func percentile(_ xs: [Double], _ p: Double) -> Double {
 func fmt(_ ms: Double) -> String { String(format: "%.3f ms", ms) }
 
 func row(_ name: String, _ value: String, _ goal: String = "") {
-    say(name.padding(toLength: 44, withPad: " ", startingAt: 0) + value.padding(toLength: 16, withPad: " ", startingAt: 0) + goal)
+    say(name.padding(toLength: 56, withPad: " ", startingAt: 0) + value.padding(toLength: 16, withPad: " ", startingAt: 0) + goal)
 }
 
 /// A view state like the TUI's with `messages` in history over 200 conversations, the busiest open.
@@ -92,7 +94,7 @@ func renderBench() throws {
 
 /// The real TUI in tmux with 100 000 messages in history: its resident memory.
 func memoryBench() {
-    say("== memory: the running TUI (release binary in tmux) with 100 000 messages in history")
+    say("== memory: the running TUI (release binary in tmux, a SQLite profile) with 100 000 messages in history")
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("synchat").path
     guard FileManager.default.isExecutableFile(atPath: binary) else {
         say("skipped: \(binary) not built (swift build -c release)")
@@ -113,7 +115,9 @@ func memoryBench() {
         return ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
     guard !sh("command -v tmux").isEmpty else { print("skipped: tmux is not installed"); return }
-    _ = sh("tmux -L \(socket) new-session -d -x 200 -y 60 '\(binary) --history 100000 --speed 60' ")
+    let data = NSTemporaryDirectory() + "synchat-bench-data-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: data) }
+    _ = sh("tmux -L \(socket) new-session -d -x 200 -y 60 'env XDG_DATA_HOME=\(data) \(binary) --history 100000 --speed 60' ")
     defer { _ = sh("tmux -L \(socket) kill-session ") }
     var pid = ""
     let deadline = Date().addingTimeInterval(30)
@@ -138,7 +142,80 @@ func memoryBench() {
     row("peak resident memory (VmHWM)", String(format: "%.1f MB", kb("VmHWM:") / 1024))
 }
 
+/// The SQLite store with a big history: batched inserts, cold open and first screen, size.
+func storeBench() throws {
+    say("== store (SQLite, GRDB): 100 000 messages over 200 conversations")
+    let dir = NSTemporaryDirectory() + "synchat-bench-store-\(getpid())"
+    try? FileManager.default.removeItem(atPath: dir)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let path = dir + "/bench.sqlite"
+    let contacts = (0..<200).map { Address("kaspa:qcontact\($0)") }
+    do {
+        let store = try SQLiteChatStorage.open(path: path)
+        for (i, a) in contacts.enumerated() {
+            try store.upsertContact(Contact(address: a, handle: "c\(i)", displayName: "Contact \(i)"))
+        }
+        var batches: [[StoredMessage]] = []
+        let words = ["lorem", "ipsum", "dolor", "sit", "amet", "漢字", "🎉", "consectetur"]
+        for b in 0..<100 {
+            batches.append((0..<1000).map { k in
+                let i = b * 1000 + k
+                let m = NetworkMessage(txId: String(format: "%064x", i), conversation: contacts[i % 200],
+                                       direction: i % 3 == 0 ? .outgoing : .incoming, kind: .contextual,
+                                       body: (0..<(3 + i % 12)).map { words[($0 + i) % words.count] }.joined(separator: " "),
+                                       blockTime: Instant(milliseconds: Int64(i) * 10_000))
+                return StoredMessage(message: m, receivedAt: m.blockTime, via: .fetch)
+            })
+        }
+        let t0 = now()
+        for batch in batches { _ = try store.commit(batch, cursor: nil) }
+        let seconds = Double(now() - t0) / 1e9
+        row("insert, 1000 per transaction", String(format: "%.0f msg/s", 100_000 / seconds), "goal ≥ 20 000 msg/s")
+        try store.checkpoint()
+    }
+    var opens: [Double] = []
+    var shown = 0
+    for _ in 0..<7 {
+        let t0 = now()
+        let store = try SQLiteChatStorage.open(path: path)
+        let activity = store.lastActivity()
+        let unread = store.unreadCounts()
+        let list = store.contacts().map { ($0.displayName, unread[$0.address] ?? 0, activity[$0.address] ?? .zero) }
+            .sorted { $0.2 > $1.2 }
+        let top = activity.max { $0.value < $1.value }!.key
+        let latest = store.latestMessages(in: top, limit: 100)
+        opens.append(Double(now() - t0) / 1e6)
+        shown = list.count + latest.count
+    }
+    precondition(shown == 300)
+    row("open + conversation list + latest 100, median", fmt(percentile(opens, 0.5)), "goal ≤ 150 ms")
+    row("  first (coldest) of 7", fmt(opens[0]))
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
+    row("database file", String(format: "%.1f MB", Double(size) / 1_048_576))
+}
+
+/// SIGKILL the crash child again and again; check the store each time.
+func crashBench(kills: Int) {
+    say("== crash safety: \(kills) SIGKILLs of a writer under heavy traffic")
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("synchat").path
+    guard FileManager.default.isExecutableFile(atPath: binary) else { say("skipped: \(binary) not built"); return }
+    let dir = NSTemporaryDirectory() + "synchat-bench-crash-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let report = CrashHarness(binary: binary, store: dir + "/crash.sqlite").run(kills: kills)
+    row("kills", "\(report.kills)")
+    row("messages in the store at the end", "\(report.messages)")
+    row("failed checks (integrity, lost, twice, cursor)", "\(report.failures.count)", "goal 0")
+    for f in report.failures.prefix(10) { say("  " + f) }
+    row("wall time", String(format: "%.1f s", report.seconds))
+}
+
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
 if what == "render" || what == "all" { try renderBench() }
 if what == "memory" || what == "all" { memoryBench() }
+if what == "store" || what == "all" { try storeBench() }
+if what == "crash" || what == "all" {
+    let kills = CommandLine.arguments.dropFirst(2).first.flatMap(Int.init) ?? 120
+    crashBench(kills: kills)
+}

@@ -95,6 +95,43 @@ struct TUIEndToEndTests {
         t.wait("the shell to echo") { $0.split(separator: "\n").contains { $0 == "still-here" } }
     }
 
+    @Test("a profile keeps the history and the learned push state across a relaunch")
+    func profilePersists() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-e2e-data-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let args = "--seed 1 --speed 60"
+        do {
+            let t = try TmuxSession(arguments: args, environment: ["XDG_DATA_HOME": data])
+            defer { t.close() }
+            t.wait(for: "push: reliable", seconds: 60)
+            try t.keys("Enter")
+            t.wait("the compose prompt") { $0.split(separator: "\n").contains { $0.hasPrefix("to ") && $0.hasSuffix(">") } }
+            try t.type("kept across restarts")
+            try t.keys("Enter")
+            t.wait(for: "you: kept across restarts")
+            try t.keys("Escape")
+            try t.keys("q")
+            t.wait(for: "EXIT=0")
+        }
+        #expect(FileManager.default.fileExists(atPath: data + "/synchat/default.sqlite"))
+        let t = try TmuxSession(arguments: args, environment: ["XDG_DATA_HOME": data])
+        defer { t.close() }
+        let first = t.wait(for: "Conversations")
+        #expect(first.contains("push: reliable"))  // learned before, not relearned
+        t.wait(for: "launched: ")
+        // Open each conversation in turn until the message shows.
+        var found = false
+        for _ in 0..<8 where !found {
+            try t.keys("Enter")
+            found = t.screen().contains("you: kept across restarts")
+            try t.keys("Escape")
+            try t.keys("Down")
+        }
+        #expect(found)
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
     @Test("resizing redraws the layout for the new size; too small says so; q exits 0 back to the shell")
     func resizeAndQuit() throws {
         let t = try TmuxSession(arguments: Self.args)

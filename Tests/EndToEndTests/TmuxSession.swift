@@ -21,9 +21,10 @@ final class TmuxSession {
     }
 
     /// Starts a shell in a `width`×`height` pane and runs synchat in it.
-    init(width: Int = 100, height: Int = 30, arguments: String) throws {
+    init(width: Int = 100, height: Int = 30, arguments: String, environment: [String: String] = [:]) throws {
         socket = "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", "env", "PS1=$ ", "TERM=xterm-256color", "sh"])
+        let env = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        try tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", "env", "PS1=$ ", "TERM=xterm-256color"] + env + ["sh"])
         try tmux(["send-keys", "-t", name, "-l", "\(Self.binary) \(arguments); echo \"EXIT=$?\""])
         try tmux(["send-keys", "-t", name, "Enter"])
     }
