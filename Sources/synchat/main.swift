@@ -82,7 +82,18 @@ struct Chat: ParsableCommand {
             script.settle = .zero
         }
         if let mode { script.mode = NotificationMode(rawValue: mode)! }
-        let (chosenTheme, themeWarnings) = try ThemeLoader.load(theme)
+        var profileStore: SQLiteChatStorage?
+        if !ephemeral {
+            let path = Profiles.path(for: profile ?? "default")
+            do { profileStore = try SQLiteChatStorage.open(path: path) } catch let e as StoreError {
+                FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
+                Foundation.exit(1)
+            }
+        }
+        // A profile remembers its theme: --theme sets it, no --theme uses it.
+        let themeName = theme ?? profileStore?.setting("theme")
+        let (chosenTheme, themeWarnings) = try ThemeLoader.load(themeName)
+        if let theme { try? profileStore?.setSetting("theme", theme) }
         var eventLog: ((String) -> Void)?
         if let path = log {
             let handle = try FileLogHandler.open(path)
@@ -91,17 +102,11 @@ struct Chat: ParsableCommand {
             eventLog = { logger.info("\($0)") }
         }
         let session: ScenarioRun
-        if ephemeral {
-            session = ScenarioRun(scenario: script, seed: seed)
-        } else {
-            let path = Profiles.path(for: profile ?? "default")
-            let store: SQLiteChatStorage
-            do { store = try SQLiteChatStorage.open(path: path) } catch let e as StoreError {
-                FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
-                Foundation.exit(1)
-            }
+        if let store = profileStore {
             session = ScenarioRun(scenario: script, seed: seed, storage: store, persistence: store)
             if session.resumed, let mode { session.driver.setMode(NotificationMode(rawValue: mode)!) }
+        } else {
+            session = ScenarioRun(scenario: script, seed: seed)
         }
         if history > 0 { try HistoryFill.fill(session, messages: history, conversations: 200) }  // synchat-bench
         let app = LiveApp(run: session, speed: speed, eventLog: eventLog)

@@ -86,6 +86,16 @@ final class TmuxSession {
         try tmux(["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
     }
 
+    /// Polls the screen until `condition` holds; false after `seconds` (records nothing).
+    func poll(seconds: Double, until condition: (String) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition(screen()) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
     /// Polls the screen until `condition` holds, or fails the test after `seconds`.
     @discardableResult
     func wait(_ what: String, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,

@@ -28,6 +28,7 @@ struct StoreTests {
             let s = try SQLiteChatStorage.open(path: path)
             _ = try s.commit([msg("t1", 10, via: .push)], cursor: (.contextual(Address("kaspa:a"), .incoming), SyncCursor(lastFetchedBlockTime: Instant(milliseconds: 10))))
             try s.upsertContact(Contact(address: Address("kaspa:a"), handle: "alice", displayName: "Alice"))
+            try s.setSetting("theme", "high-contrast")
             try s.saveState(PersistedEngineState(reliability: .init(state: .reliable, consecutiveMisses: 2, lastReregisterAt: Instant(milliseconds: 5)),
                                                  gate: .init(lastFinishedAt: Instant(milliseconds: 7)), mode: .backgroundFetch, preview: .contact, tokenStatus: .active))
         }
@@ -40,6 +41,7 @@ struct StoreTests {
         #expect(s.message(txId: "t1")?.via == .push)
         #expect(s.cursor(.contextual(Address("kaspa:a"), .incoming)).lastFetchedBlockTime == Instant(milliseconds: 10))
         #expect(s.contacts().map(\.handle) == ["alice"])
+        #expect(s.setting("theme") == "high-contrast")
         let state = try #require(s.loadState())
         #expect(state.reliability == .init(state: .reliable, consecutiveMisses: 2, lastReregisterAt: Instant(milliseconds: 5)))
         #expect(state.gate.lastFinishedAt == Instant(milliseconds: 7))
