@@ -11,7 +11,7 @@ public enum Key: Hashable, Sendable {
 public enum KeyAction: Hashable, Sendable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
-    case syncNow, cycleMode, toggleLog, faster, slower, toggleHelp, openBanner, quit
+    case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -44,6 +44,7 @@ public enum KeyTable {
         KeyBinding(keys: [.char("t")], label: "t", help: "expire the push token", action: .expireToken),
         KeyBinding(keys: [.char("S")], label: "S", help: "sync now (forced catch-up)", action: .syncNow),
         KeyBinding(keys: [.char("m")], label: "m", help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),
+        KeyBinding(keys: [.char("v")], label: "v", help: "notification preview: message → contact → hidden", action: .cyclePreview),
         KeyBinding(keys: [.char("l")], label: "l", help: "show / hide the sync log", action: .toggleLog),
         KeyBinding(keys: [.char("+"), .char("=")], label: "+ -", help: "simulated time faster / slower", action: .faster),
         KeyBinding(keys: [.char("-")], label: "", help: "", action: .slower),

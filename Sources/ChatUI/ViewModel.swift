@@ -9,6 +9,7 @@ public enum Command: Equatable, Sendable {
     /// A change to the simulated world or the app's lifecycle, as a scenario line would make it.
     case apply(Directive)
     case setMode(NotificationMode)
+    case setPreview(PreviewMode)
     case setSpeed(Double)
     case quit
 }
@@ -155,6 +156,9 @@ public enum ViewModel {
             let all = NotificationMode.allCases
             let next = all[((all.firstIndex(of: state.status.mode) ?? 0) + 1) % all.count]
             return [.setMode(next)]
+        case .cyclePreview:
+            let all = PreviewMode.allCases
+            return [.setPreview(all[((all.firstIndex(of: state.status.preview) ?? 0) + 1) % all.count])]
         case .toggleLog: state.showLog.toggle()
         case .faster, .slower:
             let i = speeds.lastIndex { $0 <= state.status.speed } ?? 0

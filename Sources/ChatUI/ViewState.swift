@@ -63,6 +63,7 @@ public struct StatusInfo: Equatable, Sendable {
     public var missThreshold = 3
     public var token: TokenStatus = .none
     public var mode: NotificationMode = .remotePush
+    public var preview: PreviewMode = .message
     public var lastCatchUpAge: Interval?
     public var debounceLeft: Interval?
     public var requests = 0

@@ -164,8 +164,11 @@ public final class SyncDriver: ClientEndpoint {
         settle()
     }
 
+    /// Rule 15: what banners show (name and text, name only, or nothing).
     public func setPreview(_ preview: PreviewMode) {
+        guard preview != notifier.preview else { return }
         notifier.preview = preview
+        emit(.world("notification preview \(preview.rawValue)"))
         settle()
     }
 

@@ -141,6 +141,7 @@ public final class LiveApp {
         s.missThreshold = d.settings.missesToUnreliable
         s.token = d.tokenStatus
         s.mode = d.mode
+        s.preview = d.notifier.preview
         s.lastCatchUpAge = d.lastCatchUpAge
         s.debounceLeft = d.debounceLeft
         s.requests = d.counters.requests
@@ -163,6 +164,8 @@ public final class LiveApp {
                 if case .contact = d { listDirty = true }
             case .setMode(let m):
                 run.driver.setMode(m)
+            case .setPreview(let p):
+                run.driver.setPreview(p)
             case .setSpeed(let s):
                 setSpeed(s)
             case .quit:

@@ -66,6 +66,7 @@ struct ViewModelTests {
     func settingsKeys() {
         var s = listFocused()
         #expect(ViewModel.reduce(&s, .key(.char("m"))) == [.setMode(.backgroundFetch)])
+        #expect(ViewModel.reduce(&s, .key(.char("v"))) == [.setPreview(.contact)])
         #expect(ViewModel.reduce(&s, .key(.char("+"))) == [.setSpeed(60)])
         #expect(ViewModel.reduce(&s, .key(.char("-"))) == [.setSpeed(10)])
         var st = s.status
