@@ -15,6 +15,8 @@ public final class SimNode: RealtimePort {
     /// Ground truth: UTXO-set requests served.
     public private(set) var utxoRequests = 0
     public private(set) var connectsServed = 0
+    /// Ground truth: txIds the realtime channel delivered to the app.
+    public private(set) var delivered: Set<String> = []
 
     public struct Connection: Equatable, Sendable {
         public var id: Int
@@ -28,6 +30,7 @@ public final class SimNode: RealtimePort {
     private let scheduler: Scheduler
     private let timings: WorldTimings
     private var latencies: RandomStream
+    private var utxoLatencies: RandomStream
     private var nextId = 0
 
     init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings) {
@@ -35,6 +38,7 @@ public final class SimNode: RealtimePort {
         self.scheduler = scheduler
         self.timings = timings
         self.latencies = RandomStream(seed: seed, concern: "connect-latency")
+        self.utxoLatencies = RandomStream(seed: seed, concern: "utxo-latency")
     }
 
     public func connect(subscribing address: Address, forced: Bool) -> Int {
@@ -60,10 +64,15 @@ public final class SimNode: RealtimePort {
         return id
     }
 
-    /// The UTXO set of the user's address (one request): unspent incoming txIds.
-    public func utxoSet() -> [String] {
+    /// The UTXO set of the user's address (one request): unspent incoming txIds, after a
+    /// request latency; fails while the node is down.
+    public func requestUtxoSet(for address: Address, reply: @escaping (Result<[String], TransportError>) -> Void) {
         utxoRequests += 1
-        return world?.utxos ?? []
+        let delay = utxoLatencies.interval(timings.requestLatency.low, timings.requestLatency.high)
+        scheduler.schedule(after: delay, "utxo set") { [self] in
+            if down { reply(.failure(TransportError("node unreachable"))); return }
+            reply(.success(world?.utxos ?? []))
+        }
     }
 
     /// The OS suspended the app: the socket dies, and nobody tells the app.
@@ -83,6 +92,7 @@ public final class SimNode: RealtimePort {
                 closeWithError("connection dropped (flaky network)")
                 return
             }
+            delivered.insert(message.txId)
             client.realtimeNotified(connection: c.id, message: message)
         }
     }

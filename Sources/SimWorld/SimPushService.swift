@@ -16,6 +16,8 @@ public final class SimPushService: PushPort {
     public private(set) var registrations = 0
     public private(set) var sent = 0
     public private(set) var dropped = 0
+    /// Ground truth: txIds whose push reached the app or its notification extension.
+    public private(set) var delivered: Set<String> = []
     /// Test knob: the next N payloads are malformed.
     public var malformedPayloads = 0
 
@@ -83,6 +85,7 @@ public final class SimPushService: PushPort {
         let payload = malformedPayloads > 0 ? malformed() : Self.payload(for: message, sender: sender)
         scheduler.schedule(after: latency + extraDelay, "push delivery") { [self] in
             guard let world, let client = world.client else { return }
+            delivered.insert(message.txId)
             if world.os.foreground {
                 client.pushDelivered(payload: payload)
             } else {

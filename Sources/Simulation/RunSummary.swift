@@ -2,8 +2,10 @@ import SimWorld
 import SyncCore
 import SyncEngine
 
-/// The figures of one finished run, from the world's ground truth and the client's store.
+/// The measures of SPEC §5 for one finished run, from the world's ground truth and the
+/// client's store.
 public struct RunSummary: Equatable, Sendable {
+    public var policy: String
     public var messagesSent: Int
     public var messagesDelivered: Int
     public var messagesLost: Int
@@ -11,53 +13,170 @@ public struct RunSummary: Equatable, Sendable {
     public var backendRequests: Int
     public var requestsByKind: [String: Int]
     public var catchUpFull: Int
-    public var catchUpLight: Int
+    public var catchUpTargeted: Int
     public var catchUpSkipped: Int
+    public var lightSyncs: Int
+    public var latencyP50: Double?
+    public var latencyP95: Double?
+    public var latencyMax: Double?
+    /// Seconds from the first push outage (`push drop 100%` or `push down`) to `unreliable`.
+    public var timeToUnreliable: Double?
     public var overlappingSyncs: Int
     public var pushStateChanges: Int
+    /// The floor: one fetch by id for each incoming message neither realtime nor push delivered.
+    public var oracleRequests: Int
     public var finalPushState: PushState
     public var lostTxIds: [String]
 
     public init(_ run: ScenarioRun) {
+        policy = run.policy.name
         let incoming = run.world.ledger.filter { $0.direction == .incoming }
         let stored = run.storage.allMessages()
-        let storedIds = Set(stored.map(\.txId))
-        let lost = incoming.filter { !storedIds.contains($0.txId) }
+        var byId: [String: StoredMessage] = [:]
+        for m in stored where byId[m.txId] == nil { byId[m.txId] = m }
+        let lost = incoming.filter { byId[$0.txId] == nil }
         messagesSent = incoming.count
         messagesDelivered = incoming.count - lost.count
         messagesLost = lost.count
         lostTxIds = lost.map(\.txId)
-        duplicates = stored.count - storedIds.count
+        duplicates = stored.count - byId.count
         var kinds = run.world.indexer.requestsByKind
         if run.world.node.utxoRequests > 0 { kinds["utxo_set"] = run.world.node.utxoRequests }
         requestsByKind = kinds
         backendRequests = kinds.values.reduce(0, +)
         let c = run.driver.counters
         catchUpFull = c.fullSyncs
-        catchUpLight = c.lightSyncs
+        catchUpTargeted = c.targetedSyncs
         catchUpSkipped = c.skipped
+        lightSyncs = c.lightSyncs
         overlappingSyncs = c.overlappingSyncs
         pushStateChanges = c.pushStateChanges
         finalPushState = run.driver.reliability.state
+
+        let latencies = incoming.compactMap { m in byId[m.txId].map { Double(($0.receivedAt - m.blockTime).milliseconds) / 1000 } }.sorted()
+        func pct(_ p: Double) -> Double? { latencies.isEmpty ? nil : latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)] }
+        latencyP50 = pct(0.5)
+        latencyP95 = pct(0.95)
+        latencyMax = latencies.last
+
+        let outage = run.scenario.steps.first { step in
+            switch step.directive {
+            case .pushDrop(let p): return p >= 100
+            case .pushDown: return true
+            default: return false
+            }
+        }
+        if let outage {
+            let start = outage.at
+            let becameUnreliable = run.log.first { e in
+                if case .pushState(_, .unreliable, _) = e.event { return e.at >= start } else { return false }
+            }
+            timeToUnreliable = becameUnreliable.map { Double(($0.at - start).milliseconds) / 1000 }
+        }
+
+        let reached = run.world.node.delivered.union(run.world.push.delivered)
+        oracleRequests = incoming.filter { !reached.contains($0.txId) }.count
     }
 
-    /// Aligned `name  value` lines.
-    public var table: [String] {
-        let rows: [(String, String)] = [
+    /// Rows of `name, value` in a fixed order (the table and the comparison use them).
+    public var rows: [(String, String)] { rows(kinds: requestsByKind.keys.sorted()) }
+
+    /// The rows with a line for each of `kinds` (0 when this run made none of them).
+    public func rows(kinds: [String]) -> [(String, String)] {
+        func secs(_ v: Double?) -> String { v.map { fmt($0) + " s" } ?? "—" }
+        return [
             ("messages sent", "\(messagesSent)"),
             ("messages delivered", "\(messagesDelivered)"),
             ("messages lost", "\(messagesLost)"),
             ("duplicates", "\(duplicates)"),
             ("backend requests", "\(backendRequests)"),
-        ] + requestsByKind.keys.sorted().map { ("  \($0)", "\(requestsByKind[$0]!)") } + [
+        ] + kinds.map { ("  \($0)", "\(requestsByKind[$0] ?? 0)") } + [
+            ("oracle requests (floor)", "\(oracleRequests)"),
             ("catch-ups full", "\(catchUpFull)"),
-            ("light syncs", "\(catchUpLight)"),
+            ("catch-ups targeted", "\(catchUpTargeted)"),
             ("catch-ups skipped", "\(catchUpSkipped)"),
+            ("light syncs", "\(lightSyncs)"),
+            ("latency p50", secs(latencyP50)),
+            ("latency p95", secs(latencyP95)),
+            ("latency max", secs(latencyMax)),
+            ("time to unreliable", secs(timeToUnreliable)),
             ("overlapping syncs", "\(overlappingSyncs)"),
             ("push state changes", "\(pushStateChanges)"),
             ("final push state", finalPushState.rawValue),
         ]
+    }
+
+    /// Aligned `name  value` lines.
+    public var table: [String] {
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 }
     }
+
+    /// One JSON object, snake_case keys in a fixed order.
+    public var json: String {
+        func num(_ v: Double?) -> String { v.map { fmt($0) } ?? "null" }
+        let kinds = requestsByKind.keys.sorted().map { "\"\($0)\": \(requestsByKind[$0]!)" }.joined(separator: ", ")
+        let fields = [
+            "\"policy\": \"\(policy)\"",
+            "\"messages_sent\": \(messagesSent)",
+            "\"messages_delivered\": \(messagesDelivered)",
+            "\"messages_lost\": \(messagesLost)",
+            "\"duplicates\": \(duplicates)",
+            "\"backend_requests\": \(backendRequests)",
+            "\"requests_by_kind\": {\(kinds)}",
+            "\"catchup_full\": \(catchUpFull)",
+            "\"catchup_targeted\": \(catchUpTargeted)",
+            "\"catchup_skipped\": \(catchUpSkipped)",
+            "\"light_syncs\": \(lightSyncs)",
+            "\"latency_p50_s\": \(num(latencyP50))",
+            "\"latency_p95_s\": \(num(latencyP95))",
+            "\"latency_max_s\": \(num(latencyMax))",
+            "\"time_to_unreliable_s\": \(num(timeToUnreliable))",
+            "\"overlapping_syncs\": \(overlappingSyncs)",
+            "\"push_state_changes\": \(pushStateChanges)",
+            "\"oracle_requests\": \(oracleRequests)",
+        ]
+        return "{" + fields.joined(separator: ", ") + "}"
+    }
+
+    /// The policies side by side, with adaptive/naive and adaptive/seed in the last columns.
+    public static func comparison(_ runs: [RunSummary]) -> [String] {
+        let names = ["measure"] + runs.map(\.policy) + ["adaptive/naive", "adaptive/seed"]
+        let kinds = Set(runs.flatMap(\.requestsByKind.keys)).sorted()
+        let rowSets = runs.map { $0.rows(kinds: kinds) }
+        let ordered = rowSets.first?.map(\.0) ?? []
+        func value(_ run: Int, _ key: String) -> String { rowSets[run].first { $0.0 == key }?.1 ?? "0" }
+        func number(_ s: String) -> Double? { Double(s.replacingOccurrences(of: " s", with: "")) }
+        var table: [[String]] = [names]
+        for key in ordered {
+            var row = [key] + runs.indices.map { value($0, key) }
+            let a = runs.firstIndex { $0.policy == "adaptive" }, n = runs.firstIndex { $0.policy == "naive" }, s = runs.firstIndex { $0.policy == "seed" }
+            for other in [n, s] {
+                if let a, let other, let x = number(value(a, key)), let y = number(value(other, key)), y > 0 {
+                    row.append(fmt(x / y, digits: 2))
+                } else {
+                    row.append("")
+                }
+            }
+            table.append(row)
+        }
+        let widths = (0..<names.count).map { col in table.map { $0[col].count }.max() ?? 0 }
+        return table.map { row in
+            row.enumerated().map { i, cell in
+                i == 0 ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                       : String(repeating: " ", count: widths[i] - cell.count) + cell
+            }.joined(separator: "  ")
+        }
+    }
 }
+
+func fmt(_ v: Double, digits: Int = 1) -> String {
+    var s = String(Int64((v * pow10(digits)).rounded()))
+    let negative = s.hasPrefix("-")
+    if negative { s.removeFirst() }
+    while s.count <= digits { s = "0" + s }
+    let cut = s.index(s.endIndex, offsetBy: -digits)
+    return (negative ? "-" : "") + s[..<cut] + "." + s[cut...]
+}
+
+private func pow10(_ n: Int) -> Double { (0..<n).reduce(1.0) { r, _ in r * 10 } }

@@ -29,10 +29,13 @@ public final class ScenarioRun {
     /// A run of `scenario`. With `persistence` holding a saved world (a profile relaunched),
     /// the same world resumes where it stopped: its clock, contacts and messages; its random
     /// streams are reseeded by that clock, so new traffic is new.
-    public init(scenario: Scenario, seed: UInt64? = nil, settings: SyncSettings = .default,
+    public let policy: SyncPolicy
+
+    public init(scenario: Scenario, seed: UInt64? = nil, policy: SyncPolicy = .adaptive, settings: SyncSettings = .default,
                 storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings(),
                 persistence: WorldPersistence? = nil) {
         self.scenario = scenario
+        self.policy = policy
         self.settings = settings
         self.storage = storage
         self.persistence = persistence
@@ -58,7 +61,7 @@ public final class ScenarioRun {
         for c in world.contacts where !storage.contacts().contains(where: { $0.address == c.address }) {
             try? storage.upsertContact(c)
         }
-        self.driver = SyncDriver(settings: settings, me: world.me, scheduler: scheduler, storage: storage,
+        self.driver = SyncDriver(settings: settings, policy: policy, me: world.me, scheduler: scheduler, storage: storage,
                                  ports: world.ports, initialMode: scenario.mode)
         world.attach(client: driver)
         driver.subscribe { [weak self] in self?.log.append($0) }
@@ -87,7 +90,7 @@ public final class ScenarioRun {
     /// (cold start, rule 10: no forced reconnect) replaces the old one; the world goes on.
     public func restartApp() {
         world.os.processKilled()
-        let fresh = SyncDriver(settings: settings, me: world.me, scheduler: scheduler, storage: storage,
+        let fresh = SyncDriver(settings: settings, policy: policy, me: world.me, scheduler: scheduler, storage: storage,
                                ports: world.ports, initialMode: scenario.mode)
         driver = fresh
         world.attach(client: fresh)

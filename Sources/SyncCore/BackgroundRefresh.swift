@@ -20,6 +20,8 @@ public struct BackgroundRefresh: Sendable {
         case cancelRequest(reason: String)
         /// Run a light sync of at most `conversations` conversations until `budgetEndsAt`.
         case runLightSync(conversations: Int, budgetEndsAt: Instant)
+        /// naive: run a full sync until the OS expires the task.
+        case runFullSync
         /// The grant is not used: something else covers it.
         case skip(reason: String)
         /// Stop the running light sync now.
@@ -27,12 +29,23 @@ public struct BackgroundRefresh: Sendable {
     }
 
     public let settings: SyncSettings
+    public let policy: SyncPolicy
     public private(set) var requested = false
     public private(set) var budgetEndsAt: Instant?
     /// Refreshes are asked for only from the background.
     private var inBackground = false
 
-    public init(settings: SyncSettings = .default) { self.settings = settings }
+    public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
+        self.settings = settings
+        self.policy = policy
+    }
+
+    /// naive asks every 60 s (the OS grants no more than every 15 min anyway).
+    var interval: Interval { policy.naiveBackgroundRefresh ? .seconds(60) : settings.backgroundRefreshInterval }
+
+    func needed(mode: NotificationMode, pushState: PushState) -> Bool {
+        policy.naiveBackgroundRefresh ? mode != .off : Self.needed(mode: mode, pushState: pushState)
+    }
 
     public var nextDeadline: Instant? { budgetEndsAt }
 
@@ -47,10 +60,10 @@ public struct BackgroundRefresh: Sendable {
 
     public mutating func enteredBackground(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
         inBackground = true
-        guard Self.needed(mode: mode, pushState: pushState) else { return [] }
+        guard needed(mode: mode, pushState: pushState) else { return [] }
         requested = true
-        let why = mode == .backgroundFetch ? "mode background-fetch" : "safety net: push \(pushState.rawValue)"
-        return [.request(earliest: now + settings.backgroundRefreshInterval, reason: why)]
+        let why = policy.naiveBackgroundRefresh ? "every \(interval)" : mode == .backgroundFetch ? "mode background-fetch" : "safety net: push \(pushState.rawValue)"
+        return [.request(earliest: now + interval, reason: why)]
     }
 
     public mutating func enteredForeground(now: Instant) -> [Action] {
@@ -69,6 +82,11 @@ public struct BackgroundRefresh: Sendable {
     /// The OS granted a refresh. `realtimeTrusted` is false in the background (rule 10).
     public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, realtimeTrusted: Bool, now: Instant) -> [Action] {
         requested = false
+        if policy.naiveBackgroundRefresh {
+            guard mode != .off else { return [.skip(reason: "notification mode is off")] }
+            budgetEndsAt = nil
+            return [.runFullSync]
+        }
         if mode == .remotePush && pushState == .reliable {
             return [.skip(reason: "reliable push covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
         }
@@ -85,7 +103,7 @@ public struct BackgroundRefresh: Sendable {
 
     /// The OS expires the refresh task (30 s after the grant).
     public mutating func refreshExpired(now: Instant) -> [Action] {
-        guard budgetEndsAt != nil else { return [] }  // the sync ended first: nothing to stop
+        guard budgetEndsAt != nil || policy.naiveBackgroundRefresh else { return [] }  // the sync ended first
         budgetEndsAt = nil
         return [.stopLightSync(reason: "expired by the OS")]
     }
@@ -109,8 +127,8 @@ public struct BackgroundRefresh: Sendable {
     }
 
     private mutating func rerequest(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
-        guard inBackground, Self.needed(mode: mode, pushState: pushState) else { return [] }
+        guard inBackground, needed(mode: mode, pushState: pushState) else { return [] }
         requested = true
-        return [.request(earliest: now + settings.backgroundRefreshInterval, reason: "next refresh")]
+        return [.request(earliest: now + interval, reason: "next refresh")]
     }
 }

@@ -18,6 +18,8 @@ public struct CatchUpGate: Sendable {
     public enum SyncKind: String, Sendable {
         /// Rule 9: handshakes, every conversation in and out, payments.
         case full
+        /// Improvement (b): the UTXO set's gap, fetched by id.
+        case targeted
         /// Rule 14: contextual messages of the most recent conversations, on a time budget.
         case light
     }
@@ -45,44 +47,79 @@ public struct CatchUpGate: Sendable {
     }
 
     public let settings: SyncSettings
+    public let policy: SyncPolicy
+    /// The first of the syncs running (the only one unless the policy lets them overlap).
     public private(set) var running: Running?
+    public private(set) var runningCount = 0
     public private(set) var lastFinishedAt: Instant?
+    /// Improvement (c): when the trailing catch-up is due.
+    public private(set) var trailingDue: Instant?
 
-    public init(settings: SyncSettings = .default, restoring persisted: Persisted = Persisted()) {
+    public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, restoring persisted: Persisted = Persisted()) {
         self.settings = settings
+        self.policy = policy
         self.lastFinishedAt = persisted.lastFinishedAt
     }
+
+    public var nextDeadline: Instant? { trailingDue }
 
     public var persisted: Persisted { Persisted(lastFinishedAt: lastFinishedAt) }
 
     /// Rules 6–8 for one trigger. `forced` triggers (entering `unreliable`, a manual sync)
     /// ignore the debounce but still never start a second sync.
-    public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant) -> Action {
+    public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant,
+                                   foreground: Bool = true) -> Action {
+        guard policy.gated else {
+            // naive: every trigger starts its own sync, whatever is running.
+            runningCount += 1
+            if running == nil { running = Running(kind: .full, trigger: trigger.rawValue, startedAt: now) }
+            return .start(trigger: trigger, forced: forced)
+        }
         if let running {
             return .join(trigger: trigger, running: running)  // rule 8: single flight
         }
         if !forced, pushState == .reliable, let left = debounceRemaining(pushState: pushState, now: now) {
+            // (c): remember to catch up when the debounce ends, if still in the foreground.
+            if policy.trailingCatchUp, foreground { trailingDue = now + left }
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6
         }
         running = Running(kind: .full, trigger: trigger.rawValue, startedAt: now)  // rules 6–7
+        runningCount = 1
         return .start(trigger: trigger, forced: forced)
+    }
+
+    /// (c): the trailing catch-up is due; returns its trigger. A spurious wake-up returns nil.
+    public mutating func deadlineReached(now: Instant) -> CatchUpTrigger? {
+        guard let due = trailingDue, due <= now else { return nil }
+        trailingDue = nil
+        return .trailing
+    }
+
+    /// (c) is only for the foreground.
+    public mutating func enteredBackground() {
+        trailingDue = nil
     }
 
     /// Rule 14's light sync shares the single flight with catch-ups.
     public mutating func lightSyncRequested(now: Instant) -> LightAction {
-        if let running { return .busy(running: running) }
-        running = Running(kind: .light, trigger: "background-refresh", startedAt: now)
+        if policy.gated, let running { return .busy(running: running) }
+        runningCount += 1
+        if running == nil { running = Running(kind: .light, trigger: "background-refresh", startedAt: now) }
         return .start
     }
 
-    /// The running sync ended. Only a complete full catch-up restarts the debounce: a light
-    /// sync covers a few conversations, and a failed one covered nothing for sure.
-    public mutating func finished(succeeded: Bool, now: Instant) {
-        guard let ended = running else {
+    /// A running sync ended. Only a complete catch-up (full, or a proven gap) restarts the
+    /// debounce: a light sync covers a few conversations, and a failed one covered nothing.
+    public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant) {
+        guard runningCount > 0 else {
             preconditionFailure("CatchUpGate.finished while idle")
         }
-        running = nil
-        if succeeded, ended.kind == .full { lastFinishedAt = now }
+        runningCount -= 1
+        if runningCount == 0 { running = nil }
+        if succeeded, kind != .light {
+            lastFinishedAt = now
+            trailingDue = nil  // (c): caught up, nothing left to trail
+        }
     }
 
     /// Rule 6's time left before a non-forced trigger may run, or nil when it may run now.

@@ -36,6 +36,7 @@ public struct ConnectionLifecycle: Sendable {
     }
 
     public let settings: SyncSettings
+    public let policy: SyncPolicy
     /// Delays between reconnect attempts while the foreground realtime channel is down.
     public var reconnectBackoff: [Interval] = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30)]
 
@@ -49,7 +50,10 @@ public struct ConnectionLifecycle: Sendable {
     private var failedAttempts = 0
     private var connectInFlight = false
 
-    public init(settings: SyncSettings = .default) { self.settings = settings }
+    public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
+        self.settings = settings
+        self.policy = policy
+    }
 
     /// Whether the subscription counts as unavailable for fallback polling (rule 13): it is
     /// offline, or reconnecting after a failure. Until a foreground recovery has completed or
@@ -75,6 +79,16 @@ public struct ConnectionLifecycle: Sendable {
         guard lifecycle != .foreground else { return [] }  // already active: nothing to recover
         let firstLaunch = lifecycle == .launched
         lifecycle = .foreground
+        guard policy.deferAppActive else {
+            // naive: sync on app-active now, and again when the subscription restarts.
+            recovery = .none
+            retryAt = nil
+            failedAttempts = 0
+            connectInFlight = true
+            realtime = .connecting
+            return [.connect(forced: !firstLaunch, reason: firstLaunch ? "first launch" : "after background"),
+                    .requestCatchUp(triggers: [.appActive], reason: "app active")]
+        }
         recovery = .awaitingReconnect(fallbackAt: now + settings.recoveryFallback)
         retryAt = nil
         failedAttempts = 0
@@ -112,6 +126,9 @@ public struct ConnectionLifecycle: Sendable {
         }
         realtime = .live
         var actions: [Action] = [.realtimeChanged(.live, reason: "subscribed")]
+        guard policy.deferAppActive else {
+            return actions + [.requestCatchUp(triggers: [.subscriptionRestart], reason: "subscription restarted")]
+        }
         switch recovery {
         case .awaitingReconnect:
             actions.append(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: "reconnect completed"))

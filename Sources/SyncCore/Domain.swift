@@ -93,8 +93,8 @@ public enum PushState: String, Sendable, CaseIterable, Codable {
     case disabled, unknown, reliable, unreliable
 }
 
-/// What asked for a catch-up sync (SPEC §3). `poll` is the fallback poller of rule 13,
-/// which the spec describes but does not name among the triggers.
+/// What asked for a catch-up sync (SPEC §3). `poll` is the fallback poller of rule 13 and
+/// `trailing` adaptive's improvement (c), which the spec describes but does not name.
 public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
     case appActive = "app-active"
     case subscriptionRestart = "subscription-restart"
@@ -102,6 +102,8 @@ public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
     case pushUnreliable = "push-unreliable"
     case manual
     case poll
+    /// Improvement (c): the catch-up a debounced foreground trigger left for later.
+    case trailing
 }
 
 public enum Lifecycle: String, Sendable, Codable {

@@ -23,12 +23,16 @@ public struct FallbackPoller: Sendable {
     }
 
     public let settings: SyncSettings
+    public let policy: SyncPolicy
     public private(set) var active = false
     public private(set) var waitingUntil: Instant?
     private var syncInFlight = false
     private var lastCompletedAt: Instant?
 
-    public init(settings: SyncSettings = .default) { self.settings = settings }
+    public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
+        self.settings = settings
+        self.policy = policy
+    }
 
     public var nextDeadline: Instant? { active ? waitingUntil : nil }
 
@@ -42,6 +46,10 @@ public struct FallbackPoller: Sendable {
             let why = lifecycle != .foreground ? "app not in foreground" : realtimeAvailable ? "realtime is back" : "mode is remote-push"
             return [.stopped(reason: why)]
         }
+        if policy.fixedPollInterval != nil {
+            waitingUntil = now  // naive: a fixed timer from now on, whatever runs
+            return [.started(firstPollAt: now, reason: "realtime unavailable, mode \(mode.rawValue); every \(policy.fixedPollInterval!)")]
+        }
         if syncInFlight {
             return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(mode.rawValue); next poll \(settings.pollDelay) after the running sync completes")]
         }
@@ -53,19 +61,25 @@ public struct FallbackPoller: Sendable {
     /// Any sync started: no poll while it runs.
     public mutating func syncStarted(now: Instant) {
         syncInFlight = true
-        waitingUntil = nil
+        if policy.fixedPollInterval == nil { waitingUntil = nil }
     }
 
     /// Any sync completed: the next poll waits `pollDelay` from now.
     public mutating func syncCompleted(now: Instant) -> [Action] {
         syncInFlight = false
         lastCompletedAt = now
-        guard active else { return [] }
+        guard active, policy.fixedPollInterval == nil else { return [] }
         waitingUntil = now + settings.pollDelay
         return [.scheduled(at: now + settings.pollDelay)]
     }
 
     public mutating func deadlineReached(now: Instant) -> [Action] {
+        if let fixed = policy.fixedPollInterval {
+            // naive: poll on the timer even while a sync runs (they may overlap).
+            guard active, let due = waitingUntil, due <= now else { return [] }
+            waitingUntil = now + fixed
+            return [.poll]
+        }
         guard active, !syncInFlight, let due = waitingUntil, due <= now else { return [] }  // spurious wake-up
         waitingUntil = nil
         return [.poll]

@@ -155,6 +155,27 @@ public struct PushReliability: Sendable {
         return []
     }
 
+    /// Improvement (a): a push-eligible incoming tx first found by a catch-up is evidence
+    /// too. Its push, if one came, is a hit; none, and older than the grace, a miss; younger,
+    /// it waits for its push like a realtime sighting (judged from its block time). This is
+    /// how the engine learns while backgrounded, where realtime is dead.
+    public mutating func fetchedTx(txId: String, blockTime: Instant, eligible: Bool, now: Instant) -> [Action] {
+        prune(now: now)
+        guard eligible, state != .disabled, conditions?.operational ?? false else { return [] }
+        guard decided[txId] == nil, !pending.contains(where: { $0.txId == txId }) else { return [] }
+        if let pushedAt = recentPushes.removeValue(forKey: txId) {
+            decided[txId] = now
+            return hit(txId: txId, offset: pushedAt - blockTime)
+        }
+        if now - blockTime >= settings.pushGrace {
+            decided[txId] = now
+            return miss(txId: txId, now: now)
+        }
+        let i = pending.firstIndex { $0.seenAt > blockTime } ?? pending.count
+        pending.insert((txId, blockTime), at: i)
+        return []
+    }
+
     /// Grace deadlines that have passed become misses. A spurious wake-up does nothing.
     public mutating func deadlineReached(now: Instant) -> [Action] {
         prune(now: now)

@@ -47,6 +47,8 @@ public protocol RealtimePort: AnyObject {
     /// Opens a connection to the node and subscribes to `address`. `forced` tears down the
     /// previous socket first. Returns the connection's id; its outcome arrives on the endpoint.
     func connect(subscribing address: Address, forced: Bool) -> Int
+    /// The address's current UTXO set: the txIds of its unspent incoming outputs (one request).
+    func requestUtxoSet(for address: Address, reply: @escaping (Result<[String], TransportError>) -> Void)
 }
 
 public protocol PushPort: AnyObject {

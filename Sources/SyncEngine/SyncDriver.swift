@@ -9,6 +9,7 @@ import SyncCore
 /// clock in the TUI.
 public final class SyncDriver: ClientEndpoint {
     public let settings: SyncSettings
+    public let policy: SyncPolicy
     public let me: Address
     public let scheduler: Scheduler
     public let storage: ChatStorage
@@ -30,6 +31,7 @@ public final class SyncDriver: ClientEndpoint {
         public var requestsByKind: [String: Int] = [:]
         public var requests: Int { requestsByKind.values.reduce(0, +) }
         public var fullSyncs = 0
+        public var targetedSyncs = 0
         public var lightSyncs = 0
         public var skipped = 0
         public var joined = 0
@@ -52,7 +54,10 @@ public final class SyncDriver: ClientEndpoint {
 
     private var runs: [Int: SyncRun] = [:]
     private var nextRunId = 0
-    private var lightRunId: Int?
+    /// The sync a background refresh is running (light, or naive's full one).
+    private var refreshRunId: Int?
+    /// (b): when the last complete full sync finished.
+    private var lastFullSyncAt: Instant?
     private var currentConnection: Int?
     private var currentRefreshTask: Int?
     private var reregisterWhenActive = false
@@ -61,31 +66,33 @@ public final class SyncDriver: ClientEndpoint {
     private var subscribers: [(TimedEvent) -> Void] = []
     private var contactsByAddress: [Address: Contact] = [:]
     private var lastSaved: PersistedEngineState?
-    /// txIds of the pushes waiting in the extension's store (rule 12), and those of them not
-    /// stored as messages yet: kept here so that the badge and banners stay O(1).
-    private var pendingTxIds: Set<String> = []
+    /// The pushes waiting in the extension's store (rule 12), with their arrival times, and
+    /// those of them not stored as messages yet: kept here so that the badge and banners
+    /// stay O(1).
+    private var pendingArrivals: [String: Instant] = [:]
     private var pendingUnstored: Set<String> = []
 
-    public init(settings: SyncSettings = .default, me: Address, scheduler: Scheduler, storage: ChatStorage, ports: WorldPorts,
-                initialMode: NotificationMode = .remotePush) {
+    public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, me: Address, scheduler: Scheduler,
+                storage: ChatStorage, ports: WorldPorts, initialMode: NotificationMode = .remotePush) {
         self.settings = settings
+        self.policy = policy
         self.me = me
         self.scheduler = scheduler
         self.storage = storage
         self.ports = ports
         let saved = storage.loadState()
         self.reliability = PushReliability(settings: settings, restoring: saved?.reliability ?? .init())
-        self.gate = CatchUpGate(settings: settings, restoring: saved?.gate ?? .init())
-        self.poller = FallbackPoller(settings: settings)
-        self.refresh = BackgroundRefresh(settings: settings)
-        self.connection = ConnectionLifecycle(settings: settings)
+        self.gate = CatchUpGate(settings: settings, policy: policy, restoring: saved?.gate ?? .init())
+        self.poller = FallbackPoller(settings: settings, policy: policy)
+        self.refresh = BackgroundRefresh(settings: settings, policy: policy)
+        self.connection = ConnectionLifecycle(settings: settings, policy: policy)
         self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
         self.mode = saved?.mode ?? initialMode
         self.tokenStatus = saved?.tokenStatus ?? .none
         self.lastSaved = saved
         for c in storage.contacts() { contactsByAddress[c.address] = c }
         for p in storage.pendingPushes() {
-            pendingTxIds.insert(p.message.txId)
+            pendingArrivals[p.message.txId] = p.arrivedAt
             if !storage.hasMessage(txId: p.message.txId) { pendingUnstored.insert(p.message.txId) }
         }
     }
@@ -215,6 +222,7 @@ public final class SyncDriver: ClientEndpoint {
         backgroundSince = now
         emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
         handle(connection.enteredBackground(now: now))
+        gate.enteredBackground()
         updatePoller()
         handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
         settle()
@@ -260,7 +268,7 @@ public final class SyncDriver: ClientEndpoint {
         guard let message = decodePush(payload, source: "notification extension") else { return settle() }
         do {
             try storage.appendPendingPush(PendingPush(message: message, arrivedAt: now))
-            pendingTxIds.insert(message.txId)
+            pendingArrivals[message.txId] = now
             if !storage.hasMessage(txId: message.txId) { pendingUnstored.insert(message.txId) }
         } catch {
             emit(.error(source: "notification extension", message: "cannot store pending push: \(error)"))
@@ -319,9 +327,9 @@ public final class SyncDriver: ClientEndpoint {
             case .observedMiss(let txId, let misses):
                 emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable))
             case .startForcedCatchUp:
-                trigger(.pushUnreliable, forced: true)
+                if policy.reactsToUnreliable { trigger(.pushUnreliable, forced: true) }
             case .reregisterToken:
-                registerToken(reason: "re-register: push unreliable")
+                if policy.reactsToUnreliable { registerToken(reason: "re-register: push unreliable") }
             case .reregisterSkipped(let ago, let left):
                 emit(.tokenRegistration("re-register skipped: last one \(ago) ago, next allowed in \(left)"))
             }
@@ -367,10 +375,11 @@ public final class SyncDriver: ClientEndpoint {
             case .cancelRequest(let reason):
                 ports.system.cancelBackgroundRefresh()
                 emit(.backgroundRefresh("request withdrawn: \(reason)"))
-            case .runLightSync:
+            case .runLightSync, .runFullSync:
                 switch gate.lightSyncRequested(now: now) {
                 case .start:
-                    startSync(kind: .light, trigger: "background-refresh", forced: false)
+                    let kind: CatchUpGate.SyncKind = action == .runFullSync ? .full : .light
+                    refreshRunId = startSync(kind: kind, trigger: "background-refresh", forced: false)
                 case .busy(let running):
                     emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger)) is running"))
                     handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
@@ -378,15 +387,20 @@ public final class SyncDriver: ClientEndpoint {
             case .skip(let reason):
                 emit(.backgroundRefresh("skipped: \(reason)"))
             case .stopLightSync(let reason):
-                if let id = lightRunId { finish(runId: id, stoppedBy: reason) }
+                if let id = refreshRunId { finish(runId: id, stoppedBy: reason) }
             }
         }
     }
 
     private func trigger(_ trigger: CatchUpTrigger, forced: Bool) {
-        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now) {
+        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now,
+                              foreground: connection.lifecycle == .foreground) {
         case .start(let t, let forced):
-            startSync(kind: .full, trigger: t.rawValue, forced: forced)
+            if canProveGap(forced: forced) {
+                startTargeted(trigger: t.rawValue)
+            } else {
+                startSync(kind: .full, trigger: t.rawValue, forced: forced)
+            }
         case .join(let t, let running):
             counters.joined += 1
             emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger)"))
@@ -398,20 +412,75 @@ public final class SyncDriver: ClientEndpoint {
 
     // MARK: - Syncs (rule 9)
 
-    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool) {
+    @discardableResult
+    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool) -> Int {
         nextRunId += 1
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         let objects = kind == .full ? fullSyncObjects() : lightSyncObjects()
         runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
-        if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1; lightRunId = id }
+        if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1 }
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
+        fetchAll(objects, runId: id)
+        if objects.isEmpty { finish(runId: id, stoppedBy: nil) }
+        return id
+    }
+
+    private func fetchAll(_ objects: [SyncObject], runId: Int) {
         for object in objects {
             let since = storage.cursor(object).requestStart(now: now, rewind: settings.reorgRewind)
-            fetch(object, since: since, page: 0, runId: id)
+            fetch(object, since: since, page: 0, runId: runId)
         }
-        if objects.isEmpty { finish(runId: id, stoppedBy: nil) }
+    }
+
+    /// (b): the gap can be proven from the node's UTXO set while push is reliable, realtime
+    /// is up in the foreground, and a full sync ran within `fullSyncMaxAge`.
+    private func canProveGap(forced: Bool) -> Bool {
+        guard policy.provenGap, !forced, reliability.state == .reliable, connection.lifecycle == .foreground,
+              connection.realtime == .live, let last = lastFullSyncAt else { return false }
+        return now - last < policy.fullSyncMaxAge
+    }
+
+    /// (b): ask the node for the UTXO set, fetch by id the txIds not stored. If the node
+    /// cannot answer, the same run becomes a full sync.
+    private func startTargeted(trigger: String) {
+        nextRunId += 1
+        let id = nextRunId
+        if !runs.isEmpty { counters.overlappingSyncs += 1 }
+        runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, forced: false, startedAt: now)
+        counters.targetedSyncs += 1
+        poller.syncStarted(now: now)
+        emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
+        counters.requestsByKind["utxo_set", default: 0] += 1
+        runs[id]?.requests += 1
+        runs[id]?.outstanding += 1
+        ports.realtime.requestUtxoSet(for: me) { [weak self] result in self?.utxoReplied(runId: id, result: result) }
+    }
+
+    private func utxoReplied(runId: Int, result: Result<[String], TransportError>) {
+        guard runs[runId] != nil else { return settle() }
+        runs[runId]?.outstanding -= 1
+        switch result {
+        case .failure(let error):
+            emit(.error(source: "node", message: "UTXO set: \(error); the gap cannot be proven, running a full sync"))
+            runs[runId]?.kind = .full
+            counters.targetedSyncs -= 1
+            counters.fullSyncs += 1
+            fetchAll(fullSyncObjects(), runId: runId)
+        case .success(let txIds):
+            for id in txIds where !storage.hasMessage(txId: id) {
+                let call = IndexerCall.messageById(id)
+                counters.requestsByKind[call.kind, default: 0] += 1
+                runs[runId]?.requests += 1
+                runs[runId]?.outstanding += 1
+                ports.indexer.send(call) { [weak self] result in
+                    self?.fetchReplied(nil, call: call, since: .zero, page: 0, runId: runId, result: result)
+                }
+            }
+        }
+        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        settle()
     }
 
     /// Rule 9: handshakes in and out, contextual messages of every conversation in and out, payments.
@@ -450,7 +519,7 @@ public final class SyncDriver: ClientEndpoint {
         }
     }
 
-    private func fetchReplied(_ object: SyncObject, call: IndexerCall, since: Instant, page: Int, runId: Int, result: Result<Data, TransportError>) {
+    private func fetchReplied(_ object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, result: Result<Data, TransportError>) {
         guard let run = runs[runId] else {
             settle()
             return  // the sync was stopped (budget, OS expiry, foreground): its late replies are dropped
@@ -459,24 +528,37 @@ public final class SyncDriver: ClientEndpoint {
         switch result {
         case .failure(let error):
             runs[runId]?.failed += 1
-            emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object) unchanged"))
+            emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object.map(\.description) ?? "none") unchanged"))
         case .success(let data):
             do {
                 let reply = try IndexerPage.decode(data, for: call, me: me)
                 let channel: Channel = run.kind == .light ? .background : .fetch
-                let messages = reply.messages.map { StoredMessage(message: $0, receivedAt: now, via: channel) }
-                let cursor = storage.cursor(object).advanced(coveringUpTo: reply.messages.map(\.blockTime).max())
+                // A message whose push already reached the notification extension was the
+                // app's first from that push, when it arrived: keep that as its first channel.
+                let messages = reply.messages.map { m in
+                    pendingArrivals[m.txId].map { StoredMessage(message: m, receivedAt: $0, via: .push) }
+                        ?? StoredMessage(message: m, receivedAt: now, via: channel)
+                }
                 // Rule 9: the cursor moves in the same commit as the messages it covers.
-                let fresh = try storage.commit(messages, cursor: (object, cursor))
+                // (A fetch by id, for (b), has no cursor.)
+                let cursor = object.map { ($0, storage.cursor($0).advanced(coveringUpTo: reply.messages.map(\.blockTime).max())) }
+                let fresh = try storage.commit(messages, cursor: cursor)
                 runs[runId]?.stored += fresh.count
-                for m in fresh { announce(m) }
-                if let next = reply.nextPage {
+                for m in fresh {
+                    announce(m)
+                    if policy.fetchEvidence, m.message.direction == .incoming {
+                        // (a): a message first found by a catch-up is push evidence too.
+                        let eligible = !(contactsByAddress[m.message.conversation]?.muted ?? false)
+                        handle(reliability.fetchedTx(txId: m.txId, blockTime: m.message.blockTime, eligible: eligible, now: now))
+                    }
+                }
+                if let object, let next = reply.nextPage {
                     fetch(object, since: since, page: next, runId: runId)
                 }
             } catch {
                 runs[runId]?.failed += 1
                 let source = error is WireError ? "indexer" : "storage"
-                emit(.error(source: source, message: "\(error); nothing stored, cursor of \(object) unchanged"))
+                emit(.error(source: source, message: "\(error); nothing stored, cursor of \(object.map(\.description) ?? "none") unchanged"))
             }
         }
         if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
@@ -485,14 +567,16 @@ public final class SyncDriver: ClientEndpoint {
 
     private func finish(runId: Int, stoppedBy: String?) {
         guard let run = runs.removeValue(forKey: runId) else { return }
-        if lightRunId == runId { lightRunId = nil }
+        let fromRefresh = refreshRunId == runId
+        if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
-        gate.finished(succeeded: succeeded, now: now)
+        gate.finished(kind: run.kind, succeeded: succeeded, now: now)
+        if succeeded, run.kind == .full { lastFullSyncAt = now }
         counters.errors += run.failed
         emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
                               failed: run.failed, took: now - run.startedAt, stoppedBy: stoppedBy))
         handle(poller.syncCompleted(now: now))
-        if run.kind == .light {
+        if fromRefresh {
             handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
         }
     }
@@ -514,7 +598,7 @@ public final class SyncDriver: ClientEndpoint {
         let who = contactsByAddress[m.message.conversation]?.handle ?? m.message.conversation.value
         emit(.messageStored(txId: m.txId, conversation: who, direction: m.message.direction, kind: m.message.kind, channel: m.via))
         if m.via == .background, m.message.direction == .incoming,
-           !pendingTxIds.contains(m.txId) {
+           pendingArrivals[m.txId] == nil {
             notify(m.message)  // a background refresh found it, and no push had shown it
         }
     }
@@ -545,7 +629,7 @@ public final class SyncDriver: ClientEndpoint {
             store(p.message, via: .push, receivedAt: p.arrivedAt)
             handle(reliability.pushReceived(txId: p.message.txId, arrivedAt: p.arrivedAt, now: now))
         }
-        pendingTxIds.removeAll()
+        pendingArrivals.removeAll()
         pendingUnstored.removeAll()
         do { try storage.removePendingPushes() } catch {
             emit(.error(source: "storage", message: "cannot clear pending pushes: \(error)"))
@@ -580,6 +664,7 @@ public final class SyncDriver: ClientEndpoint {
         if let d = poller.nextDeadline { deadlines.append(d) }
         if let d = refresh.nextDeadline { deadlines.append(d) }
         if let d = connection.nextDeadline { deadlines.append(d) }
+        if let d = gate.nextDeadline { deadlines.append(d) }
         guard let next = deadlines.min() else {
             if let w = wakeUp { scheduler.cancel(w.token); wakeUp = nil }
             return
@@ -597,6 +682,7 @@ public final class SyncDriver: ClientEndpoint {
         handle(connection.deadlineReached(now: now))
         handle(poller.deadlineReached(now: now))
         handle(refresh.deadlineReached(now: now))
+        if let t = gate.deadlineReached(now: now) { trigger(t, forced: false) }  // (c)
         settle()
     }
 

@@ -160,8 +160,13 @@ struct CrashChild: ParsableCommand {
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a scenario in virtual time, as fast as the machine allows.",
-        discussion: "Prints the run's figures, or with --events the event log, one line per engine decision."
+        discussion: """
+            Prints the measures of the run (SPEC §5), the three policies side by side with --compare, \
+            or with --events the event log, one line per engine decision.
+            """
     )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case table, json }
 
     @Option(name: .long, help: "The scenario file (see Scenarios/).")
     var scenario: String
@@ -169,17 +174,59 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: "Override the scenario's seed.")
     var seed: UInt64?
 
-    @Flag(name: .long, help: "Print the event log instead of the figures.")
+    @Option(name: .long, help: "naive, seed or adaptive (default adaptive).")
+    var policy: String = "adaptive"
+
+    @Flag(name: .long, help: "Run naive, seed and adaptive on the same world and print them side by side.")
+    var compare = false
+
+    @Option(name: .long, help: "table or json.")
+    var format: Format = .table
+
+    @Flag(name: .long, help: "Print the event log instead of the measures.")
     var events = false
+
+    func validate() throws {
+        guard SyncPolicy.named(policy) != nil else { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
+        if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
+    }
 
     func run() throws {
         let parsed = try ScenarioParser.load(path: scenario)
-        let run = ScenarioRun(scenario: parsed, seed: seed)
-        run.run()
-        let lines = events ? run.logLines : RunSummary(run).table
-        var out = lines.joined(separator: "\n")
-        out += "\n"
-        FileHandle.standardOutput.write(Data(out.utf8))
+        let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy)!]
+        let summaries = policies.map { p -> (ScenarioRun, RunSummary) in
+            let run = ScenarioRun(scenario: parsed, seed: seed, policy: p)
+            Progress.run(run, label: p.name)
+            return (run, RunSummary(run))
+        }
+        var lines: [String]
+        if events {
+            lines = summaries[0].0.logLines
+        } else if format == .json {
+            lines = compare ? ["[" + summaries.map(\.1.json).joined(separator: ",\n ") + "]"] : [summaries[0].1.json]
+        } else {
+            lines = compare ? RunSummary.comparison(summaries.map(\.1)) : summaries[0].1.table
+        }
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}
+
+/// A long run shows its progress on stderr, when stderr is a terminal and it takes more than a second.
+enum Progress {
+    static func run(_ run: ScenarioRun, label: String) {
+        let tty = isatty(STDERR_FILENO) == 1
+        let started = Date()
+        let end = run.scriptEnd + run.scenario.settle
+        var shown = false
+        while !run.finished {
+            run.advance(to: min(end, run.scheduler.now + .hours(1)))
+            if tty, Date().timeIntervalSince(started) > 1 {
+                let done = Double(run.scheduler.now.milliseconds) / Double(max(1, end.milliseconds))
+                FileHandle.standardError.write(Data("\rsimulating \(label): \(Int(done * 100))% of \(run.scenario.duration)   ".utf8))
+                shown = true
+            }
+        }
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
 

@@ -11,9 +11,10 @@ func scenario(_ body: String, seed: UInt64 = 1) throws -> Scenario {
 }
 
 /// Runs a scenario in virtual time, to `until` or to the end of its settle period.
-func simulate(_ body: String, seed: UInt64 = 1, timings: WorldTimings = WorldTimings(), until: Interval? = nil,
+/// The rule tests run the `seed` policy: rules 1–15 exactly.
+func simulate(_ body: String, seed: UInt64 = 1, policy: SyncPolicy = .seed, timings: WorldTimings = WorldTimings(), until: Interval? = nil,
               storage: ChatStorage = InMemoryChatStorage(), prepare: (ScenarioRun) -> Void = { _ in }) throws -> ScenarioRun {
-    let run = ScenarioRun(scenario: try scenario(body, seed: seed), storage: storage, timings: timings)
+    let run = ScenarioRun(scenario: try scenario(body, seed: seed), policy: policy, storage: storage, timings: timings)
     prepare(run)
     if let until { run.advance(to: .zero + until) } else { run.run() }
     return run

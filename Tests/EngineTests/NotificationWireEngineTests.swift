@@ -177,7 +177,7 @@ struct DeterminismTests {
 
     @Test("the push-outage scenario shows reliable, the outage, three misses, unreliable with a forced catch-up and a re-register, then recovery — in that order")
     func pushOutageStory() throws {
-        let run = ScenarioRun(scenario: try load("push-outage.scenario"))
+        let run = ScenarioRun(scenario: try load("push-outage.scenario"), policy: .seed)
         run.run()
         let lines = run.logLines
         func index(after start: Int, _ needle: String) -> Int? {
@@ -226,7 +226,10 @@ struct RefreshBannerTests {
         #expect(run.driver.reliability.state == .unreliable)  // no hit since: the refresh is the safety net
         let tx = run.incoming(from: "alice")[1]
         #expect(!run.catchUpStarts(kind: .light).isEmpty)
-        #expect(run.storage.message(txId: tx.txId)?.via == .background)
+        // Its push reached the extension first: that stays its first channel, with its arrival time.
+        let stored = try #require(run.storage.message(txId: tx.txId))
+        #expect(stored.via == .push)
+        #expect(stored.receivedAt < tx.blockTime + .seconds(10))
         let banners = run.log.filter { if case .banner(let b, _) = $0.event { return b.body == tx.body } else { return false } }
         #expect(banners.count == 1)
         run.checkInvariants()

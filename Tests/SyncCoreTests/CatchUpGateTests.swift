@@ -32,7 +32,7 @@ struct CatchUpGateTests {
     func everyTriggerRunsWhenNotReliable(state: PushState) {
         var g = gate(lastFinishedAt: at(0))
         #expect(g.triggered(.subscriptionRestart, forced: false, pushState: state, now: at(1)) == .start(trigger: .subscriptionRestart, forced: false))
-        g.finished(succeeded: true, now: at(2))
+        g.finished(kind: .full, succeeded: true, now: at(2))
         #expect(g.triggered(.appActive, forced: false, pushState: state, now: at(3)) == .start(trigger: .appActive, forced: false))
     }
 
@@ -44,19 +44,45 @@ struct CatchUpGateTests {
         #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0)) == .join(trigger: .appActive, running: running))
         #expect(g.triggered(.pushUnreliable, forced: true, pushState: .unreliable, now: at(1)) == .join(trigger: .pushUnreliable, running: running))
         #expect(g.lightSyncRequested(now: at(1)) == .busy(running: running))
-        g.finished(succeeded: true, now: at(2))
+        g.finished(kind: .full, succeeded: true, now: at(2))
         #expect(g.lastFinishedAt == at(2))
         #expect(g.running == nil)
+    }
+
+    @Test("naive: no debounce and no single flight — every trigger starts its own sync")
+    func naiveGate() {
+        var g = CatchUpGate(policy: .naive, restoring: .init(lastFinishedAt: at(0)))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(10)) == .start(trigger: .appActive, forced: false))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .reliable, now: at(11)) == .start(trigger: .subscriptionRestart, forced: false))
+        #expect(g.runningCount == 2)
+        g.finished(kind: .full, succeeded: true, now: at(12))
+        g.finished(kind: .full, succeeded: true, now: at(13))
+        #expect(g.running == nil)
+    }
+
+    @Test("(c): a trigger skipped in the foreground leaves one trailing catch-up for when the debounce ends")
+    func trailing() {
+        var g = CatchUpGate(policy: .adaptive, restoring: .init(lastFinishedAt: at(0)))
+        _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+        #expect(g.nextDeadline == at(600))
+        #expect(g.deadlineReached(now: at(599)) == nil)
+        #expect(g.deadlineReached(now: at(600)) == .trailing)
+        #expect(g.nextDeadline == nil)
+        _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), foreground: false)
+        #expect(g.nextDeadline == nil)  // only in the foreground
+        var seed = CatchUpGate(policy: .seed, restoring: .init(lastFinishedAt: at(0)))
+        _ = seed.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+        #expect(seed.nextDeadline == nil)  // seed has no trailing catch-up
     }
 
     @Test("a failed or light sync does not restart the debounce")
     func onlyCompleteFullSyncsCount() {
         var g = gate(lastFinishedAt: at(0))
         _ = g.triggered(.manual, forced: true, pushState: .reliable, now: at(700))
-        g.finished(succeeded: false, now: at(701))
+        g.finished(kind: .full, succeeded: false, now: at(701))
         #expect(g.lastFinishedAt == at(0))
         #expect(g.lightSyncRequested(now: at(800)) == .start)
-        g.finished(succeeded: true, now: at(801))
+        g.finished(kind: .light, succeeded: true, now: at(801))
         #expect(g.lastFinishedAt == at(0))
     }
 }

@@ -1,0 +1,82 @@
+// The policies compared (SPEC §4). One value, read by the machines, so that each rule stays
+// in one place and every difference between policies is a named switch.
+
+public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
+    public var name: String
+
+    // MARK: naive versus the gated engine (rules 6–8, 10–11, 13–14)
+
+    /// Rules 6–8: debounce while push is reliable, and single flight. `naive` has neither:
+    /// every trigger starts its own full sync, and they may overlap.
+    public var gated: Bool
+    /// Rule 11: `app-active` waits for the reconnect (or the 3 s fallback) and joins the
+    /// subscription restart. `naive` syncs at once on app-active and again on the restart.
+    public var deferAppActive: Bool
+    /// Rule 4: entering `unreliable` forces a catch-up and re-registers the token.
+    public var reactsToUnreliable: Bool
+    /// Rule 13: `nil` polls 60 s after each completed sync; `naive` polls on a fixed timer.
+    public var fixedPollInterval: Interval?
+    /// Rule 14: `naive` asks for a refresh every 60 s in any mode but `off`, and runs a full sync.
+    public var naiveBackgroundRefresh: Bool
+
+    // MARK: adaptive's three improvements (SPEC §4), each switchable for the ablation
+
+    /// (a) A push-eligible incoming message first found by a catch-up, older than the grace and
+    /// with no push, is a miss: the engine learns while backgrounded.
+    public var fetchEvidence: Bool
+    /// (b) While push is reliable, a foreground catch-up asks the node for the UTXO set and
+    /// fetches by id only what is missing; a full sync runs when the gap cannot be proven or
+    /// the last full sync is older than `fullSyncMaxAge`.
+    public var provenGap: Bool
+    public var fullSyncMaxAge: Interval
+    /// (c) A trigger skipped by the debounce in the foreground schedules one trailing
+    /// catch-up when the debounce ends.
+    public var trailingCatchUp: Bool
+
+    public init(name: String, gated: Bool, deferAppActive: Bool, reactsToUnreliable: Bool, fixedPollInterval: Interval?,
+                naiveBackgroundRefresh: Bool, fetchEvidence: Bool, provenGap: Bool, fullSyncMaxAge: Interval = .hours(6),
+                trailingCatchUp: Bool) {
+        self.name = name
+        self.gated = gated
+        self.deferAppActive = deferAppActive
+        self.reactsToUnreliable = reactsToUnreliable
+        self.fixedPollInterval = fixedPollInterval
+        self.naiveBackgroundRefresh = naiveBackgroundRefresh
+        self.fetchEvidence = fetchEvidence
+        self.provenGap = provenGap
+        self.fullSyncMaxAge = fullSyncMaxAge
+        self.trailingCatchUp = trailingCatchUp
+    }
+
+    /// The behaviour before these optimisations.
+    public static let naive = SyncPolicy(name: "naive", gated: false, deferAppActive: false, reactsToUnreliable: false,
+                                         fixedPollInterval: .seconds(10), naiveBackgroundRefresh: true,
+                                         fetchEvidence: false, provenGap: false, trailingCatchUp: false)
+    /// Rules 1–15 exactly.
+    public static let seed = SyncPolicy(name: "seed", gated: true, deferAppActive: true, reactsToUnreliable: true,
+                                        fixedPollInterval: nil, naiveBackgroundRefresh: false,
+                                        fetchEvidence: false, provenGap: false, trailingCatchUp: false)
+    /// `seed` plus (a), (b) and (c). The default.
+    public static let adaptive = SyncPolicy(name: "adaptive", gated: true, deferAppActive: true, reactsToUnreliable: true,
+                                            fixedPollInterval: nil, naiveBackgroundRefresh: false,
+                                            fetchEvidence: true, provenGap: true, trailingCatchUp: true)
+
+    public static let all: [SyncPolicy] = [.naive, .seed, .adaptive]
+
+    public static func named(_ name: String) -> SyncPolicy? { all.first { $0.name == name } }
+
+    /// `adaptive` with one improvement off, for the ablation.
+    public func without(_ improvement: String) -> SyncPolicy {
+        var p = self
+        switch improvement {
+        case "a": p.fetchEvidence = false
+        case "b": p.provenGap = false
+        case "c": p.trailingCatchUp = false
+        default: preconditionFailure("no improvement \(improvement)")
+        }
+        p.name = "\(name)-\(improvement)"
+        return p
+    }
+
+    public var description: String { name }
+}
