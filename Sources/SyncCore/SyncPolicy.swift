@@ -78,5 +78,18 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         return p
     }
 
+    /// This policy with one improvement on (`seed.with("a")`: seed plus (a) only).
+    public func with(_ improvement: String) -> SyncPolicy {
+        var p = self
+        switch improvement {
+        case "a": p.fetchEvidence = true
+        case "b": p.provenGap = true
+        case "c": p.trailingCatchUp = true
+        default: preconditionFailure("no improvement \(improvement)")
+        }
+        p.name = "\(name)+\(improvement)"
+        return p
+    }
+
     public var description: String { name }
 }

@@ -8,7 +8,7 @@ import SyncCore
 import SyncEngine
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [render|memory|all]
+//   swift run -c release synchat-bench [policies|speed|render|memory|store|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -210,8 +210,80 @@ func crashBench(kills: Int) {
     row("wall time", String(format: "%.1f s", report.seconds))
 }
 
+let scenariosDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Scenarios")
+
+func runPolicy(_ scenario: Scenario, _ policy: SyncPolicy) -> RunSummary {
+    let run = ScenarioRun(scenario: scenario, policy: policy)
+    run.run()
+    return RunSummary(run)
+}
+
+/// Every shipped scenario under the three policies, with the ratios.
+func policiesBench() throws {
+    let files = try FileManager.default.contentsOfDirectory(atPath: scenariosDirectory.path).filter { $0.hasSuffix(".scenario") }.sorted()
+    for file in files {
+        let scenario = try ScenarioParser.load(path: scenariosDirectory.appendingPathComponent(file).path)
+        say("== policies: Scenarios/\(file)")
+        for line in RunSummary.comparison(SyncPolicy.all.map { runPolicy(scenario, $0) }) { say(line) }
+        say("")
+    }
+}
+
+/// adaptive with each improvement off in turn.
+func ablationBench() throws {
+    for file in ["healthy-day.scenario", "push-outage.scenario"] {
+        let scenario = try ScenarioParser.load(path: scenariosDirectory.appendingPathComponent(file).path)
+        say("== ablation of adaptive: Scenarios/\(file)")
+        let policies: [SyncPolicy] = [.adaptive, SyncPolicy.adaptive.without("a"), SyncPolicy.adaptive.without("b"),
+                                      SyncPolicy.adaptive.without("c"), .seed]
+        let runs = policies.map { runPolicy(scenario, $0) }
+        let header = "policy".padding(toLength: 14, withPad: " ", startingAt: 0)
+            + ["requests", "full", "targeted", "lost", "p95 s", "max s", "unreliable after s"].map { $0.leftPad(10) }.joined()
+        say(header)
+        for r in runs {
+            let cells = ["\(r.backendRequests)", "\(r.catchUpFull)", "\(r.catchUpTargeted)", "\(r.messagesLost)",
+                         r.latencyP95.map { String(format: "%.1f", $0) } ?? "—", r.latencyMax.map { String(format: "%.1f", $0) } ?? "—",
+                         r.timeToUnreliable.map { String(format: "%.0f", $0) } ?? "—"]
+            say(r.policy.padding(toLength: 14, withPad: " ", startingAt: 0) + cells.map { $0.leftPad(10) }.joined())
+        }
+        say("")
+    }
+}
+
+/// Simulation speed: 24 h, about 10 000 messages, all three policies.
+func speedBench() throws {
+    let text = """
+        seed 3
+        duration 24h
+        contacts 20
+        traffic 420/h
+        at 1h background
+        at 2h foreground
+        at 5h push drop 100%
+        at 6h push drop 0%
+        at 8h background
+        at 16h foreground
+        """
+    let scenario = try ScenarioParser.parse(text, file: "bench-24h")
+    say("== simulation speed: 24 h, 20 contacts, traffic 420/h, all three policies")
+    let t0 = now()
+    var messages = 0
+    for p in SyncPolicy.all { messages = runPolicy(scenario, p).messagesSent }
+    let seconds = Double(now() - t0) / 1e9
+    row("messages per run", "\(messages)")
+    row("three policies, wall", String(format: "%.2f s", seconds), "goal ≤ 1 s")
+    row("virtual hours per wall second", String(format: "%.0f", 3 * 24 / seconds))
+}
+
+extension String {
+    func leftPad(_ n: Int) -> String { count >= n ? " " + self : String(repeating: " ", count: n - count) + self }
+}
+
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
+if what == "policies" || what == "all" { try policiesBench(); try ablationBench() }
+if what == "speed" || what == "all" { try speedBench() }
 if what == "render" || what == "all" { try renderBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }

@@ -1,0 +1,149 @@
+import Foundation
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+/// Measures of one run of a scenario under a policy.
+func measure(_ text: String, _ policy: SyncPolicy, file: String = "policy.scenario") throws -> (ScenarioRun, RunSummary) {
+    let run = ScenarioRun(scenario: try ScenarioParser.parse(text, file: file), policy: policy)
+    run.run()
+    return (run, RunSummary(run))
+}
+
+/// Two summaries equal in every measure (the policy's name aside).
+func sameOutcome(_ a: RunSummary, _ b: RunSummary) -> Bool {
+    var a = a, b = b
+    a.policy = ""
+    b.policy = ""
+    return a == b
+}
+
+let outageInBackground = """
+    seed 5
+    duration 3h
+    contacts 6
+    traffic 40/h
+    at 20m background
+    at 40m push drop 100%
+    at 70m foreground
+    at 100m push drop 0%
+    """
+
+let manyForegrounds = """
+    seed 8
+    duration 8h
+    contacts 6
+    traffic 12/h
+    """ + (0..<32).map { i in "\nat \(i * 15)m foreground\nat \(i * 15 + 2)m background" }.joined()
+
+/// A muted contact writes while the app is away; push is reliable, so the foreground
+/// catch-up right after is debounced and nothing brings her message in.
+let debouncedForeground = """
+    seed 3
+    duration 2h
+    contacts 3
+    traffic 0/h
+    settle 0s
+    at 1m receive alice "hit"
+    at 2m mute carol
+    at 3m background
+    at 4m receive carol "while away"
+    at 6m foreground
+    """
+
+@Suite("Policies compared (SPEC §4)")
+struct PolicyTests {
+    @Test("(a) fetch evidence: with the outage starting in the background, unreliable comes sooner; off, the outcome is seed's")
+    func fetchEvidence() throws {
+        let (_, seed) = try measure(outageInBackground, .seed)
+        let (_, withA) = try measure(outageInBackground, SyncPolicy.seed.with("a"))
+        let seedTime = try #require(seed.timeToUnreliable)
+        let aTime = try #require(withA.timeToUnreliable)
+        #expect(aTime < seedTime)
+        #expect(aTime <= 30 * 60 + 60)  // learned at the foreground catch-up (70m), not after new realtime traffic
+        let (_, adaptive) = try measure(outageInBackground, .adaptive)
+        let (_, adaptiveNoA) = try measure(outageInBackground, SyncPolicy.adaptive.without("a"))
+        #expect(try #require(adaptive.timeToUnreliable) < (adaptiveNoA.timeToUnreliable ?? .infinity))
+        var off = SyncPolicy.seed.with("a")
+        off.fetchEvidence = false
+        #expect(sameOutcome(try measure(outageInBackground, off).1, seed))
+    }
+
+    @Test("(b) proven gap: fewer requests with many foregrounds, nothing lost; off, the outcome is seed's")
+    func provenGap() throws {
+        let (_, seed) = try measure(manyForegrounds, .seed)
+        let (_, withB) = try measure(manyForegrounds, SyncPolicy.seed.with("b"))
+        #expect(withB.catchUpTargeted > 0)
+        #expect(withB.backendRequests < seed.backendRequests / 2)
+        #expect(withB.messagesLost == 0 && withB.duplicates == 0)
+        #expect(withB.requestsByKind["utxo_set"] == withB.catchUpTargeted)
+        var off = SyncPolicy.seed.with("b")
+        off.provenGap = false
+        #expect(sameOutcome(try measure(manyForegrounds, off).1, seed))
+    }
+
+    @Test("(c) trailing catch-up: a debounced foreground's gap is fetched when the debounce ends; off, the outcome is seed's")
+    func trailing() throws {
+        let (seedRun, seed) = try measure(debouncedForeground, .seed)
+        let (cRun, withC) = try measure(debouncedForeground, SyncPolicy.seed.with("c"))
+        let carol = seedRun.world.ledger.first { $0.body == "while away" }!
+        #expect(seed.catchUpSkipped >= 1)
+        #expect(!seedRun.storage.hasMessage(txId: carol.txId))  // seed: waits for some later trigger
+        let stored = try #require(cRun.storage.message(txId: carol.txId))
+        #expect(stored.via == .fetch)
+        #expect(stored.receivedAt - carol.blockTime <= .minutes(11))  // at the end of the debounce
+        #expect(cRun.catchUpStarts(trigger: "trailing").count == 1)
+        #expect(seed.messagesLost == 1 && withC.messagesLost == 0)
+        var off = SyncPolicy.seed.with("c")
+        off.trailingCatchUp = false
+        #expect(sameOutcome(try measure(debouncedForeground, off).1, seed))
+    }
+
+    @Test("naive overlaps under a slow indexer and fixed-timer polling; seed and adaptive never do")
+    func naiveOverlaps() throws {
+        let text = """
+            seed 2
+            duration 1h
+            contacts 4
+            traffic 20/h
+            mode off
+            at 1m indexer latency 30s
+            at 2m realtime down
+            at 40m realtime up
+            """
+        #expect(try measure(text, .naive).1.overlappingSyncs > 0)
+        #expect(try measure(text, .seed).1.overlappingSyncs == 0)
+        #expect(try measure(text, .adaptive).1.overlappingSyncs == 0)
+    }
+
+    @Test("identical worlds: every policy sees the same messages at the same block times")
+    func identicalWorlds() throws {
+        let text = try String(contentsOfFile: DeterminismTests.scenariosDirectory.appendingPathComponent("push-outage.scenario").path, encoding: .utf8)
+        let worlds = try SyncPolicy.all.map { policy in
+            try measure(text, policy, file: "push-outage.scenario").0.world.ledger.map { "\($0.txId) \($0.blockTime) \($0.conversation) \($0.body)" }
+        }
+        #expect(worlds[0].count > 50)
+        #expect(worlds[0] == worlds[1])
+        #expect(worlds[1] == worlds[2])
+    }
+
+    @Test("the JSON object has the keys and types of the issue")
+    func jsonShape() throws {
+        let (_, s) = try measure(outageInBackground, .adaptive)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(s.json.utf8)) as? [String: Any])
+        let ints = ["messages_sent", "messages_delivered", "messages_lost", "duplicates", "backend_requests", "catchup_full",
+                    "catchup_targeted", "catchup_skipped", "overlapping_syncs", "push_state_changes", "oracle_requests"]
+        let numbers = ["latency_p50_s", "latency_p95_s", "latency_max_s", "time_to_unreliable_s"]
+        for key in ints { #expect(object[key] is Int, "\(key)") }
+        for key in numbers { #expect(object[key] is Double || object[key] is Int, "\(key)") }
+        #expect(object["policy"] as? String == "adaptive")
+        let kinds = try #require(object["requests_by_kind"] as? [String: Int])
+        #expect(kinds.values.reduce(0, +) == object["backend_requests"] as? Int)
+        #expect(Set(object.keys).isSuperset(of: Set(ints + numbers + ["policy", "requests_by_kind"])))
+        let (_, none) = try measure(debouncedForeground, .seed)
+        let noOutage = try #require(try JSONSerialization.jsonObject(with: Data(none.json.utf8)) as? [String: Any])
+        #expect(noOutage["time_to_unreliable_s"] is NSNull)
+    }
+}
