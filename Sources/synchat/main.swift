@@ -30,8 +30,8 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: "Simulated seconds per wall second (default 10).")
     var speed: Double = 10
 
-    @Option(name: .long, help: "Sync policy: seed (naive and adaptive come with the policy comparison).")
-    var policy: String = "seed"
+    @Option(name: .long, help: "Sync policy: naive, seed or adaptive.")
+    var policy: String = "adaptive"
 
     @Option(name: .long, help: "Notification mode: remote-push, background-fetch or off.")
     var mode: String?
@@ -56,8 +56,8 @@ struct Chat: ParsableCommand {
 
     func validate() throws {
         guard speed > 0, speed <= 10_000, speed.isFinite else { throw ValidationError("--speed must be between 0 and 10000") }
-        guard policy == "seed" else {
-            throw ValidationError("--policy \(policy): only 'seed' exists so far (naive and adaptive arrive with the policy comparison)")
+        guard SyncPolicy.named(policy) != nil else {
+            throw ValidationError("--policy \(policy): expected naive, seed or adaptive")
         }
         if let mode, NotificationMode(rawValue: mode) == nil {
             throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
@@ -103,10 +103,10 @@ struct Chat: ParsableCommand {
         }
         let session: ScenarioRun
         if let store = profileStore {
-            session = ScenarioRun(scenario: script, seed: seed, storage: store, persistence: store)
+            session = ScenarioRun(scenario: script, seed: seed, policy: SyncPolicy.named(policy)!, storage: store, persistence: store)
             if session.resumed, let mode { session.driver.setMode(NotificationMode(rawValue: mode)!) }
         } else {
-            session = ScenarioRun(scenario: script, seed: seed)
+            session = ScenarioRun(scenario: script, seed: seed, policy: SyncPolicy.named(policy)!)
         }
         if history > 0 { try HistoryFill.fill(session, messages: history, conversations: 200) }  // synchat-bench
         let app = LiveApp(run: session, speed: speed, eventLog: eventLog)
