@@ -1,8 +1,8 @@
 // Untrusted text (message bodies, display names) must never reach a terminal raw (SPEC §6).
 // This is the one place that turns it into something safe to print: C0 and C1 controls,
-// DEL, and therefore every ESC-introduced sequence (CSI, OSC, DCS, …) become visible
-// escapes such as `^[`, `^M` or `<U+009B>`. Printable text, wide characters included,
-// passes unchanged.
+// DEL, and therefore every ESC-introduced sequence (CSI, OSC, DCS, …), and the bidi
+// controls that reorder text, become visible escapes such as `^[`, `^M`, `<U+009B>` or
+// `<U+202E>`. Printable text, wide characters and joiners included, passes unchanged.
 
 public enum UntrustedText {
     public static func visible(_ text: String) -> String {
@@ -15,6 +15,10 @@ public enum UntrustedText {
             case 0x7F:
                 out += "^?"
             case 0x80...0x9F:
+                out += "<U+" + hex(scalar.value) + ">"
+            // Bidirectional controls reorder what follows on screen (a name could show one
+            // thing and be another): they are made visible too.
+            case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
                 out += "<U+" + hex(scalar.value) + ">"
             default:
                 out.unicodeScalars.append(scalar)

@@ -24,10 +24,10 @@ struct Chat: ParsableCommand {
         discussion: "Press ? in the app for the keys. Time runs --speed times faster than the wall clock."
     )
 
-    @Option(name: .long, help: "Seed of the simulated world (default 1, or the scenario's).")
+    @Option(name: .long, help: "Seed of a new world (default 1, or the scenario's); a resumed profile keeps its own.")
     var seed: UInt64?
 
-    @Option(name: .long, help: "Simulated seconds per wall second (default 10).")
+    @Option(name: .long, help: "Simulated seconds per wall second; + and - change it live.")
     var speed: Double = 10
 
     @Option(name: .long, help: "Sync policy: naive, seed or adaptive.")
@@ -51,7 +51,7 @@ struct Chat: ParsableCommand {
     @Flag(name: .long, help: "Keep everything in memory; nothing is written to disk.")
     var ephemeral = false
 
-    @Option(name: .long, help: "Profile: history, learned push state and world in $XDG_DATA_HOME/synchat/NAME.sqlite (default: default).")
+    @Option(name: .long, help: "Profile kept in $XDG_DATA_HOME/synchat/NAME.sqlite: history, learned push state, world (default profile: default).")
     var profile: String?
 
     func validate() throws {
@@ -174,7 +174,7 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: "Override the scenario's seed.")
     var seed: UInt64?
 
-    @Option(name: .long, help: "naive, seed or adaptive (default adaptive).")
+    @Option(name: .long, help: "naive, seed or adaptive.")
     var policy: String = "adaptive"
 
     @Flag(name: .long, help: "Run naive, seed and adaptive on the same world and print them side by side.")

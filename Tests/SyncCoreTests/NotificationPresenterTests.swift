@@ -45,5 +45,8 @@ struct UntrustedTextTests {
         #expect(UntrustedText.visible("a\u{1B}[2Jb\rc\u{08}") == "a^[[2Jb^Mc^H")
         #expect(UntrustedText.visible("\u{9B}6n\u{7F}") == "<U+009B>6n^?")
         #expect(UntrustedText.visible("こんにちは 🎉") == "こんにちは 🎉")
+        #expect(UntrustedText.visible("evil\u{202E}gnp.exe") == "evil<U+202E>gnp.exe")
+        #expect(UntrustedText.visible("a\u{2066}b\u{2069}\u{200F}") == "a<U+2066>b<U+2069><U+200F>")
+        #expect(UntrustedText.visible("👩\u{200D}💻 é") == "👩\u{200D}💻 é")  // joiners and combining marks stay
     }
 }
