@@ -61,6 +61,8 @@ public protocol ChatStorage: AnyObject {
     func lastActivity() -> [Address: Instant]
 
     func unreadCount(in conversation: Address) -> Int
+    /// Unread counts of every conversation with unread messages (the conversation list).
+    func unreadCounts() -> [Address: Int]
     func totalUnread() -> Int
     func markRead(_ conversation: Address) throws
 
@@ -136,6 +138,7 @@ public final class InMemoryChatStorage: ChatStorage {
     }
 
     public func unreadCount(in conversation: Address) -> Int { unread[conversation] ?? 0 }
+    public func unreadCounts() -> [Address: Int] { unread.filter { $0.value > 0 } }
     public func totalUnread() -> Int { unread.values.reduce(0, +) }
     public func markRead(_ conversation: Address) throws { unread[conversation] = 0 }
 

@@ -124,8 +124,9 @@ public final class LiveApp {
     }
 
     private func refreshConversations() {
+        let unread = run.storage.unreadCounts()  // one query, not one per conversation
         let rows = run.driver.contacts.map { c in
-            ConversationRow(address: c.address, name: c.displayName, unread: run.storage.unreadCount(in: c.address),
+            ConversationRow(address: c.address, name: c.displayName, unread: unread[c.address] ?? 0,
                             muted: c.muted, lastActivity: lastActivity[c.address])
         }
         perform(ViewModel.reduce(&state, .conversations(rows)))

@@ -38,6 +38,8 @@ struct NotificationWireEngineTests {
         run.advance(to: t(7))
         #expect(run.storage.totalUnread() == run.driver.badge)
         #expect(run.driver.badge == 5)
+        #expect(run.storage.unreadCounts().values.reduce(0, +) == 5)
+        #expect(run.storage.unreadCounts()[run.contact("alice").address] == 3)
         // Carol is muted: no push, and realtime was dead in the background. Push is reliable
         // and the last catch-up is under 10 min old, so the foreground catch-up is skipped
         // (rule 6) and her message waits for the next allowed one — here a manual sync.

@@ -47,6 +47,7 @@ struct StoreTests {
         #expect(state.gate.lastFinishedAt == Instant(milliseconds: 7))
         #expect(state.mode == .backgroundFetch && state.preview == .contact && state.tokenStatus == .active)
         #expect(s.unreadCount(in: Address("kaspa:a")) == 1)
+        #expect(s.unreadCounts() == [Address("kaspa:a"): 1])
         try s.markRead(Address("kaspa:a"))
         #expect(s.totalUnread() == 0)
         #expect(try s.integrityCheck() == "ok")
