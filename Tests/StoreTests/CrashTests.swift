@@ -16,6 +16,6 @@ struct CrashTests {
         let report = harness.run(kills: 8)
         #expect(report.kills == 8)
         #expect(report.failures.isEmpty, "\(report.failures)")
-        #expect(report.messages > 500)  // the child really wrote, between kills, under load
+        #expect(report.messages > 100)  // the child really wrote, between kills, under load
     }
 }
