@@ -266,3 +266,19 @@ struct WorldWireTests {
         #expect(!run.log.contains { if case .error = $0.event { return true } else { return false } })
     }
 }
+
+@Suite("Fetch by id")
+struct FetchByIdWireTests {
+    @Test("a reply by id must carry the txId asked for")
+    func wrongId() throws {
+        let me = Address("kaspa:me")
+        let reply = #"{"messages": [{"txId": "other", "sender": "s", "recipient": "kaspa:me", "kind": "payment", "blockTime": 5, "payload": "1 KAS"}]}"#
+        #expect {
+            try IndexerPage.decode(Data(reply.utf8), for: .messageById("wanted"), me: me)
+        } throws: { error in
+            (error as? WireError)?.message.contains("asked for wanted, got other") ?? false
+        }
+        let ok = reply.replacingOccurrences(of: "\"other\"", with: "\"wanted\"")
+        #expect(try IndexerPage.decode(Data(ok.utf8), for: .messageById("wanted"), me: me).messages.first?.kind == .payment)
+    }
+}
