@@ -117,8 +117,9 @@ func memoryBench() {
     guard !sh("command -v tmux").isEmpty else { print("skipped: tmux is not installed"); return }
     let data = NSTemporaryDirectory() + "synchat-bench-data-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: data) }
-    _ = sh("tmux -L \(socket) new-session -d -x 200 -y 60 'env XDG_DATA_HOME=\(data) \(binary) --history 100000 --speed 60' ")
-    defer { _ = sh("tmux -L \(socket) kill-session ") }
+    _ = sh("tmux -L \(socket) new-session -d -s bench -x 200 -y 60 'env XDG_DATA_HOME=\(data) \(binary) --history 100000 --speed 60' ")
+    // Name the session: tmux 3.3a's bare kill-session / kill-server can leave the server running.
+    defer { _ = sh("tmux -L \(socket) kill-session -t bench; tmux -L \(socket) kill-server") }
     var pid = ""
     let deadline = Date().addingTimeInterval(30)
     while Date() < deadline {
