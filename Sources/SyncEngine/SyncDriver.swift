@@ -44,7 +44,6 @@ public final class SyncDriver: ClientEndpoint {
         var id: Int
         var kind: CatchUpGate.SyncKind
         var trigger: String
-        var forced: Bool
         var startedAt: Instant
         var outstanding = 0
         var stored = 0
@@ -418,7 +417,7 @@ public final class SyncDriver: ClientEndpoint {
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         let objects = kind == .full ? fullSyncObjects() : lightSyncObjects()
-        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
+        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, startedAt: now)
         if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1 }
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
@@ -448,7 +447,7 @@ public final class SyncDriver: ClientEndpoint {
         nextRunId += 1
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
-        runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, forced: false, startedAt: now)
+        runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, startedAt: now)
         counters.targetedSyncs += 1
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))

@@ -1,25 +1,9 @@
 import Foundation
 import Testing
 
-/// Runs the built binary with its output captured (posix_spawn; files, not pipes).
+/// Runs the built binary with its output and errors captured.
 func runSynchat(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-    let tmp = NSTemporaryDirectory() + "synchat-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    defer { unlink(tmp + ".out"); unlink(tmp + ".err") }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, tmp + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, tmp + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    let argv = [TmuxSession.binary] + args
-    var cargs = argv.map { strdup($0) } + [nil]
-    defer { for a in cargs { free(a) } }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, argv[0], &actions, nil, &cargs, environ) == 0 else { throw POSIXError(.ENOENT) }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    let read = { (p: String) in (try? String(contentsOfFile: p, encoding: .utf8)) ?? "" }
-    return ((status >> 8) & 0xFF, read(tmp + ".out"), read(tmp + ".err"))
+    try TmuxSession.spawn([TmuxSession.binary] + args, captureOutput: true, captureErrors: true)
 }
 
 @Suite("Command line")

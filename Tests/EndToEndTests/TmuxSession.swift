@@ -37,19 +37,26 @@ final class TmuxSession {
         try Self.run(["tmux", "-L", socket] + args, output: output)
     }
 
-    /// Runs a program with posix_spawn and waitpid (Foundation's Process can miss the
-    /// child's exit inside the test runner). Output goes to a file only when asked for: a
-    /// command that starts the tmux server would otherwise keep our pipe open forever.
+    /// Runs a program and returns its stdout.
     @discardableResult
     static func run(_ argv: [String], output: Bool = false) throws -> String {
-        let outPath = output ? NSTemporaryDirectory() + "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt" : "/dev/null"
-        defer { if output { unlink(outPath) } }
+        try spawn(argv, captureOutput: output).out
+    }
+
+    /// Runs a program with posix_spawn and waitpid (Foundation's Process can miss the
+    /// child's exit inside the test runner). Output goes to files, and only when asked
+    /// for: a command that starts the tmux server would otherwise keep our pipe open forever.
+    static func spawn(_ argv: [String], captureOutput: Bool = false, captureErrors: Bool = false) throws -> (status: Int32, out: String, err: String) {
+        let base = NSTemporaryDirectory() + "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let outPath = captureOutput ? base + ".out" : "/dev/null"
+        let errPath = captureErrors ? base + ".err" : "/dev/null"
+        defer { unlink(base + ".out"); unlink(base + ".err") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var cargs = argv.map { strdup($0) } + [nil]
         defer { for a in cargs { free(a) } }
         var pid: pid_t = 0
@@ -57,8 +64,8 @@ final class TmuxSession {
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        guard output else { return "" }
-        return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let read = { (p: String, wanted: Bool) in wanted ? (try? String(contentsOfFile: p, encoding: .utf8)) ?? "" : "" }
+        return ((status >> 8) & 0xFF, read(outPath, captureOutput), read(errPath, captureErrors))
     }
 
     /// The process running in the pane (synchat, the child of the pane's shell).

@@ -188,7 +188,7 @@ struct StoreTests {
     }
 }
 
-/// Runs SQL on a file with the sqlite3 shell when present, else through a second store handle.
+/// Runs SQL on a store file through a second handle (as another program would).
 func runSQL(_ path: String, _ sql: String) throws {
     let s = try SQLiteChatStorage.open(path: path)
     try s.execute(sql)
