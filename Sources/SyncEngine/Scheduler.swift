@@ -56,6 +56,15 @@ public final class Scheduler {
         dropCancelledTop()
         guard !heap.isEmpty else { return false }
         let entry = pop()
+        if entry.at == now {
+            sameInstant += 1
+            if sameInstant > Self.runawayLimit {
+                // A timer that re-arms itself for the same instant would hang a run forever.
+                preconditionFailure("Scheduler: more than \(Self.runawayLimit) entries at \(now), the last \"\(entry.label)\": something re-arms itself without time moving")
+            }
+        } else {
+            sameInstant = 0
+        }
         now = entry.at
         entry.action()
         return true
@@ -70,6 +79,9 @@ public final class Scheduler {
     }
 
     public var pendingCount: Int { heap.count - cancelled.count }
+
+    private var sameInstant = 0
+    static let runawayLimit = 5_000_000
 
     // MARK: - Binary heap on (at, seq)
 
