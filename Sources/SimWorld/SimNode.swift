@@ -31,6 +31,7 @@ public final class SimNode: RealtimePort {
     private let timings: WorldTimings
     private var latencies: RandomStream
     private var utxoLatencies: RandomStream
+    private var pingLatencies: RandomStream
     private var nextId = 0
 
     init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings) {
@@ -39,6 +40,7 @@ public final class SimNode: RealtimePort {
         self.timings = timings
         self.latencies = RandomStream(seed: seed, concern: "connect-latency")
         self.utxoLatencies = RandomStream(seed: seed, concern: "utxo-latency")
+        self.pingLatencies = RandomStream(seed: seed, concern: "ping-latency")
     }
 
     public func connect(subscribing address: Address, forced: Bool) -> Int {
@@ -72,6 +74,16 @@ public final class SimNode: RealtimePort {
         scheduler.schedule(after: delay, "utxo set") { [self] in
             if down { reply(.failure(TransportError("node unreachable"))); return }
             reply(.success(world?.utxos ?? []))
+        }
+    }
+
+    /// A keepalive: answered after a round trip only if connection `id` is still the live,
+    /// delivering one when the answer is due. A stale socket swallows it without a word.
+    public func ping(connection id: Int, answered: @escaping () -> Void) {
+        let delay = pingLatencies.interval(.milliseconds(20), .milliseconds(300))
+        scheduler.schedule(after: delay, "keepalive \(id)") { [self] in
+            guard let c = connection, c.id == id, c.alive, !c.stale, !down else { return }
+            answered()
         }
     }
 

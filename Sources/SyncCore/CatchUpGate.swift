@@ -6,7 +6,10 @@
 //       │                            │ ▲
 //       └─trigger (debounced)─▶ skip │ └── trigger while running: join (rule 8)
 //
-// No timers of its own: the debounce is a comparison with `lastFinishedAt`.
+// The debounce is a comparison with `lastFinishedAt`. Timers: (c)'s trailing catch-up, and
+// the retry of a catch-up that failed in the foreground (an indexer error stores nothing
+// and moves no cursor, rule 9; without a retry nothing would ask again until the next
+// foreground). Retries back off 30 s, 60 s, 2 min, then every 5 min, until one succeeds.
 // Persisted (rule 5): the time the last catch-up finished.
 
 public struct CatchUpGate: Sendable {
@@ -54,6 +57,11 @@ public struct CatchUpGate: Sendable {
     public private(set) var lastFinishedAt: Instant?
     /// Improvement (c): when the trailing catch-up is due.
     public private(set) var trailingDue: Instant?
+    /// When the failed catch-up is tried again.
+    public private(set) var retryDue: Instant?
+    private var failuresInARow = 0
+    /// Delays before retrying a failed foreground catch-up (not in the §3 table).
+    public var retryBackoff: [Interval] = [.seconds(30), .seconds(60), .minutes(2), .minutes(5)]
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, restoring persisted: Persisted = Persisted()) {
         self.settings = settings
@@ -61,7 +69,7 @@ public struct CatchUpGate: Sendable {
         self.lastFinishedAt = persisted.lastFinishedAt
     }
 
-    public var nextDeadline: Instant? { trailingDue }
+    public var nextDeadline: Instant? { [trailingDue, retryDue].compactMap { $0 }.min() }
 
     public var persisted: Persisted { Persisted(lastFinishedAt: lastFinishedAt) }
 
@@ -88,16 +96,24 @@ public struct CatchUpGate: Sendable {
         return .start(trigger: trigger, forced: forced)
     }
 
-    /// (c): the trailing catch-up is due; returns its trigger. A spurious wake-up returns nil.
-    public mutating func deadlineReached(now: Instant) -> CatchUpTrigger? {
-        guard let due = trailingDue, due <= now else { return nil }
-        trailingDue = nil
-        return .trailing
+    /// The triggers now due: a retry, (c)'s trailing catch-up. A spurious wake-up returns none.
+    public mutating func deadlineReached(now: Instant) -> [CatchUpTrigger] {
+        var due: [CatchUpTrigger] = []
+        if let at = retryDue, at <= now {
+            retryDue = nil
+            due.append(.retry)
+        }
+        if let at = trailingDue, at <= now {
+            trailingDue = nil
+            due.append(.trailing)
+        }
+        return due
     }
 
-    /// (c) is only for the foreground.
+    /// (c) and retries are for the foreground: the next foreground asks again anyway.
     public mutating func enteredBackground() {
         trailingDue = nil
+        retryDue = nil
     }
 
     /// Rule 14's light sync shares the single flight with catch-ups.
@@ -110,15 +126,22 @@ public struct CatchUpGate: Sendable {
 
     /// A running sync ended. Only a complete catch-up (full, or a proven gap) restarts the
     /// debounce: a light sync covers a few conversations, and a failed one covered nothing.
-    public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant) {
+    /// A failed catch-up in the foreground schedules a retry; a complete one cancels it.
+    public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant, foreground: Bool = true) {
         guard runningCount > 0 else {
             preconditionFailure("CatchUpGate.finished while idle")
         }
         runningCount -= 1
         if runningCount == 0 { running = nil }
-        if succeeded, kind != .light {
+        guard kind != .light else { return }
+        if succeeded {
             lastFinishedAt = now
             trailingDue = nil  // (c): caught up, nothing left to trail
+            retryDue = nil
+            failuresInARow = 0
+        } else if foreground {
+            retryDue = now + retryBackoff[min(failuresInARow, retryBackoff.count - 1)]
+            failuresInARow += 1
         }
     }
 

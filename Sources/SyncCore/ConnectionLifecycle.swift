@@ -11,7 +11,13 @@
 //                 └── failed / dropped ─┘                       ▼
 //                     (retry with backoff in foreground)      stale ──foreground──▶ connecting (forced)
 //
-// Timers: the recovery fallback, and the next reconnect attempt.
+// A socket can also go stale in the foreground, silently. While live in the foreground the
+// client pings the node every `keepaliveInterval`; no answer within `keepaliveTimeout` and
+// the subscription is called stale and reconnected (forced), which funnels into the gate as
+// `rpc-restored` like any other restored connection.
+//
+// Timers: the recovery fallback, the next reconnect attempt, the next keepalive ping and
+// the deadline of the ping in flight.
 
 public enum RealtimeState: String, Sendable, CaseIterable {
     case offline, connecting, live, stale
@@ -27,6 +33,8 @@ public struct ConnectionLifecycle: Sendable {
         case requestCatchUp(triggers: [CatchUpTrigger], reason: String)
         /// The client's view of the realtime channel changed.
         case realtimeChanged(RealtimeState, reason: String)
+        /// Ping the node on the current connection; answer with `keepaliveAnswered(ping:now:)`.
+        case ping(Int)
     }
 
     private enum Recovery: Sendable, Equatable {
@@ -49,6 +57,9 @@ public struct ConnectionLifecycle: Sendable {
     private var retryAt: Instant?
     private var failedAttempts = 0
     private var connectInFlight = false
+    private var pingAt: Instant?
+    private var pingInFlight: (id: Int, deadline: Instant)?
+    private var pingCount = 0
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
         self.settings = settings
@@ -71,6 +82,8 @@ public struct ConnectionLifecycle: Sendable {
         var deadlines: [Instant] = []
         if case .awaitingReconnect(let at) = recovery { deadlines.append(at) }
         if let retryAt { deadlines.append(retryAt) }
+        if let pingAt { deadlines.append(pingAt) }
+        if let pingInFlight { deadlines.append(pingInFlight.deadline) }
         return deadlines.min()
     }
 
@@ -106,6 +119,7 @@ public struct ConnectionLifecycle: Sendable {
         lifecycle = .background
         recovery = .none
         retryAt = nil
+        stopKeepalive()  // the app is suspended: nothing runs until the foreground
         if realtime == .live {
             realtime = .stale
             return [.realtimeChanged(.stale, reason: "backgrounded: the OS may kill the socket silently")]
@@ -125,6 +139,8 @@ public struct ConnectionLifecycle: Sendable {
             return [.realtimeChanged(.stale, reason: "connected while backgrounded")]
         }
         realtime = .live
+        stopKeepalive()
+        pingAt = now + settings.keepaliveInterval
         var actions: [Action] = [.realtimeChanged(.live, reason: "subscribed")]
         guard policy.deferAppActive else {
             return actions + [.requestCatchUp(triggers: [.subscriptionRestart], reason: "subscription restarted")]
@@ -153,8 +169,33 @@ public struct ConnectionLifecycle: Sendable {
         return lost(now: now, reason: "disconnected: \(error)")
     }
 
+    /// The node answered ping `id`. A late answer to an older ping changes nothing.
+    public mutating func keepaliveAnswered(ping id: Int, now: Instant) -> [Action] {
+        guard let inFlight = pingInFlight, inFlight.id == id, realtime == .live else { return [] }
+        pingInFlight = nil
+        pingAt = now + settings.keepaliveInterval
+        return []
+    }
+
     public mutating func deadlineReached(now: Instant) -> [Action] {
         var actions: [Action] = []
+        if let inFlight = pingInFlight, inFlight.deadline <= now {
+            // The socket says nothing and answers nothing: stale. Reconnect, never trust it.
+            stopKeepalive()
+            isConnected = false
+            realtime = .connecting
+            connectInFlight = true
+            retryAt = nil
+            actions.append(.realtimeChanged(.stale, reason: "no keepalive answer within \(settings.keepaliveTimeout): the socket died silently"))
+            actions.append(.connect(forced: true, reason: "keepalive failed"))
+        } else if let at = pingAt, at <= now {
+            pingAt = nil
+            if realtime == .live, lifecycle == .foreground {
+                pingCount += 1
+                pingInFlight = (pingCount, now + settings.keepaliveTimeout)
+                actions.append(.ping(pingCount))
+            }
+        }
         if case .awaitingReconnect(let at) = recovery, at <= now {
             recovery = .fallbackFired
             actions.append(.requestCatchUp(triggers: [.appActive], reason: "reconnect not completed \(settings.recoveryFallback) after app-active"))
@@ -168,7 +209,13 @@ public struct ConnectionLifecycle: Sendable {
         return actions  // empty on a spurious wake-up
     }
 
+    private mutating func stopKeepalive() {
+        pingAt = nil
+        pingInFlight = nil
+    }
+
     private mutating func lost(now: Instant, reason: String) -> [Action] {
+        stopKeepalive()
         isConnected = false
         realtime = .offline
         guard lifecycle == .foreground else { return [.realtimeChanged(.offline, reason: reason)] }

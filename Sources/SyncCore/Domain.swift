@@ -93,8 +93,9 @@ public enum PushState: String, Sendable, CaseIterable, Codable {
     case disabled, unknown, reliable, unreliable
 }
 
-/// What asked for a catch-up sync (SPEC §3). `poll` is the fallback poller of rule 13 and
-/// `trailing` adaptive's improvement (c), which the spec describes but does not name.
+/// What asked for a catch-up sync (SPEC §3). `poll` is the fallback poller of rule 13,
+/// `trailing` adaptive's improvement (c), which the spec describes but does not name, and
+/// `retry` the second try of a catch-up that failed.
 public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
     case appActive = "app-active"
     case subscriptionRestart = "subscription-restart"
@@ -104,6 +105,8 @@ public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
     case poll
     /// Improvement (c): the catch-up a debounced foreground trigger left for later.
     case trailing
+    /// A catch-up that failed in the foreground, tried again (see `CatchUpGate`).
+    case retry
 }
 
 public enum Lifecycle: String, Sendable, Codable {

@@ -25,6 +25,13 @@ public struct SyncSettings: Hashable, Sendable {
     /// Rule 15.
     public var notificationRateLimit: Interval = .seconds(1)
 
+    // Not in the §3 table: the keepalive that finds a socket gone stale in the foreground,
+    // which no rule covers (rule 10 only distrusts it after a background).
+    /// How long a live foreground subscription stays quiet before the client pings the node.
+    public var keepaliveInterval: Interval = .seconds(30)
+    /// How long the client waits for the answer before calling the socket stale.
+    public var keepaliveTimeout: Interval = .seconds(10)
+
     public init() {}
 
     public static let `default` = SyncSettings()

@@ -49,6 +49,9 @@ public protocol RealtimePort: AnyObject {
     func connect(subscribing address: Address, forced: Bool) -> Int
     /// The address's current UTXO set: the txIds of its unspent incoming outputs (one request).
     func requestUtxoSet(for address: Address, reply: @escaping (Result<[String], TransportError>) -> Void)
+    /// A keepalive ping on connection `id`. A live socket answers after a round trip; a dead
+    /// or stale one never answers (the client times it out).
+    func ping(connection id: Int, answered: @escaping () -> Void)
 }
 
 public protocol PushPort: AnyObject {

@@ -36,6 +36,8 @@ public final class SyncDriver: ClientEndpoint {
         public var skipped = 0
         public var joined = 0
         public var overlappingSyncs = 0
+        /// Keepalive pings sent to the node (not backend requests: the node is not the indexer).
+        public var keepalivePings = 0
         public var pushStateChanges = 0
         public var errors = 0
     }
@@ -345,9 +347,18 @@ public final class SyncDriver: ClientEndpoint {
                 for t in triggers { trigger(t, forced: false) }
             case .realtimeChanged(let state, let reason):
                 emit(.realtime(state, reason: reason))
+            case .ping(let id):
+                counters.keepalivePings += 1
+                // Without a connection there is nothing to answer: the ping times out.
+                guard let current = currentConnection else { break }
+                ports.realtime.ping(connection: current) { [weak self] in
+                    guard let self else { return }
+                    self.handle(self.connection.keepaliveAnswered(ping: id, now: self.now))
+                    self.settle()
+                }
             }
         }
-        if !actions.isEmpty { updatePoller() }
+        if actions.contains(where: { if case .ping = $0 { false } else { true } }) { updatePoller() }
     }
 
     private func handle(_ actions: [FallbackPoller.Action]) {
@@ -569,7 +580,7 @@ public final class SyncDriver: ClientEndpoint {
         let fromRefresh = refreshRunId == runId
         if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
-        gate.finished(kind: run.kind, succeeded: succeeded, now: now)
+        gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground)
         if succeeded, run.kind == .full { lastFullSyncAt = now }
         counters.errors += run.failed
         emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
@@ -681,7 +692,7 @@ public final class SyncDriver: ClientEndpoint {
         handle(connection.deadlineReached(now: now))
         handle(poller.deadlineReached(now: now))
         handle(refresh.deadlineReached(now: now))
-        if let t = gate.deadlineReached(now: now) { trigger(t, forced: false) }  // (c)
+        for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
         settle()
     }
 

@@ -22,19 +22,25 @@ struct WorldFaultEngineTests {
         run.checkNothingLost()
     }
 
-    @Test("realtime stale: the connection goes silent without an error; push still delivers; the next foreground reconnects")
+    @Test("realtime stale: the connection goes silent without an error; push still delivers; the keepalive finds it within 40 s and reconnects")
     func staleRealtime() throws {
         let run = try simulate("""
             duration 20m
             at 1m receive alice "before"
             at 2m realtime stale
-            at 3m receive bob "while stale"
+            at 2m05s receive bob "while stale"
             at 5m background
             at 6m foreground
             at 8m receive carol "after"
             """)
         #expect(!run.log.contains { if case .realtime(.offline, _) = $0.event { return true } else { return false } })
         #expect(run.storage.message(txId: run.incoming(from: "bob")[0].txId)?.via == .push)
+        // Pings at 0:31, 1:01, 1:31, 2:01 answered; the one at 2:31 is not: stale at 2:41.
+        let stale = run.times { if case .realtime(.stale, let why) = $0 { return why.contains("keepalive") } else { return false } }
+        #expect(stale.count == 1)
+        #expect(stale.first.map { $0 > t(2) && $0 <= t(2, 41) } == true)
+        let live = run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }
+        #expect(live.contains { $0 > stale[0] && $0 < t(2, 50) })  // reconnected at once
         let carol = run.incoming(from: "carol")[0]
         let sightings = run.times { if case .observationHit(let id, _) = $0 { return id == carol.txId } else { return false } }
         #expect(sightings.count == 1)  // realtime is back after the forced reconnect: carol is observed
@@ -42,7 +48,24 @@ struct WorldFaultEngineTests {
         run.checkNothingLost()
     }
 
-    @Test("rule 9: a failed commit stores nothing and moves no cursor; the next sync stores it")
+    @Test("realtime stale with mode off: nothing else would bring the messages; the keepalive's reconnect catches up (a fuzzer finding)")
+    func staleRealtimeWithoutPush() throws {
+        let run = try simulate("""
+            duration 20m
+            settle 1m
+            mode off
+            contacts 1
+            at 1m35s realtime stale
+            at 1m40s receive alice "into the void"
+            """)
+        let x = run.incoming(from: "alice")[0]
+        #expect(run.storage.message(txId: x.txId)?.via == .fetch)
+        #expect(run.catchUpStarts(trigger: "rpc-restored").contains { $0 > t(1, 35) && $0 < t(2, 20) })
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("rule 9: a failed commit stores nothing and moves no cursor; the retry 30 s later stores it")
     func failedCommitIsAtomic() throws {
         let storage = InMemoryChatStorage()
         let run = try simulate("""
@@ -61,7 +84,7 @@ struct WorldFaultEngineTests {
             failures -= 1
             return true
         }
-        run.advance(to: t(5))
+        run.advance(to: t(3, 10))
         let x = run.incoming(from: "alice")[0]
         let storageErrors = run.log.filter { if case .error("storage", _) = $0.event { return true } else { return false } }
         #expect(storageErrors.count == 1)
@@ -69,8 +92,11 @@ struct WorldFaultEngineTests {
         #expect(!storage.hasMessage(txId: x.txId))
         #expect(storage.cursor(.contextual(alice, .incoming)).lastFetchedBlockTime == nil)
         #expect(storage.cursor(.contextual(alice, .outgoing)) == SyncCursor())  // nothing to cover: untouched
-        run.run()
+        // The failed catch-up is retried 30 s later, long before the scripted sync at 10m.
+        run.advance(to: t(4))
+        #expect(run.catchUpStarts(trigger: "retry").count == 1)
         #expect(storage.message(txId: x.txId)?.via == .fetch)
+        run.run()
         run.checkInvariants()
         run.checkNothingLost()
     }

@@ -65,8 +65,8 @@ struct CatchUpGateTests {
         var g = CatchUpGate(policy: .adaptive, restoring: .init(lastFinishedAt: at(0)))
         _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
         #expect(g.nextDeadline == at(600))
-        #expect(g.deadlineReached(now: at(599)) == nil)
-        #expect(g.deadlineReached(now: at(600)) == .trailing)
+        #expect(g.deadlineReached(now: at(599)) == [])
+        #expect(g.deadlineReached(now: at(600)) == [.trailing])
         #expect(g.nextDeadline == nil)
         _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), foreground: false)
         #expect(g.nextDeadline == nil)  // only in the foreground
@@ -84,5 +84,41 @@ struct CatchUpGateTests {
         #expect(g.lightSyncRequested(now: at(800)) == .start)
         g.finished(kind: .light, succeeded: true, now: at(801))
         #expect(g.lastFinishedAt == at(0))
+    }
+
+    @Test("a catch-up that fails in the foreground is retried after 30 s, 60 s, 2 min, then every 5 min, until one succeeds")
+    func failedCatchUpRetries() {
+        var g = CatchUpGate()
+        var now = at(0)
+        for delay in [30.0, 60, 120, 300, 300] {
+            #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: now) == .start(trigger: .appActive, forced: false))
+            g.finished(kind: .full, succeeded: false, now: now)
+            #expect(g.nextDeadline == now + .fractionalSeconds(delay))
+            #expect(g.deadlineReached(now: now + .fractionalSeconds(delay - 1)) == [])
+            now = now + .fractionalSeconds(delay)
+            #expect(g.deadlineReached(now: now) == [.retry])
+        }
+        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: now)
+        g.finished(kind: .full, succeeded: true, now: now)
+        #expect(g.nextDeadline == nil)
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: now + .minutes(20))
+        g.finished(kind: .full, succeeded: false, now: now + .minutes(20))
+        #expect(g.nextDeadline == now + .minutes(20) + .seconds(30))  // the backoff starts over
+    }
+
+    @Test("no retry for a failure in the background or of a light sync; backgrounding drops a pending retry")
+    func noRetryInBackground() {
+        var g = CatchUpGate()
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0))
+        g.finished(kind: .full, succeeded: false, now: at(1), foreground: false)
+        #expect(g.nextDeadline == nil)
+        _ = g.lightSyncRequested(now: at(2))
+        g.finished(kind: .light, succeeded: false, now: at(3))
+        #expect(g.nextDeadline == nil)
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(4))
+        g.finished(kind: .full, succeeded: false, now: at(5))
+        #expect(g.nextDeadline == at(35))
+        g.enteredBackground()
+        #expect(g.nextDeadline == nil)
     }
 }

@@ -27,7 +27,7 @@ struct ConnectionLifecycleTests {
         _ = c.becameActive(now: at(0))
         let actions = c.connected(now: at(1))
         #expect(actions.contains(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: "reconnect completed")))
-        #expect(c.nextDeadline == nil)  // the fallback is disarmed
+        #expect(c.nextDeadline == at(31))  // the fallback is disarmed; only the keepalive is due
         #expect(c.deadlineReached(now: at(3)).isEmpty)
     }
 
@@ -87,5 +87,49 @@ struct SubscriptionAvailabilityTests {
         #expect(c.realtime == .connecting && c.subscriptionUnavailable)  // retry attempt 2 under way
         _ = c.connected(now: at(4))
         #expect(!c.subscriptionUnavailable)
+    }
+
+    @Test("keepalive: a live foreground subscription is pinged every 30 s; an answer keeps it live")
+    func keepaliveAnswered() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        _ = c.connected(now: at(1))
+        #expect(c.nextDeadline == at(31))
+        #expect(c.deadlineReached(now: at(30)).isEmpty)  // spurious: nothing due yet
+        #expect(c.deadlineReached(now: at(31)) == [.ping(1)])
+        #expect(c.nextDeadline == at(41))  // the answer's deadline
+        #expect(c.keepaliveAnswered(ping: 1, now: Instant(milliseconds: 31_200)).isEmpty)
+        #expect(c.nextDeadline == Instant(milliseconds: 61_200))
+        #expect(c.realtime == .live)
+        #expect(c.keepaliveAnswered(ping: 1, now: at(62)).isEmpty)  // a late duplicate answer changes nothing
+        #expect(c.nextDeadline == Instant(milliseconds: 61_200))
+    }
+
+    @Test("keepalive: no answer within 10 s calls the socket stale and forces a reconnect, which restores as rpc-restored")
+    func keepaliveTimesOut() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        _ = c.connected(now: at(1))
+        _ = c.deadlineReached(now: at(31))
+        let actions = c.deadlineReached(now: at(41))
+        #expect(actions == [
+            .realtimeChanged(.stale, reason: "no keepalive answer within 10s: the socket died silently"),
+            .connect(forced: true, reason: "keepalive failed"),
+        ])
+        #expect(c.realtime == .connecting)
+        #expect(!c.isConnected)
+        #expect(c.keepaliveAnswered(ping: 1, now: at(42)).isEmpty)  // too late: already replaced
+        let restored = c.connected(now: at(43))
+        #expect(restored.contains(.requestCatchUp(triggers: [.rpcRestored], reason: "realtime connection restored")))
+    }
+
+    @Test("keepalive: never in the background, where the app is suspended")
+    func keepaliveNotInBackground() {
+        var c = ConnectionLifecycle()
+        _ = c.becameActive(now: at(0))
+        _ = c.connected(now: at(1))
+        _ = c.enteredBackground(now: at(20))
+        #expect(c.nextDeadline == nil)
+        #expect(c.deadlineReached(now: at(60)).isEmpty)
     }
 }
