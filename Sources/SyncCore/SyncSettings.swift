@@ -31,6 +31,10 @@ public struct SyncSettings: Hashable, Sendable {
     public var keepaliveInterval: Interval = .seconds(30)
     /// How long the client waits for the answer before calling the socket stale.
     public var keepaliveTimeout: Interval = .seconds(10)
+    /// How long the indexer may take to index a message. A catch-up right after subscribing
+    /// waits until the subscription is this old, so that a message that landed just before
+    /// the subscription (too early for realtime) is indexed when the indexer is asked.
+    public var indexerLagAllowance: Interval = .seconds(3)
 
     public init() {}
 

@@ -60,6 +60,8 @@ public final class SyncDriver: ClientEndpoint {
     /// (b): when the last complete full sync finished.
     private var lastFullSyncAt: Instant?
     private var currentConnection: Int?
+    /// When the current subscription went live; nil while it is not.
+    private var liveSince: Instant?
     private var currentRefreshTask: Int?
     private var reregisterWhenActive = false
     private var backgroundSince: Instant?
@@ -342,10 +344,12 @@ public final class SyncDriver: ClientEndpoint {
             switch action {
             case .connect(let forced, let reason):
                 emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
+                liveSince = nil
                 currentConnection = ports.realtime.connect(subscribing: me, forced: forced)
             case .requestCatchUp(let triggers, _):
                 for t in triggers { trigger(t, forced: false) }
             case .realtimeChanged(let state, let reason):
+                liveSince = state == .live ? now : nil
                 emit(.realtime(state, reason: reason))
             case .ping(let id):
                 counters.keepalivePings += 1
@@ -438,6 +442,16 @@ public final class SyncDriver: ClientEndpoint {
     }
 
     private func fetchAll(_ objects: [SyncObject], runId: Int) {
+        // A message that landed just before the subscription went live was too early for
+        // realtime and may not be indexed yet: ask once the indexer has caught up with it.
+        if let live = liveSince, now < live + settings.indexerLagAllowance, !objects.isEmpty {
+            scheduler.schedule(at: live + settings.indexerLagAllowance, "catch-up waits for the indexer") { [weak self] in
+                guard let self, self.runs[runId] != nil else { return }  // stopped meanwhile
+                self.fetchAll(objects, runId: runId)
+                self.settle()
+            }
+            return
+        }
         for object in objects {
             let since = storage.cursor(object).requestStart(now: now, rewind: settings.reorgRewind)
             fetch(object, since: since, page: 0, runId: runId)

@@ -145,6 +145,31 @@ struct CatchUpEngineTests {
     }
 }
 
+@Suite("Catch-up right after subscribing")
+struct IndexerLagEngineTests {
+    @Test("rule 9: a message that lands just before the subscription goes live is fetched: the catch-up waits for the indexer's lag (a fuzzer finding)")
+    func messageJustBeforeSubscription() throws {
+        let run = try simulate("""
+            duration 10m
+            settle 2m
+            mode off
+            at 1m background
+            at 4m58s receive alice "a"
+            at 4m58500ms receive bob "b"
+            at 4m59s receive carol "c"
+            at 4m59500ms receive alice "d"
+            at 5m foreground
+            """)
+        let live = try #require(run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }.last)
+        let start = try #require(run.catchUpStarts(trigger: "subscription-restart").last)
+        #expect(start == live)
+        let asked = run.world.indexer.calls.filter { $0.at > t(4) }.map(\.at)
+        #expect(!asked.isEmpty && asked.allSatisfy { $0 >= live + .seconds(3) })
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+}
+
 @Suite("Fallback polling and background refresh on the simulated world (rules 13–14)")
 struct PollingRefreshEngineTests {
     @Test("rule 13: each poll starts 60 s after the previous sync completed (90 s apart with 30 s latency), never overlapping, and stops when realtime is back")
@@ -159,7 +184,7 @@ struct PollingRefreshEngineTests {
         let polls = run.catchUpStarts(trigger: "poll")
         #expect(polls.count >= 4)
         let launchDone = try #require(run.times { if case .catchUpFinished = $0 { return true } else { return false } }.first)
-        #expect(launchDone - run.catchUpStarts().first! == .seconds(30))
+        #expect(launchDone - run.catchUpStarts().first! == .seconds(33))  // 3 s for the indexer to catch up with the subscription, 30 s latency
         #expect(polls.first == launchDone + .seconds(60))  // realtime went down at 1m: 60 s after that sync completed
         for (a, b) in zip(polls, polls.dropFirst()) { #expect(b - a == .seconds(90)) }
         #expect(polls.allSatisfy { $0 < t(8, 30) })
