@@ -7,6 +7,7 @@ import PackageDescription
 //               the ports through which it talks to any network. Imports SyncCore only.
 //   SimWorld    the in-process simulated network behind those ports. Imports SyncEngine.
 //   Simulation  scenario files, the runner that wires engine and world, the event log.
+//   Fuzzing     generated scenarios, wire documents and files, and the invariants they must keep.
 //   ChatStore   the SQLite store (GRDB): messages, cursors, learned state, the profile's world.
 //   ChatUI      the view-model reducer, the key table and the pure render to a grid.
 //   CWidth      the C library's wcwidth, for display widths.
@@ -31,6 +32,7 @@ let package = Package(
         .target(name: "SyncEngine", dependencies: ["SyncCore"]),
         .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld"]),
+        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
         .target(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", "SimWorld", .product(name: "GRDB", package: "GRDB.swift")]
@@ -53,7 +55,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Simulation", "SyncEngine", "SyncCore"]),
+        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
@@ -61,6 +63,7 @@ let package = Package(
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests"),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
+        .testTarget(name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,133 @@
+import Simulation
+import SyncCore
+import SyncEngine
+
+/// Runs generated scenarios under the three policies and checks the invariants after each
+/// run; a failing case is minimised to a scenario file that still fails the same way.
+public enum ScenarioFuzzer {
+    public static let policies: [SyncPolicy] = [.naive, .seed, .adaptive]
+
+    /// The outcome of one case.
+    public struct Outcome: Sendable {
+        public var scenario: FuzzScenario
+        public var violations: [Violation]
+        /// Messages that landed, over all policies' runs (they see the same traffic).
+        public var messages: Int
+        /// Errors the engine logged (indexer down, malformed replies …): faults it lived through.
+        public var errorEvents: Int
+        /// `seed`'s losses that rule 6 explains (not violations; see `Invariants.debounceGap`).
+        public var debounceGaps = 0
+
+        public var passed: Bool { violations.isEmpty }
+    }
+
+    /// Generates case `seed` and checks it under every policy; each policy runs twice and the
+    /// two event logs must be identical (determinism per seed).
+    public static func check(seed: UInt64, settings: SyncSettings = .default) -> Outcome {
+        check(FuzzScenario.generate(seed: seed), settings: settings)
+    }
+
+    /// `settings` lets a test break the engine on purpose and watch the fuzzer catch it.
+    public static func check(_ fuzz: FuzzScenario, policies: [SyncPolicy] = policies, twice: Bool = true,
+                             settings: SyncSettings = .default) -> Outcome {
+        let scenario: Scenario
+        do {
+            scenario = try ScenarioParser.parse(fuzz.text, file: "fuzz-\(fuzz.seed).scenario")
+        } catch {
+            return Outcome(scenario: fuzz, violations: [Violation(policy: "generator", kind: .unparsable, detail: "the generated file does not parse: \(error)")],
+                           messages: 0, errorEvents: 0)
+        }
+        var violations: [Violation] = []
+        var messages = 0, errors = 0, gaps = 0
+        for policy in policies {
+            let (run, storage) = runOnce(scenario, policy: policy, settings: settings)
+            let report = Invariants.check(run, storage: storage)
+            violations += report.violations
+            gaps += report.debounceGaps
+            messages = run.world.ledger.count
+            errors += run.log.filter { if case .error = $0.event { true } else { false } }.count
+            if twice {
+                let (again, _) = runOnce(scenario, policy: policy, settings: settings)
+                if again.logLines != run.logLines {
+                    let i = zip(run.logLines, again.logLines).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(run.log.count, again.log.count)
+                    violations.append(Violation(policy: policy.name, kind: .determinism,
+                                                detail: "two runs of one seed differ at event \(i + 1) of \(run.log.count)"))
+                }
+            }
+        }
+        return Outcome(scenario: fuzz, violations: violations, messages: messages, errorEvents: errors, debounceGaps: gaps)
+    }
+
+    static func runOnce(_ scenario: Scenario, policy: SyncPolicy, settings: SyncSettings) -> (ScenarioRun, ObservedStorage) {
+        let storage = ObservedStorage()
+        let run = ScenarioRun(scenario: scenario, policy: policy, settings: settings, storage: storage)
+        storage.clock = { [unowned run] in run.scheduler.now }
+        run.run()
+        return (run, storage)
+    }
+
+    /// Shrinks `fuzz` while `violation`'s policy still breaks the same invariant.
+    public static func minimise(_ fuzz: FuzzScenario, keeping violation: Violation, settings: SyncSettings = .default) -> FuzzScenario {
+        guard let policy = policies.first(where: { $0.name == violation.policy }) else { return fuzz }
+        return minimise(fuzz) { candidate in
+            check(candidate, policies: [policy], twice: violation.kind == .determinism, settings: settings)
+                .violations.contains { $0.kind == violation.kind }
+        }
+    }
+
+    /// Shrinks `fuzz` while `holds` stays true: drops steps (delta debugging), then lowers the
+    /// traffic, the contacts and the duration. The healing tail stays, so a minimised case
+    /// never fails only because a fault was left on.
+    public static func minimise(_ fuzz: FuzzScenario, while holds: (FuzzScenario) -> Bool) -> FuzzScenario {
+        var best = fuzz
+        var chunks = 2
+        while !best.steps.isEmpty {
+            let size = max(1, (best.steps.count + chunks - 1) / chunks)
+            var reduced = false
+            var start = 0
+            while start < best.steps.count {
+                var candidate = best
+                candidate.steps.removeSubrange(start..<min(best.steps.count, start + size))
+                if holds(candidate) {
+                    best = candidate
+                    reduced = true
+                } else {
+                    start += size
+                }
+            }
+            if reduced { chunks = max(2, chunks - 1); continue }
+            if size == 1 { break }
+            chunks = min(best.steps.count, chunks * 2)
+        }
+        for traffic in [0, best.trafficPerHour / 2] where traffic < best.trafficPerHour {
+            var c = best
+            c.trafficPerHour = traffic
+            if holds(c) { best = c; break }
+        }
+        for contacts in 1..<max(1, best.contacts) {
+            var c = best
+            c.contacts = contacts
+            if holds(c) { best = c; break }
+        }
+        let lastStep = best.steps.map(\.at).max() ?? 0
+        for end in [lastStep, lastStep + 60, lastStep + 600] where end < best.endSeconds && end > 0 {
+            var c = best
+            c.durationSeconds = end
+            c.quitAt = nil
+            if holds(c) { best = c; break }
+        }
+        return best
+    }
+
+    /// What a failing case prints: its seed, the broken invariant and the minimised file.
+    public static func failureReport(_ outcome: Outcome, settings: SyncSettings = .default) -> String? {
+        guard let first = outcome.violations.first else { return nil }
+        let minimal = minimise(outcome.scenario, keeping: first, settings: settings)
+        return ([
+            "fuzz case \(outcome.scenario.seed) failed: \(first)",
+        ] + outcome.violations.dropFirst().map { "  also: \($0)" } + [
+            "minimised scenario (\(minimal.steps.count) of \(outcome.scenario.steps.count) steps) — rerun with: synchat simulate --scenario FILE --compare",
+            minimal.text,
+        ]).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,120 @@
+import Fuzzing
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+@Suite("Scenario fuzzer: generated scenarios × three policies, invariants after each run")
+struct ScenarioFuzzTests {
+    /// 4 × 60 = 240 cases, 1,440 runs (each policy twice, for determinism).
+    @Test("generated scenarios keep every invariant under naive, seed and adaptive", arguments: 0..<4)
+    func fuzzBatch(batch: Int) {
+        var messages = 0, errors = 0, gaps = 0
+        for seed in UInt64(batch * 60 + 1)...UInt64(batch * 60 + 60) {
+            let outcome = ScenarioFuzzer.check(seed: seed)
+            messages += outcome.messages
+            errors += outcome.errorEvents
+            gaps += outcome.debounceGaps
+            if let report = ScenarioFuzzer.failureReport(outcome) {
+                Issue.record(Comment(rawValue: report))
+            }
+        }
+        // Not vacuous: the batch carried traffic and the engine lived through faults.
+        #expect(messages > 1000)
+        #expect(errors > 0)
+        _ = gaps  // seed's rule-6 losses are counted by the bench, not failed
+    }
+
+    @Test("the generator is deterministic and, over 200 seeds, uses every verb of the scenario format")
+    func generatorCoverage() throws {
+        #expect(FuzzScenario.generate(seed: 42) == FuzzScenario.generate(seed: 42))
+        #expect(FuzzScenario.generate(seed: 42) != FuzzScenario.generate(seed: 43))
+        var seen = Set<String>()
+        for seed in UInt64(1)...200 {
+            let fuzz = FuzzScenario.generate(seed: seed)
+            let parsed = try ScenarioParser.parse(fuzz.text, file: "fuzz.scenario")
+            for step in parsed.steps { seen.insert(String(step.directive.summary.split(separator: " ").prefix(2).joined(separator: " "))) }
+        }
+        let expected = ["foreground", "background", "push drop", "push delay", "push down", "push up", "realtime down", "realtime up",
+                        "realtime stale", "realtime flaky", "indexer down", "indexer up", "indexer latency", "token expire",
+                        "token invalidate", "mode remote-push", "mode background-fetch", "mode off", "sync", "quit"]
+        for verb in expected { #expect(seen.contains(verb), "never generated: \(verb)") }
+        for verb in ["send", "receive", "contact", "mute", "unmute"] {
+            #expect(seen.contains { $0.hasPrefix(verb + " ") }, "never generated: \(verb)")
+        }
+    }
+
+    @Test("with the keepalive switched off the fuzzer fails, and the minimised file still fails and names the stale socket")
+    func catchesABrokenEngine() throws {
+        var broken = SyncSettings.default
+        broken.keepaliveInterval = .hours(10_000)  // as before the fix: a stale foreground socket goes unnoticed
+        let failing = try #require((UInt64(1)...400).lazy.map { ScenarioFuzzer.check(seed: $0, settings: broken) }.first { !$0.passed })
+        let violation = failing.violations[0]
+        #expect(violation.kind == .lost)
+        let minimal = ScenarioFuzzer.minimise(failing.scenario, keeping: violation, settings: broken)
+        #expect(minimal.steps.count < failing.scenario.steps.count || failing.scenario.steps.count <= 2)
+        #expect(minimal.steps.contains { $0.directive == "realtime stale" })
+        // The file reproduces: parsed back, it fails the same way with the broken engine …
+        let reparsed = try ScenarioParser.parse(minimal.text, file: "minimal.scenario")
+        #expect(reparsed.steps.count == minimal.steps.count + FuzzScenario.healing.count + (minimal.quitAt == nil ? 0 : 1))
+        #expect(ScenarioFuzzer.check(minimal, settings: broken).violations.contains { $0.kind == .lost })
+        // … and passes with the real one.
+        #expect(ScenarioFuzzer.check(minimal).passed)
+        let report = try #require(ScenarioFuzzer.failureReport(failing, settings: broken))
+        #expect(report.hasPrefix("fuzz case \(failing.scenario.seed) failed: "))
+        #expect(report.contains("seed \(failing.scenario.seed)\n"))
+        #expect(report.contains("realtime stale"))
+    }
+
+    @Test("the minimiser keeps only what the failure needs")
+    func minimiserShrinks() {
+        var fuzz = FuzzScenario.generate(seed: 7)
+        fuzz.steps.insert(.init(at: 60, directive: "indexer latency 99s"), at: 0)  // a latency the generator never draws
+        let minimal = ScenarioFuzzer.minimise(fuzz) { $0.steps.contains { $0.directive == "indexer latency 99s" } }
+        #expect(fuzz.steps.count > 5)
+        #expect(minimal.steps == [.init(at: 60, directive: "indexer latency 99s")])
+        #expect(minimal.trafficPerHour == 0)
+        #expect(minimal.contacts == 1)
+        #expect(minimal.durationSeconds == 60)
+    }
+}
+
+@Suite("Fuzz invariants can fail")
+struct InvariantTests {
+    @Test("push-state transitions: only those rules 1 and 3 allow")
+    func legalTransitions() {
+        let legal: Set<String> = ["unknown→disabled", "reliable→disabled", "unreliable→disabled", "disabled→unknown",
+                                  "unknown→reliable", "unreliable→reliable", "unknown→unreliable", "reliable→unreliable"]
+        for from in PushState.allCases {
+            for to in PushState.allCases {
+                #expect(Invariants.legal(from, to) == legal.contains("\(from.rawValue)→\(to.rawValue)"), "\(from) → \(to)")
+            }
+        }
+    }
+
+    @Test("a cursor written backwards is reported")
+    func cursorBackwards() throws {
+        let scenario = try ScenarioParser.parse("duration 10m\ncontacts 1\ntraffic 0/h\nmode off\nat 1m background\nat 2m receive alice \"x\"\nat 3m foreground\n", file: "t.scenario")
+        let storage = ObservedStorage()
+        let run = ScenarioRun(scenario: scenario, policy: .seed, storage: storage)
+        storage.clock = { run.scheduler.now }
+        run.run()
+        #expect(Invariants.check(run, storage: storage).violations.isEmpty)
+        let object = try #require(storage.cursorWrites.last { $0.after.lastFetchedBlockTime != nil }?.object)
+        _ = try storage.commit([], cursor: (object, SyncCursor(lastFetchedBlockTime: .zero)))
+        let found = Invariants.check(run, storage: storage).violations
+        #expect(found.contains { $0.kind == .cursor && $0.detail.contains("moved back") })
+    }
+
+    @Test("a message missing from the store is reported as lost, with its sender and time")
+    func lostIsReported() throws {
+        let scenario = try ScenarioParser.parse("duration 10m\ncontacts 1\ntraffic 0/h\nmode off\nat 1m receive alice \"x\"\n", file: "t.scenario")
+        let storage = ObservedStorage()
+        let run = ScenarioRun(scenario: scenario, policy: .adaptive, storage: storage)
+        storage.clock = { run.scheduler.now }
+        storage.inner.failCommit = { messages, _ in messages.contains { $0.message.body == "x" } }  // never lands
+        run.run()
+        let found = Invariants.check(run, storage: storage).violations
+        #expect(found.contains { $0.kind == .lost && $0.detail.hasPrefix("1 of 1 incoming messages not stored") })
+    }
+}
