@@ -6,7 +6,7 @@ import SyncEngine
 /// One broken invariant of one policy's run.
 public struct Violation: Equatable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
-        case lost, duplicates, overlap, pushTransition = "push-transition", cursor, determinism, unparsable
+        case lost, duplicates, phantom, overlap, pushTransition = "push-transition", cursor, determinism, unparsable, wire
     }
 
     public var policy: String
@@ -67,6 +67,12 @@ public enum Invariants {
         let stored = storage.allMessages()
         if Set(stored.map(\.txId)).count != stored.count {
             fail(.duplicates, "\(stored.count - Set(stored.map(\.txId)).count) txIds stored twice")
+        }
+        // Nothing invented: every stored message is the network's, field for field.
+        let ledger = Dictionary(run.world.ledger.map { ($0.txId, $0) }, uniquingKeysWith: { a, _ in a })
+        let phantoms = stored.filter { ledger[$0.txId] != $0.message }
+        if let first = phantoms.first {
+            fail(.phantom, "\(phantoms.count) stored messages differ from the network's (first \(first.txId.prefix(8)): \(ledger[first.txId] == nil ? "not on the network" : "other content"))")
         }
 
         // No overlapping syncs (seed, adaptive): from the log, a start while another runs.

@@ -28,8 +28,11 @@ public enum ScenarioFuzzer {
     }
 
     /// `settings` lets a test break the engine on purpose and watch the fuzzer catch it.
+    /// `prepare` runs on each fresh run before it starts (the wire fuzzer installs its
+    /// breakage there); `extraChecks` adds invariants of its own.
     public static func check(_ fuzz: FuzzScenario, policies: [SyncPolicy] = policies, twice: Bool = true,
-                             settings: SyncSettings = .default) -> Outcome {
+                             settings: SyncSettings = .default, prepare: (ScenarioRun) -> Void = { _ in },
+                             extraChecks: (ScenarioRun) -> [Violation] = { _ in [] }) -> Outcome {
         let scenario: Scenario
         do {
             scenario = try ScenarioParser.parse(fuzz.text, file: "fuzz-\(fuzz.seed).scenario")
@@ -40,14 +43,14 @@ public enum ScenarioFuzzer {
         var violations: [Violation] = []
         var messages = 0, errors = 0, gaps = 0
         for policy in policies {
-            let (run, storage) = runOnce(scenario, policy: policy, settings: settings)
+            let (run, storage) = runOnce(scenario, policy: policy, settings: settings, prepare: prepare)
             let report = Invariants.check(run, storage: storage)
-            violations += report.violations
+            violations += report.violations + extraChecks(run)
             gaps += report.debounceGaps
             messages = run.world.ledger.count
             errors += run.log.filter { if case .error = $0.event { true } else { false } }.count
             if twice {
-                let (again, _) = runOnce(scenario, policy: policy, settings: settings)
+                let (again, _) = runOnce(scenario, policy: policy, settings: settings, prepare: prepare)
                 if again.logLines != run.logLines {
                     let i = zip(run.logLines, again.logLines).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(run.log.count, again.log.count)
                     violations.append(Violation(policy: policy.name, kind: .determinism,
@@ -58,10 +61,12 @@ public enum ScenarioFuzzer {
         return Outcome(scenario: fuzz, violations: violations, messages: messages, errorEvents: errors, debounceGaps: gaps)
     }
 
-    static func runOnce(_ scenario: Scenario, policy: SyncPolicy, settings: SyncSettings) -> (ScenarioRun, ObservedStorage) {
+    static func runOnce(_ scenario: Scenario, policy: SyncPolicy, settings: SyncSettings,
+                        prepare: (ScenarioRun) -> Void = { _ in }) -> (ScenarioRun, ObservedStorage) {
         let storage = ObservedStorage()
         let run = ScenarioRun(scenario: scenario, policy: policy, settings: settings, storage: storage)
         storage.clock = { [unowned run] in run.scheduler.now }
+        prepare(run)
         run.run()
         return (run, storage)
     }

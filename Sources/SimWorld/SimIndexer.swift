@@ -10,6 +10,11 @@ public final class SimIndexer: IndexerPort {
     public var latency: Interval?
     /// Test knob: the next N replies are malformed JSON documents.
     public var malformedReplies = 0
+    /// Test knob (the wire fuzzer): may replace a reply document on its way out; returns nil
+    /// to leave it as it is.
+    public var rewriteReply: ((IndexerCall, Data) -> Data?)?
+    /// Ground truth: replies the rewrite replaced.
+    public private(set) var rewrittenReplies = 0
     /// Test knob: calls for which this returns true fail with a server error.
     public var failingCalls: ((IndexerCall) -> Bool)?
     /// Ground truth: every request received, by kind.
@@ -64,7 +69,13 @@ public final class SimIndexer: IndexerPort {
                 reply(.success(Data("{\"messages\": [{\"txId\": 42}".utf8)))
                 return
             }
-            reply(.success(answer(call)))
+            let document = answer(call)
+            if let rewriteReply, let other = rewriteReply(call, document) {
+                rewrittenReplies += 1
+                reply(.success(other))
+                return
+            }
+            reply(.success(document))
         }
     }
 

@@ -20,6 +20,11 @@ public final class SimPushService: PushPort {
     public private(set) var delivered: Set<String> = []
     /// Test knob: the next N payloads are malformed.
     public var malformedPayloads = 0
+    /// Test knob (the wire fuzzer): may replace a push payload on its way out; returns nil to
+    /// leave it as it is. A replaced push is not counted as delivered: the app could not read it.
+    public var rewritePayload: ((Data) -> Data?)?
+    /// Ground truth: pushes the rewrite replaced.
+    public private(set) var rewrittenPayloads = 0
 
     weak var world: SimulatedWorld?
     private var mutedAddresses: Set<Address> = []
@@ -82,10 +87,17 @@ public final class SimPushService: PushPort {
             return
         }
         sent += 1
-        let payload = malformedPayloads > 0 ? malformed() : Self.payload(for: message, sender: sender)
+        let isMalformed = malformedPayloads > 0
+        var payload = isMalformed ? malformed() : Self.payload(for: message, sender: sender)
+        var readable = !isMalformed
+        if let rewritePayload, let other = rewritePayload(payload) {
+            payload = other
+            readable = false
+            rewrittenPayloads += 1
+        }
         scheduler.schedule(after: latency + extraDelay, "push delivery") { [self] in
             guard let world, let client = world.client else { return }
-            delivered.insert(message.txId)
+            if readable { delivered.insert(message.txId) }
             if world.os.foreground {
                 client.pushDelivered(payload: payload)
             } else {

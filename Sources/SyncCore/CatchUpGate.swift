@@ -9,7 +9,9 @@
 // The debounce is a comparison with `lastFinishedAt`. Timers: (c)'s trailing catch-up, and
 // the retry of a catch-up that failed in the foreground (an indexer error stores nothing
 // and moves no cursor, rule 9; without a retry nothing would ask again until the next
-// foreground). Retries back off 30 s, 60 s, 2 min, then every 5 min, until one succeeds.
+// foreground). Retries back off 30 s, 60 s, 2 min, then every 5 min, until one succeeds;
+// the backoff starts over whenever a failed catch-up still got some answers (the indexer is
+// up and only some replies were bad), so a few broken documents cost 30 s, not 5 min.
 // Persisted (rule 5): the time the last catch-up finished.
 
 public struct CatchUpGate: Sendable {
@@ -127,7 +129,8 @@ public struct CatchUpGate: Sendable {
     /// A running sync ended. Only a complete catch-up (full, or a proven gap) restarts the
     /// debounce: a light sync covers a few conversations, and a failed one covered nothing.
     /// A failed catch-up in the foreground schedules a retry; a complete one cancels it.
-    public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant, foreground: Bool = true) {
+    /// `progressed`: some of the failed catch-up's requests were answered.
+    public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant, foreground: Bool = true, progressed: Bool = false) {
         guard runningCount > 0 else {
             preconditionFailure("CatchUpGate.finished while idle")
         }
@@ -140,6 +143,7 @@ public struct CatchUpGate: Sendable {
             retryDue = nil
             failuresInARow = 0
         } else if foreground {
+            if progressed { failuresInARow = 0 }
             retryDue = now + retryBackoff[min(failuresInARow, retryBackoff.count - 1)]
             failuresInARow += 1
         }

@@ -284,7 +284,7 @@ public final class SyncDriver: ClientEndpoint {
     /// carry still arrives by realtime or the next catch-up.
     private func decodePush(_ payload: Data, source: String) -> NetworkMessage? {
         do {
-            return try PushPayload.decode(payload, me: me)
+            return try PushPayload.decode(payload, me: me, now: now)
         } catch {
             emit(.error(source: source, message: "\(error); ignored, the message will come by another channel"))
             return nil
@@ -555,7 +555,7 @@ public final class SyncDriver: ClientEndpoint {
             emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object.map(\.description) ?? "none") unchanged"))
         case .success(let data):
             do {
-                let reply = try IndexerPage.decode(data, for: call, me: me)
+                let reply = try IndexerPage.decode(data, for: call, me: me, now: now)
                 let channel: Channel = run.kind == .light ? .background : .fetch
                 // A message whose push already reached the notification extension was the
                 // app's first from that push, when it arrived: keep that as its first channel.
@@ -594,7 +594,8 @@ public final class SyncDriver: ClientEndpoint {
         let fromRefresh = refreshRunId == runId
         if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
-        gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground)
+        gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
+                      progressed: run.failed < run.requests)
         if succeeded, run.kind == .full { lastFullSyncAt = now }
         counters.errors += run.failed
         emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,

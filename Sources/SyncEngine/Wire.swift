@@ -14,8 +14,13 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// A push as the app receives it: an APNs-style `userInfo` object,
 /// `{"aps": {"alert": {...}, "mutable-content": 1}, "synchat": {"txId", "sender", "kind", "blockTime", "payload"}}`.
+/// How far ahead of the client's clock a block time may be (clock skew). Later is a lie: a
+/// cursor moved there would skip every message until then.
+public let wireFutureTolerance = Interval.minutes(5)
+
 public enum PushPayload {
-    public static func decode(_ data: Data, me: Address) throws -> NetworkMessage {
+    /// `now`, when given, rejects block times more than `wireFutureTolerance` ahead of it.
+    public static func decode(_ data: Data, me: Address, now: Instant? = nil) throws -> NetworkMessage {
         let root = try object(data, "push payload")
         guard let aps = root["aps"] as? [String: Any] else { throw WireError("push payload: missing \"aps\" object") }
         _ = aps
@@ -24,6 +29,7 @@ public enum PushPayload {
         let sender = try string(body, "sender", "push payload")
         let kind = try kind(body, "push payload")
         let blockTime = try millis(body, "blockTime", "push payload")
+        try notFuture(blockTime, now, "push payload")
         let payload = try string(body, "payload", "push payload", allowEmpty: true)
         guard sender != me.value else { throw WireError("push payload: sender is the user's own address") }
         return NetworkMessage(txId: txId, conversation: Address(sender), direction: .incoming, kind: kind, body: payload, blockTime: blockTime)
@@ -37,13 +43,16 @@ public struct IndexerPage: Sendable {
 
     /// Decodes and checks a reply against the call that asked for it: every message must be
     /// of the asked kind and direction, in the asked conversation, and not older than `since`.
-    public static func decode(_ data: Data, for call: IndexerCall, me: Address) throws -> IndexerPage {
+    public static func decode(_ data: Data, for call: IndexerCall, me: Address, now: Instant? = nil) throws -> IndexerPage {
         let what = "indexer \(call.kind) reply"
         let root = try object(data, what)
         guard let list = root["messages"] as? [Any] else { throw WireError("\(what): missing \"messages\" array") }
         var nextPage: Int?
         if let raw = root["nextPage"], !(raw is NSNull) {
-            guard let n = raw as? Int, n > 0 else { throw WireError("\(what): \"nextPage\" is not a positive integer") }
+            // `true` bridges to 1 through NSNumber: check for a boolean first.
+            guard let number = raw as? NSNumber, isNumberNotBoolean(number), let n = Int(exactly: number.doubleValue), n > 0 else {
+                throw WireError("\(what): \"nextPage\" is not a positive integer")
+            }
             nextPage = n
         }
         var messages: [NetworkMessage] = []
@@ -56,6 +65,7 @@ public struct IndexerPage: Sendable {
             let recipient = try string(m, "recipient", at)
             let kind = try kind(m, at)
             let blockTime = try millis(m, "blockTime", at)
+            try notFuture(blockTime, now, at)
             let payload = try string(m, "payload", at, allowEmpty: true)
             guard seen.insert(txId).inserted else { throw WireError("\(at): duplicate txId \(txId)") }
             let direction: Direction
@@ -116,6 +126,11 @@ private func millis(_ d: [String: Any], _ key: String, _ at: String) throws -> I
         throw WireError("\(at): \"\(key)\" is not a non-negative integer")
     }
     return Instant(milliseconds: v)
+}
+
+private func notFuture(_ blockTime: Instant, _ now: Instant?, _ at: String) throws {
+    guard let now, blockTime > now + wireFutureTolerance else { return }
+    throw WireError("\(at): blockTime \(blockTime) is ahead of the clock (\(now))")
 }
 
 /// JSONSerialization turns `true` into an NSNumber too; reject booleans where numbers are due.

@@ -121,4 +121,17 @@ struct CatchUpGateTests {
         g.enteredBackground()
         #expect(g.nextDeadline == nil)
     }
+
+    @Test("a failed catch-up that still got some answers retries after 30 s: the backoff grows only while nothing answers")
+    func partialFailureRetriesSoon() {
+        var g = CatchUpGate()
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0))
+        g.finished(kind: .full, succeeded: false, now: at(0))
+        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: at(30))
+        g.finished(kind: .full, succeeded: false, now: at(30))
+        #expect(g.nextDeadline == at(90))  // nothing answered twice: 60 s
+        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: at(90))
+        g.finished(kind: .full, succeeded: false, now: at(90), progressed: true)
+        #expect(g.nextDeadline == at(120))  // some answers: back to 30 s
+    }
 }

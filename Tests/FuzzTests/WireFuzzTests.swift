@@ -1,0 +1,72 @@
+import Foundation
+import Fuzzing
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+@Suite("Wire fuzzer: broken push payloads and indexer replies")
+struct WireFuzzTests {
+    @Test("every broken document is rejected by the decoders with a WireError — none accepted, none crashes")
+    func decoders() {
+        let report = WireFuzzer.checkDecoders(count: 3000, seed: 3)
+        #expect(report.documents == 3000)
+        #expect(report.rejected == 3000)
+        #expect(report.accepted.isEmpty, "\(report.accepted.prefix(5))")
+        #expect(Set(report.byMutation.keys) == Set(WireFuzzer.Mutation.allCases.map(\.rawValue)))
+    }
+
+    @Test("with a fifth of the replies and pushes broken, every policy keeps every invariant and nothing is invented", arguments: 0..<2)
+    func engine(batch: Int) {
+        for seed in UInt64(batch * 20 + 1)...UInt64(batch * 20 + 20) {
+            let outcome = WireFuzzer.checkEngine(seed: seed)
+            for v in outcome.violations { Issue.record("wire case \(seed): \(v)\n\(outcome.scenario.text)") }
+        }
+    }
+
+    @Test("regression: a reply whose block time is a day ahead is rejected — before, its cursor jumped a day and every later message was skipped")
+    func futureBlockTime() throws {
+        let scenario = try ScenarioParser.parse("""
+            duration 30m
+            traffic 0/h
+            contacts 1
+            mode off
+            at 1m background
+            at 2m receive alice "first"
+            at 3m foreground
+            at 10m background
+            at 11m receive alice "second"
+            at 12m foreground
+            """, file: "t.scenario")
+        let run = ScenarioRun(scenario: scenario, policy: .adaptive)
+        var lied = false
+        run.world.indexer.rewriteReply = { [unowned run] call, data in
+            guard !lied, case .contextual(_, .incoming, _) = call,
+                  var root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+                  var messages = root["messages"] as? [[String: Any]], !messages.isEmpty else { return nil }
+            lied = true
+            messages[0]["blockTime"] = (run.scheduler.now + .hours(24)).milliseconds
+            root["messages"] = messages
+            return try? JSONSerialization.data(withJSONObject: root)
+        }
+        run.run()
+        #expect(lied)
+        #expect(run.log.contains { $0.event.line.contains("is ahead of the clock") })
+        let summary = RunSummary(run)
+        #expect(summary.messagesLost == 0)
+        #expect(run.storage.allMessages().allSatisfy { $0.message.blockTime < run.scheduler.now })
+    }
+
+    @Test("regression: \"nextPage\": true is not page 1 (a boolean bridged to a number)")
+    func booleanNextPage() {
+        let me = Address("kaspa:qme")
+        #expect(throws: WireError.self) {
+            try IndexerPage.decode(Data(#"{"messages": [], "nextPage": true}"#.utf8), for: .payments(since: .zero, page: 0), me: me)
+        }
+        #expect(throws: WireError.self) {
+            try IndexerPage.decode(Data(#"{"messages": [], "nextPage": 1.5}"#.utf8), for: .payments(since: .zero, page: 0), me: me)
+        }
+        #expect((try? IndexerPage.decode(Data(#"{"messages": [], "nextPage": 2}"#.utf8), for: .payments(since: .zero, page: 0), me: me))?.nextPage == 2)
+    }
+}
