@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "SyncEngine", dependencies: ["SyncCore"]),
         .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld"]),
-        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
+        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI"]),
         .target(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", "SimWorld", .product(name: "GRDB", package: "GRDB.swift")]
@@ -55,7 +55,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Simulation", "SyncEngine", "SyncCore"]),
+        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
@@ -63,7 +63,7 @@ let package = Package(
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests"),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
-        .testTarget(name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
+        .testTarget(name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI"]),
     ],
     swiftLanguageModes: [.v6]
 )

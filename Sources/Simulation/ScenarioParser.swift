@@ -12,7 +12,11 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
         self.message = message
     }
 
-    public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }
+    /// One line, with anything quoted from the file made visible (`^[`, `<U+009B>`).
+    public var description: String {
+        let text = UntrustedText.visible(message)
+        return line > 0 ? "\(file):\(line): \(text)" : "\(file): \(text)"
+    }
 }
 
 /// Parses the scenario format of SPEC §9: one directive per line, `#` comments, durations

@@ -32,3 +32,28 @@ public enum UntrustedText {
         return String((0..<4).reversed().map { digits[Int((v >> (UInt32($0) * 4)) & 0xF)] })
     }
 }
+
+extension UntrustedText {
+    /// Where the first byte that is not UTF-8 is: its 1-based line, and its 1-based byte
+    /// column in that line. Nil when all of `bytes` is UTF-8. For files: an error names the line.
+    public static func firstInvalidUTF8(_ bytes: [UInt8]) -> (line: Int, column: Int)? {
+        var line = 1
+        var start = 0
+        while start <= bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+            var decoder = UTF8()
+            var iterator = bytes[start..<end].makeIterator()
+            var consumed = 0
+            decoding: while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let s): consumed += UTF8.width(s)
+                case .emptyInput: break decoding
+                case .error: return (line, consumed + 1)
+                }
+            }
+            line += 1
+            start = end + 1
+        }
+        return nil
+    }
+}

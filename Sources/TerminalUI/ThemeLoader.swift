@@ -1,5 +1,6 @@
 import ChatUI
 import Foundation
+import SyncCore
 import TOMLKit
 
 /// A theme file that cannot be used: `FILE:LINE: message`.
@@ -19,8 +20,10 @@ public struct ThemeError: Error, Equatable, CustomStringConvertible {
 /// ```
 ///
 /// Colours are names (`black`, `red`, …, `bright-white`, `default`) or 0–255; attributes are
-/// `bold`, `dim`, `reverse`, `underline` (true/false). An unknown key or role is a warning;
-/// a bad value is an error naming the file and the line.
+/// `bold`, `dim`, `reverse`, `underline` (true/false). A theme file never stops the chat:
+/// an unknown key or role, a bad value or a file that is not TOML at all is a warning naming
+/// the file and the line, and what cannot be read falls back to the default theme (the role
+/// keeps the default's style; a file that does not parse is the default theme).
 public enum ThemeLoader {
     public static let colourNames: [String: Int] = [
         "black": 0, "red": 1, "green": 2, "yellow": 3, "blue": 4, "magenta": 5, "cyan": 6, "white": 7,
@@ -28,13 +31,19 @@ public enum ThemeLoader {
         "bright-blue": 12, "bright-magenta": 13, "bright-cyan": 14, "bright-white": 15,
     ]
 
-    /// Parses a theme. Returns it with its warnings.
-    public static func parse(_ text: String, file: String) throws -> (Theme, [String]) {
+    /// Parses a theme. Returns it with its warnings; never fails.
+    public static func parse(_ text: String, file: String) -> (Theme, [String]) {
+        if let line = unsafeTableHeader(text) {
+            return (.default, ["\(file):\(line): a table header must start with a name, such as [roles]; using the default theme"])
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
         } catch let e as TOMLParseError {
-            throw ThemeError(file: file, line: e.source.begin.line, message: "not valid TOML: \(e.description)")
+            // The library quotes the bad character: made visible, never raw on the screen.
+            return (.default, [UntrustedText.visible("\(file):\(e.source.begin.line): not valid TOML: \(e.description); using the default theme")])
+        } catch {
+            return (.default, [UntrustedText.visible("\(file): not valid TOML: \(error); using the default theme")])
         }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var warnings: [String] = []
@@ -42,30 +51,57 @@ public enum ThemeLoader {
         for key in table.keys.sorted() {
             switch key {
             case "name":
-                guard let name = table[key]?.string else {
-                    throw ThemeError(file: file, line: locate(lines, key: "name"), message: "\"name\" must be a string")
+                if let name = table[key]?.string {
+                    theme.name = name
+                } else {
+                    warnings.append("\(file):\(locate(lines, key: "name")): \"name\" must be a string; ignored")
                 }
-                theme.name = name
             case "roles":
                 guard let roles = table[key]?.table else {
-                    throw ThemeError(file: file, line: locate(lines, key: "roles"), message: "\"roles\" must be a table")
+                    warnings.append("\(file):\(locate(lines, key: "roles")): \"roles\" must be a table; using the default theme's roles")
+                    theme.styles = Theme.default.styles
+                    continue
                 }
                 for roleName in roles.keys.sorted() {
                     let at = locate(lines, role: roleName)
                     guard let role = Role(rawValue: roleName) else {
-                        warnings.append("\(file):\(at): unknown role \"\(roleName)\" ignored")
+                        warnings.append("\(file):\(at): unknown role \"\(UntrustedText.visible(roleName))\" ignored")
                         continue
                     }
-                    guard let spec = roles[roleName]?.table else {
-                        throw ThemeError(file: file, line: at, message: "role \"\(roleName)\" must be a table such as { fg = \"red\", bold = true }")
+                    do {
+                        guard let spec = roles[roleName]?.table else {
+                            throw ThemeError(file: file, line: at, message: "role \"\(roleName)\" must be a table such as { fg = \"red\", bold = true }")
+                        }
+                        theme.styles[role] = try style(spec, role: roleName, file: file, lines: lines, warnings: &warnings)
+                    } catch let e as ThemeError {
+                        warnings.append("\(e.description); \"\(roleName)\" keeps the default theme's style")
+                        theme.styles[role] = Theme.default.styles[role]
+                    } catch {
+                        theme.styles[role] = Theme.default.styles[role]
                     }
-                    theme.styles[role] = try style(spec, role: roleName, file: file, lines: lines, warnings: &warnings)
                 }
             default:
-                warnings.append("\(file):\(locate(lines, key: key)): unknown key \"\(key)\" ignored")
+                warnings.append("\(file):\(locate(lines, key: key)): unknown key \"\(UntrustedText.visible(key))\" ignored")
             }
         }
-        return (theme, warnings)
+        return (theme, warnings.map(UntrustedText.visible))
+    }
+
+    /// The TOML library (toml++ inside TOMLKit 0.6.0) asserts, and so aborts the process, on a
+    /// table header whose name starts with anything but a key character, e.g. `[#roles]` (found
+    /// by the theme fuzzer). Such a line is caught here first: its 1-based number, or nil.
+    static func unsafeTableHeader(_ text: String) -> Int? {
+        func isKeyStart(_ c: Character) -> Bool {
+            c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-" || c == "\"" || c == "'" || c == "]")
+        }
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var rest = raw.drop { $0 == " " || $0 == "\t" }
+            guard rest.first == "[" else { continue }
+            rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
+            if rest.first == "[" { rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" } }
+            guard let c = rest.first, isKeyStart(c) else { return i + 1 }
+        }
+        return nil
     }
 
     private static func style(_ spec: TOMLTable, role: String, file: String, lines: [String], warnings: inout [String]) throws -> Style {
@@ -88,7 +124,7 @@ public enum ThemeLoader {
                 default: s.underline = b
                 }
             default:
-                warnings.append("\(file):\(at): unknown key \"\(key)\" in role \"\(role)\" ignored")
+                warnings.append("\(file):\(at): unknown key \"\(UntrustedText.visible(key))\" in role \"\(role)\" ignored")
             }
         }
         return s
@@ -102,7 +138,7 @@ public enum ThemeLoader {
         if let name = value.string {
             if name == "default" { return nil }
             guard let n = colourNames[name] else {
-                throw ThemeError(file: file, line: line, message: "\(what): unknown colour \"\(name)\" (use a name such as red or bright-blue, or 0–255)")
+                throw ThemeError(file: file, line: line, message: "\(what): unknown colour \"\(UntrustedText.visible(name))\" (use a name such as red or bright-blue, or 0–255)")
             }
             return n
         }
@@ -162,7 +198,18 @@ public enum ThemeLoader {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ThemeError(file: path, line: 0, message: FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw ThemeError(file: path, line: 0, message: "not UTF-8 text") }
-        return try parse(text, file: path)
+        return parse(data: data, file: path)
     }
+
+    /// Parses a file's bytes; text that is not UTF-8 is a warning naming the line, and the default theme.
+    public static func parse(data: Data, file: String) -> (Theme, [String]) {
+        guard let text = String(data: data, encoding: .utf8) else {
+            return (.default, ["\(file):\(firstNonUTF8Line(data)): not UTF-8 text; using the default theme"])
+        }
+        return parse(text, file: file)
+    }
+}
+
+private func firstNonUTF8Line(_ data: Data) -> Int {
+    UntrustedText.firstInvalidUTF8([UInt8](data))?.line ?? 0
 }

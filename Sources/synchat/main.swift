@@ -92,7 +92,15 @@ struct Chat: ParsableCommand {
         }
         // A profile remembers its theme: --theme sets it, no --theme uses it.
         let themeName = theme ?? profileStore?.setting("theme")
-        let (chosenTheme, themeWarnings) = try ThemeLoader.load(themeName)
+        // A theme named on the command line must exist (exit 2 if not); one the profile
+        // remembers may have gone since: then a warning and the default theme.
+        let (chosenTheme, themeWarnings): (Theme, [String])
+        do {
+            (chosenTheme, themeWarnings) = try ThemeLoader.load(themeName)
+        } catch let error as ThemeError where theme == nil {
+            let (fallback, more) = try ThemeLoader.load(nil)
+            (chosenTheme, themeWarnings) = (fallback, [error.description + "; using the default theme"] + more)
+        }
         if let theme { try? profileStore?.setSetting("theme", theme) }
         var eventLog: ((String) -> Void)?
         if let path = log {
@@ -232,7 +240,8 @@ enum Progress {
 
 /// Bad flags and bad scenario files: one line on stderr, exit code 2 (SPEC §8).
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("synchat: \(message)\n".utf8))
+    // A file's bytes may be quoted in the message: never write them to the terminal raw.
+    FileHandle.standardError.write(Data("synchat: \(UntrustedText.visible(message))\n".utf8))
     exit(2)
 }
 

@@ -27,6 +27,35 @@ struct CLITests {
         #expect(bad.out.isEmpty)
     }
 
+    @Test("broken scenario files through the binary: exit 2, one line on stderr naming FILE:LINE, no byte a terminal would act on")
+    func brokenScenarioFiles() throws {
+        let good = Array("seed 3\nduration 30m\ncontacts 2\nat 1m background\nat 2m receive alice \"hi\"\nat 3m foreground\n".utf8)
+        let breakages: [(line: Int, bytes: [UInt8])] = [
+            (5, Array("at 2m receive alice \"\u{1B}]0;pwned\u{07}".utf8)),          // unterminated, with an OSC in it
+            (4, Array("at 1m \u{1B}[2Jbackground".utf8)),                                // a raw CSI glued to the verb
+            (5, Array("at 2m receive \u{9B}6n \"hi\"".utf8)),                           // an 8-bit CSI as a contact name
+            (4, [0x61, 0x74, 0x20, 0x31, 0x6D, 0x20, 0xFF, 0xFE]),                        // not UTF-8
+            (3, Array("contacts \u{202E}2".utf8)),                                        // a bidi override
+            (6, Array("at 3m foreground\r\rx".utf8)),                                   // carriage returns
+            (2, Array(("duration " + String(repeating: "9", count: 5000)).utf8)),       // a huge number
+            (6, Array("at 1m foreground".utf8)),                                           // time going backwards
+        ]
+        for (n, (line, bytes)) in breakages.enumerated() {
+            var lines = good.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
+            lines[line - 1] = bytes
+            let file = NSTemporaryDirectory() + "broken-\(getpid())-\(n).scenario"
+            FileManager.default.createFile(atPath: file, contents: Data(lines.joined(separator: [0x0A])))
+            defer { unlink(file) }
+            let result = try runSynchat(["simulate", "--scenario", file])
+            #expect(result.status == 2, "case \(n)")
+            #expect(result.err.hasPrefix("synchat: \(file):\(line): "), "case \(n): \(result.err)")
+            #expect(result.err.filter { $0 == "\n" }.count == 1, "case \(n)")
+            #expect(!result.err.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) || $0.value == 0x202E },
+                    "case \(n): raw control in \(result.err.debugDescription)")
+            #expect(result.out.isEmpty)
+        }
+    }
+
     @Test("--compare --format json: an array of one object per policy")
     func compareJSON() throws {
         let path = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path

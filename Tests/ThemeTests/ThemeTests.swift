@@ -60,21 +60,36 @@ struct ThemeTests {
         ])
     }
 
-    @Test("a bad value is an error naming the file and line", arguments: [
-        ("[roles]\n\"title\" = { fg = \"purple\" }", 2, "title.fg: unknown colour \"purple\""),
-        ("[roles]\n\"title\" = { bg = 300 }", 2, "title.bg: colour 300 is not in 0–255"),
-        ("[roles]\n\n[roles.\"banner\"]\nfg = \"red\"\nbold = \"yes\"", 5, "banner.bold must be true or false"),
-        ("[roles]\n\"title\" = \"red\"", 2, "role \"title\" must be a table"),
-        ("name = 3", 1, "\"name\" must be a string"),
-        ("[roles]\n\"title\" = { fg = ", 2, "not valid TOML"),
+    @Test("a bad value is a warning naming the file and line, and that role keeps the default theme's style", arguments: [
+        ("[roles]\n\"title\" = { fg = \"purple\" }", 2, "title.fg: unknown colour \"purple\"", Role.title),
+        ("[roles]\n\"title\" = { bg = 300 }", 2, "title.bg: colour 300 is not in 0–255", Role.title),
+        ("[roles]\n\n[roles.\"banner\"]\nfg = \"red\"\nbold = \"yes\"", 5, "banner.bold must be true or false", Role.banner),
+        ("[roles]\n\"title\" = \"red\"", 2, "role \"title\" must be a table", Role.title),
     ])
-    func errors(text: String, line: Int, message: String) {
-        #expect {
-            try ThemeLoader.parse(text, file: "bad.toml")
-        } throws: { error in
-            guard let e = error as? ThemeError else { return false }
-            return e.line == line && e.message.contains(message) && e.description.hasPrefix("bad.toml:\(line): ")
-        }
+    func badValues(text: String, line: Int, message: String, role: Role) {
+        let (theme, warnings) = ThemeLoader.parse(text, file: "bad.toml")
+        #expect(warnings.count == 1)
+        #expect(warnings.first.map { $0.hasPrefix("bad.toml:\(line): ") && $0.contains(message) && $0.contains("keeps the default theme's style") } == true)
+        #expect(theme.style(for: role) == Theme.default.style(for: role))
+    }
+
+    @Test("regression: a table header such as [#roles] aborted the process inside the TOML library; now it is a warning (a fuzzer finding)", arguments: [
+        "[#roles]", "[ {roles]", "[[ #x]]", "  [\u{1B}roles]", "[\u{00A0}roles]",
+    ])
+    func unsafeHeader(header: String) {
+        let (theme, warnings) = ThemeLoader.parse("name = \"x\"\n" + header + "\n\"title\" = { fg = 1 }\n", file: "bad.toml")
+        #expect(theme == Theme.default)
+        #expect(warnings == ["bad.toml:2: a table header must start with a name, such as [roles]; using the default theme"])
+    }
+
+    @Test("a file that is not TOML, or a bad name, is a warning too: the default theme is used")
+    func notToml() {
+        let (theme, warnings) = ThemeLoader.parse("[roles]\n\"title\" = { fg = ", file: "bad.toml")
+        #expect(theme == Theme.default)
+        #expect(warnings.count == 1 && warnings[0].hasPrefix("bad.toml:2: not valid TOML") && warnings[0].hasSuffix("using the default theme"))
+        let (named, w2) = ThemeLoader.parse("name = 3", file: "bad.toml")
+        #expect(named.name == "bad")
+        #expect(w2 == ["bad.toml:1: \"name\" must be a string; ignored"])
     }
 
     @Test("a name is looked up in $XDG_CONFIG_HOME/synchat/themes, then ./Themes; default is compiled in; NO_COLOR keeps attributes only")
