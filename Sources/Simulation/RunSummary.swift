@@ -26,7 +26,16 @@ public struct RunSummary: Equatable, Sendable {
     /// The floor: one fetch by id for each incoming message neither realtime nor push delivered.
     public var oracleRequests: Int
     public var finalPushState: PushState
-    public var lostTxIds: [String]
+    /// What was lost, oldest first, so that a lost count can be looked into.
+    public var lostMessages: [LostMessage]
+    public var lostTxIds: [String] { lostMessages.map(\.txId) }
+
+    public struct LostMessage: Equatable, Sendable {
+        public var txId: String
+        /// The sender's handle (untrusted: a scenario names it).
+        public var from: String
+        public var blockTime: Instant
+    }
 
     public init(_ run: ScenarioRun) {
         policy = run.policy.name
@@ -38,7 +47,10 @@ public struct RunSummary: Equatable, Sendable {
         messagesSent = incoming.count
         messagesDelivered = incoming.count - lost.count
         messagesLost = lost.count
-        lostTxIds = lost.map(\.txId)
+        lostMessages = lost.map { m in
+            LostMessage(txId: m.txId, from: run.world.contacts.first { $0.address == m.conversation }?.handle ?? m.conversation.value,
+                        blockTime: m.blockTime)
+        }
         duplicates = stored.count - byId.count
         var kinds = run.world.indexer.requestsByKind
         if run.world.node.utxoRequests > 0 { kinds["utxo_set"] = run.world.node.utxoRequests }
@@ -106,10 +118,15 @@ public struct RunSummary: Equatable, Sendable {
         ]
     }
 
-    /// Aligned `name  value` lines.
+    /// Aligned `name  value` lines, then the lost messages.
     public var table: [String] {
         let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 }
+        return rows.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 } + lostLines
+    }
+
+    /// One line per lost message: `lost (adaptive): 3af2b1c0 from bob, landed 01:23:45.000`.
+    public var lostLines: [String] {
+        lostMessages.map { "lost (\(policy)): \($0.txId.prefix(8)) from \(UntrustedText.visible($0.from)), landed \($0.blockTime)" }
     }
 
     /// One JSON object, snake_case keys in a fixed order.
@@ -135,6 +152,7 @@ public struct RunSummary: Equatable, Sendable {
             "\"overlapping_syncs\": \(overlappingSyncs)",
             "\"push_state_changes\": \(pushStateChanges)",
             "\"oracle_requests\": \(oracleRequests)",
+            "\"lost_tx_ids\": [\(lostTxIds.map { "\"\($0)\"" }.joined(separator: ", "))]",
         ]
         return "{" + fields.joined(separator: ", ") + "}"
     }
@@ -166,7 +184,7 @@ public struct RunSummary: Equatable, Sendable {
                 i == 0 ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
                        : String(repeating: " ", count: widths[i] - cell.count) + cell
             }.joined(separator: "  ")
-        }
+        } + runs.flatMap(\.lostLines)
     }
 }
 

@@ -96,6 +96,10 @@ struct PolicyTests {
         #expect(stored.receivedAt - carol.blockTime <= .minutes(11))  // at the end of the debounce
         #expect(cRun.catchUpStarts(trigger: "trailing").count == 1)
         #expect(seed.messagesLost == 1 && withC.messagesLost == 0)
+        // The measures name what was lost, so that a count can be looked into.
+        #expect(seed.lostLines == ["lost (seed): \(carol.txId.prefix(8)) from carol, landed 00:04:00.000"])
+        #expect(seed.table.last == seed.lostLines[0] && withC.lostLines.isEmpty)
+        #expect(RunSummary.comparison([seed, withC]).last == seed.lostLines[0])
         var off = SyncPolicy.seed.with("c")
         off.trailingCatchUp = false
         #expect(sameOutcome(try measure(debouncedForeground, off).1, seed))
@@ -145,5 +149,7 @@ struct PolicyTests {
         let (_, none) = try measure(debouncedForeground, .seed)
         let noOutage = try #require(try JSONSerialization.jsonObject(with: Data(none.json.utf8)) as? [String: Any])
         #expect(noOutage["time_to_unreliable_s"] is NSNull)
+        #expect(object["lost_tx_ids"] as? [String] == [])
+        #expect(noOutage["lost_tx_ids"] as? [String] == none.lostTxIds && none.lostTxIds.count == 1)
     }
 }
