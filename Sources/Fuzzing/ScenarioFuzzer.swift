@@ -7,18 +7,29 @@ import SyncEngine
 public enum ScenarioFuzzer {
     public static let policies: [SyncPolicy] = [.naive, .seed, .adaptive]
 
-    /// The outcome of one case.
-    public struct Outcome: Sendable {
-        public var scenario: FuzzScenario
-        public var violations: [Violation]
+    /// What the checks of one scenario found, over every policy.
+    public struct Findings: Sendable {
+        public var violations: [Violation] = []
         /// Messages that landed, over all policies' runs (they see the same traffic).
-        public var messages: Int
+        public var messages = 0
         /// Errors the engine logged (indexer down, malformed replies …): faults it lived through.
-        public var errorEvents: Int
+        public var errorEvents = 0
         /// `seed`'s losses that rule 6 explains (not violations; see `Invariants.debounceGap`).
         public var debounceGaps = 0
 
         public var passed: Bool { violations.isEmpty }
+    }
+
+    /// The outcome of one generated case.
+    public struct Outcome: Sendable {
+        public var scenario: FuzzScenario
+        public var findings: Findings
+
+        public var violations: [Violation] { findings.violations }
+        public var messages: Int { findings.messages }
+        public var errorEvents: Int { findings.errorEvents }
+        public var debounceGaps: Int { findings.debounceGaps }
+        public var passed: Bool { findings.passed }
     }
 
     /// Generates case `seed` and checks it under every policy; each policy runs twice and the
@@ -37,28 +48,35 @@ public enum ScenarioFuzzer {
         do {
             scenario = try ScenarioParser.parse(fuzz.text, file: "fuzz-\(fuzz.seed).scenario")
         } catch {
-            return Outcome(scenario: fuzz, violations: [Violation(policy: "generator", kind: .unparsable, detail: "the generated file does not parse: \(error)")],
-                           messages: 0, errorEvents: 0)
+            let violation = Violation(policy: "generator", kind: .unparsable, detail: "the generated file does not parse: \(error)")
+            return Outcome(scenario: fuzz, findings: Findings(violations: [violation]))
         }
-        var violations: [Violation] = []
-        var messages = 0, errors = 0, gaps = 0
+        return Outcome(scenario: fuzz, findings: check(scenario, policies: policies, twice: twice, settings: settings,
+                                                       prepare: prepare, extraChecks: extraChecks))
+    }
+
+    /// Checks any parsed scenario (a shipped one, a regression file) under `policies`.
+    public static func check(_ scenario: Scenario, policies: [SyncPolicy] = policies, twice: Bool = true,
+                             settings: SyncSettings = .default, prepare: (ScenarioRun) -> Void = { _ in },
+                             extraChecks: (ScenarioRun) -> [Violation] = { _ in [] }) -> Findings {
+        var found = Findings()
         for policy in policies {
             let (run, storage) = runOnce(scenario, policy: policy, settings: settings, prepare: prepare)
             let report = Invariants.check(run, storage: storage)
-            violations += report.violations + extraChecks(run)
-            gaps += report.debounceGaps
-            messages = run.world.ledger.count
-            errors += run.log.filter { if case .error = $0.event { true } else { false } }.count
+            found.violations += report.violations + extraChecks(run)
+            found.debounceGaps += report.debounceGaps
+            found.messages = run.world.ledger.count
+            found.errorEvents += run.log.filter { if case .error = $0.event { true } else { false } }.count
             if twice {
                 let (again, _) = runOnce(scenario, policy: policy, settings: settings, prepare: prepare)
                 if again.logLines != run.logLines {
                     let i = zip(run.logLines, again.logLines).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(run.log.count, again.log.count)
-                    violations.append(Violation(policy: policy.name, kind: .determinism,
-                                                detail: "two runs of one seed differ at event \(i + 1) of \(run.log.count)"))
+                    found.violations.append(Violation(policy: policy.name, kind: .determinism,
+                                                      detail: "two runs of one seed differ at event \(i + 1) of \(run.log.count)"))
                 }
             }
         }
-        return Outcome(scenario: fuzz, violations: violations, messages: messages, errorEvents: errors, debounceGaps: gaps)
+        return found
     }
 
     static func runOnce(_ scenario: Scenario, policy: SyncPolicy, settings: SyncSettings,
@@ -126,13 +144,19 @@ public enum ScenarioFuzzer {
 
     /// What a failing case prints: its seed, the broken invariant and the minimised file.
     public static func failureReport(_ outcome: Outcome, settings: SyncSettings = .default) -> String? {
+        minimisedFailure(outcome, settings: settings)?.report
+    }
+
+    /// The report and the minimised scenario file of a failing case; nil when it passed.
+    public static func minimisedFailure(_ outcome: Outcome, settings: SyncSettings = .default) -> (report: String, file: String)? {
         guard let first = outcome.violations.first else { return nil }
         let minimal = minimise(outcome.scenario, keeping: first, settings: settings)
-        return ([
+        let report = ([
             "fuzz case \(outcome.scenario.seed) failed: \(first)",
         ] + outcome.violations.dropFirst().map { "  also: \($0)" } + [
             "minimised scenario (\(minimal.steps.count) of \(outcome.scenario.steps.count) steps) — rerun with: synchat simulate --scenario FILE --compare",
             minimal.text,
         ]).joined(separator: "\n")
+        return (report, minimal.text)
     }
 }

@@ -170,7 +170,7 @@ public enum WireFuzzer {
     /// message must be the ledger's (nothing invented), and the breakage must show as errors.
     public static func checkEngine(seed: UInt64, share: Double = 0.2) -> ScenarioFuzzer.Outcome {
         let fuzz = FuzzScenario.generate(seed: seed)
-        var outcome = ScenarioFuzzer.check(fuzz, twice: false, prepare: breakage(seed: seed, share: share)) { run in
+        return ScenarioFuzzer.check(fuzz, twice: false, prepare: breakage(seed: seed, share: share)) { run in
             let broken = run.world.indexer.rewrittenReplies + run.world.push.rewrittenPayloads
             let wireErrors = run.log.filter {
                 if case .error(let source, _) = $0.event { source != "storage" } else { false }
@@ -180,8 +180,6 @@ public enum WireFuzzer {
             }
             return []
         }
-        outcome.scenario = fuzz
-        return outcome
     }
 
     /// Installs the breakage on a fresh run: each reply and push is broken with probability

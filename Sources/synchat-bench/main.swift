@@ -8,7 +8,7 @@ import SyncCore
 import SyncEngine
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|render|memory|store|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|render|memory|store|fuzz [--count N] [--from SEED]|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -290,6 +290,10 @@ if what == "speed" || what == "all" { try speedBench() }
 if what == "render" || what == "all" { try renderBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }
+if what == "fuzz" || what == "all" {
+    let (count, from) = fuzzArguments(Array(CommandLine.arguments.dropFirst(2)))
+    fuzzBench(count: what == "all" ? min(count, 1000) : count, from: from)
+}
 if what == "crash" || what == "all" {
     let kills = CommandLine.arguments.dropFirst(2).first.flatMap(Int.init) ?? 120
     crashBench(kills: kills)

@@ -1,0 +1,112 @@
+import Foundation
+import Fuzzing
+import Simulation
+import SyncCore
+
+// `synchat-bench fuzz [--count N] [--from SEED]`: the hostile-input figures of the README's
+// Reliability section. A failing case prints its seed and the minimised scenario, and writes
+// it to ./fuzz-failures/SEED.scenario; once fixed, it belongs in Tests/FuzzTests/Regressions/.
+
+func fuzzArguments(_ args: [String]) -> (count: Int, from: UInt64) {
+    var count = 10_000, from: UInt64 = 1
+    var i = 0
+    while i < args.count {
+        switch args[i] {
+        case "--count": count = args.count > i + 1 ? Int(args[i + 1]) ?? count : count; i += 1
+        case "--from": from = args.count > i + 1 ? UInt64(args[i + 1]) ?? from : from; i += 1
+        default: break
+        }
+        i += 1
+    }
+    return (count, from)
+}
+
+/// A row whose value may be longer than `row`'s column.
+func line(_ name: String, _ value: String, _ goal: String = "") {
+    say(name.padding(toLength: 56, withPad: " ", startingAt: 0) + value + (goal.isEmpty ? "" : "   (\(goal))"))
+}
+
+func seconds(since start: UInt64) -> Double { Double(now() - start) / 1e9 }
+
+func shippedFiles(_ folder: String, _ ext: String) -> [(String, String)] {
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(ext) }.sorted()
+    return names.compactMap { name in (try? String(contentsOfFile: "\(folder)/\(name)", encoding: .utf8)).map { ("\(folder)/\(name)", $0) } }
+}
+
+func fuzzBench(count: Int, from: UInt64) {
+    say("== fuzz: \(count) generated scenarios (seeds \(from)…\(from + UInt64(count) - 1)) × naive, seed, adaptive, each run twice")
+    var start = now()
+    var messages = 0, errors = 0, gaps = 0, gapCases = 0, failed = 0
+    var byKind: [String: Int] = [:]
+    for seed in from..<(from + UInt64(count)) {
+        let outcome = ScenarioFuzzer.check(seed: seed)
+        messages += outcome.messages
+        errors += outcome.errorEvents
+        gaps += outcome.debounceGaps
+        if outcome.debounceGaps > 0 { gapCases += 1 }
+        for v in outcome.violations { byKind[v.kind.rawValue, default: 0] += 1 }
+        if let failure = ScenarioFuzzer.minimisedFailure(outcome) {
+            failed += 1
+            say(failure.report)
+            let file = "fuzz-failures/\(seed).scenario"
+            do {
+                try FileManager.default.createDirectory(atPath: "fuzz-failures", withIntermediateDirectories: true)
+                try failure.file.write(toFile: file, atomically: true, encoding: .utf8)
+                say("written to \(file)")
+            } catch {
+                say("could not write \(file): \(error)")
+            }
+        }
+    }
+    var took = seconds(since: start)
+    line("cases / runs", "\(count) / \(count * 6)")
+    line("messages landed (per policy)", "\(messages)")
+    line("engine error events lived through", "\(errors)")
+    line("failing cases", "\(failed)", "goal 0")
+    line("violations by invariant", byKind.isEmpty ? "none" : byKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+    line("seed: messages rule 6 leaves unfetched", "\(gaps) in \(gapCases) cases", "by design; adaptive (c) closes it")
+    line("wall time", String(format: "%.1f s (%.0f cases/s)", took, Double(count) / took))
+
+    let documents = count * 2
+    say("== fuzz: wire — \(documents) real replies and pushes broken 13 ways, at the decoders")
+    start = now()
+    let decoders = WireFuzzer.checkDecoders(count: documents, seed: from)
+    took = seconds(since: start)
+    line("documents / rejected with a WireError", "\(decoders.documents) / \(decoders.rejected)", "goal: all")
+    line("accepted although broken", "\(decoders.accepted.count)", "goal 0")
+    for line in decoders.accepted.prefix(5) { say("  accepted: \(line)") }
+    line("by mutation", decoders.byMutation.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+    line("wall time", String(format: "%.1f s", took))
+
+    let engineCases = max(1, count / 10)
+    say("== fuzz: wire through the engine — \(engineCases) scenarios × 3 policies, a fifth of replies and pushes broken")
+    start = now()
+    var engineFailed = 0
+    for seed in from..<(from + UInt64(engineCases)) {
+        let outcome = WireFuzzer.checkEngine(seed: seed)
+        if !outcome.violations.isEmpty {
+            engineFailed += 1
+            say("wire case \(seed): " + outcome.violations.map(\.description).joined(separator: "; "))
+        }
+    }
+    took = seconds(since: start)
+    line("failing cases (lost, duplicate, invented, silent)", "\(engineFailed) of \(engineCases)", "goal 0")
+    line("wall time", String(format: "%.1f s", took))
+
+    var scenarios = shippedFiles("Scenarios", ".scenario")
+    scenarios += (1...20).map { ("fuzz-\($0).scenario", FuzzScenario.generate(seed: UInt64($0)).text) }
+    let themes = shippedFiles("Themes", ".toml")
+    say("== fuzz: bad files — \(count) scenario files and \(count) theme files, each broken on one line")
+    start = now()
+    let s = FileFuzzer.checkScenarios(count: count, seed: from, corpus: scenarios)
+    line("scenario files: still valid / FILE:LINE error / wrong", "\(s.stillValid) / \(s.rejected) / \(s.failures.count)", "goal: 0 wrong")
+    for line in s.failures.prefix(5) { say("  \(line)") }
+    if themes.isEmpty {
+        say("  (no Themes/ here: run from the package root for the theme files)")
+    } else {
+        let t = FileFuzzer.checkThemes(count: count, seed: from, corpus: themes)
+        line("theme files: clean / with warnings / wrong", "\(t.stillValid) / \(t.rejected) / \(t.failures.count)", "goal: 0 wrong, never fatal")
+        for line in t.failures.prefix(5) { say("  \(line)") }
+    }
+    line("wall time", String(format: "%.1f s", seconds(since: start)))
+}
