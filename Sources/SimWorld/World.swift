@@ -101,10 +101,11 @@ public final class SimulatedWorld {
     }
 
     /// A restored ledger: all of it indexed, incoming outputs unspent except what the
-    /// user's sends spent (oldest first), as before.
+    /// user's sends spent (oldest first, when each was published), as before.
     func restoreLedger(_ saved: [NetworkMessage]) {
         ledger = saved
-        for m in saved.sorted(by: { $0.blockTime < $1.blockTime }) {
+        func walletTime(_ m: NetworkMessage) -> Instant { m.direction == .incoming ? m.blockTime : m.blockTime - timings.confirmation }
+        for m in saved.sorted(by: { walletTime($0) < walletTime($1) }) {
             indexer.add(m)
             if m.direction == .incoming { utxos.append(m.txId) } else if !utxos.isEmpty { utxos.removeFirst() }
         }
@@ -151,11 +152,7 @@ public final class SimulatedWorld {
         let pushDraw = landingDraws.unit()
         let flakyDraw = landingDraws.unit()
         scheduler.schedule(at: message.blockTime, "land \(message.txId.prefix(8))") { [self] in
-            if message.direction == .incoming {
-                utxos.append(message.txId)
-            } else if !utxos.isEmpty {
-                utxos.removeFirst()  // sending spends the wallet's oldest output
-            }
+            if message.direction == .incoming { utxos.append(message.txId) }  // a send spent its inputs when published
             scheduler.schedule(after: lag, "index") { [indexer] in indexer.add(message) }
             // The node reports every change to the address's outputs: outgoing txs too.
             node.schedule(message, after: realtimeDelay, flakyDraw: flakyDraw)
@@ -167,16 +164,19 @@ public final class SimulatedWorld {
 }
 
 extension SimulatedWorld: PublishPort {
-    public func publish(from me: Address, to contact: Address, body: String) -> NetworkMessage {
+    /// The wallet spends its oldest unspent output, whether or not the app has ever seen the
+    /// message that created it.
+    public func publish(from me: Address, to contact: Address, body: String) -> Publication {
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
                                      body: body, blockTime: scheduler.now + timings.confirmation)
+        let spent = utxos.isEmpty ? [] : [utxos.removeFirst()]
         ledger.append(message)
         persist { try $0.saveWorldMessage(message) }
         land(message)
         if let c = contacts.first(where: { $0.address == contact }) {
             traffic.reply(to: message, from: c)
         }
-        return message
+        return Publication(message: message, spent: spent)
     }
 }
 

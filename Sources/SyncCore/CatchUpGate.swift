@@ -98,6 +98,12 @@ public struct CatchUpGate: Sendable {
         return .start(trigger: trigger, forced: forced)
     }
 
+    /// The running catch-up is of another kind than the full one `triggered` assumed: (b)'s
+    /// targeted sync, or a targeted one that fell back to full. Joins name the right one.
+    public mutating func runningIs(_ kind: SyncKind) {
+        running?.kind = kind
+    }
+
     /// The triggers now due: a retry, (c)'s trailing catch-up. A spurious wake-up returns none.
     public mutating func deadlineReached(now: Instant) -> [CatchUpTrigger] {
         var due: [CatchUpTrigger] = []

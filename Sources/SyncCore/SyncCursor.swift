@@ -1,9 +1,11 @@
 // Sync cursors — SPEC §3 rule 9.
 //
-// Each sync object keeps the block time of the newest message it has stored. A request
+// Each sync object keeps the block time up to which every message is stored. A request
 // starts `reorgRewind` before the cursor while the cursor is that close to now (late-indexed
 // or reorganised messages still land behind it), else just after it. A cursor moves only
-// forward, and only once the messages it covers are stored.
+// forward, and only once the messages it covers are stored: never past what the indexer
+// had surely indexed when it was asked (messages are indexed up to `indexerLagAllowance`
+// after they land, so a reply can lack a message of the very block time it returns).
 
 /// One object a catch-up fetches (rule 9).
 public enum SyncObject: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -36,9 +38,14 @@ public struct SyncCursor: Hashable, Sendable {
         return cursor + .milliseconds(1)
     }
 
-    /// The cursor after storing messages up to `blockTime`; never moves backwards.
-    public func advanced(coveringUpTo blockTime: Instant?) -> SyncCursor {
-        guard let blockTime else { return self }
+    /// The cursor after storing a reply whose newest message landed at `blockTime`, to a
+    /// request sent at `requestedAt`; never moves backwards. It covers no further than
+    /// `requestedAt − indexingLag`: a message that landed later may not have been indexed
+    /// when the indexer answered (two messages of one block time, one indexed and one not),
+    /// and a cursor past it would skip it for good once the cursor is older than the rewind.
+    public func advanced(coveringUpTo newest: Instant?, requestedAt: Instant, indexingLag: Interval) -> SyncCursor {
+        guard let newest else { return self }
+        let blockTime = min(newest, requestedAt - indexingLag)
         guard let current = lastFetchedBlockTime else { return SyncCursor(lastFetchedBlockTime: blockTime) }
         return SyncCursor(lastFetchedBlockTime: max(current, blockTime))
     }

@@ -69,9 +69,23 @@ public protocol SystemPort: AnyObject {
     var notificationPermissionGranted: Bool { get }
 }
 
+/// An outgoing transaction as the wallet signed it: the message, and the outputs it spends.
+public struct Publication: Hashable, Sendable {
+    public var message: NetworkMessage
+    /// The txIds of the user's unspent outputs this transaction spends (the wallet signs
+    /// them, so the client knows them). Once spent, they leave the address's UTXO set.
+    public var spent: [String]
+
+    public init(message: NetworkMessage, spent: [String]) {
+        self.message = message
+        self.spent = spent
+    }
+}
+
 public protocol PublishPort: AnyObject {
-    /// Publishes an outgoing message; returns it as the network will carry it.
-    func publish(from me: Address, to contact: Address, body: String) -> NetworkMessage
+    /// Publishes an outgoing message; returns it as the network will carry it, with the
+    /// outputs it spends.
+    func publish(from me: Address, to contact: Address, body: String) -> Publication
 }
 
 /// Everything the driver needs from the outside world.

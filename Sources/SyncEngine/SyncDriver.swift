@@ -74,6 +74,9 @@ public final class SyncDriver: ClientEndpoint {
     /// stay O(1).
     private var pendingArrivals: [String: Instant] = [:]
     private var pendingUnstored: Set<String> = []
+    /// (b): outputs the user's sends spent whose messages the store lacks. The UTXO set no
+    /// longer shows them, so a proven gap is the UTXO set's unknown txIds plus these.
+    private var spentUnstored: Set<String> = []
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, me: Address, scheduler: Scheduler,
                 storage: ChatStorage, ports: WorldPorts, initialMode: NotificationMode = .remotePush) {
@@ -144,9 +147,13 @@ public final class SyncDriver: ClientEndpoint {
     /// The user writes to a contact: publish, store as sent.
     @discardableResult
     public func send(to contact: Address, text: String) -> NetworkMessage {
-        let message = ports.network.publish(from: me, to: contact, body: text)
+        let publication = ports.network.publish(from: me, to: contact, body: text)
+        let message = publication.message
         emit(.messageSent(txId: message.txId, to: contactsByAddress[contact]?.handle ?? contact.value))
         store(message, via: .sent, receivedAt: now)
+        // (b): an output this send spent leaves the UTXO set, so the set can no longer reveal
+        // its message; if the store lacks it, the next proven gap fetches it by id.
+        for id in publication.spent where !storage.hasMessage(txId: id) { spentUnstored.insert(id) }
         settle()
         return message
     }
@@ -442,19 +449,24 @@ public final class SyncDriver: ClientEndpoint {
     }
 
     private func fetchAll(_ objects: [SyncObject], runId: Int) {
-        // A message that landed just before the subscription went live was too early for
-        // realtime and may not be indexed yet: ask once the indexer has caught up with it.
-        if let live = liveSince, now < live + settings.indexerLagAllowance, !objects.isEmpty {
-            scheduler.schedule(at: live + settings.indexerLagAllowance, "catch-up waits for the indexer") { [weak self] in
-                guard let self, self.runs[runId] != nil else { return }  // stopped meanwhile
-                self.fetchAll(objects, runId: runId)
-                self.settle()
+        guard !objects.isEmpty else { return }
+        afterIndexerLag(runId: runId) { [self] in
+            for object in objects {
+                let since = storage.cursor(object).requestStart(now: now, rewind: settings.reorgRewind)
+                fetch(object, since: since, page: 0, runId: runId)
             }
-            return
         }
-        for object in objects {
-            let since = storage.cursor(object).requestStart(now: now, rewind: settings.reorgRewind)
-            fetch(object, since: since, page: 0, runId: runId)
+    }
+
+    /// A message that landed just before the subscription went live was too early for
+    /// realtime and may not be indexed yet: a catch-up asks once the indexer has caught up
+    /// with it, `indexerLagAllowance` after the subscription.
+    private func afterIndexerLag(runId: Int, _ ask: @escaping () -> Void) {
+        guard let live = liveSince, now < live + settings.indexerLagAllowance else { return ask() }
+        scheduler.schedule(at: live + settings.indexerLagAllowance, "catch-up waits for the indexer") { [weak self] in
+            guard let self, self.runs[runId] != nil else { return }  // stopped meanwhile
+            ask()
+            self.settle()
         }
     }
 
@@ -473,13 +485,16 @@ public final class SyncDriver: ClientEndpoint {
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, startedAt: now)
+        gate.runningIs(.targeted)
         counters.targetedSyncs += 1
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
-        counters.requestsByKind["utxo_set", default: 0] += 1
-        runs[id]?.requests += 1
-        runs[id]?.outstanding += 1
-        ports.realtime.requestUtxoSet(for: me) { [weak self] result in self?.utxoReplied(runId: id, result: result) }
+        afterIndexerLag(runId: id) { [self] in
+            counters.requestsByKind["utxo_set", default: 0] += 1
+            runs[id]?.requests += 1
+            runs[id]?.outstanding += 1
+            ports.realtime.requestUtxoSet(for: me) { [weak self] result in self?.utxoReplied(runId: id, result: result) }
+        }
     }
 
     private func utxoReplied(runId: Int, result: Result<[String], TransportError>) {
@@ -489,17 +504,20 @@ public final class SyncDriver: ClientEndpoint {
         case .failure(let error):
             emit(.error(source: "node", message: "UTXO set: \(error); the gap cannot be proven, running a full sync"))
             runs[runId]?.kind = .full
+            gate.runningIs(.full)
             counters.targetedSyncs -= 1
             counters.fullSyncs += 1
             fetchAll(fullSyncObjects(), runId: runId)
         case .success(let txIds):
-            for id in txIds where !storage.hasMessage(txId: id) {
+            let requestedAt = now
+            // The gap: unspent outputs the store lacks, and outputs the user's sends spent unseen.
+            for id in txIds + spentUnstored.sorted() where !storage.hasMessage(txId: id) {
                 let call = IndexerCall.messageById(id)
                 counters.requestsByKind[call.kind, default: 0] += 1
                 runs[runId]?.requests += 1
                 runs[runId]?.outstanding += 1
                 ports.indexer.send(call) { [weak self] result in
-                    self?.fetchReplied(nil, call: call, since: .zero, page: 0, runId: runId, result: result)
+                    self?.fetchReplied(nil, call: call, since: .zero, page: 0, runId: runId, requestedAt: requestedAt, result: result)
                 }
             }
         }
@@ -538,12 +556,14 @@ public final class SyncDriver: ClientEndpoint {
         counters.requestsByKind[call.kind, default: 0] += 1
         runs[runId]?.requests += 1
         runs[runId]?.outstanding += 1
+        let requestedAt = now
         ports.indexer.send(call) { [weak self] result in
-            self?.fetchReplied(object, call: call, since: since, page: page, runId: runId, result: result)
+            self?.fetchReplied(object, call: call, since: since, page: page, runId: runId, requestedAt: requestedAt, result: result)
         }
     }
 
-    private func fetchReplied(_ object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, result: Result<Data, TransportError>) {
+    private func fetchReplied(_ object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant,
+                              result: Result<Data, TransportError>) {
         guard let run = runs[runId] else {
             settle()
             return  // the sync was stopped (budget, OS expiry, foreground): its late replies are dropped
@@ -556,6 +576,12 @@ public final class SyncDriver: ClientEndpoint {
         case .success(let data):
             do {
                 let reply = try IndexerPage.decode(data, for: call, me: me, now: now)
+                if case .messageById(let id) = call, reply.messages.isEmpty {
+                    // (b): the node showed this output, so the message exists; the indexer has
+                    // not indexed it yet. The gap is not closed: this catch-up is incomplete.
+                    runs[runId]?.failed += 1
+                    emit(.error(source: "indexer", message: "message_by_id \(id.prefix(8)): not indexed yet; the catch-up is incomplete"))
+                }
                 let channel: Channel = run.kind == .light ? .background : .fetch
                 // A message whose push already reached the notification extension was the
                 // app's first from that push, when it arrived: keep that as its first channel.
@@ -565,7 +591,10 @@ public final class SyncDriver: ClientEndpoint {
                 }
                 // Rule 9: the cursor moves in the same commit as the messages it covers.
                 // (A fetch by id, for (b), has no cursor.)
-                let cursor = object.map { ($0, storage.cursor($0).advanced(coveringUpTo: reply.messages.map(\.blockTime).max())) }
+                let cursor = object.map {
+                    ($0, storage.cursor($0).advanced(coveringUpTo: reply.messages.map(\.blockTime).max(), requestedAt: requestedAt,
+                                                     indexingLag: settings.indexerLagAllowance))
+                }
                 let fresh = try storage.commit(messages, cursor: cursor)
                 runs[runId]?.stored += fresh.count
                 for m in fresh {
@@ -620,6 +649,7 @@ public final class SyncDriver: ClientEndpoint {
 
     private func announce(_ m: StoredMessage) {
         pendingUnstored.remove(m.txId)
+        spentUnstored.remove(m.txId)
         let who = contactsByAddress[m.message.conversation]?.handle ?? m.message.conversation.value
         emit(.messageStored(txId: m.txId, conversation: who, direction: m.message.direction, kind: m.message.kind, channel: m.via))
         if m.via == .background, m.message.direction == .incoming,

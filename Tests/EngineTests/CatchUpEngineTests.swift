@@ -170,6 +170,31 @@ struct IndexerLagEngineTests {
     }
 }
 
+extension IndexerLagEngineTests {
+    @Test("rule 9: a reply covers no more than was surely indexed when it was asked, so a catch-up 15 min later still asks for that block time (a fuzzer finding)")
+    func cursorStopsShortOfTheIndexingLag() throws {
+        var timings = WorldTimings()
+        timings.indexingLag = (low: .seconds(1), high: .seconds(1))
+        let run = try simulate("""
+            duration 30m
+            at 5m receive alice "a"
+            at 5m2s sync
+            at 20m sync
+            """, timings: timings)
+        let a = try #require(run.incoming(from: "alice").first)
+        let alice = run.contact("alice").address
+        let calls = run.world.indexer.calls.compactMap { entry -> (Instant, Instant)? in
+            if case .contextual(let addr, .incoming, let since) = entry.call, addr == alice { return (entry.at, since) } else { return nil }
+        }
+        // The reply at 5m02s held the message (indexed at 5m01s), yet the cursor stops 3 s
+        // before the request: a message of the same block time may still have been indexing.
+        let late = try #require(calls.first { $0.0 == t(20) })
+        #expect(late.1 <= a.blockTime)
+        #expect(late.1 > a.blockTime - .seconds(4))
+        run.checkInvariants()
+    }
+}
+
 @Suite("Fallback polling and background refresh on the simulated world (rules 13–14)")
 struct PollingRefreshEngineTests {
     @Test("rule 13: each poll starts 60 s after the previous sync completed (90 s apart with 30 s latency), never overlapping, and stops when realtime is back")

@@ -1,0 +1,83 @@
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+/// Improvement (b) proves the gap from the node's UTXO set. These pin what makes that proof
+/// sound; each was found by the scenario fuzzer losing a message under `adaptive`.
+@Suite("Proven gap (b): what the UTXO set cannot show")
+struct ProvenGapTests {
+    @Test("(b) a send that spends the output of a message the app never saw: the proven gap fetches it by id")
+    func spentOutputIsFetched() throws {
+        let run = try simulate("""
+            duration 40m
+            at 1m receive alice "hit"
+            at 2m background
+            at 3m push drop 100%
+            at 4m receive bob "unseen"
+            at 5m push drop 0%
+            at 6m send carol "one"
+            at 7m send carol "two"
+            at 20m foreground
+            """, policy: .adaptive)
+        let unseen = try #require(run.world.ledger.first { $0.body == "unseen" })
+        // Neither realtime nor push brought it, and the two sends spent it: the UTXO set no longer shows it.
+        #expect(!run.world.node.delivered.contains(unseen.txId) && !run.world.push.delivered.contains(unseen.txId))
+        #expect(!run.world.utxos.contains(unseen.txId))
+        let targeted = try #require(run.catchUpStarts(kind: .targeted).first { $0 >= t(20) })
+        #expect(run.catchUpStarts().filter { $0 >= t(20) }.isEmpty)  // no full sync after the foreground
+        let stored = try #require(run.storage.message(txId: unseen.txId))
+        #expect(stored.via == .fetch && stored.receivedAt >= targeted && stored.receivedAt < targeted + .seconds(10))
+        #expect(run.world.indexer.calls.contains { $0.call == .messageById(unseen.txId) })
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("(b) a targeted catch-up right after subscribing asks once the indexer has caught up")
+    func targetedWaitsForTheIndexer() throws {
+        let run = try simulate("""
+            duration 40m
+            at 1m receive alice "hit"
+            at 2m mute bob
+            at 3m background
+            at 19m59s receive bob "just before"
+            at 20m foreground
+            """, policy: .adaptive)
+        let live = try #require(run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }.last)
+        #expect(try #require(run.catchUpStarts(kind: .targeted).last) == live)
+        // The deferred app-active joins it, and the log names the sync it joined rightly.
+        #expect(run.log.contains { $0.at == live && $0.event.line == "catch-up joined (app-active): rides on the running targeted subscription-restart sync" })
+        let asked = try #require(run.world.indexer.calls.first { $0.at > t(19) })
+        #expect(asked.at >= live + .seconds(3))
+        let m = try #require(run.world.ledger.first { $0.body == "just before" })
+        #expect(run.storage.message(txId: m.txId)?.via == .fetch)
+        #expect(!run.log.contains { if case .error = $0.event { return true } else { return false } })
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+
+    @Test("(b) a txId the indexer has not indexed yet leaves the gap open: an error, and the retry fetches it")
+    func notIndexedYetIsRetried() throws {
+        var slow = WorldTimings()
+        slow.indexingLag = (low: .seconds(8), high: .seconds(9))  // longer than the client allows for
+        let run = try simulate("""
+            duration 40m
+            at 1m receive alice "hit"
+            at 2m mute bob
+            at 3m background
+            at 19m59s receive bob "just before"
+            at 20m foreground
+            """, policy: .adaptive, timings: slow)
+        let m = try #require(run.world.ledger.first { $0.body == "just before" })
+        let error = try #require(run.log.first { if case .error(_, let text) = $0.event { return text.contains("not indexed yet") } else { return false } })
+        #expect(error.event.line.contains("message_by_id \(m.txId.prefix(8))"))
+        let finished = run.log.first { if case .catchUpFinished(_, .targeted, _, _, let failed, _, _) = $0.event { return failed == 1 } else { return false } }
+        #expect(finished != nil)
+        let retry = try #require(run.catchUpStarts(trigger: "retry", kind: .targeted).first)
+        #expect(retry == error.at + .seconds(30))
+        let stored = try #require(run.storage.message(txId: m.txId))
+        #expect(stored.via == .fetch && stored.receivedAt >= retry)
+        run.checkInvariants()
+    }
+}
