@@ -24,7 +24,12 @@ public final class Scheduler {
     private var nextSeq: UInt64 = 0
     private var cancelled: Set<UInt64> = []
 
-    public init(start: Instant = .zero) { self.now = start }
+    /// `runawayLimit`: how many entries may run at one instant before the run is stopped as a
+    /// loop (a timer that re-arms itself without time moving would otherwise hang forever).
+    public init(start: Instant = .zero, runawayLimit: Int = 5_000_000) {
+        self.now = start
+        self.runawayLimit = runawayLimit
+    }
 
     /// Schedules `action` at `at` (never before now). Returns a token for `cancel`.
     @discardableResult
@@ -58,9 +63,9 @@ public final class Scheduler {
         let entry = pop()
         if entry.at == now {
             sameInstant += 1
-            if sameInstant > Self.runawayLimit {
+            if sameInstant > runawayLimit {
                 // A timer that re-arms itself for the same instant would hang a run forever.
-                preconditionFailure("Scheduler: more than \(Self.runawayLimit) entries at \(now), the last \"\(entry.label)\": something re-arms itself without time moving")
+                preconditionFailure("Scheduler: more than \(runawayLimit) entries at \(now), the last \"\(entry.label)\": something re-arms itself without time moving")
             }
         } else {
             sameInstant = 0
@@ -81,7 +86,7 @@ public final class Scheduler {
     public var pendingCount: Int { heap.count - cancelled.count }
 
     private var sameInstant = 0
-    static let runawayLimit = 5_000_000
+    private let runawayLimit: Int
 
     // MARK: - Binary heap on (at, seq)
 

@@ -42,4 +42,25 @@ struct SchedulerTests {
         s.runNext()
         #expect(at == Instant(milliseconds: 1000))
     }
+
+    @Test("a timer that re-arms itself at one instant stops the run, naming its entry, instead of hanging (a fuzzer finding)")
+    func runawayStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let s = Scheduler(runawayLimit: 1_000)
+            func again() { s.schedule(after: .zero, "re-arming timer") { again() } }
+            again()
+            s.run(until: Instant(milliseconds: 1))
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("more than 1000 entries at 00:00:00.000, the last \"re-arming timer\""))
+    }
+
+    @Test("many entries at one instant that end are not a loop")
+    func manyAtOneInstant() {
+        let s = Scheduler(runawayLimit: 1_000)
+        var ran = 0
+        for _ in 0..<1_000 { s.schedule(at: Instant(milliseconds: 5), "burst") { ran += 1 } }
+        s.run(until: Instant(milliseconds: 10))
+        #expect(ran == 1_000)
+    }
 }
