@@ -8,7 +8,7 @@ import SyncCore
 import SyncEngine
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|render|memory|store|fuzz [--count N] [--from SEED]|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|render|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -94,29 +94,37 @@ func renderBench() throws {
     row("cells changed per key press, median", String(format: "%.0f of 12000", percentile(changedCells, 0.5)))
 }
 
-/// The real TUI in tmux with 100 000 messages in history: its resident memory.
-func memoryBench() {
-    say("== memory: the running TUI (release binary in tmux, a SQLite profile) with 100 000 messages in history")
+/// /bin/sh -c with posix_spawn and waitpid (Foundation's Process can miss a child's exit);
+/// what it printed, trimmed.
+func sh(_ cmd: String) -> String {
+    let out = NSTemporaryDirectory() + "synchat-bench-\(getpid()).out"
+    defer { unlink(out) }
+    var pid: pid_t = 0
+    let argv = ["/bin/sh", "-c", cmd + " > " + out + " 2>/dev/null </dev/null"]
+    var cargs = argv.map { strdup($0) } + [nil]
+    defer { for a in cargs { free(a) } }
+    guard posix_spawn(&pid, "/bin/sh", nil, nil, &cargs, environ) == 0 else { return "" }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    return ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// The release `synchat` beside this bench, or nil (with a line saying so).
+func releaseBinary() -> String? {
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("synchat").path
     guard FileManager.default.isExecutableFile(atPath: binary) else {
         say("skipped: \(binary) not built (swift build -c release)")
-        return
+        return nil
     }
+    return binary
+}
+
+/// The real TUI in tmux with 100 000 messages in history: its resident memory.
+func memoryBench() {
+    say("== memory: the running TUI (release binary in tmux, a SQLite profile) with 100 000 messages in history")
+    guard let binary = releaseBinary() else { return }
     let socket = "synchat-bench-\(getpid())"
-    /// /bin/sh -c with posix_spawn and waitpid (Foundation's Process can miss a child's exit).
-    func sh(_ cmd: String) -> String {
-        let out = NSTemporaryDirectory() + "synchat-bench-\(getpid()).out"
-        defer { unlink(out) }
-        var pid: pid_t = 0
-        let argv = ["/bin/sh", "-c", cmd + " > " + out + " 2>/dev/null </dev/null"]
-        var cargs = argv.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        guard posix_spawn(&pid, "/bin/sh", nil, nil, &cargs, environ) == 0 else { return "" }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        return ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-    guard !sh("command -v tmux").isEmpty else { print("skipped: tmux is not installed"); return }
+    guard !sh("command -v tmux").isEmpty else { say("skipped: tmux is not installed"); return }
     let data = NSTemporaryDirectory() + "synchat-bench-data-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: data) }
     _ = sh("tmux -L \(socket) new-session -d -s bench -x 200 -y 60 'env XDG_DATA_HOME=\(data) \(binary) --history 100000 --speed 60' ")
@@ -132,7 +140,7 @@ func memoryBench() {
         }
         usleep(100_000)
     }
-    guard !pid.isEmpty else { print("skipped: the TUI did not start"); return }
+    guard !pid.isEmpty else { say("skipped: the TUI did not start"); return }
     // Open the busiest conversation (its history loads) and let it run a few seconds.
     _ = sh("tmux -L \(socket) send-keys Enter ")
     sleep(3)
@@ -294,6 +302,7 @@ if what == "fuzz" || what == "all" {
     let (count, from) = fuzzArguments(Array(CommandLine.arguments.dropFirst(2)))
     fuzzBench(count: what == "all" ? min(count, 1000) : count, from: from)
 }
+if what == "storm" || what == "all" { stormBench() }
 if what == "crash" || what == "all" {
     let kills = CommandLine.arguments.dropFirst(2).first.flatMap(Int.init) ?? 120
     crashBench(kills: kills)
