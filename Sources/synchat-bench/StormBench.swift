@@ -19,7 +19,7 @@ func stormBench() {
     _ = sh("\(tmux) new-session -d -s storm -x 100 -y 30 'env TERM=xterm-256color \(binary) --ephemeral --seed 3 --speed 60 --scenario \(dir)/busy.scenario --log \(dir)/events.log'")
     // Name the session: tmux 3.3a's bare kill-session / kill-server can leave the server running.
     defer { _ = sh("\(tmux) kill-session -t storm; \(tmux) kill-server") }
-    func screen() -> String { sh("\(tmux) capture-pane -p -t storm") }
+    func screen() -> String { sh("\(tmux) capture-pane -p -t storm", raw: true) }
     func until(_ seconds: Double, _ condition: (String) -> Bool) -> Double? {
         let start = now()
         while Double(now() - start) / 1e9 < seconds {
@@ -52,8 +52,8 @@ func stormBench() {
     let tooSmall = until(10) { $0.contains("terminal too small") }
     _ = sh("\(tmux) resize-window -t storm -x 100 -y 30")
     let redrawn = until(10) { s in
-        let lines = s.split(separator: "\n", omittingEmptySubsequences: false)
-        return lines.count >= 29 && lines.first?.hasSuffix("? help") == true && lines.first?.count == 99
+        let lines = s.split(separator: "\n", omittingEmptySubsequences: false).dropLast(s.hasSuffix("\n") ? 1 : 0)
+        return lines.count == 30 && lines.first?.hasSuffix("? help") == true && lines.first?.count == 99
             && lines.allSatisfy { $0.count <= 100 } && s.contains(" foreground │") && s.contains("sync log")
     }
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""

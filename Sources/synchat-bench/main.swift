@@ -95,8 +95,8 @@ func renderBench() throws {
 }
 
 /// /bin/sh -c with posix_spawn and waitpid (Foundation's Process can miss a child's exit);
-/// what it printed, trimmed.
-func sh(_ cmd: String) -> String {
+/// what it printed, trimmed unless `raw` (a captured screen keeps its leading spaces).
+func sh(_ cmd: String, raw: Bool = false) -> String {
     let out = NSTemporaryDirectory() + "synchat-bench-\(getpid()).out"
     defer { unlink(out) }
     var pid: pid_t = 0
@@ -106,7 +106,8 @@ func sh(_ cmd: String) -> String {
     guard posix_spawn(&pid, "/bin/sh", nil, nil, &cargs, environ) == 0 else { return "" }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    return ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    let printed = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+    return raw ? printed : printed.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// The release `synchat` beside this bench, or nil (with a line saying so).
