@@ -106,6 +106,29 @@ struct InvariantTests {
         #expect(found.contains { $0.kind == .cursor && $0.detail.contains("moved back") })
     }
 
+    @Test("under seed, only a loss rule 6 explains is counted instead of failed; the same loss without a debounce skip fails")
+    func debounceGapIsNarrow() throws {
+        // A muted contact writes while the app is away; push is reliable, so the foreground's
+        // catch-up is debounced and nothing brings the message in (the spec's own gap).
+        let text = "seed 3\nduration 2h\ncontacts 3\ntraffic 0/h\nsettle 0s\nat 1m receive alice \"hit\"\nat 2m mute carol\n"
+            + "at 3m background\nat 4m receive carol \"while away\"\nat 6m foreground\n"
+        let gap = ScenarioFuzzer.check(try ScenarioParser.parse(text, file: "gap.scenario"), policies: [.seed], twice: false)
+        #expect(gap.passed && gap.debounceGaps == 1)
+        // adaptive's (c) fetches it: nothing to excuse.
+        let adaptive = ScenarioFuzzer.check(try ScenarioParser.parse(text, file: "gap.scenario"), policies: [.adaptive], twice: false)
+        #expect(adaptive.passed && adaptive.debounceGaps == 0)
+        // The same message kept from the store by a failing disk, with no skip to explain it: a violation.
+        let scenario = try ScenarioParser.parse("duration 10m\ncontacts 1\ntraffic 0/h\nmode off\nat 1m receive alice \"x\"\n", file: "t.scenario")
+        let storage = ObservedStorage()
+        let run = ScenarioRun(scenario: scenario, policy: .seed, storage: storage)
+        storage.clock = { run.scheduler.now }
+        storage.inner.failCommit = { messages, _ in messages.contains { $0.message.body == "x" } }
+        run.run()
+        let report = Invariants.check(run, storage: storage)
+        #expect(report.debounceGaps == 0)
+        #expect(report.violations.contains { $0.kind == .lost })
+    }
+
     @Test("a message missing from the store is reported as lost, with its sender and time")
     func lostIsReported() throws {
         let scenario = try ScenarioParser.parse("duration 10m\ncontacts 1\ntraffic 0/h\nmode off\nat 1m receive alice \"x\"\n", file: "t.scenario")
