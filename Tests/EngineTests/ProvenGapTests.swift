@@ -4,6 +4,17 @@ import SyncCore
 import SyncEngine
 import Testing
 
+/// Push is reliable; a muted contact's message lands a second before the foreground, too
+/// early for the new subscription and without a push.
+let justBeforeForeground = """
+    duration 40m
+    at 1m receive alice "hit"
+    at 2m mute bob
+    at 3m background
+    at 19m59s receive bob "just before"
+    at 20m foreground
+    """
+
 /// Improvement (b) proves the gap from the node's UTXO set. These pin what makes that proof
 /// sound; each was found by the scenario fuzzer losing a message under `adaptive`.
 @Suite("Proven gap (b): what the UTXO set cannot show")
@@ -36,14 +47,7 @@ struct ProvenGapTests {
 
     @Test("(b) a targeted catch-up right after subscribing asks once the indexer has caught up")
     func targetedWaitsForTheIndexer() throws {
-        let run = try simulate("""
-            duration 40m
-            at 1m receive alice "hit"
-            at 2m mute bob
-            at 3m background
-            at 19m59s receive bob "just before"
-            at 20m foreground
-            """, policy: .adaptive)
+        let run = try simulate(justBeforeForeground, policy: .adaptive)
         let live = try #require(run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }.last)
         #expect(try #require(run.catchUpStarts(kind: .targeted).last) == live)
         // The deferred app-active joins it, and the log names the sync it joined rightly.
@@ -61,14 +65,7 @@ struct ProvenGapTests {
     func notIndexedYetIsRetried() throws {
         var slow = WorldTimings()
         slow.indexingLag = (low: .seconds(8), high: .seconds(9))  // longer than the client allows for
-        let run = try simulate("""
-            duration 40m
-            at 1m receive alice "hit"
-            at 2m mute bob
-            at 3m background
-            at 19m59s receive bob "just before"
-            at 20m foreground
-            """, policy: .adaptive, timings: slow)
+        let run = try simulate(justBeforeForeground, policy: .adaptive, timings: slow)
         let m = try #require(run.world.ledger.first { $0.body == "just before" })
         let error = try #require(run.log.first { if case .error(_, let text) = $0.event { return text.contains("not indexed yet") } else { return false } })
         #expect(error.event.line.contains("message_by_id \(m.txId.prefix(8))"))
