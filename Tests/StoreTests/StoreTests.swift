@@ -110,9 +110,10 @@ struct StoreTests {
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("p.sqlite").path
-        let scenario = try ScenarioParser.parse("seed 9\nduration 100h\ncontacts 5\ntraffic 40/h\nsettle 0s\nat 20m push drop 100%\nat 40m push drop 0%", file: "live")
+        let scenario = try ScenarioParser.parse("seed 9\nduration 100h\ncontacts 5\ntraffic 40/h\nsettle 0s\nat 10m send alice \"one\"\nat 20m push drop 100%\nat 30m send bob \"two\"\nat 31m send carol \"three\"\nat 40m push drop 0%", file: "live")
         var firstLedger: [String] = []
         var firstClock = Instant.zero
+        var firstWallet: [String] = []
         var learned: PushReliability.Persisted?
         do {
             let s = try SQLiteChatStorage.open(path: path)
@@ -122,6 +123,7 @@ struct StoreTests {
             run.checkpoint()
             firstLedger = run.world.ledger.map(\.txId)
             firstClock = run.scheduler.now
+            firstWallet = run.world.utxos
             learned = run.driver.reliability.persisted
             #expect(learned?.state != .unknown)
         }
@@ -130,6 +132,9 @@ struct StoreTests {
         #expect(run.resumed)
         #expect(run.scheduler.now == firstClock)
         #expect(run.world.ledger.map(\.txId) == firstLedger)
+        // The wallet too: the same unspent outputs, the three sends' spent ones gone.
+        #expect(run.world.utxos == firstWallet)
+        #expect(run.world.utxos.count == run.world.ledger.filter { $0.direction == .incoming }.count - 3)
         #expect(run.world.contacts.map(\.handle) == ["alice", "bob", "carol", "dave", "erin"])
         #expect(run.driver.reliability.persisted == learned)
         #expect(run.log.contains { $0.event == .realtime(.connecting, reason: "first launch") })  // rule 10: a cold start
@@ -139,6 +144,31 @@ struct StoreTests {
         #expect(!fresh.isEmpty)
         #expect(Set(fresh).isDisjoint(with: firstLedger))
         #expect(try s.snapshot().duplicateTxIds == 0)
+    }
+
+    @Test("a resumed wallet spends as the live one did: a send spends when it is published, not when it lands a second later")
+    func resumedWallet() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("w.sqlite").path
+        // The wallet is empty when alice's message is sent; bob's lands in the second before
+        // the send's block, so the send spent nothing and bob's output stays unspent.
+        let scenario = try ScenarioParser.parse("seed 4\nduration 10h\ncontacts 2\ntraffic 0/h\nsettle 0s\nat 1m send alice \"x\"\nat 1m500ms receive bob \"b\"", file: "wallet")
+        var live: [String] = []
+        do {
+            let s = try SQLiteChatStorage.open(path: path)
+            let run = ScenarioRun(scenario: scenario, storage: s, persistence: s)
+            run.advance(to: .zero + .minutes(5))
+            run.checkpoint()
+            live = run.world.utxos
+        }
+        let bob = try #require(live.first)
+        #expect(live.count == 2)  // bob's, and alice's reply
+        let s = try SQLiteChatStorage.open(path: path)
+        let run = ScenarioRun(scenario: scenario, storage: s, persistence: s)
+        #expect(run.resumed)
+        #expect(run.world.utxos == live)
+        #expect(run.world.ledger.first { $0.txId == bob }?.body == "b")
     }
 
     @Test("a corrupt or non-SQLite file is refused with its path and what to do")
