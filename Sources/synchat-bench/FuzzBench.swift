@@ -7,18 +7,37 @@ import SyncCore
 // Reliability section. A failing case prints its seed and the minimised scenario, and writes
 // it to ./fuzz-failures/SEED.scenario; once fixed, it belongs in Tests/FuzzTests/Regressions/.
 
+/// `--count N` (default 10 000) and `--from SEED` (default 1); anything else is a one-line
+/// error and exit code 2.
 func fuzzArguments(_ args: [String]) -> (count: Int, from: UInt64) {
     var count = 10_000, from: UInt64 = 1
     var i = 0
+    func value(_ flag: String) -> String {
+        guard i + 1 < args.count else { usage("\(flag) needs a value") }
+        i += 1
+        return args[i]
+    }
     while i < args.count {
         switch args[i] {
-        case "--count": count = args.count > i + 1 ? Int(args[i + 1]) ?? count : count; i += 1
-        case "--from": from = args.count > i + 1 ? UInt64(args[i + 1]) ?? from : from; i += 1
-        default: break
+        case "--count":
+            let v = value("--count")
+            guard let n = Int(v), n > 0 else { usage("--count \(v): expected a positive number of cases") }
+            count = n
+        case "--from":
+            let v = value("--from")
+            guard let n = UInt64(v) else { usage("--from \(v): expected a seed, a number ≥ 0") }
+            from = n
+        default:
+            usage("unknown argument \(args[i]) (fuzz takes --count N and --from SEED)")
         }
         i += 1
     }
     return (count, from)
+}
+
+func usage(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("synchat-bench: \(message)\n".utf8))
+    exit(2)
 }
 
 /// A row whose value may be longer than `row`'s column.

@@ -293,18 +293,28 @@ extension String {
 }
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
+let rest = Array(CommandLine.arguments.dropFirst(2))
+let sections = ["policies", "speed", "render", "memory", "store", "fuzz", "storm", "crash", "all"]
+if ["-h", "--help", "help"].contains(what) {
+    say("usage: synchat-bench [policies|speed|render|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]")
+    say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
+    exit(0)
+}
+guard sections.contains(what) else { usage("unknown section \(what) (expected \(sections.joined(separator: ", ")))") }
+let fuzzCount = what == "fuzz" ? fuzzArguments(rest) : (count: 1_000, from: UInt64(1))
+var kills = 120
+if what == "crash", let arg = rest.first {
+    guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
+    kills = n
+} else if what != "fuzz", !rest.isEmpty {
+    usage("\(what) takes no arguments")
+}
 say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
 if what == "policies" || what == "all" { try policiesBench(); try ablationBench() }
 if what == "speed" || what == "all" { try speedBench() }
 if what == "render" || what == "all" { try renderBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }
-if what == "fuzz" || what == "all" {
-    let (count, from) = fuzzArguments(Array(CommandLine.arguments.dropFirst(2)))
-    fuzzBench(count: what == "all" ? min(count, 1000) : count, from: from)
-}
+if what == "fuzz" || what == "all" { fuzzBench(count: fuzzCount.count, from: fuzzCount.from) }
 if what == "storm" || what == "all" { stormBench() }
-if what == "crash" || what == "all" {
-    let kills = CommandLine.arguments.dropFirst(2).first.flatMap(Int.init) ?? 120
-    crashBench(kills: kills)
-}
+if what == "crash" || what == "all" { crashBench(kills: kills) }
