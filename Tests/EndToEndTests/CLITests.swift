@@ -73,4 +73,26 @@ struct CLITests {
         #expect(r.status == 2)
         #expect(r.err.contains("--policy greedy") && r.err.filter { $0 == "\n" }.count == 1)
     }
+
+    @Test("synchat-bench: an unknown section, flag or value is one line on stderr and exit code 2, before anything runs")
+    func benchArguments() throws {
+        let bench = TmuxSession.packageRoot.appendingPathComponent(".build/debug/synchat-bench").path
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "build synchat-bench first: \(bench)")
+        let cases: [([String], String)] = [
+            (["fuz"], "synchat-bench: unknown section fuz"),
+            (["fuzz", "--count", "many"], "synchat-bench: --count many: expected a positive number of cases"),
+            (["fuzz", "--count"], "synchat-bench: --count needs a value"),
+            (["fuzz", "--bogus"], "synchat-bench: unknown argument --bogus"),
+            (["crash", "0"], "synchat-bench: crash takes one positive number of kills"),
+            (["speed", "now"], "synchat-bench: speed takes no arguments"),
+        ]
+        for (args, message) in cases {
+            let r = try TmuxSession.spawn([bench] + args, captureOutput: true, captureErrors: true)
+            #expect(r.status == 2, "\(args)")
+            #expect(r.err.hasPrefix(message) && r.err.filter { $0 == "\n" }.count == 1, "\(args): \(r.err)")
+            #expect(r.out.isEmpty, "\(args): ran anyway")
+        }
+        let help = try TmuxSession.spawn([bench, "--help"], captureOutput: true, captureErrors: true)
+        #expect(help.status == 0 && help.out.hasPrefix("usage: synchat-bench"))
+    }
 }
