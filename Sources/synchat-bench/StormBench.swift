@@ -60,7 +60,7 @@ func stormBench() {
     let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { $0.split(separator: " ").compactMap { Double($0) }.first } ?? 0
     row("resizes, wall time", String(format: "200 in %.1f s", took))
     row("messages stored during the storm", "\(during)", "goal > 0: it kept receiving")
-    row("synchat still running after the storm", alive && kill(pid, 0) == 0 ? "yes" : "NO", "goal yes")
+    row("synchat still running (after the storm, after the redraws)", alive && kill(pid, 0) == 0 ? "yes" : "NO", "goal yes")
     row("20x5 afterwards: the 'too small' line", tooSmall.map { String(format: "shown in %.0f ms", $0) } ?? "NOT shown")
     row("100x30 afterwards: the full layout", redrawn.map { String(format: "right in %.0f ms", $0) } ?? "NOT right", "goal: right")
     row("peak resident memory (VmHWM)", String(format: "%.1f MB", peak / 1024))
