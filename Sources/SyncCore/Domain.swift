@@ -115,3 +115,10 @@ public enum Lifecycle: String, Sendable, Codable {
     case foreground
     case background
 }
+
+/// The largest message body the client writes (UTF-8 bytes). The network's documents carry
+/// at most 64 KiB per string; a body well under that leaves room for escaping and for a
+/// push's preview, and keeps the compose line small enough to edit at once.
+public enum MessageLimits {
+    public static let maxBodyBytes = 16 * 1024
+}
