@@ -180,7 +180,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
             return PersistedEngineState(
                 reliability: .init(state: PushState(rawValue: row["pushState"]) ?? .unknown, consecutiveMisses: row["consecutiveMisses"],
                                    lastReregisterAt: (row["lastReregisterAt"] as Int64?).map(Instant.init)),
-                gate: .init(lastFinishedAt: (row["lastCatchUpAt"] as Int64?).map(Instant.init)),
+                gate: .init(lastFinishedAt: (row["lastCatchUpAt"] as Int64?).map(Instant.init), owed: settings["owedCatchUp"].flatMap(Self.owed)),
                 mode: settings["mode"].flatMap(NotificationMode.init) ?? .remotePush,
                 preview: settings["preview"].flatMap(PreviewMode.init) ?? .message,
                 tokenStatus: TokenStatus(rawValue: row["tokenStatus"]) ?? .none)
@@ -198,7 +198,15 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
                                  s.reliability.lastReregisterAt?.milliseconds, s.gate.lastFinishedAt?.milliseconds, s.tokenStatus.rawValue])
             try setSetting(db, "mode", s.mode.rawValue)
             try setSetting(db, "preview", s.preview.rawValue)
+            try setSetting(db, "owedCatchUp", s.gate.owed.map { "\($0.kind.rawValue)\($0.forced ? " forced" : "")" } ?? "")
         }
+    }
+
+    /// Rule 14's owed catch-up as the setting keeps it: `full`, `targeted forced`, or empty.
+    private static func owed(_ text: String) -> CatchUpGate.Owed? {
+        let words = text.split(separator: " ")
+        guard let first = words.first, let kind = CatchUpGate.SyncKind(rawValue: String(first)) else { return nil }
+        return CatchUpGate.Owed(kind: kind, forced: words.dropFirst().first == "forced")
     }
 
     private func setSetting(_ db: Database, _ key: String, _ value: String) throws {

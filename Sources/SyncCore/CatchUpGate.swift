@@ -7,17 +7,36 @@
 //       └─trigger (debounced)─▶ skip │ └── trigger while running: join (rule 8)
 //
 // The debounce is a comparison with `lastFinishedAt`. Timers: (c)'s trailing catch-up, and
-// the retry of a catch-up that failed in the foreground (an indexer error stores nothing
+// the retry of a catch-up that did not complete (rule 14: an indexer error stores nothing
 // and moves no cursor, rule 9; without a retry nothing would ask again until the next
-// foreground). Retries back off 30 s, 60 s, 2 min, then every 5 min, until one succeeds;
-// the backoff starts over whenever a failed catch-up still got some answers (the indexer is
-// up and only some replies were bad), so a few broken documents cost 30 s, not 5 min.
-// Persisted (rule 5): the time the last catch-up finished.
+// foreground). A catch-up that did not complete is *owed* until one of the same kind
+// completes: its retries are never debounced, the retry of a forced one is forced, and an
+// owed full one is not replaced by a proven gap. Retries back off 30 s, 60 s, 2 min, then
+// every 5 min; the backoff starts over whenever a failed catch-up still got some answers
+// (the indexer is up and only some replies were bad), so a few broken documents cost 30 s,
+// not 5 min. In the background the app is suspended: the retry timer stops, the debt stays,
+// and the next foreground's trigger pays it.
+// Persisted (rule 5): the time the last catch-up finished, and the catch-up owed.
 
 public struct CatchUpGate: Sendable {
     public struct Persisted: Hashable, Sendable {
         public var lastFinishedAt: Instant?
-        public init(lastFinishedAt: Instant? = nil) { self.lastFinishedAt = lastFinishedAt }
+        public var owed: Owed?
+        public init(lastFinishedAt: Instant? = nil, owed: Owed? = nil) {
+            self.lastFinishedAt = lastFinishedAt
+            self.owed = owed
+        }
+    }
+
+    /// A catch-up that did not complete, owed until one of the same kind completes (rule 14).
+    public struct Owed: Hashable, Sendable {
+        public var kind: SyncKind
+        /// The catch-up was forced (entering `unreliable`, a manual sync): so are its retries.
+        public var forced: Bool
+        public init(kind: SyncKind, forced: Bool) {
+            self.kind = kind
+            self.forced = forced
+        }
     }
 
     public enum SyncKind: String, Sendable {
@@ -59,8 +78,10 @@ public struct CatchUpGate: Sendable {
     public private(set) var lastFinishedAt: Instant?
     /// Improvement (c): when the trailing catch-up is due.
     public private(set) var trailingDue: Instant?
-    /// When the failed catch-up is tried again.
+    /// When the owed catch-up is tried again.
     public private(set) var retryDue: Instant?
+    /// The catch-up that did not complete and must still run (rule 14).
+    public private(set) var owed: Owed?
     private var failuresInARow = 0
     /// Delays before retrying a failed foreground catch-up (not in the §3 table).
     public var retryBackoff: [Interval] = [.seconds(30), .seconds(60), .minutes(2), .minutes(5)]
@@ -69,14 +90,16 @@ public struct CatchUpGate: Sendable {
         self.settings = settings
         self.policy = policy
         self.lastFinishedAt = persisted.lastFinishedAt
+        self.owed = persisted.owed
     }
 
     public var nextDeadline: Instant? { [trailingDue, retryDue].compactMap { $0 }.min() }
 
-    public var persisted: Persisted { Persisted(lastFinishedAt: lastFinishedAt) }
+    public var persisted: Persisted { Persisted(lastFinishedAt: lastFinishedAt, owed: owed) }
 
     /// Rules 6–8 for one trigger. `forced` triggers (entering `unreliable`, a manual sync)
-    /// ignore the debounce but still never start a second sync.
+    /// ignore the debounce but still never start a second sync. While a catch-up is owed
+    /// (rule 14) no trigger is debounced, and the one that starts is forced if the debt is.
     public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant,
                                    foreground: Bool = true) -> Action {
         guard policy.gated else {
@@ -88,7 +111,8 @@ public struct CatchUpGate: Sendable {
         if let running {
             return .join(trigger: trigger, running: running)  // rule 8: single flight
         }
-        if !forced, pushState == .reliable, let left = debounceRemaining(pushState: pushState, now: now) {
+        let forced = forced || (owed?.forced ?? false)
+        if !forced, owed == nil, pushState == .reliable, let left = debounceRemaining(pushState: pushState, now: now) {
             // (c): remember to catch up when the debounce ends, if still in the foreground.
             if policy.trailingCatchUp, foreground { trailingDue = now + left }
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6
@@ -118,7 +142,8 @@ public struct CatchUpGate: Sendable {
         return due
     }
 
-    /// (c) and retries are for the foreground: the next foreground asks again anyway.
+    /// (c) is for the foreground. The app is suspended in the background, so the retry timer
+    /// stops; the debt stays (`owed`), and the next foreground's trigger is not debounced.
     public mutating func enteredBackground() {
         trailingDue = nil
         retryDue = nil
@@ -134,9 +159,11 @@ public struct CatchUpGate: Sendable {
 
     /// A running sync ended. Only a complete catch-up (full, or a proven gap) restarts the
     /// debounce: a light sync covers a few conversations, and a failed one covered nothing.
-    /// A failed catch-up in the foreground schedules a retry; a complete one cancels it.
-    /// `progressed`: some of the failed catch-up's requests were answered.
-    public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant, foreground: Bool = true, progressed: Bool = false) {
+    /// Rule 14: a catch-up that did not complete is owed, and retried with backoff in the
+    /// foreground, until one of the same kind completes (a complete full one pays any debt).
+    /// `forced`: the run was forced. `progressed`: some of its requests were answered.
+    public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant, foreground: Bool = true, forced: Bool = false,
+                                  progressed: Bool = false) {
         guard runningCount > 0 else {
             preconditionFailure("CatchUpGate.finished while idle")
         }
@@ -146,13 +173,17 @@ public struct CatchUpGate: Sendable {
         if succeeded {
             lastFinishedAt = now
             trailingDue = nil  // (c): caught up, nothing left to trail
+            if let debt = owed, debt.kind != kind, kind != .full { return }  // a targeted sync does not pay for a full one
+            owed = nil
             retryDue = nil
             failuresInARow = 0
-        } else if foreground {
-            if progressed { failuresInARow = 0 }
-            retryDue = now + retryBackoff[min(failuresInARow, retryBackoff.count - 1)]
-            failuresInARow += 1
+            return
         }
+        owed = Owed(kind: owed?.kind == .full ? .full : kind, forced: forced || (owed?.forced ?? false))
+        guard foreground else { return }  // suspended: the next foreground pays the debt
+        if progressed { failuresInARow = 0 }
+        retryDue = now + retryBackoff[min(failuresInARow, retryBackoff.count - 1)]
+        failuresInARow += 1
     }
 
     /// Rule 6's time left before a non-forced trigger may run, or nil when it may run now.

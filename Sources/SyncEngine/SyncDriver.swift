@@ -46,6 +46,7 @@ public final class SyncDriver: ClientEndpoint {
         var id: Int
         var kind: CatchUpGate.SyncKind
         var trigger: String
+        var forced = false
         var startedAt: Instant
         var outstanding = 0
         var stored = 0
@@ -439,7 +440,7 @@ public final class SyncDriver: ClientEndpoint {
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         let objects = kind == .full ? fullSyncObjects() : lightSyncObjects()
-        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, startedAt: now)
+        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
         if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1 }
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
@@ -473,7 +474,8 @@ public final class SyncDriver: ClientEndpoint {
     /// (b): the gap can be proven from the node's UTXO set while push is reliable, realtime
     /// is up in the foreground, and a full sync ran within `fullSyncMaxAge`.
     private func canProveGap(forced: Bool) -> Bool {
-        guard policy.provenGap, !forced, reliability.state == .reliable, connection.lifecycle == .foreground,
+        // An owed full catch-up (rule 14) is paid only by a full one.
+        guard policy.provenGap, !forced, gate.owed?.kind != .full, reliability.state == .reliable, connection.lifecycle == .foreground,
               connection.realtime == .live, let last = lastFullSyncAt else { return false }
         return now - last < policy.fullSyncMaxAge
     }
@@ -624,7 +626,7 @@ public final class SyncDriver: ClientEndpoint {
         if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
-                      progressed: run.failed < run.requests)
+                      forced: run.forced, progressed: run.failed < run.requests)
         if succeeded, run.kind == .full { lastFullSyncAt = now }
         counters.errors += run.failed
         emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,

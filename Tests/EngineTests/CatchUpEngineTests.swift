@@ -281,4 +281,32 @@ struct PollingRefreshEngineTests {
         #expect(run.world.os.grants.isEmpty)
         run.checkInvariants()
     }
+
+    @Test("rule 14: a failed forced catch-up is retried, forced, until a complete full one has run; no debounce swallows it")
+    func failedForcedCatchUpIsRetried() throws {
+        let run = try simulate("""
+            duration 12m
+            at 1m receive alice "makes push reliable"
+            at 2m background
+            at 2m30s indexer down
+            at 3m foreground
+            at 3m30s sync
+            at 4m10s indexer up
+            """)
+        #expect(run.pushTransitions.last?.to == .reliable)
+        let manual = run.log.first { if case .catchUpFinished("manual", _, _, _, let failed, _, _) = $0.event { return failed > 0 } else { return false } }
+        #expect(manual != nil)
+        let retries = run.log.filter { if case .catchUpStarted("retry", .full, true, _) = $0.event { return true } else { return false } }
+        // 30 s after the manual one failed, then 60 s after the first retry failed.
+        #expect(retries.count == 2)
+        #expect(retries.first.map { $0.at > t(4) && $0.at < t(4, 2) } == true)
+        #expect(retries.last.map { $0.at > t(5) && $0.at < t(5, 3) } == true)
+        let skippedRetry = run.log.contains { if case .catchUpSkipped(.retry, _, _) = $0.event { return true } else { return false } }
+        #expect(!skippedRetry)
+        let ok = run.log.last { if case .catchUpFinished("retry", .full, _, _, 0, _, nil) = $0.event { return true } else { return false } }
+        #expect(ok?.at ?? .zero > t(5))
+        #expect(run.driver.gate.owed == nil)
+        #expect(run.driver.gate.nextDeadline == nil || run.driver.gate.retryDue == nil)
+        run.checkInvariants()
+    }
 }

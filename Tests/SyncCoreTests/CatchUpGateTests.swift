@@ -134,4 +134,45 @@ struct CatchUpGateTests {
         g.finished(kind: .full, succeeded: false, now: at(90), progressed: true)
         #expect(g.nextDeadline == at(120))  // some answers: back to 30 s
     }
+
+    @Test("rule 14: a failed forced catch-up is owed: its retry is forced and not debounced, until a complete full one runs")
+    func failedForcedCatchUpIsOwed() {
+        var g = gate(lastFinishedAt: at(0))
+        #expect(g.triggered(.manual, forced: true, pushState: .reliable, now: at(100)) == .start(trigger: .manual, forced: true))
+        g.finished(kind: .full, succeeded: false, now: at(101), forced: true)
+        #expect(g.owed == .init(kind: .full, forced: true))
+        #expect(g.deadlineReached(now: at(131)) == [.retry])
+        // Push is reliable and the last complete catch-up is 131 s old: a debounce would skip it.
+        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(131)) == .start(trigger: .retry, forced: true))
+        g.finished(kind: .full, succeeded: false, now: at(132), forced: true)
+        #expect(g.nextDeadline == at(192))
+        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(192)) == .start(trigger: .retry, forced: true))
+        g.finished(kind: .full, succeeded: true, now: at(193), forced: true)
+        #expect(g.owed == nil)
+        #expect(g.nextDeadline == nil)
+        // Paid: the debounce is back.
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+                == .skip(trigger: .appActive, lastFinishedAgo: .seconds(107), nextAllowedIn: .seconds(493)))
+    }
+
+    @Test("rule 14: a targeted sync does not pay for an owed full one; the debt outlives a background and is paid by the next foreground")
+    func owedAcrossKindsAndBackground() {
+        var g = gate(lastFinishedAt: at(0))
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(10))
+        g.finished(kind: .full, succeeded: false, now: at(11))
+        #expect(g.owed == .init(kind: .full, forced: false))
+        _ = g.triggered(.trailing, forced: false, pushState: .reliable, now: at(20))
+        g.runningIs(.targeted)
+        g.finished(kind: .targeted, succeeded: true, now: at(21))
+        #expect(g.owed == .init(kind: .full, forced: false))
+        #expect(g.nextDeadline == at(41))
+        g.enteredBackground()
+        #expect(g.nextDeadline == nil)
+        #expect(g.owed != nil)
+        // The next foreground 2 min later: reliable and debounced, but the debt makes it run.
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(140)) == .start(trigger: .appActive, forced: false))
+        g.finished(kind: .full, succeeded: true, now: at(141))
+        #expect(g.owed == nil)
+        #expect(CatchUpGate(restoring: .init(lastFinishedAt: at(0), owed: .init(kind: .full, forced: true))).persisted.owed?.forced == true)
+    }
 }
