@@ -10,6 +10,10 @@
 //       ▲                              │                     │
 //       └──────── foreground ──────────┴─────────────────────┘
 //
+// Any change of push state or mode while backgrounded re-decides the request: push that
+// breaks in the background (token expired, mode changed) asks for the safety net at once;
+// push that becomes reliable, or mode `off`, withdraws it.
+//
 // Timer: the budget deadline of a running light sync.
 
 public struct BackgroundRefresh: Sendable {
@@ -62,8 +66,30 @@ public struct BackgroundRefresh: Sendable {
         inBackground = true
         guard needed(mode: mode, pushState: pushState) else { return [] }
         requested = true
-        let why = policy.naiveBackgroundRefresh ? "every \(interval)" : mode == .backgroundFetch ? "mode background-fetch" : "safety net: push \(pushState.rawValue)"
-        return [.request(earliest: now + interval, reason: why)]
+        return [.request(earliest: now + interval, reason: why(mode: mode, pushState: pushState))]
+    }
+
+    /// Rule 14: push state or mode changed. In the background this re-decides the request:
+    /// asked for when it became needed, withdrawn when it no longer is. A running light sync
+    /// finishes; the request after it follows the new conditions.
+    public mutating func conditionsChanged(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+        guard inBackground, budgetEndsAt == nil else { return [] }
+        let need = needed(mode: mode, pushState: pushState)
+        if need, !requested {
+            requested = true
+            return [.request(earliest: now + interval, reason: why(mode: mode, pushState: pushState))]
+        }
+        if !need, requested {
+            requested = false
+            let reason = mode == .off ? "notification mode is off" : "reliable push covers the background"
+            return [.cancelRequest(reason: reason)]
+        }
+        return []
+    }
+
+    private func why(mode: NotificationMode, pushState: PushState) -> String {
+        if policy.naiveBackgroundRefresh { return "every \(interval)" }
+        return mode == .backgroundFetch ? "mode background-fetch" : "safety net: push \(pushState.rawValue)"
     }
 
     public mutating func enteredForeground(now: Instant) -> [Action] {

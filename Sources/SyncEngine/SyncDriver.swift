@@ -175,6 +175,7 @@ public final class SyncDriver: ClientEndpoint {
         mode = newMode
         emit(.world("notification mode \(newMode.rawValue)"))
         conditionsChanged()
+        handle(refresh.conditionsChanged(mode: mode, pushState: reliability.state, now: now))  // rule 14
         if newMode == .remotePush, tokenStatus != .active {
             registerToken(reason: "mode remote-push: registering for remote push")
         }
@@ -333,6 +334,7 @@ public final class SyncDriver: ClientEndpoint {
             case .stateChanged(let from, let to, let reason):
                 counters.pushStateChanges += 1
                 emit(.pushState(from: from, to: to, reason: reason))
+                handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
             case .observedHit(let txId, let offset):
                 emit(.observationHit(txId: txId, pushOffset: offset))
             case .observedMiss(let txId, let misses):

@@ -309,4 +309,36 @@ struct PollingRefreshEngineTests {
         #expect(run.driver.gate.nextDeadline == nil || run.driver.gate.retryDue == nil)
         run.checkInvariants()
     }
+
+    @Test("rule 14: push breaking in the background (token expired, mode changed) asks for the safety-net refresh at once")
+    func pushBreaksInBackground() throws {
+        let run = try simulate("""
+            duration 40m
+            at 1m receive alice "makes push reliable"
+            at 2m background
+            at 3m token expire
+            at 39m foreground
+            """)
+        func requests(_ r: ScenarioRun) -> [TimedEvent] {
+            r.log.filter { if case .backgroundRefresh(let s) = $0.event { return s.hasPrefix("requested") } else { return false } }
+        }
+        #expect(requests(run).first?.at == t(3))
+        #expect(requests(run).first?.event.line.contains("safety net: push disabled") == true)
+        #expect(run.world.os.grants.contains { $0 > t(18) && $0 < t(22) })  // the OS granted it 15–18 min later
+        let light = run.catchUpStarts(trigger: "background-refresh", kind: .light)
+        #expect(!light.isEmpty)
+        let byMode = try simulate("""
+            duration 40m
+            at 1m receive alice "makes push reliable"
+            at 2m background
+            at 3m mode background-fetch
+            at 10m mode off
+            at 39m foreground
+            """)
+        #expect(requests(byMode).map(\.at) == [t(3)])
+        #expect(byMode.log.contains { $0.at == t(10) && $0.event.line.contains("request withdrawn: notification mode is off") })
+        #expect(byMode.world.os.grants.isEmpty)
+        run.checkInvariants()
+        byMode.checkInvariants()
+    }
 }

@@ -59,4 +59,21 @@ struct BackgroundRefreshTests {
         #expect(r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(903)).isEmpty)
         #expect(!r.requested)
     }
+
+    @Test("rule 14: a change of push state or mode while backgrounded re-decides the request")
+    func conditionsChangedInBackground() {
+        var r = BackgroundRefresh()
+        #expect(r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0)).isEmpty)
+        #expect(r.conditionsChanged(mode: .remotePush, pushState: .disabled, now: at(60))
+                == [.request(earliest: at(960), reason: "safety net: push disabled")])
+        #expect(r.conditionsChanged(mode: .remotePush, pushState: .unknown, now: at(70)).isEmpty)  // already asked
+        #expect(r.conditionsChanged(mode: .off, pushState: .disabled, now: at(80))
+                == [.cancelRequest(reason: "notification mode is off")])
+        #expect(r.conditionsChanged(mode: .backgroundFetch, pushState: .disabled, now: at(90))
+                == [.request(earliest: at(990), reason: "mode background-fetch")])
+        #expect(r.conditionsChanged(mode: .remotePush, pushState: .reliable, now: at(100))
+                == [.cancelRequest(reason: "reliable push covers the background")])
+        _ = r.enteredForeground(now: at(200))
+        #expect(r.conditionsChanged(mode: .remotePush, pushState: .disabled, now: at(210)).isEmpty)  // foreground: nothing to ask
+    }
 }
