@@ -6,7 +6,8 @@ import SyncEngine
 /// One broken invariant of one policy's run.
 public struct Violation: Equatable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
-        case lost, duplicates, phantom, overlap, pushTransition = "push-transition", cursor, determinism, unparsable, wire
+        case lost, duplicates, phantom, overlap, pushTransition = "push-transition", falseUnreliable = "false-unreliable", cursor,
+             determinism, unparsable, wire
     }
 
     public var policy: String
@@ -102,11 +103,21 @@ public enum Invariants {
                 fail(.pushTransition, "→ reliable at \(e.at) without a hit")
             }
             if to == .unreliable, !before.contains(where: {
-                if case .observationMiss(_, let n, let t) = $0.event { n >= t } else { false }
+                if case .observationMiss(_, let n, let t, _) = $0.event { n >= t } else { false }
             }) {
                 fail(.pushTransition, "→ unreliable at \(e.at) without \(run.settings.missesToUnreliable) consecutive misses")
             }
             state = to
+        }
+
+        // Rule 2: evidence is only what push could have carried. A run whose push service
+        // delivered every push it owed within the spec's grace of its landing never saw push
+        // fail, so push must never have become unreliable. (The grace is the spec's, not the
+        // engine's settings: a test may break those on purpose.)
+        let grace = SyncSettings.default.pushGrace
+        if let fall = run.log.first(where: { if case .pushState(_, .unreliable, _) = $0.event { true } else { false } }),
+           pushHealthy(run, grace: grace) {
+            fail(.falseUnreliable, "push became unreliable at \(fall.at) although every push it owed was delivered within \(grace)")
         }
 
         // Rule 9: a cursor never moves backwards, and a request never starts more than the
@@ -135,6 +146,17 @@ public enum Invariants {
             }
         }
         return report
+    }
+
+    /// Ground truth: the push service delivered every push it owed (token active, sender not
+    /// muted when the message landed) within the grace of the message's landing.
+    public static func pushHealthy(_ run: ScenarioRun, grace: Interval) -> Bool {
+        let push = run.world.push
+        let landed = Dictionary(run.world.ledger.map { ($0.txId, $0.blockTime) }, uniquingKeysWith: { a, _ in a })
+        return push.owedPushes.allSatisfy { id in
+            guard let at = push.deliveredAt[id], let blockTime = landed[id] else { return false }
+            return at - blockTime <= grace
+        }
     }
 
     /// A loss rule 6 explains: neither realtime nor push brought the message to the app, a

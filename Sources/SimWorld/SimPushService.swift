@@ -18,6 +18,11 @@ public final class SimPushService: PushPort {
     public private(set) var dropped = 0
     /// Ground truth: txIds whose push reached the app or its notification extension.
     public private(set) var delivered: Set<String> = []
+    /// Ground truth: when each readable push reached the app or its extension.
+    public private(set) var deliveredAt: [String: Instant] = [:]
+    /// Ground truth: incoming messages the service owed a push (token active, sender not
+    /// muted when they landed), whether or not a fault then dropped or delayed it.
+    public private(set) var owedPushes: Set<String> = []
     /// Test knob: the next N payloads are malformed.
     public var malformedPayloads = 0
     /// Test knob (the wire fuzzer): may replace a push payload on its way out; returns nil to
@@ -81,7 +86,9 @@ public final class SimPushService: PushPort {
     /// The service sees an incoming message land and decides, with the fault settings of
     /// that moment, whether and when to push it.
     func messageLanded(_ message: NetworkMessage, sender: Contact?, latency: Interval, dropDraw: Double) {
-        guard tokenStatus == .active, !down, !mutedAddresses.contains(message.conversation) else { return }
+        guard tokenStatus == .active, !mutedAddresses.contains(message.conversation) else { return }
+        owedPushes.insert(message.txId)
+        guard !down else { return }
         if dropDraw * 100 < dropPercent {
             dropped += 1
             return
@@ -97,7 +104,10 @@ public final class SimPushService: PushPort {
         }
         scheduler.schedule(after: latency + extraDelay, "push delivery") { [self] in
             guard let world, let client = world.client else { return }
-            if readable { delivered.insert(message.txId) }
+            if readable {
+                delivered.insert(message.txId)
+                deliveredAt[message.txId] = scheduler.now
+            }
             if world.os.foreground {
                 client.pushDelivered(payload: payload)
             } else {

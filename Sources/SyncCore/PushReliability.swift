@@ -15,6 +15,13 @@
 //     │ disabled │     token not active (from any state)
 //     └──────────┘
 //
+// Evidence (rule 2) is only what push could have carried: an incoming tx of a contact that
+// was not muted, which landed while push was operational (remote-push mode, permission,
+// active token). The machine keeps when push was operational and when each contact was
+// muted, so that a tx is judged by the moment it landed, not by the moment it was seen —
+// a message that landed while the token was expired and is fetched an hour later is no
+// evidence, whatever push does now.
+//
 // Timers: one grace deadline per pending observation; `nextDeadline` is the earliest.
 // Persisted (rule 5): state, miss count, last re-register time — see `Persisted`.
 
@@ -42,6 +49,13 @@ public struct PushConditions: Hashable, Sendable {
     }
 }
 
+/// Where a piece of push evidence was seen (rule 2, and improvement (a)).
+public enum EvidenceChannel: String, Sendable {
+    case realtime
+    /// First found by a catch-up: improvement (a).
+    case fetch
+}
+
 public struct PushReliability: Sendable {
     /// What survives a restart (rule 5). The last catch-up time lives in `CatchUpGate.Persisted`.
     public struct Persisted: Hashable, Sendable {
@@ -60,10 +74,10 @@ public struct PushReliability: Sendable {
         /// The reliability state changed; `reason` is the human explanation for the log.
         case stateChanged(from: PushState, to: PushState, reason: String)
         /// An observation matched its push. `pushOffset` is push arrival minus realtime
-        /// sighting: negative when the push led.
-        case observedHit(txId: String, pushOffset: Interval)
+        /// sighting (or, for a fetched tx, its block time): negative when the push led.
+        case observedHit(txId: String, pushOffset: Interval, via: EvidenceChannel)
         /// An observation's grace ran out without its push.
-        case observedMiss(txId: String, consecutiveMisses: Int)
+        case observedMiss(txId: String, consecutiveMisses: Int, via: EvidenceChannel)
         /// Rule 4: run a catch-up now, ignoring the debounce.
         case startForcedCatchUp
         /// Rule 4: re-register the push token.
@@ -78,15 +92,27 @@ public struct PushReliability: Sendable {
     public private(set) var lastReregisterAt: Instant?
     public private(set) var conditions: PushConditions?
 
-    /// Realtime sightings waiting for their push, oldest first (sightings arrive in time order).
-    private var pending: [(txId: String, seenAt: Instant)] = []
+    /// Sightings waiting for their push, oldest first (sightings arrive in time order).
+    private var pending: [(txId: String, seenAt: Instant, via: EvidenceChannel)] = []
+    /// The channels of the current run of consecutive misses, for the log.
+    private var missStreak: [EvidenceChannel] = []
+    /// When push turned operational or not (rule 1's conditions), oldest first; before the
+    /// first entry nothing is known, and nothing is evidence.
+    private var operationalChanges: [(at: Instant, operational: Bool)] = []
+    /// Contacts muted now, and when each contact's mute changed, oldest first.
+    private var muted: Set<Address>
+    private var muteChanges: [Address: [(at: Instant, muted: Bool)]] = [:]
+    /// How many changes of each kind are kept: far more than a day of fault keys.
+    private let historyLimit = 512
     /// Pushes received and not yet matched, by txId, with their arrival time.
     private var recentPushes: [String: Instant] = [:]
     /// txIds already decided, so a realtime redelivery is not observed twice.
     private var decided: [String: Instant] = [:]
 
-    public init(settings: SyncSettings = .default, restoring persisted: Persisted = Persisted()) {
+    /// `muted`: the contacts muted when the machine starts.
+    public init(settings: SyncSettings = .default, restoring persisted: Persisted = Persisted(), muted: Set<Address> = []) {
         self.settings = settings
+        self.muted = muted
         self.state = persisted.state
         self.consecutiveMisses = persisted.consecutiveMisses
         self.lastReregisterAt = persisted.lastReregisterAt
@@ -104,6 +130,10 @@ public struct PushReliability: Sendable {
     /// Rule 1: mode, permission or token status changed (also called once at launch).
     public mutating func conditionsChanged(_ new: PushConditions, now: Instant) -> [Action] {
         conditions = new
+        if operationalChanges.last?.operational != new.operational {
+            operationalChanges.append((now, new.operational))
+            if operationalChanges.count > historyLimit { operationalChanges.removeFirst() }
+        }
         if let why = new.whyNotOperational {
             pending.removeAll()
             guard state != .disabled else { return [] }
@@ -124,9 +154,9 @@ public struct PushReliability: Sendable {
             let offset = arrivedAt - seen.seenAt
             // The app may have been suspended past the grace deadline; judge by arrival time.
             if offset <= settings.pushGrace {
-                return hit(txId: txId, offset: offset)
+                return hit(txId: txId, offset: offset, via: seen.via)
             }
-            return miss(txId: txId, now: now)
+            return miss(txId: txId, via: seen.via, now: now)
         }
         if decided[txId] == nil {
             recentPushes[txId] = arrivedAt
@@ -134,11 +164,32 @@ public struct PushReliability: Sendable {
         return []
     }
 
-    /// An incoming tx was seen on the realtime channel (rule 2). `eligible` is false for
-    /// outgoing messages and muted contacts, which never count.
-    public mutating func realtimeTxSeen(txId: String, eligible: Bool, now: Instant) -> [Action] {
+    /// A contact was muted or unmuted: its txs that land from now on are no evidence (rule 2).
+    public mutating func contactMuteChanged(_ contact: Address, muted isMuted: Bool, now: Instant) {
+        guard muted.contains(contact) != isMuted else { return }
+        if isMuted { muted.insert(contact) } else { muted.remove(contact) }
+        muteChanges[contact, default: []].append((now, isMuted))
+        if muteChanges[contact]!.count > historyLimit { muteChanges[contact]!.removeFirst() }
+    }
+
+    /// Rule 2: a tx is push evidence only if push could have carried it: it landed while push
+    /// was operational, and its sender was not muted then.
+    public func pushEligible(from sender: Address, landedAt: Instant) -> Bool {
+        guard let change = operationalChanges.last(where: { $0.at <= landedAt }), change.operational else { return false }
+        return !wasMuted(sender, at: landedAt)
+    }
+
+    private func wasMuted(_ contact: Address, at time: Instant) -> Bool {
+        guard let changes = muteChanges[contact], let first = changes.first else { return muted.contains(contact) }
+        if let change = changes.last(where: { $0.at <= time }) { return change.muted }
+        return !first.muted  // before its first change, the opposite of it
+    }
+
+    /// An incoming tx from `sender`, which landed at `landedAt`, was seen on the realtime
+    /// channel (rule 2). Only push-eligible txs count (see `pushEligible`).
+    public mutating func realtimeTxSeen(txId: String, from sender: Address, landedAt: Instant, now: Instant) -> [Action] {
         prune(now: now)
-        guard eligible, state != .disabled, conditions?.operational ?? false else { return [] }
+        guard state != .disabled, conditions?.operational ?? false, pushEligible(from: sender, landedAt: landedAt) else { return [] }
         guard decided[txId] == nil, !pending.contains(where: { $0.txId == txId }) else {
             return []  // a redelivery of a tx already observed: one observation per tx
         }
@@ -146,12 +197,12 @@ public struct PushReliability: Sendable {
             let offset = pushedAt - now
             if -offset.milliseconds <= settings.pushLeadTolerance.milliseconds {
                 decided[txId] = now
-                return hit(txId: txId, offset: offset)
+                return hit(txId: txId, offset: offset, via: .realtime)
             }
             // The push came too long before the sighting to be its match: observe as usual,
             // it will be a miss unless the push comes again.
         }
-        pending.append((txId, now))
+        pending.append((txId, now, .realtime))
         return []
     }
 
@@ -159,20 +210,25 @@ public struct PushReliability: Sendable {
     /// too. Its push, if one came, is a hit; none, and older than the grace, a miss; younger,
     /// it waits for its push like a realtime sighting (judged from its block time). This is
     /// how the engine learns while backgrounded, where realtime is dead.
-    public mutating func fetchedTx(txId: String, blockTime: Instant, eligible: Bool, now: Instant) -> [Action] {
+    ///
+    /// `pushArrivedAt`: its push already reached the notification extension then (a refresh
+    /// in the background fetched it before the foreground processed the pending pushes).
+    public mutating func fetchedTx(txId: String, from sender: Address, blockTime: Instant, pushArrivedAt: Instant? = nil,
+                                   now: Instant) -> [Action] {
         prune(now: now)
-        guard eligible, state != .disabled, conditions?.operational ?? false else { return [] }
+        guard state != .disabled, conditions?.operational ?? false, pushEligible(from: sender, landedAt: blockTime) else { return [] }
         guard decided[txId] == nil, !pending.contains(where: { $0.txId == txId }) else { return [] }
-        if let pushedAt = recentPushes.removeValue(forKey: txId) {
+        if let pushedAt = pushArrivedAt ?? recentPushes.removeValue(forKey: txId) {
             decided[txId] = now
-            return hit(txId: txId, offset: pushedAt - blockTime)
+            let offset = pushedAt - blockTime
+            return offset <= settings.pushGrace ? hit(txId: txId, offset: offset, via: .fetch) : miss(txId: txId, via: .fetch, now: now)
         }
         if now - blockTime >= settings.pushGrace {
             decided[txId] = now
-            return miss(txId: txId, now: now)
+            return miss(txId: txId, via: .fetch, now: now)
         }
         let i = pending.firstIndex { $0.seenAt > blockTime } ?? pending.count
-        pending.insert((txId, blockTime), at: i)
+        pending.insert((txId, blockTime, .fetch), at: i)
         return []
     }
 
@@ -183,7 +239,7 @@ public struct PushReliability: Sendable {
         while let first = pending.first, first.seenAt + settings.pushGrace <= now {
             pending.removeFirst()
             decided[first.txId] = now
-            actions += miss(txId: first.txId, now: now)
+            actions += miss(txId: first.txId, via: first.via, now: now)
         }
         return actions
     }
@@ -191,27 +247,37 @@ public struct PushReliability: Sendable {
     // MARK: - Transitions
 
     /// Rule 3: a hit resets the miss count and makes `unknown` / `unreliable` reliable at once.
-    private mutating func hit(txId: String, offset: Interval) -> [Action] {
+    private mutating func hit(txId: String, offset: Interval, via channel: EvidenceChannel) -> [Action] {
         consecutiveMisses = 0
-        var actions: [Action] = [.observedHit(txId: txId, pushOffset: offset)]
+        missStreak = []
+        var actions: [Action] = [.observedHit(txId: txId, pushOffset: offset, via: channel)]
         if state == .unknown || state == .unreliable {
             let lead = offset.milliseconds < 0 ? "\(Interval(milliseconds: -offset.milliseconds)) before" : "\(offset) after"
-            actions.append(transition(to: .reliable, reason: "push for \(short(txId)) arrived \(lead) its realtime tx"))
+            let seen = channel == .realtime ? "its realtime tx" : "it landed (found by a catch-up)"
+            actions.append(transition(to: .reliable, reason: "push for \(short(txId)) arrived \(lead) \(seen)"))
         }
         return actions
     }
 
     /// Rules 3–4: the third consecutive miss makes any state unreliable; entering it forces a
     /// catch-up and re-registers the token unless that was done less than the cooldown ago.
-    private mutating func miss(txId: String, now: Instant) -> [Action] {
+    private mutating func miss(txId: String, via channel: EvidenceChannel, now: Instant) -> [Action] {
         consecutiveMisses += 1
-        var actions: [Action] = [.observedMiss(txId: txId, consecutiveMisses: consecutiveMisses)]
+        missStreak.append(channel)
+        if missStreak.count > settings.missesToUnreliable { missStreak.removeFirst() }
+        var actions: [Action] = [.observedMiss(txId: txId, consecutiveMisses: consecutiveMisses, via: channel)]
         guard consecutiveMisses >= settings.missesToUnreliable, state != .unreliable else { return actions }
-        let reason = "\(consecutiveMisses) consecutive realtime txs without push within \(settings.pushGrace)"
+        let reason = "\(consecutiveMisses) consecutive push-eligible txs without push within \(settings.pushGrace) (\(streakSummary))"
         actions.append(transition(to: .unreliable, reason: reason))
         actions.append(.startForcedCatchUp)
         actions.append(reregisterIfCooledDown(now: now))
         return actions
+    }
+
+    /// "3 seen on realtime", "2 fetched, 1 seen on realtime": where the misses came from.
+    private var streakSummary: String {
+        let fetched = missStreak.filter { $0 == .fetch }.count, live = missStreak.count - fetched
+        return [fetched > 0 ? "\(fetched) fetched" : nil, live > 0 ? "\(live) seen on realtime" : nil].compactMap { $0 }.joined(separator: ", ")
     }
 
     private mutating func reregisterIfCooledDown(now: Instant) -> Action {

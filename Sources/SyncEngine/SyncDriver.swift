@@ -88,7 +88,8 @@ public final class SyncDriver: ClientEndpoint {
         self.storage = storage
         self.ports = ports
         let saved = storage.loadState()
-        self.reliability = PushReliability(settings: settings, restoring: saved?.reliability ?? .init())
+        self.reliability = PushReliability(settings: settings, restoring: saved?.reliability ?? .init(),
+                                           muted: Set(storage.contacts().filter(\.muted).map(\.address)))
         self.gate = CatchUpGate(settings: settings, policy: policy, restoring: saved?.gate ?? .init())
         self.poller = FallbackPoller(settings: settings, policy: policy)
         self.refresh = BackgroundRefresh(settings: settings, policy: policy)
@@ -165,6 +166,7 @@ public final class SyncDriver: ClientEndpoint {
         c.muted = muted
         upsertContact(c)
         ports.push.setMuted(contact, muted)
+        reliability.contactMuteChanged(contact, muted: muted, now: now)
         emit(.world("\(muted ? "muted" : "unmuted") \(c.handle)"))
         settle()
     }
@@ -262,9 +264,8 @@ public final class SyncDriver: ClientEndpoint {
         guard id == currentConnection else { return }
         store(message, via: .realtime, receivedAt: now)
         if message.direction == .incoming {
-            // Rule 2: only incoming messages of contacts that are not muted are evidence.
-            let eligible = !(contactsByAddress[message.conversation]?.muted ?? false)
-            handle(reliability.realtimeTxSeen(txId: message.txId, eligible: eligible, now: now))
+            // Rule 2: only incoming messages push could have carried are evidence (the machine judges).
+            handle(reliability.realtimeTxSeen(txId: message.txId, from: message.conversation, landedAt: message.blockTime, now: now))
         }
         settle()
     }
@@ -335,10 +336,10 @@ public final class SyncDriver: ClientEndpoint {
                 counters.pushStateChanges += 1
                 emit(.pushState(from: from, to: to, reason: reason))
                 handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
-            case .observedHit(let txId, let offset):
-                emit(.observationHit(txId: txId, pushOffset: offset))
-            case .observedMiss(let txId, let misses):
-                emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable))
+            case .observedHit(let txId, let offset, let via):
+                emit(.observationHit(txId: txId, pushOffset: offset, via: via))
+            case .observedMiss(let txId, let misses, let via):
+                emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
             case .startForcedCatchUp:
                 if policy.reactsToUnreliable { trigger(.pushUnreliable, forced: true) }
             case .reregisterToken:
@@ -604,9 +605,11 @@ public final class SyncDriver: ClientEndpoint {
                 for m in fresh {
                     announce(m)
                     if policy.fetchEvidence, m.message.direction == .incoming {
-                        // (a): a message first found by a catch-up is push evidence too.
-                        let eligible = !(contactsByAddress[m.message.conversation]?.muted ?? false)
-                        handle(reliability.fetchedTx(txId: m.txId, blockTime: m.message.blockTime, eligible: eligible, now: now))
+                        // (a): a message first found by a catch-up is push evidence too. If its
+                        // push already reached the extension (a refresh in the background), that
+                        // push is its match.
+                        handle(reliability.fetchedTx(txId: m.txId, from: m.message.conversation, blockTime: m.message.blockTime,
+                                                     pushArrivedAt: pendingArrivals[m.txId], now: now))
                     }
                 }
                 if let object, let next = reply.nextPage {

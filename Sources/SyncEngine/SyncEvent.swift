@@ -8,8 +8,8 @@ public enum SyncEvent: Equatable, Sendable {
     case lifecycle(Lifecycle, detail: String)
     case realtime(RealtimeState, reason: String)
     case pushState(from: PushState, to: PushState, reason: String)
-    case observationHit(txId: String, pushOffset: Interval)
-    case observationMiss(txId: String, consecutiveMisses: Int, threshold: Int)
+    case observationHit(txId: String, pushOffset: Interval, via: EvidenceChannel)
+    case observationMiss(txId: String, consecutiveMisses: Int, threshold: Int, via: EvidenceChannel)
     case catchUpStarted(trigger: String, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
     case catchUpJoined(trigger: CatchUpTrigger, running: String)
     case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
@@ -36,12 +36,12 @@ public enum SyncEvent: Equatable, Sendable {
             return "realtime \(s.rawValue): \(reason)"
         case .pushState(let from, let to, let reason):
             return "push \(from.rawValue) → \(to.rawValue): \(reason)"
-        case .observationHit(let tx, let offset):
+        case .observationHit(let tx, let offset, let via):
             let rel = offset.milliseconds < 0 ? "\(Interval(milliseconds: -offset.milliseconds)) before" : "\(offset) after"
-            return "observation hit \(tx.prefix(8)): push \(rel) realtime"
-        case .observationMiss(let tx, let misses, let threshold):
+            return "observation hit \(tx.prefix(8)) (\(via.rawValue)): push \(rel) " + (via == .realtime ? "realtime" : "it landed")
+        case .observationMiss(let tx, let misses, let threshold, let via):
             let count = misses <= threshold ? "misses \(misses)/\(threshold)" : "\(misses) consecutive misses"
-            return "observation miss \(tx.prefix(8)): no push within grace, \(count)"
+            return "observation miss \(tx.prefix(8)) (\(via.rawValue)): no push within grace, \(count)"
         case .catchUpStarted(let trigger, let kind, let forced, let objects):
             return "catch-up started (\(trigger)): \(kind.rawValue) sync of \(objects) objects" + (forced ? ", forced" : "")
         case .catchUpJoined(let trigger, let running):

@@ -152,4 +152,44 @@ struct PolicyTests {
         #expect(object["lost_tx_ids"] as? [String] == [])
         #expect(noOutage["lost_tx_ids"] as? [String] == none.lostTxIds && none.lostTxIds.count == 1)
     }
+
+    @Test("(a), rule 2: messages that landed while the token was expired are no evidence when fetched; a drop while it was active is, and the log names the channel")
+    func fetchEvidenceOnlyWhenPushCouldCarry() throws {
+        let expired = """
+            seed 4
+            duration 30m
+            contacts 3
+            traffic 0/h
+            at 1m receive alice "makes push reliable"
+            at 2m background
+            at 3m token expire
+            at 4m receive alice "one"
+            at 5m receive bob "two"
+            at 6m receive carol "three"
+            at 10m foreground
+            """
+        let (run, summary) = try measure(expired, .adaptive)
+        #expect(summary.messagesLost == 0)
+        #expect(!run.log.contains { if case .observationMiss = $0.event { return true } else { return false } })
+        #expect(!run.pushTransitions.contains { $0.to == .unreliable })
+        #expect(run.catchUpStarts(trigger: "push-unreliable").isEmpty)
+        // One registration, at the foreground that found the token expired; no re-register.
+        let registrations = run.log.filter { if case .tokenRegistration(let s) = $0.event { return s.contains("registering again") || s.contains("re-register") } else { return false } }
+        #expect(registrations.map(\.at) == [t(10)])
+
+        // The same story with the token active and push dropping: the fetched messages are misses.
+        let dropped = expired.replacingOccurrences(of: "at 3m token expire", with: "at 3m push drop 100%")
+        let (dropRun, _) = try measure(dropped, .adaptive)
+        let misses = dropRun.log.filter { if case .observationMiss(_, _, _, .fetch) = $0.event { return true } else { return false } }
+        #expect(misses.count == 3)
+        #expect(misses.allSatisfy { $0.event.line.contains("(fetch): no push within grace") })
+        let fall = dropRun.log.first { if case .pushState(_, .unreliable, _) = $0.event { return true } else { return false } }
+        #expect(fall?.event.line.hasSuffix("3 consecutive push-eligible txs without push within 1m (3 fetched)") == true)
+
+        // Muted when it landed, unmuted before it is fetched: no evidence either.
+        let muted = expired.replacingOccurrences(of: "at 3m token expire", with: "at 3m mute alice\nat 3m mute bob\nat 3m mute carol")
+            .replacingOccurrences(of: "at 10m foreground", with: "at 9m unmute alice\nat 9m unmute bob\nat 9m unmute carol\nat 10m foreground")
+        let (mutedRun, _) = try measure(muted, .adaptive)
+        #expect(!mutedRun.log.contains { if case .observationMiss = $0.event { return true } else { return false } })
+    }
 }

@@ -14,7 +14,7 @@ struct PushReliabilityEngineTests {
         let reliableAt = run.pushTransitions.last!.at
         let tx = run.incoming(from: "alice")[0]
         #expect(reliableAt > tx.blockTime && reliableAt < tx.blockTime + .seconds(10))
-        #expect(run.times { if case .observationHit(let id, _) = $0 { return id == tx.txId } else { return false } } == [reliableAt])
+        #expect(run.times { if case .observationHit(let id, _, _) = $0 { return id == tx.txId } else { return false } } == [reliableAt])
         run.checkInvariants()
     }
 
@@ -62,7 +62,7 @@ struct PushReliabilityEngineTests {
             at 6m receive bob "back"
             """, until: .minutes(8))
         let back = run.incoming(from: "bob")[1]
-        let hit = run.times { if case .observationHit(let id, _) = $0 { return id == back.txId } else { return false } }
+        let hit = run.times { if case .observationHit(let id, _, _) = $0 { return id == back.txId } else { return false } }
         #expect(hit.count == 1)
         #expect(run.pushTransitions.last?.to == .reliable)
         #expect(run.pushTransitions.last?.at == hit[0])
@@ -78,8 +78,8 @@ struct PushReliabilityEngineTests {
         let run = try simulate("duration 5m\nat 1m receive alice \"early push\"", timings: timings)
         let tx = run.incoming(from: "alice")[0]
         #expect(run.storage.message(txId: tx.txId)?.via == .push)  // the push came first
-        let hits = run.times { if case .observationHit(let id, _) = $0 { return id == tx.txId } else { return false } }
-        let misses = run.times { if case .observationMiss(let id, _, _) = $0 { return id == tx.txId } else { return false } }
+        let hits = run.times { if case .observationHit(let id, _, _) = $0 { return id == tx.txId } else { return false } }
+        let misses = run.times { if case .observationMiss(let id, _, _, _) = $0 { return id == tx.txId } else { return false } }
         #expect(hits.count == (hit ? 1 : 0))
         #expect(misses.count == (hit ? 0 : 1))
         #expect(run.driver.reliability.state == (hit ? .reliable : .unknown))
@@ -103,7 +103,7 @@ struct PushReliabilityEngineTests {
         }
         let observed = run.log.compactMap { e -> String? in
             switch e.event {
-            case .observationHit(let id, _), .observationMiss(let id, _, _): return id
+            case .observationHit(let id, _, _), .observationMiss(let id, _, _, _): return id
             default: return nil
             }
         }
@@ -154,7 +154,7 @@ struct PushReliabilityEngineTests {
         #expect(stored.via == .realtime)  // realtime saw it first, before the background
         let banner = run.times { if case .banner = $0 { return true } else { return false } }
         #expect(banner.count == 1 && banner[0] > t(1, 10) && banner[0] < t(5))  // the extension raised it
-        let hit = run.times { if case .observationHit(let id, _) = $0 { return id == tx.txId } else { return false } }
+        let hit = run.times { if case .observationHit(let id, _, _) = $0 { return id == tx.txId } else { return false } }
         #expect(hit == [t(5)])
         #expect(run.pushTransitions.last?.to == .reliable)
         #expect(!run.log.contains { if case .observationMiss = $0.event { return true } else { return false } })

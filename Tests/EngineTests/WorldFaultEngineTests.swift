@@ -42,7 +42,7 @@ struct WorldFaultEngineTests {
         let live = run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }
         #expect(live.contains { $0 > stale[0] && $0 < t(2, 50) })  // reconnected at once
         let carol = run.incoming(from: "carol")[0]
-        let sightings = run.times { if case .observationHit(let id, _) = $0 { return id == carol.txId } else { return false } }
+        let sightings = run.times { if case .observationHit(let id, _, _) = $0 { return id == carol.txId } else { return false } }
         #expect(sightings.count == 1)  // realtime is back after the forced reconnect: carol is observed
         run.checkInvariants()
         run.checkNothingLost()

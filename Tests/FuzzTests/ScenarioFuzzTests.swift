@@ -44,6 +44,19 @@ struct ScenarioFuzzTests {
         }
     }
 
+    @Test("rule 2: the fuzzer catches push called unreliable while the push service delivered every push in time (a grace cut to 0.5 s)")
+    func catchesFalseUnreliable() throws {
+        var broken = SyncSettings.default
+        broken.pushGrace = .milliseconds(500)  // every push now "misses" although it came 1–5 s after landing
+        let failing = (UInt64(1)...200).lazy.map { ScenarioFuzzer.check(seed: $0, settings: broken) }
+            .first { $0.violations.contains { $0.kind == .falseUnreliable } }
+        #expect(failing != nil)
+        // With the spec's grace the same generated runs never fall for it.
+        for seed in UInt64(1)...40 {
+            #expect(!ScenarioFuzzer.check(seed: seed).violations.contains { $0.kind == .falseUnreliable })
+        }
+    }
+
     @Test("with the keepalive switched off the fuzzer fails, and the minimised file still fails and names the stale socket")
     func catchesABrokenEngine() throws {
         var broken = SyncSettings.default

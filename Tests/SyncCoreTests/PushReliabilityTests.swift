@@ -6,9 +6,9 @@ struct PushReliabilityTests {
     @Test("rules 2–3: the first push matching a realtime tx makes unknown reliable")
     func firstHitMakesReliable() {
         var m = machine(.unknown)
-        #expect(m.realtimeTxSeen(txId: "a", eligible: true, now: at(10)).isEmpty)
+        #expect(m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(10), now: at(10)).isEmpty)
         let actions = m.pushReceived(txId: "a", arrivedAt: at(12), now: at(12))
-        #expect(actions.first == .observedHit(txId: "a", pushOffset: .seconds(2)))
+        #expect(actions.first == .observedHit(txId: "a", pushOffset: .seconds(2), via: .realtime))
         #expect(actions.stateChanges == [.reliable])
         #expect(m.state == .reliable)
     }
@@ -16,13 +16,13 @@ struct PushReliabilityTests {
     @Test("rule 2: a push 60 s after its realtime tx is a hit, a grace that runs out is a miss")
     func graceBoundary() {
         var m = machine(.unknown)
-        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(0))
         #expect(m.nextDeadline == at(60))
         #expect(m.deadlineReached(now: at(59)).isEmpty)  // spurious wake-up: nothing
         #expect(m.pushReceived(txId: "a", arrivedAt: at(60), now: at(60)).stateChanges == [.reliable])
 
-        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(100))
-        #expect(m.deadlineReached(now: at(160)) == [.observedMiss(txId: "b", consecutiveMisses: 1)])
+        _ = m.realtimeTxSeen(txId: "b", from: alice, landedAt: at(100), now: at(100))
+        #expect(m.deadlineReached(now: at(160)) == [.observedMiss(txId: "b", consecutiveMisses: 1, via: .realtime)])
         #expect(m.pushReceived(txId: "b", arrivedAt: at(161), now: at(161)).isEmpty)  // too late: already a miss
     }
 
@@ -30,12 +30,12 @@ struct PushReliabilityTests {
     func leadTolerance() {
         var m = machine(.unknown)
         _ = m.pushReceived(txId: "early", arrivedAt: at(80), now: at(80))
-        #expect(m.realtimeTxSeen(txId: "early", eligible: true, now: at(100)).stateChanges == [.reliable])
+        #expect(m.realtimeTxSeen(txId: "early", from: alice, landedAt: at(100), now: at(100)).stateChanges == [.reliable])
 
         var n = machine(.unknown)
         _ = n.pushReceived(txId: "tooEarly", arrivedAt: at(60), now: at(60))
-        #expect(n.realtimeTxSeen(txId: "tooEarly", eligible: true, now: at(100)).isEmpty)
-        #expect(n.deadlineReached(now: at(160)) == [.observedMiss(txId: "tooEarly", consecutiveMisses: 1)])
+        #expect(n.realtimeTxSeen(txId: "tooEarly", from: alice, landedAt: at(100), now: at(100)).isEmpty)
+        #expect(n.deadlineReached(now: at(160)) == [.observedMiss(txId: "tooEarly", consecutiveMisses: 1, via: .realtime)])
         #expect(n.state == .unknown)
     }
 
@@ -43,14 +43,14 @@ struct PushReliabilityTests {
     func threeMissesMakeUnreliable() {
         var m = machine(.reliable)
         for (i, id) in ["a", "b", "c"].enumerated() {
-            _ = m.realtimeTxSeen(txId: id, eligible: true, now: at(Int64(i) * 10))
+            _ = m.realtimeTxSeen(txId: id, from: alice, landedAt: at(Int64(i) * 10), now: at(Int64(i) * 10))
         }
-        #expect(m.deadlineReached(now: at(60)) == [.observedMiss(txId: "a", consecutiveMisses: 1)])
-        #expect(m.deadlineReached(now: at(70)) == [.observedMiss(txId: "b", consecutiveMisses: 2)])
+        #expect(m.deadlineReached(now: at(60)) == [.observedMiss(txId: "a", consecutiveMisses: 1, via: .realtime)])
+        #expect(m.deadlineReached(now: at(70)) == [.observedMiss(txId: "b", consecutiveMisses: 2, via: .realtime)])
         #expect(m.state == .reliable)
         let third = m.deadlineReached(now: at(80))
         #expect(third.count == 4)
-        #expect(third[0] == .observedMiss(txId: "c", consecutiveMisses: 3))
+        #expect(third[0] == .observedMiss(txId: "c", consecutiveMisses: 3, via: .realtime))
         #expect(third.stateChanges == [.unreliable])
         #expect(third[2] == .startForcedCatchUp)
         #expect(third[3] == .reregisterToken)
@@ -62,12 +62,12 @@ struct PushReliabilityTests {
         var m = machine(.reliable)
         func threeMisses(from t: Int64) -> [PushReliability.Action] {
             var all: [PushReliability.Action] = []
-            for i in 0..<3 { _ = m.realtimeTxSeen(txId: "t\(t)-\(i)", eligible: true, now: at(t + Int64(i))) }
+            for i in 0..<3 { _ = m.realtimeTxSeen(txId: "t\(t)-\(i)", from: alice, landedAt: at(t + Int64(i)), now: at(t + Int64(i))) }
             all += m.deadlineReached(now: at(t + 62))
             return all
         }
         #expect(threeMisses(from: 0).contains(.reregisterToken))
-        _ = m.realtimeTxSeen(txId: "hit", eligible: true, now: at(100))
+        _ = m.realtimeTxSeen(txId: "hit", from: alice, landedAt: at(100), now: at(100))
         #expect(m.pushReceived(txId: "hit", arrivedAt: at(101), now: at(101)).stateChanges == [.reliable])
         let second = threeMisses(from: 200)  // re-registered at 62, now 262: 200 s ago
         #expect(second.stateChanges == [.unreliable])
@@ -76,7 +76,7 @@ struct PushReliabilityTests {
         #expect(second.last == .reregisterSkipped(lastAgo: .seconds(200), nextAllowedIn: .seconds(400)))
         #expect(m.lastReregisterAt == at(62))
 
-        _ = m.realtimeTxSeen(txId: "hit2", eligible: true, now: at(700))
+        _ = m.realtimeTxSeen(txId: "hit2", from: alice, landedAt: at(700), now: at(700))
         _ = m.pushReceived(txId: "hit2", arrivedAt: at(701), now: at(701))
         #expect(threeMisses(from: 800).contains(.reregisterToken))  // 800 s later: allowed again
     }
@@ -84,27 +84,28 @@ struct PushReliabilityTests {
     @Test("rule 3: one hit after unreliable makes it reliable at once, and a hit resets the miss count")
     func hitRecovers() {
         var m = machine(.unreliable, misses: 5)
-        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(0))
         #expect(m.pushReceived(txId: "a", arrivedAt: at(1), now: at(1)).stateChanges == [.reliable])
         #expect(m.consecutiveMisses == 0)
 
-        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(10))
-        _ = m.realtimeTxSeen(txId: "c", eligible: true, now: at(11))
+        _ = m.realtimeTxSeen(txId: "b", from: alice, landedAt: at(10), now: at(10))
+        _ = m.realtimeTxSeen(txId: "c", from: alice, landedAt: at(11), now: at(11))
         _ = m.deadlineReached(now: at(71))
         #expect(m.consecutiveMisses == 2)
-        _ = m.realtimeTxSeen(txId: "d", eligible: true, now: at(80))
+        _ = m.realtimeTxSeen(txId: "d", from: alice, landedAt: at(80), now: at(80))
         _ = m.pushReceived(txId: "d", arrivedAt: at(81), now: at(81))
         #expect(m.consecutiveMisses == 0)
-        _ = m.realtimeTxSeen(txId: "e", eligible: true, now: at(90))
+        _ = m.realtimeTxSeen(txId: "e", from: alice, landedAt: at(90), now: at(90))
         _ = m.deadlineReached(now: at(150))
         #expect(m.consecutiveMisses == 1)
         #expect(m.state == .reliable)  // the two misses before the hit do not count toward three
     }
 
-    @Test("rule 2: muted contacts and outgoing messages never count")
+    @Test("rule 2: a muted contact's txs never count")
     func ineligibleNeverCounts() {
         var m = machine(.reliable)
-        for i in 0..<5 { _ = m.realtimeTxSeen(txId: "muted\(i)", eligible: false, now: at(Int64(i))) }
+        m.contactMuteChanged(alice, muted: true, now: .zero)
+        for i in 0..<5 { _ = m.realtimeTxSeen(txId: "muted\(i)", from: alice, landedAt: at(Int64(i)), now: at(Int64(i))) }
         #expect(m.pendingObservations == 0)
         #expect(m.nextDeadline == nil)
         #expect(m.deadlineReached(now: at(1000)).isEmpty)
@@ -122,7 +123,7 @@ struct PushReliabilityTests {
         ] {
             var m = machine(.reliable)
             #expect(m.conditionsChanged(blocked, now: at(1)).stateChanges == [.disabled])
-            _ = m.realtimeTxSeen(txId: "x", eligible: true, now: at(2))
+            _ = m.realtimeTxSeen(txId: "x", from: alice, landedAt: at(2), now: at(2))
             #expect(m.pendingObservations == 0)  // no evidence while disabled
             #expect(m.conditionsChanged(operational, now: at(3)).stateChanges == [.unknown])
         }
@@ -131,9 +132,9 @@ struct PushReliabilityTests {
     @Test("rule 5: the learned state restores from what was persisted")
     func persistedRoundTrip() {
         var m = machine(.unknown)
-        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(0))
         _ = m.pushReceived(txId: "a", arrivedAt: at(1), now: at(1))
-        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(5))
+        _ = m.realtimeTxSeen(txId: "b", from: alice, landedAt: at(5), now: at(5))
         _ = m.deadlineReached(now: at(65))
         let restored = PushReliability(restoring: m.persisted)
         #expect(restored.state == .reliable)
@@ -144,23 +145,57 @@ struct PushReliabilityTests {
     @Test("rule 12: a push processed late counts with the time it really arrived")
     func latePendingPushUsesArrivalTime() {
         var m = machine(.unknown)
-        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(0))
         // Arrived at 40 s while the app was suspended; processed on foreground at 600 s.
         #expect(m.pushReceived(txId: "a", arrivedAt: at(40), now: at(600)).stateChanges == [.reliable])
-        _ = m.realtimeTxSeen(txId: "b", eligible: true, now: at(700))
+        _ = m.realtimeTxSeen(txId: "b", from: alice, landedAt: at(700), now: at(700))
         // Arrived at 800 s: after the grace, so a miss even though the timer had not fired yet.
-        #expect(m.pushReceived(txId: "b", arrivedAt: at(800), now: at(900)) == [.observedMiss(txId: "b", consecutiveMisses: 1)])
+        #expect(m.pushReceived(txId: "b", arrivedAt: at(800), now: at(900)) == [.observedMiss(txId: "b", consecutiveMisses: 1, via: .realtime)])
     }
 
     @Test("a realtime redelivery of the same tx is observed once")
     func redeliveryObservedOnce() {
         var m = machine(.reliable)
-        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(0))
-        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(1))
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(0))
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(1), now: at(1))
         #expect(m.pendingObservations == 1)
         _ = m.deadlineReached(now: at(61))
-        _ = m.realtimeTxSeen(txId: "a", eligible: true, now: at(70))
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(70), now: at(70))
         #expect(m.pendingObservations == 0)
         #expect(m.consecutiveMisses == 1)
+    }
+
+    @Test("rule 2: a tx is evidence only if push was operational and its sender not muted when it landed, whenever it is seen")
+    func eligibleWhenLanded() {
+        var m = machine(.reliable)
+        let expired = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .expired)
+        _ = m.conditionsChanged(expired, now: at(100))
+        _ = m.conditionsChanged(operational, now: at(200))
+        #expect(m.state == .unknown)
+        // Landed while the token was expired, found afterwards: no evidence, however late.
+        #expect(m.fetchedTx(txId: "whileExpired", from: alice, blockTime: at(150), now: at(300)).isEmpty)
+        #expect(m.realtimeTxSeen(txId: "lateSighting", from: alice, landedAt: at(199), now: at(201)).isEmpty)
+        #expect(m.pendingObservations == 0)
+        // Landed while operational, before the token broke: still evidence when fetched later.
+        #expect(m.fetchedTx(txId: "before", from: alice, blockTime: at(50), now: at(300)) == [.observedMiss(txId: "before", consecutiveMisses: 1, via: .fetch)])
+        // Muted at 400, unmuted at 500: what landed in between is no evidence.
+        m.contactMuteChanged(alice, muted: true, now: at(400))
+        m.contactMuteChanged(alice, muted: false, now: at(500))
+        #expect(m.fetchedTx(txId: "whileMuted", from: alice, blockTime: at(450), now: at(600)).isEmpty)
+        #expect(m.fetchedTx(txId: "afterUnmute", from: alice, blockTime: at(510), now: at(600)).count == 1)
+        #expect(m.pushEligible(from: alice, landedAt: at(350)))
+        #expect(!m.pushEligible(from: alice, landedAt: at(420)))
+        #expect(!m.pushEligible(from: alice, landedAt: at(-10)))  // before anything was known
+    }
+
+    @Test("rule 3: the fall into unreliable says where its misses were seen")
+    func unreliableReasonNamesChannels() {
+        var m = machine(.reliable)
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(1))
+        _ = m.deadlineReached(now: at(61))
+        _ = m.fetchedTx(txId: "b", from: alice, blockTime: at(2), now: at(100))
+        let third = m.fetchedTx(txId: "c", from: alice, blockTime: at(3), now: at(100))
+        guard case .stateChanged(_, .unreliable, let reason) = third[1] else { Issue.record("no fall: \(third)"); return }
+        #expect(reason == "3 consecutive push-eligible txs without push within 1m (2 fetched, 1 seen on realtime)")
     }
 }

@@ -16,3 +16,4 @@ extension Array where Element == PushReliability.Action {
         compactMap { if case .stateChanged(_, let to, _) = $0 { return to } else { return nil } }
     }
 }
+let alice = Address("kaspa:alice")
