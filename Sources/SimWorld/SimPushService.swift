@@ -72,6 +72,11 @@ public final class SimPushService: PushPort {
         if muted { mutedAddresses.insert(contact) } else { mutedAddresses.remove(contact) }
     }
 
+    public func unregisterToken() {
+        registrationGeneration += 1
+        set(.none)
+    }
+
     /// Fault `token expire` / `token invalidate`.
     public func expireToken() { registrationGeneration += 1; set(.expired) }
     public func invalidateToken() { registrationGeneration += 1; set(.invalid) }

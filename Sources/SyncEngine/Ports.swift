@@ -57,6 +57,9 @@ public protocol RealtimePort: AnyObject {
 public protocol PushPort: AnyObject {
     /// Asks the push service for a (new) device token. Status changes arrive on the endpoint.
     func registerToken()
+    /// Tells the push service to forget the device token: no push is sent any more (as a
+    /// client that leaves remote push unregisters). The status becomes `none`.
+    func unregisterToken()
     /// Tells the service not to push for this contact (or to push again).
     func setMuted(_ contact: Address, _ muted: Bool)
 }

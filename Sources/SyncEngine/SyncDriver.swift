@@ -127,6 +127,8 @@ public final class SyncDriver: ClientEndpoint {
         conditionsChanged()
         if mode == .remotePush {
             registerToken(reason: tokenStatus == .active ? "launch: refreshing the active token" : "launch: registering for remote push")
+        } else if tokenStatus != .none {
+            unregisterToken(reason: "launch: mode \(mode.rawValue)")
         }
         settle()
     }
@@ -174,12 +176,16 @@ public final class SyncDriver: ClientEndpoint {
     /// Rule 15: switch notification mode; rule 1 re-evaluates push.
     public func setMode(_ newMode: NotificationMode) {
         guard newMode != mode else { return }
+        let left = mode == .remotePush
         mode = newMode
         emit(.world("notification mode \(newMode.rawValue)"))
         conditionsChanged()
         handle(refresh.conditionsChanged(mode: mode, pushState: reliability.state, now: now))  // rule 14
         if newMode == .remotePush, tokenStatus != .active {
             registerToken(reason: "mode remote-push: registering for remote push")
+        } else if left {
+            // Leaving remote push stops pushes, as a real client does: no banners in background-fetch or off.
+            unregisterToken(reason: "mode \(newMode.rawValue): no more pushes")
         }
         updatePoller()
         settle()
@@ -703,6 +709,12 @@ public final class SyncDriver: ClientEndpoint {
     private func registerToken(reason: String) {
         emit(.tokenRegistration(reason))
         ports.push.registerToken()
+    }
+
+    private func unregisterToken(reason: String) {
+        reregisterWhenActive = false
+        emit(.tokenRegistration("unregister: " + reason))
+        ports.push.unregisterToken()
     }
 
     private func conditionsChanged() {

@@ -281,4 +281,33 @@ struct FetchByIdWireTests {
         let ok = reply.replacingOccurrences(of: "\"other\"", with: "\"wanted\"")
         #expect(try IndexerPage.decode(Data(ok.utf8), for: .messageById("wanted"), me: me).messages.first?.kind == .payment)
     }
+
+    @Test("rule 15: leaving remote-push unregisters the token, so no push banner comes in background-fetch or off; entering it registers again")
+    func leavingRemotePushStopsPushes() throws {
+        let run = try simulate("""
+            duration 40m
+            at 1m receive alice "pushed"
+            at 2m background
+            at 3m mode background-fetch
+            at 4m receive alice "no push for this one"
+            at 5m mode off
+            at 6m receive bob "nor this"
+            at 7m mode remote-push
+            at 8m receive carol "pushed again"
+            at 39m foreground
+            """)
+        let pushedBodies = run.world.ledger.filter { run.world.push.delivered.contains($0.txId) }.map(\.body)
+        #expect(pushedBodies == ["pushed", "pushed again"])
+        // The two unpushed messages are bannered only when a background refresh finds them.
+        let firstGrant = try #require(run.world.os.grants.first)
+        let banners = run.log.compactMap { e -> (Instant, String)? in if case .banner(let b, _) = e.event { return (e.at, b.body) } else { return nil } }
+        #expect(banners.filter { ["no push for this one", "nor this"].contains($0.1) }.allSatisfy { $0.0 >= firstGrant })
+        #expect(banners.contains { $0.1 == "pushed again" && $0.0 < t(9) })
+        let registration = run.log.filter { if case .tokenRegistration = $0.event { return true } else { return false } }.map { "\($0.at) \($0.event.line)" }
+        #expect(registration.contains("00:03:00.000 push token registration: unregister: mode background-fetch: no more pushes"))
+        #expect(registration.contains("00:07:00.000 push token registration: mode remote-push: registering for remote push"))
+        #expect(run.world.push.tokenStatus == .active)
+        run.checkNothingLost()
+        run.checkInvariants()
+    }
 }
