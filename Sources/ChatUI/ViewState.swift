@@ -70,6 +70,8 @@ public struct StatusInfo: Equatable, Sendable {
     public var clock: Instant = .zero
     public var speed: Double = 1
     public var badge = 0
+    /// A played scenario's progress (`script 3m/15m`, `script over: live`); nil without one.
+    public var script: String?
 
     public init() {}
 }

@@ -13,6 +13,8 @@ public final class Traffic {
     private var arrivals: RandomStream
     private var replies: RandomStream
     private var started = false
+    /// An arrival is scheduled (the Poisson chain is running).
+    private var chainRunning = false
 
     init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
         self.scheduler = scheduler
@@ -27,7 +29,15 @@ public final class Traffic {
         scheduleNextArrival()
     }
 
+    /// Traffic goes on after its stop (a played scenario handed over to the live world).
+    public func resume(perHour rate: Double) {
+        perHour = rate
+        stopsAt = nil
+        if started, !chainRunning { scheduleNextArrival() }
+    }
+
     private func scheduleNextArrival() {
+        chainRunning = false
         guard perHour > 0 else { return }
         let wait = arrivals.exponential(perHour: perHour)
         let pick = arrivals.next()
@@ -35,8 +45,9 @@ public final class Traffic {
         let phrase = Self.phrases[arrivals.int(0...(Self.phrases.count - 1))]
         let at = scheduler.now + wait
         if let stop = stopsAt, at >= stop { return }
+        chainRunning = true
         scheduler.schedule(at: at, "arrival") { [self] in
-            if let stop = stopsAt, scheduler.now >= stop { return }
+            if let stop = stopsAt, scheduler.now >= stop { chainRunning = false; return }
             if let world, !world.contacts.isEmpty {
                 let contact = world.contacts[Int(pick % UInt64(world.contacts.count))]
                 if payment {

@@ -26,6 +26,9 @@ public struct Scenario: Equatable, Sendable {
 
     public init(source: String) { self.source = source }
 
+    /// The source of the live chat's own script (no file: a year of traffic, no steps).
+    public static let liveSource = "live"
+
     /// The contact handles `contacts N` creates, in order.
     public static func defaultHandles(_ n: Int) -> [String] {
         let names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",

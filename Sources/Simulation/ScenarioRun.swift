@@ -15,11 +15,20 @@ public final class ScenarioRun {
     public private(set) var driver: SyncDriver
     public private(set) var log: [TimedEvent] = []
     public let settings: SyncSettings
+    /// The world's clock when the run started (later than zero for a resumed profile).
+    public let startedAt: Instant
     /// When the script (and the traffic) ends: the scenario's duration, or a `quit`.
     public private(set) var scriptEnd: Instant
     public private(set) var finished = false
     /// A `quit` line was reached.
     public private(set) var quitRequested = false
+    /// What follows the script and its settle. `simulate` stops there, so that "lost" has a
+    /// meaning; the live TUI hands the world over, and it goes on: traffic, replies, keys.
+    public var continuesLive = false
+    /// The world was handed over after the script (see `continuesLive`).
+    public private(set) var live = false
+    /// Traffic after a hand-over when the scenario has none: the live chat's default.
+    public static let liveTrafficPerHour = 24.0
 
     /// Where the world is kept between runs (a profile), if anywhere.
     public let persistence: WorldPersistence?
@@ -43,6 +52,7 @@ public final class ScenarioRun {
         self.resumed = saved != nil
         self.seed = saved?.seed ?? seed ?? scenario.seed
         let start = saved?.clock ?? .zero
+        self.startedAt = start
         let scheduler = Scheduler(start: start)
         self.scheduler = scheduler
         let streamSeed = saved.map { $0.seed ^ (UInt64(bitPattern: $0.clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15) } ?? self.seed
@@ -124,8 +134,31 @@ public final class ScenarioRun {
             endScript()
         }
         let end = settleEnd!
+        if live { return scheduler.run(until: target) }
         scheduler.run(until: min(target, end))
         finished = scheduler.now >= end
+        if finished, continuesLive {
+            goLive()
+            scheduler.run(until: target)
+        }
+    }
+
+    /// The script and its settle are over: the world goes on as the live chat's does.
+    private func goLive() {
+        live = true
+        let rate = scenario.trafficPerHour > 0 ? scenario.trafficPerHour : Self.liveTrafficPerHour
+        world.traffic.resume(perHour: rate)
+        driver.noteWorldChange("script \(scenario.source) over; the live world goes on (traffic \(Int(rate))/h, replies, keys)")
+    }
+
+    /// Where a played scenario is, for a status bar: `script 3m/15m`, `settling`, `script
+    /// over: live`; nil for the plain live chat, which plays no script.
+    public var scriptStatus: String? {
+        guard scenario.source != Scenario.liveSource else { return nil }
+        if live { return "script over: live" }
+        if settleEnd != nil { return "script settling" }
+        let done = Interval(milliseconds: (scheduler.now - startedAt).milliseconds / 1000 * 1000)
+        return "script \(done.milliseconds == 0 ? "0s" : done.description)/\(scenario.duration)"
     }
 
     /// Final foreground and settle (SPEC §9): from here on, "lost" is well defined.

@@ -23,6 +23,7 @@ public final class LiveApp {
         self.run = run
         self.speed = speed
         self.eventLog = eventLog
+        run.continuesLive = true  // a played scenario hands over to the live world at its end
         anchorWall = DispatchTime.now().uptimeNanoseconds
         anchorVirtual = run.scheduler.now
         // What the engine did before the screen opened (the launch) goes to the log too.
@@ -149,6 +150,7 @@ public final class LiveApp {
         s.clock = run.scheduler.now
         s.speed = speed
         s.badge = d.badge
+        s.script = run.scriptStatus
         return s
     }
 

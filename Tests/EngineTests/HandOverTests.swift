@@ -1,0 +1,47 @@
+import SimWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+@Suite("A played scenario hands over to the live world at its end")
+struct HandOverTests {
+    @Test("after the script and its settle the live TUI's world goes on: traffic, replies, and a background and foreground that reconnect")
+    func liveAfterScript() throws {
+        let run = ScenarioRun(scenario: try scenario("duration 5m\nsettle 1m\nat 1m receive alice \"scripted\""), policy: .adaptive)
+        run.continuesLive = true
+        #expect(run.scriptStatus == "script 0s/5m")
+        run.advance(to: t(3))
+        #expect(run.scriptStatus == "script 3m/5m")
+        run.advance(to: t(5, 30))
+        #expect(run.scriptStatus == "script settling")
+        run.advance(to: t(20))
+        #expect(run.live && run.scriptStatus == "script over: live")
+        let handOver = try #require(run.log.first { $0.event.line.contains("the live world goes on") })
+        #expect(handOver.at == t(6))
+        #expect(handOver.event.line == "world: script test.scenario over; the live world goes on (traffic 24/h, replies, keys)")
+        run.apply(.background)
+        run.advance(to: t(21))
+        run.apply(.foreground)
+        let alice = run.contact("alice")
+        run.advance(to: t(22))
+        run.driver.send(to: alice.address, text: "still there?")
+        run.advance(to: t(90))
+        // The world did not freeze: the reconnect went live, the reply came, traffic went on.
+        #expect(run.log.contains { if case .realtime(.live, _) = $0.event { return $0.at > t(21) } else { return false } })
+        let reply = run.world.ledger.first { $0.direction == .incoming && $0.conversation == alice.address && $0.blockTime > t(22) }
+        #expect(reply.map { run.storage.hasMessage(txId: $0.txId) } == true)
+        #expect(run.world.ledger.filter { $0.blockTime > t(30) }.count > 5)
+        #expect(run.scheduler.now == t(90))
+        run.checkInvariants()
+    }
+
+    @Test("simulate stops at the end of the settle, so that lost has a meaning")
+    func simulateStops() throws {
+        let run = ScenarioRun(scenario: try scenario("duration 5m\nsettle 1m\ntraffic 60/h"), policy: .adaptive)
+        run.advance(to: t(60))
+        #expect(run.finished && !run.live)
+        #expect(run.scheduler.now == t(6))
+        #expect(run.world.ledger.allSatisfy { $0.blockTime < t(5, 5) })
+    }
+}
