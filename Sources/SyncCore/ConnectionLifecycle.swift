@@ -99,7 +99,7 @@ public struct ConnectionLifecycle: Sendable {
             failedAttempts = 0
             connectInFlight = true
             realtime = .connecting
-            return [.connect(forced: !firstLaunch, reason: firstLaunch ? "first launch" : "after background"),
+            return [.connect(forced: !firstLaunch, reason: firstLaunch ? "cold start" : "after background"),
                     .requestCatchUp(triggers: [.appActive], reason: "app active")]
         }
         recovery = .awaitingReconnect(fallbackAt: now + settings.recoveryFallback)
@@ -107,7 +107,7 @@ public struct ConnectionLifecycle: Sendable {
         failedAttempts = 0
         connectInFlight = true
         let reason = firstLaunch
-            ? "first launch"
+            ? "cold start"
             : "after background: isConnected=\(isConnected) is not trusted"
         realtime = .connecting
         return [.connect(forced: !firstLaunch, reason: reason)]

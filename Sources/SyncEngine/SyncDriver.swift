@@ -70,6 +70,8 @@ public final class SyncDriver: ClientEndpoint {
     private var subscribers: [(TimedEvent) -> Void] = []
     private var contactsByAddress: [Address: Contact] = [:]
     private var lastSaved: PersistedEngineState?
+    /// The store held what an earlier run of the app learned: this launch is a relaunch.
+    private let relaunched: Bool
     /// The pushes waiting in the extension's store (rule 12), with their arrival times, and
     /// those of them not stored as messages yet: kept here so that the badge and banners
     /// stay O(1).
@@ -98,6 +100,7 @@ public final class SyncDriver: ClientEndpoint {
         self.mode = saved?.mode ?? initialMode
         self.tokenStatus = saved?.tokenStatus ?? .none
         self.lastSaved = saved
+        self.relaunched = saved != nil
         for c in storage.contacts() { contactsByAddress[c.address] = c }
         for p in storage.pendingPushes() {
             pendingArrivals[p.message.txId] = p.arrivedAt
@@ -223,7 +226,8 @@ public final class SyncDriver: ClientEndpoint {
 
     public func appDidBecomeActive() {
         let first = connection.lifecycle == .launched
-        let detail = first ? "first launch" : backgroundSince.map { "after \(now - $0) in background" } ?? ""
+        let detail = first ? (relaunched ? "relaunch: a cold start of a saved profile" : "first launch")
+            : backgroundSince.map { "after \(now - $0) in background" } ?? ""
         emit(.lifecycle(.foreground, detail: detail))
         backgroundSince = nil
         handle(refresh.enteredForeground(now: now))

@@ -79,7 +79,7 @@ struct CatchUpEngineTests {
         let connects = run.log.compactMap { e -> String? in
             if case .realtime(.connecting, let reason) = e.event { return reason } else { return nil }
         }
-        #expect(connects == ["first launch", "forced reconnect, after background: isConnected=true is not trusted"])
+        #expect(connects == ["cold start", "forced reconnect, after background: isConnected=true is not trusted"])
         #expect(run.world.node.connectsServed == 2)
         // The socket had died silently: realtime never delivered the message sent while away.
         let tx = run.incoming(from: "alice")[0]

@@ -187,7 +187,9 @@ struct PushReliabilityEngineTests {
         #expect(!after.contains { if case .pushState = $0.event { return true } else { return false } })
         // A relaunch is a cold start: connect, not a forced reconnect (rule 10), and the
         // foreground catch-up is debounced by the restored last catch-up time (rule 6).
-        #expect(after.contains { $0.event == .realtime(.connecting, reason: "first launch") })
+        #expect(after.contains { $0.event == .realtime(.connecting, reason: "cold start") })
+        #expect(after.contains { $0.event == .lifecycle(.foreground, detail: "relaunch: a cold start of a saved profile") })
+        #expect(run.log.prefix(before).contains { $0.event == .lifecycle(.foreground, detail: "first launch") })
         #expect(after.contains { if case .catchUpSkipped = $0.event { return true } else { return false } })
         run.checkInvariants()
     }

@@ -137,7 +137,9 @@ struct StoreTests {
         #expect(run.world.utxos.count == run.world.ledger.filter { $0.direction == .incoming }.count - 3)
         #expect(run.world.contacts.map(\.handle) == ["alice", "bob", "carol", "dave", "erin"])
         #expect(run.driver.reliability.persisted == learned)
-        #expect(run.log.contains { $0.event == .realtime(.connecting, reason: "first launch") })  // rule 10: a cold start
+        #expect(run.log.contains { $0.event == .realtime(.connecting, reason: "cold start") })  // rule 10: a cold start
+        #expect(run.log.contains { $0.event == .lifecycle(.foreground, detail: "relaunch: a cold start of a saved profile") })
+        #expect(!run.log.contains { $0.event.line.contains("first launch") })
         run.advance(to: firstClock + .minutes(30))
         // New traffic is new: no txId of the first run comes again.
         let fresh = run.world.ledger.dropFirst(firstLedger.count).map(\.txId)

@@ -6,7 +6,7 @@ struct ConnectionLifecycleTests {
     @Test("rule 10: the first launch connects without forcing")
     func firstLaunchNotForced() {
         var c = ConnectionLifecycle()
-        #expect(c.becameActive(now: at(0)) == [.connect(forced: false, reason: "first launch")])
+        #expect(c.becameActive(now: at(0)) == [.connect(forced: false, reason: "cold start")])
     }
 
     @Test("rule 10: foreground after a background forces a reconnect although isConnected is still true")
