@@ -35,6 +35,10 @@ public struct SyncSettings: Hashable, Sendable {
     /// waits until the subscription is this old, so that a message that landed just before
     /// the subscription (too early for realtime) is indexed when the indexer is asked.
     public var indexerLagAllowance: Interval = .seconds(3)
+    /// How many replies in a row may reject the same item for the same reason before it is
+    /// skipped for good (a body over the wire's 64 KiB limit would otherwise fail every
+    /// later catch-up of its object, and its cursor would never move).
+    public var rejectedItemAttempts = 3
 
     public init() {}
 

@@ -80,6 +80,8 @@ public final class SyncDriver: ClientEndpoint {
     /// (b): outputs the user's sends spent whose messages the store lacks. The UTXO set no
     /// longer shows them, so a proven gap is the UTXO set's unknown txIds plus these.
     private var spentUnstored: Set<String> = []
+    /// Reply items the indexer keeps serving broken (see `RejectedItems`).
+    private var rejectedItems: RejectedItems
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, me: Address, scheduler: Scheduler,
                 storage: ChatStorage, ports: WorldPorts, initialMode: NotificationMode = .remotePush) {
@@ -89,6 +91,7 @@ public final class SyncDriver: ClientEndpoint {
         self.scheduler = scheduler
         self.storage = storage
         self.ports = ports
+        self.rejectedItems = RejectedItems(attempts: settings.rejectedItemAttempts)
         let saved = storage.loadState()
         self.reliability = PushReliability(settings: settings, restoring: saved?.reliability ?? .init(),
                                            muted: Set(storage.contacts().filter(\.muted).map(\.address)))
@@ -151,9 +154,15 @@ public final class SyncDriver: ClientEndpoint {
         settle()
     }
 
-    /// The user writes to a contact: publish, store as sent.
+    /// The user writes to a contact: publish, store as sent. A body over
+    /// `MessageLimits.maxBodyBytes` is not sent (the compose line and the scenario parser
+    /// stop it first; this is the last word): an error event, and nil.
     @discardableResult
-    public func send(to contact: Address, text: String) -> NetworkMessage {
+    public func send(to contact: Address, text: String) -> NetworkMessage? {
+        guard text.utf8.count <= MessageLimits.maxBodyBytes else {
+            emit(.error(source: "send", message: "a message of \(text.utf8.count) bytes is over the limit of \(MessageLimits.maxBodyBytes); not sent"))
+            return nil
+        }
         let publication = ports.network.publish(from: me, to: contact, body: text)
         let message = publication.message
         emit(.messageSent(txId: message.txId, to: contactsByAddress[contact]?.handle ?? contact.value))
@@ -590,7 +599,18 @@ public final class SyncDriver: ClientEndpoint {
             emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object.map(\.description) ?? "none") unchanged"))
         case .success(let data):
             do {
-                let reply = try IndexerPage.decode(data, for: call, me: me, now: now)
+                let reply = try IndexerPage.read(data, for: call, me: me, now: now)
+                if !reply.rejected.isEmpty {
+                    switch rejectedItems.judge(reply.rejected) {
+                    case .retry(let reason, let strikes):
+                        throw WireError("\(reason) (rejected \(strikes) of \(rejectedItems.attempts) times before it is skipped)")
+                    case .skip(let newly):
+                        for item in newly {
+                            let what = item.txId.map { "message \($0.prefix(8))" } ?? "an item"
+                            emit(.error(source: "indexer", message: "\(what) rejected \(rejectedItems.attempts) times in a row (\(item.reason)); skipped for good, the sync moves on"))
+                        }
+                    }
+                }
                 if case .messageById(let id) = call, reply.messages.isEmpty {
                     // (b): the node showed this output, so the message exists; the indexer has
                     // not indexed it yet. The gap is not closed: this catch-up is incomplete.
@@ -607,7 +627,8 @@ public final class SyncDriver: ClientEndpoint {
                 // Rule 9: the cursor moves in the same commit as the messages it covers.
                 // (A fetch by id, for (b), has no cursor.)
                 let cursor = object.map {
-                    ($0, storage.cursor($0).advanced(coveringUpTo: reply.messages.map(\.blockTime).max(), requestedAt: requestedAt,
+                    ($0, storage.cursor($0).advanced(coveringUpTo: (reply.messages.map(\.blockTime) + reply.rejected.compactMap(\.blockTime)).max(),
+                                                     requestedAt: requestedAt,
                                                      indexingLag: settings.indexerLagAllowance))
                 }
                 let fresh = try storage.commit(messages, cursor: cursor)

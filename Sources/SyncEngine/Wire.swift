@@ -4,7 +4,9 @@ import SyncCore
 // The client's side of the wire formats. Everything from the network is decoded and
 // validated here; anything that does not fit is a `WireError`, which the driver turns into
 // an error event. A rejected document changes nothing: no message is stored from it and no
-// cursor moves, so the next sync asks again and nothing is lost.
+// cursor moves, so the next sync asks again and nothing is lost. An indexer reply is read
+// item by item (`IndexerPage.read`), so that one item the indexer keeps serving broken can
+// be told apart from a broken document and, in the end, skipped (`RejectedItems`).
 
 public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
@@ -40,10 +42,37 @@ public enum PushPayload {
 public struct IndexerPage: Sendable {
     public var messages: [NetworkMessage]
     public var nextPage: Int?
+    /// Items of the reply that were rejected one by one (the rest of the document is sound).
+    public var rejected: [RejectedItem] = []
+
+    /// One rejected item: what identifies it across replies, and what is known of it.
+    public struct RejectedItem: Hashable, Sendable {
+        /// Its txId, or, when that cannot be read, the item's own text.
+        public var key: String
+        public var txId: String?
+        public var blockTime: Instant?
+        public var reason: String
+
+        public init(key: String, txId: String?, blockTime: Instant?, reason: String) {
+            self.key = key
+            self.txId = txId
+            self.blockTime = blockTime
+            self.reason = reason
+        }
+    }
 
     /// Decodes and checks a reply against the call that asked for it: every message must be
     /// of the asked kind and direction, in the asked conversation, and not older than `since`.
+    /// Strict: any bad item rejects the whole document.
     public static func decode(_ data: Data, for call: IndexerCall, me: Address, now: Instant? = nil) throws -> IndexerPage {
+        let page = try read(data, for: call, me: me, now: now)
+        if let bad = page.rejected.first { throw WireError(bad.reason) }
+        return page
+    }
+
+    /// Like `decode`, but a bad item is set aside in `rejected` instead of rejecting the
+    /// document; only a broken document (not JSON, no `messages`, a bad `nextPage`) throws.
+    public static func read(_ data: Data, for call: IndexerCall, me: Address, now: Instant? = nil) throws -> IndexerPage {
         let what = "indexer \(call.kind) reply"
         let root = try object(data, what)
         guard let list = root["messages"] as? [Any] else { throw WireError("\(what): missing \"messages\" array") }
@@ -56,8 +85,24 @@ public struct IndexerPage: Sendable {
             nextPage = n
         }
         var messages: [NetworkMessage] = []
+        var rejected: [RejectedItem] = []
         var seen: Set<String> = []
         for (i, element) in list.enumerated() {
+            do {
+                messages.append(try item(element, index: i, what: what, call: call, me: me, now: now, seen: &seen))
+            } catch let error as WireError {
+                let m = element as? [String: Any]
+                let txId = (m?["txId"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+                let blockTime = (m?["blockTime"] as? NSNumber).flatMap { isNumberNotBoolean($0) ? Int64(exactly: $0.doubleValue) : nil }
+                    .flatMap { $0 >= 0 ? Instant(milliseconds: $0) : nil }
+                rejected.append(RejectedItem(key: txId ?? canonical(element), txId: txId, blockTime: blockTime, reason: error.message))
+            }
+        }
+        return IndexerPage(messages: messages, nextPage: nextPage, rejected: rejected)
+    }
+
+    private static func item(_ element: Any, index i: Int, what: String, call: IndexerCall, me: Address, now: Instant?,
+                             seen: inout Set<String>) throws -> NetworkMessage {
             guard let m = element as? [String: Any] else { throw WireError("\(what): messages[\(i)] is not an object") }
             let at = "\(what) messages[\(i)]"
             let txId = try string(m, "txId", at)
@@ -75,9 +120,14 @@ public struct IndexerPage: Sendable {
             else { throw WireError("\(at): neither sender nor recipient is the user") }
             try check(call: call, kind: kind, direction: direction, conversation: conversation, blockTime: blockTime, at: at)
             if case .messageById(let id) = call, txId != id { throw WireError("\(at): asked for \(id), got \(txId)") }
-            messages.append(NetworkMessage(txId: txId, conversation: Address(conversation), direction: direction, kind: kind, body: payload, blockTime: blockTime))
-        }
-        return IndexerPage(messages: messages, nextPage: nextPage)
+            return NetworkMessage(txId: txId, conversation: Address(conversation), direction: direction, kind: kind, body: payload, blockTime: blockTime)
+    }
+
+    /// An item's text with sorted keys, to know it again in a later reply.
+    private static func canonical(_ element: Any) -> String {
+        guard JSONSerialization.isValidJSONObject([element]),
+              let data = try? JSONSerialization.data(withJSONObject: [element], options: [.sortedKeys]) else { return "\(element)" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     private static func check(call: IndexerCall, kind: MessageKind, direction: Direction, conversation: String, blockTime: Instant, at: String) throws {
