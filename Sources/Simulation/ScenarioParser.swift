@@ -26,12 +26,11 @@ public enum ScenarioParser {
     public static func parse(_ text: String, file: String) throws -> Scenario {
         var scenario = Scenario(source: file)
         var lastAt = Instant.zero
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        for (index, raw) in lines.enumerated() {
+        for (index, raw) in lines(of: text).enumerated() {
             let number = index + 1
             func fail(_ message: String) -> ScenarioError { ScenarioError(file: file, line: number, message: message) }
             var words: [Word]
-            do { words = try tokenize(String(raw)) } catch let e as TokenError { throw fail(e.message) }
+            do { words = try tokenize(raw) } catch let e as TokenError { throw fail(e.message) }
             guard !words.isEmpty else { continue }
             let head = try bare(words[0], "a directive", fail)
             switch head {
@@ -65,6 +64,18 @@ public enum ScenarioParser {
         }
         try validate(scenario, file: file)
         return scenario
+    }
+
+    /// The lines of a file (SPEC §9: LF or CRLF line ends, and maybe a UTF-8 BOM first).
+    /// Lines are split on scalars, not on `Character`s: Swift reads `\r\n` as one
+    /// `Character`, so a split on "\n" would see a CRLF file as one long line. Only the CR of
+    /// a CRLF is a line end; a CR anywhere else stays in its line (an error outside quotes).
+    static func lines(of text: String) -> [String] {
+        var scalars = Substring(text).unicodeScalars
+        if scalars.first == "\u{FEFF}" { scalars.removeFirst() }
+        return scalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            String(Substring(line.last == "\r" ? line.dropLast() : line))
+        }
     }
 
     /// Checks that need the whole file: steps within the duration, contacts that exist.
@@ -256,8 +267,7 @@ public enum ScenarioParser {
     /// Splits a line into bare words and quoted strings; `#` outside quotes starts a comment.
     static func tokenize(_ line: String) throws -> [Word] {
         var words: [Word] = []
-        var scalars = Array(line.unicodeScalars)
-        if scalars.last == "\r" { scalars.removeLast() }  // tolerate CRLF files
+        let scalars = Array(line.unicodeScalars)
         var i = 0
         while i < scalars.count {
             let c = scalars[i]

@@ -56,6 +56,22 @@ struct CLITests {
         }
     }
 
+    @Test("simulate reads a scenario with a UTF-8 BOM and CRLF line ends as the same scenario: the same output")
+    func crlfScenario() throws {
+        let path = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
+        let lf = try String(contentsOfFile: path, encoding: .utf8)
+        let copy = NSTemporaryDirectory() + "crlf-\(getpid()).scenario"
+        FileManager.default.createFile(atPath: copy, contents: Data([0xEF, 0xBB, 0xBF]) + Data(lf.replacingOccurrences(of: "\n", with: "\r\n").utf8))
+        defer { unlink(copy) }
+        for extra in [["--events"], ["--compare"]] {
+            let original = try runSynchat(["simulate", "--scenario", path] + extra)
+            let converted = try runSynchat(["simulate", "--scenario", copy] + extra)
+            #expect(original.status == 0 && !original.out.isEmpty)
+            #expect(converted.status == 0, "\(extra): \(converted.err)")
+            #expect(converted.out == original.out, "\(extra)")
+        }
+    }
+
     @Test("--compare --format json: an array of one object per policy")
     func compareJSON() throws {
         let path = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path

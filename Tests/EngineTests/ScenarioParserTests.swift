@@ -1,3 +1,4 @@
+import Foundation
 import Simulation
 import SyncCore
 import Testing
@@ -115,6 +116,45 @@ struct ScenarioParserTests {
         }
         let s = try ScenarioParser.parse("at 1m contact zoe \"Zoe\"\nat 2m send zoe \"x\"", file: "c.scenario")
         #expect(s.steps.count == 2)
+    }
+
+    @Test("a shipped scenario with a UTF-8 BOM and CRLF line ends parses to exactly the same scenario as with LF (SPEC §9)")
+    func crlfAndBOM() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Scenarios/demo.scenario").path
+        let lf = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!lf.contains("\r"))
+        let crlf = lf.replacingOccurrences(of: "\n", with: "\r\n")
+        let original = try ScenarioParser.parse(lf, file: "demo.scenario")
+        #expect(original.steps.count > 3)
+        #expect(try ScenarioParser.parse(data: Data([0xEF, 0xBB, 0xBF]) + Data(crlf.utf8), file: "demo.scenario") == original)
+        #expect(try ScenarioParser.parse("\u{FEFF}" + crlf, file: "demo.scenario") == original)
+        #expect(try ScenarioParser.parse(crlf, file: "demo.scenario") == original)
+    }
+
+    @Test("with CRLF line ends an error still names the right line, and quotes no CR")
+    func crlfLineNumbers() {
+        #expect {
+            try ScenarioParser.parse("\u{FEFF}duration 2h\r\nat 1m foreground\r\n\r\n# a comment\r\nat 2m dance\r\nat 3m sync\r\n", file: "w.scenario")
+        } throws: { error in
+            (error as? ScenarioError)?.description.hasPrefix("w.scenario:5: unknown verb \"dance\" (") == true
+        }
+    }
+
+    @Test("a CR that is not part of a CRLF is not a line end: it stays in its line")
+    func loneCR() throws {
+        // A bare CR between two directives is one line with a CR in it: an error there.
+        #expect {
+            try ScenarioParser.parse("duration 2h\nat 1m foreground\rat 2m sync\n", file: "cr.scenario")
+        } throws: { error in
+            (error as? ScenarioError).map { $0.line == 2 && $0.description.contains("^M") } == true
+        }
+        // Only the last CR of a line is its line end: CR CR LF leaves one in the line.
+        #expect(throws: ScenarioError.self) { try ScenarioParser.parse("duration 2h\r\r\nat 1m sync\n", file: "cr.scenario") }
+        // A CR inside quoted text, raw or written as \x0D, is text.
+        let s = try ScenarioParser.parse("duration 2h\r\nat 1m receive alice \"a\rb\\x0Dc\"\r\nat 2m sync\r\n", file: "cr.scenario")
+        #expect(s.steps.map(\.directive) == [.receive(handle: "alice", text: "a\rb\rc"), .sync])
+        #expect(s.steps.map(\.line) == [2, 3])
     }
 
     @Test("a missing file is an error naming it")
