@@ -168,7 +168,8 @@ public enum ThemeLoader {
     // MARK: - Finding a theme
 
     /// `--theme NAME|PATH`: a path when it names a file, else `NAME.toml` in
-    /// `$XDG_CONFIG_HOME/synchat/themes/` (default `~/.config/…`), then `./Themes/`; the
+    /// `$XDG_CONFIG_HOME/synchat/themes/` (default `~/.config/…`, by the rules of
+    /// `XDGBaseDirectory`), then `./Themes/`; the
     /// default theme is compiled in. `NO_COLOR` turns colours off, keeping attributes.
     public static func load(_ nameOrPath: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
                             currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> (Theme, [String]) {
@@ -185,8 +186,9 @@ public enum ThemeLoader {
         guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw ThemeError(file: name, line: 0, message: "a theme name has letters, digits, - and _ only")
         }
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "~") + "/.config"
-        let candidates = [config + "/synchat/themes/\(name).toml", currentDirectory + "/Themes/\(name).toml"]
+        // No usable config directory (HOME unset, say) just means no user themes.
+        let config = try? XDGBaseDirectory.config.path(in: environment)
+        let candidates = (config.map { [$0 + "/synchat/themes/\(name).toml"] } ?? []) + [currentDirectory + "/Themes/\(name).toml"]
         for path in candidates where fm.fileExists(atPath: path) {
             return try read(path: path)
         }

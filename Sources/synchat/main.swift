@@ -84,8 +84,7 @@ struct Chat: ParsableCommand {
         if let mode { script.mode = NotificationMode(rawValue: mode)! }
         var profileStore: SQLiteChatStorage?
         if !ephemeral {
-            let path = Profiles.path(for: profile ?? "default")
-            do { profileStore = try SQLiteChatStorage.open(path: path) } catch let e as StoreError {
+            do { profileStore = try SQLiteChatStorage.open(path: try Profiles.path(for: profile ?? "default")) } catch let e as any ProfileError {
                 FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
                 Foundation.exit(1)
             }

@@ -72,6 +72,25 @@ struct CLITests {
         }
     }
 
+    @Test("no usable data directory (HOME unset or empty, XDG_DATA_HOME unset or relative): one line naming why, exit code 1, nothing written")
+    func noDataDirectory() throws {
+        let cwd = FileManager.default.currentDirectoryPath
+        let cases: [([String], String)] = [
+            (["-u", "HOME", "-u", "XDG_DATA_HOME"], "XDG_DATA_HOME is not set and HOME is not set"),
+            (["-u", "XDG_DATA_HOME", "HOME="], "XDG_DATA_HOME is not set and HOME is empty"),
+            (["-u", "HOME", "XDG_DATA_HOME=synchat-relative-\(getpid())"], "XDG_DATA_HOME (synchat-relative-\(getpid())) is not an absolute path and HOME is not set"),
+        ]
+        for (env, why) in cases {
+            for profile in [[], ["--profile", "e2e-\(getpid())"]] {
+                let r = try TmuxSession.spawn(["/usr/bin/env"] + env + [TmuxSession.binary] + profile, captureOutput: true, captureErrors: true)
+                #expect(r.status == 1, "\(env)")
+                #expect(r.err == "synchat: no data directory for profiles: \(why); set HOME, or XDG_DATA_HOME to an absolute path, or run with --ephemeral\n", "\(env)")
+                #expect(r.out.isEmpty)
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: cwd + "/synchat-relative-\(getpid())"))
+    }
+
     @Test("--compare --format json: an array of one object per policy")
     func compareJSON() throws {
         let path = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path

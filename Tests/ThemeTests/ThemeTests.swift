@@ -118,4 +118,35 @@ struct ThemeTests {
         #expect(!plain.colour)
         #expect(plain.style(for: .statusPushUnreliable).bold)
     }
+
+    @Test("XDG rules for themes: a relative XDG_CONFIG_HOME is ignored for $HOME/.config; no usable config directory just means no user themes")
+    func configDirectoryRules() throws {
+        let fm = FileManager.default
+        let tmp = fm.temporaryDirectory.appendingPathComponent("synchat-theme-\(UUID().uuidString)")
+        let home = tmp.appendingPathComponent("home")
+        let relative = tmp.appendingPathComponent("relative")
+        let cwd = tmp.appendingPathComponent("cwd")
+        for dir in [home.appendingPathComponent(".config/synchat/themes"), relative.appendingPathComponent("synchat/themes"), cwd.appendingPathComponent("Themes")] {
+            try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        }
+        defer { try? fm.removeItem(at: tmp) }
+        try "name = \"from-home\"".write(to: home.appendingPathComponent(".config/synchat/themes/mine.toml"), atomically: true, encoding: .utf8)
+        try "name = \"from-relative\"".write(to: relative.appendingPathComponent("synchat/themes/mine.toml"), atomically: true, encoding: .utf8)
+        try "name = \"from-cwd\"".write(to: cwd.appendingPathComponent("Themes/mine.toml"), atomically: true, encoding: .utf8)
+        // A relative path that, read from the process's current directory, does reach a theme.
+        let depth = fm.currentDirectoryPath.split(separator: "/").count
+        let relativePath = String(repeating: "../", count: depth) + relative.path.dropFirst()
+        #expect(fm.fileExists(atPath: relativePath + "/synchat/themes/mine.toml"))
+        let env = ["XDG_CONFIG_HOME": relativePath, "HOME": home.path]
+        #expect(try ThemeLoader.load("mine", environment: env, currentDirectory: cwd.path).0.name == "from-home")
+        for noConfig in [[:], ["HOME": ""], ["XDG_CONFIG_HOME": relativePath]] as [[String: String]] {
+            #expect(try ThemeLoader.load("mine", environment: noConfig, currentDirectory: cwd.path).0.name == "from-cwd", "\(noConfig)")
+            #expect(try ThemeLoader.load(nil, environment: noConfig, currentDirectory: cwd.path).0 == Theme.default, "\(noConfig)")
+            #expect {
+                try ThemeLoader.load("missing", environment: noConfig, currentDirectory: cwd.path)
+            } throws: { error in
+                (error as? ThemeError)?.description == "missing: no such theme (looked in \(cwd.path)/Themes/missing.toml)"
+            }
+        }
+    }
 }
