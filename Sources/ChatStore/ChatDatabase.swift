@@ -74,21 +74,26 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
         return m
     }
 
+    /// Held while this store is the app's profile (`openProfile`); released with the store.
+    private var profileLock: ProfileLock?
+
+    /// Opens the profile `name`, whose store is at `path`, for this process alone: the app's
+    /// way in. A profile another process holds is refused (`ProfileLock.Held`, naming its pid)
+    /// before the database is touched; the lock lasts as long as the returned store.
+    public static func openProfile(_ name: String, path: String) throws -> SQLiteChatStorage {
+        try prepareDirectory(of: path)
+        let lock = try ProfileLock.acquire(profile: name, storePath: path)
+        let store = try open(path: path)
+        store.profileLock = lock
+        return store
+    }
+
     /// Opens (creating if needed) the store at `path`, with mode 0600 and a WAL journal.
+    /// No lock: tests, the crash harness and benchmarks may open one file more than once.
     public static func open(path: String) throws -> SQLiteChatStorage {
         let fm = FileManager.default
         let dir = (path as NSString).deletingLastPathComponent
-        var isDirectory: ObjCBool = false
-        if !dir.isEmpty, fm.fileExists(atPath: dir, isDirectory: &isDirectory), !isDirectory.boolValue {
-            throw StoreError(path: dir, message: "is a file, not the data directory; move it away, or run with --ephemeral")
-        }
-        if !dir.isEmpty, !fm.fileExists(atPath: dir) {
-            do {
-                try fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw StoreError(path: dir, message: "cannot create the data directory; check its permissions, or run with --ephemeral")
-            }
-        }
+        try prepareDirectory(of: path)
         if !fm.fileExists(atPath: path) {
             guard fm.isWritableFile(atPath: dir.isEmpty ? "." : dir) else {
                 throw StoreError(path: dir, message: "the data directory is not writable; fix its permissions, or run with --ephemeral")
@@ -117,6 +122,23 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
         }
         try prepare(queue, path: path)
         return SQLiteChatStorage(path: path, queue: queue)
+    }
+
+    /// Creates the store's directory (mode 0700) if needed; a file in its place is an error.
+    private static func prepareDirectory(of path: String) throws {
+        let fm = FileManager.default
+        let dir = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        if !dir.isEmpty, fm.fileExists(atPath: dir, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw StoreError(path: dir, message: "is a file, not the data directory; move it away, or run with --ephemeral")
+        }
+        if !dir.isEmpty, !fm.fileExists(atPath: dir) {
+            do {
+                try fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw StoreError(path: dir, message: "cannot create the data directory; check its permissions, or run with --ephemeral")
+            }
+        }
     }
 
     /// A store in memory (tests, benchmarks): the same schema and queries, no file.

@@ -84,7 +84,8 @@ struct Chat: ParsableCommand {
         if let mode { script.mode = NotificationMode(rawValue: mode)! }
         var profileStore: SQLiteChatStorage?
         if !ephemeral {
-            do { profileStore = try SQLiteChatStorage.open(path: try Profiles.path(for: profile ?? "default")) } catch let e as any ProfileError {
+            let name = profile ?? "default"
+            do { profileStore = try SQLiteChatStorage.openProfile(name, path: try Profiles.path(for: name)) } catch let e as any ProfileError {
                 FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
                 Foundation.exit(1)
             }

@@ -133,6 +133,39 @@ struct TUIEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
+    @Test("a profile open in one synchat is refused to a second: one line naming it and the holder's pid, exit 1; free again once the first quits or is killed")
+    func profileLock() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-e2e-data-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let second = { try TmuxSession.spawn(["/usr/bin/env", "XDG_DATA_HOME=\(data)", TmuxSession.binary, "--profile", "shared"], captureOutput: true, captureErrors: true) }
+        for ending in ["q", "SIGKILL"] {
+            let t = try TmuxSession(arguments: "--profile shared --speed 1", environment: ["XDG_DATA_HOME": data])
+            defer { t.close() }
+            t.wait(for: "foreground")
+            let holder = try #require(try t.appPid())
+            let refused = try second()
+            #expect(refused.status == 1)
+            #expect(refused.err == "synchat: profile \"shared\" (\(data)/synchat/shared.sqlite) is in use by another synchat (pid \(holder)); quit it first, or use another --profile\n")
+            #expect(refused.out.isEmpty)
+            #expect(t.screen().contains("foreground"))  // the first one is untouched
+            if ending == "q" {
+                try t.keys("q")
+                t.wait(for: "EXIT=0")
+            } else {
+                kill(holder, SIGKILL)
+                t.wait(for: "EXIT=137")
+            }
+            // The profile opens again: past the lock, this process without a terminal stops at the TTY check.
+            let after = try second()
+            #expect(after.status == 1 && after.err.hasPrefix("synchat: not a terminal"), "after \(ending): \(after.err)")
+        }
+        let t = try TmuxSession(arguments: "--profile shared --speed 1", environment: ["XDG_DATA_HOME": data])
+        defer { t.close() }
+        t.wait(for: "foreground")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
     @Test("resizing redraws the layout for the new size; too small says so; q exits 0 back to the shell")
     func resizeAndQuit() throws {
         let t = try TmuxSession(arguments: Self.args)

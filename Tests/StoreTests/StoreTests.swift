@@ -206,6 +206,31 @@ struct StoreTests {
         }
     }
 
+    @Test("a profile has one holder at a time: a second is refused, naming the profile, its file and the holder's pid, until the store is released")
+    func profileLock() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("data/p.sqlite").path
+        var first: SQLiteChatStorage? = try SQLiteChatStorage.openProfile("p", path: path)
+        _ = try first?.commit([msg("t1", 10, via: .push)], cursor: nil)
+        let lockFile = path + ".lock"
+        #expect((try FileManager.default.attributesOfItem(atPath: lockFile)[.posixPermissions] as? Int) == 0o600)
+        #expect(try String(contentsOfFile: lockFile, encoding: .utf8) == "\(getpid())\n")
+        // flock belongs to an open file description: this very process is refused too.
+        #expect {
+            try SQLiteChatStorage.openProfile("p", path: path)
+        } throws: { error in
+            let held = error as? ProfileLock.Held
+            return held?.profile == "p" && held?.storePath == path && held?.holder == getpid()
+                && held?.description == "profile \"p\" (\(path)) is in use by another synchat (pid \(getpid())); quit it first, or use another --profile"
+        }
+        // Stores opened without the lock (tests, the crash harness) are not refused.
+        #expect(try SQLiteChatStorage.open(path: path).messageCount() == 1)
+        first = nil
+        let again = try SQLiteChatStorage.openProfile("p", path: path)
+        #expect(again.messageCount() == 1)
+    }
+
     @Test("a data directory that cannot be created or written is an error naming it")
     func unwritableDirectory() throws {
         let dir = try tempDir()
