@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <wchar.h>
 #include <ncursesw/curses.h>
+#include <ncursesw/term.h>
 
 // Swift 6 cannot see C globals and function-like macros: tiny accessors instead.
 static inline WINDOW *synchat_stdscr(void) { return stdscr; }
@@ -34,6 +35,19 @@ static inline int synchat_put(WINDOW *w, int y, int x, const wchar_t *s, int n, 
 /// Returns NULL (and leaves the terminal alone) when that fails.
 static inline SCREEN *synchat_newterm(void) {
     return newterm(NULL, stdout, stdin);
+}
+
+/// Whether terminfo says the terminal type `term` can move the cursor to any place
+/// (capability `cup`), as a full-screen program needs: 1 yes, 0 no (`dumb`, say), -1 terminfo
+/// does not know `term`. Reads the description only, writes nothing to the terminal, and
+/// frees it again.
+static inline int synchat_can_address_cursor(const char *term) {
+    int status = 0;
+    if (setupterm(term, STDOUT_FILENO, &status) != OK) return -1;
+    const char *cup = tigetstr("cup");
+    int addressable = cup != NULL && cup != (char *)-1;
+    del_curterm(cur_term);
+    return addressable;
 }
 
 /// SIGINT, SIGTERM, SIGHUP, SIGQUIT: put the terminal back, then exit 128+signal.

@@ -1,6 +1,7 @@
 import CNCurses
 import ChatUI
 import Foundation
+import SyncCore
 
 /// The thin ncurses adapter (STYLE.md): opens the terminal, reads keys, and draws a grid by
 /// writing only the runs of cells that changed since the last frame. Nothing else here
@@ -29,9 +30,19 @@ public final class Terminal {
         guard let term = ProcessInfo.processInfo.environment["TERM"], !term.isEmpty else {
             throw OpenError(description: "TERM is not set: cannot drive the terminal")
         }
+        let shown = UntrustedText.visible(term)
+        // Asked of terminfo before curses starts: a terminal that cannot move its cursor
+        // (TERM=dumb) would get a screen drawn as a stream of garbage.
+        switch synchat_can_address_cursor(term) {
+        case 1: break
+        case 0:
+            throw OpenError(description: "terminal type TERM=\(shown) cannot move the cursor (no cup in its terminfo): the TUI needs a full-screen terminal, such as TERM=xterm-256color")
+        default:
+            throw OpenError(description: "unknown terminal type TERM=\(shown)")
+        }
         _ = TextWidth.localeReady
         guard let s = synchat_newterm() else {
-            throw OpenError(description: "unknown terminal type TERM=\(term)")
+            throw OpenError(description: "unknown terminal type TERM=\(shown)")
         }
         screen = s
         set_term(s)

@@ -8,27 +8,71 @@ import TerminalUI
 
 // The executable is thin: argument parsing and wiring (STYLE.md).
 
+/// `synchat` runs the chat, so the root command carries the chat's flags: `synchat --help`
+/// lists them, next to the subcommands.
 struct Synchat: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "synchat",
         abstract: "A terminal chat client whose heart is a sync engine, on an embedded simulated network.",
+        usage: """
+            synchat [<options>]
+            synchat <subcommand>
+            """,
+        discussion: """
+            Without a subcommand: the chat, full screen, on the embedded simulated network. \
+            Press ? in the app for the keys. Time runs --speed times faster than the wall clock.
+            """,
         version: "synchat 0.1.0",
-        subcommands: [Chat.self, Simulate.self, CrashChild.self],
-        defaultSubcommand: Chat.self
+        subcommands: [Simulate.self, CrashChild.self]
     )
+
+    @OptionGroup var chat: Chat
+
+    func run() throws { try chat.run() }
 }
 
-struct Chat: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The chat, full screen, on the embedded simulated network (the default).",
-        discussion: "Press ? in the app for the keys. Time runs --speed times faster than the wall clock."
-    )
+/// A subcommand's arguments are its own. ArgumentParser lets a parent command take its
+/// options from anywhere on the line, so the root, which has the chat's `--seed`,
+/// `--policy` and `--scenario`, would take them from after `simulate` too. It stops at a
+/// subcommand that captures its remaining input: what the subcommand does not know lands
+/// here, and is refused.
+struct SubcommandArguments: ParsableArguments {
+    @Argument(parsing: .captureForPassthrough, help: .hidden)
+    var unknown: [String] = []
 
-    @Option(name: .long, help: "Seed of a new world (default 1, or the scenario's); a resumed profile keeps its own.")
-    var seed: UInt64?
+    func validate() throws {
+        guard let first = unknown.first else { return }
+        // Worded as ArgumentParser words its own.
+        throw ValidationError(first.hasPrefix("-") ? "Unknown option '\(first)'" : "Unexpected argument '\(first)'")
+    }
+}
 
-    @Option(name: .long, help: "Simulated seconds per wall second; + and - change it live.")
-    var speed: Double = 10
+/// Numbers on the command line are read as text and unconditionally (`parsing:
+/// .unconditional`): ArgumentParser takes `-5` for a flag and says "Missing value", where
+/// the error should say what is wrong with the number.
+enum CommandLineNumber {
+    static func seed(_ text: String) throws -> UInt64 {
+        guard let n = UInt64(text) else { throw ValidationError("--seed \(text): expected a whole number from 0 to \(UInt64.max)") }
+        return n
+    }
+
+    static func speed(_ text: String) throws -> Double {
+        guard let v = Double(text), v.isFinite, v > 0, v <= 10_000 else {
+            throw ValidationError("--speed \(text): must be more than 0 and at most 10000")
+        }
+        return v
+    }
+}
+
+/// The chat's flags (the root command's).
+struct Chat: ParsableArguments {
+    @Option(name: .customLong("seed"), parsing: .unconditional,
+            help: ArgumentHelp("Seed of a new world (default 1, or the scenario's); a resumed profile keeps its own.", valueName: "N"))
+    var seedText: String?
+
+    @Option(name: .customLong("speed"), parsing: .unconditional,
+            help: ArgumentHelp("Simulated seconds per wall second, more than 0 and at most 10000; + and - change it live.", valueName: "N"))
+    var speedText = "10"
 
     @Option(name: .long, help: "Sync policy: naive, seed or adaptive.")
     var policy: String = "adaptive"
@@ -55,7 +99,8 @@ struct Chat: ParsableCommand {
     var profile: String?
 
     func validate() throws {
-        guard speed > 0, speed <= 10_000, speed.isFinite else { throw ValidationError("--speed must be between 0 and 10000") }
+        _ = try seedText.map(CommandLineNumber.seed)
+        _ = try CommandLineNumber.speed(speedText)
         guard SyncPolicy.named(policy) != nil else {
             throw ValidationError("--policy \(policy): expected naive, seed or adaptive")
         }
@@ -71,6 +116,8 @@ struct Chat: ParsableCommand {
     }
 
     func run() throws {
+        let seed = try seedText.map(CommandLineNumber.seed)
+        let speed = try CommandLineNumber.speed(speedText)
         var script: Scenario
         if let path = scenario {
             script = try ScenarioParser.load(path: path)
@@ -138,6 +185,7 @@ struct CrashChild: ParsableCommand {
 
     @Option(name: .long) var store: String
     @Option(name: .long) var seed: UInt64 = 1
+    @OptionGroup var subcommandArguments: SubcommandArguments
 
     func run() throws {
         let db = try SQLiteChatStorage.open(path: store)
@@ -179,8 +227,8 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: "The scenario file (see Scenarios/).")
     var scenario: String
 
-    @Option(name: .long, help: "Override the scenario's seed.")
-    var seed: UInt64?
+    @Option(name: .customLong("seed"), parsing: .unconditional, help: ArgumentHelp("Override the scenario's seed.", valueName: "N"))
+    var seedText: String?
 
     @Option(name: .long, help: "naive, seed or adaptive.")
     var policy: String = "adaptive"
@@ -194,12 +242,16 @@ struct Simulate: ParsableCommand {
     @Flag(name: .long, help: "Print the event log instead of the measures.")
     var events = false
 
+    @OptionGroup var subcommandArguments: SubcommandArguments
+
     func validate() throws {
+        _ = try seedText.map(CommandLineNumber.seed)
         guard SyncPolicy.named(policy) != nil else { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
         if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
     }
 
     func run() throws {
+        let seed = try seedText.map(CommandLineNumber.seed)
         let parsed = try ScenarioParser.load(path: scenario)
         let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy)!]
         let summaries = policies.map { p -> (ScenarioRun, RunSummary) in

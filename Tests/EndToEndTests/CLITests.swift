@@ -109,6 +109,80 @@ struct CLITests {
         #expect(r.err.contains("--policy greedy") && r.err.filter { $0 == "\n" }.count == 1)
     }
 
+    @Test("synchat --help lists the chat's own flags, and the subcommands")
+    func helpListsChatFlags() throws {
+        let r = try runSynchat(["--help"])
+        #expect(r.status == 0)
+        for flag in ["--profile", "--ephemeral", "--seed", "--speed", "--policy", "--mode", "--scenario", "--theme", "--log", "--version", "simulate"] {
+            #expect(r.out.contains(flag), "\(flag) is missing from:\n\(r.out)")
+        }
+        #expect(!r.out.contains("--history") && !r.out.contains("crash-child"))  // hidden
+        #expect(try runSynchat(["-h"]).out == r.out)
+    }
+
+    @Test("a bad number is one line saying what is wrong with it, exit code 2, negative numbers included")
+    func badNumbers() throws {
+        let demo = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
+        let speed = "must be more than 0 and at most 10000"
+        let seed = "expected a whole number from 0 to 18446744073709551615"
+        let cases: [([String], String)] = [
+            (["--speed", "-5"], "--speed -5: \(speed)"),
+            (["--speed", "0"], "--speed 0: \(speed)"),
+            (["--speed", "10001"], "--speed 10001: \(speed)"),
+            (["--speed", "fast"], "--speed fast: \(speed)"),
+            (["--speed", "nan"], "--speed nan: \(speed)"),
+            (["--ephemeral", "--speed", "-0.5"], "--speed -0.5: \(speed)"),
+            (["--seed", "-1"], "--seed -1: \(seed)"),
+            (["--seed", "18446744073709551616"], "--seed 18446744073709551616: \(seed)"),
+            (["--seed", "1.5"], "--seed 1.5: \(seed)"),
+            (["simulate", "--scenario", demo, "--seed", "-1"], "--seed -1: \(seed)"),
+            (["simulate", "--scenario", demo, "--bogus"], "Unknown option '--bogus'"),
+            (["simulate", "--scenario", demo, "extra"], "Unexpected argument 'extra'"),
+        ]
+        for (args, message) in cases {
+            let r = try runSynchat(args)
+            #expect(r.status == 2, "\(args)")
+            #expect(r.err.hasPrefix("synchat: \(message)") && r.err.filter { $0 == "\n" }.count == 1, "\(args): \(r.err)")
+            #expect(r.out.isEmpty, "\(args)")
+        }
+    }
+
+    @Test("the subcommands keep their own flags: simulate's --seed and --policy are not the chat's; --version, help simulate")
+    func subcommandsKeepTheirFlags() throws {
+        let demo = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
+        let json = try runSynchat(["simulate", "--scenario", demo, "--policy", "seed", "--format", "json"])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect(object["policy"] as? String == "seed")
+        let five = try runSynchat(["simulate", "--scenario", demo, "--seed", "5", "--events"])
+        let six = try runSynchat(["simulate", "--scenario", demo, "--seed", "6", "--events"])
+        #expect(five.status == 0 && six.status == 0)
+        #expect(five.out != six.out)
+        #expect(try runSynchat(["simulate", "--seed", "5", "--events", "--scenario", demo]).out == five.out)
+        let version = try runSynchat(["--version"])
+        #expect(version.status == 0 && version.out == "synchat 0.1.0\n")
+        let help = try runSynchat(["help", "simulate"])
+        #expect(help.status == 0 && help.out.contains("USAGE: synchat simulate --scenario"))
+    }
+
+    @Test("a terminal that cannot move its cursor (TERM=dumb) or an unknown TERM: one line, exit code 1, before anything is drawn")
+    func terminalWithoutCursorAddressing() throws {
+        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
+        let cases = [
+            ("dumb", "synchat: terminal type TERM=dumb cannot move the cursor (no cup in its terminfo): the TUI needs a full-screen terminal, such as TERM=xterm-256color\n"),
+            ("no-such-terminal", "synchat: unknown terminal type TERM=no-such-terminal\n"),
+        ]
+        for (term, message) in cases {
+            // In tmux, so that stdin and stdout are a terminal and the check is TERM's.
+            let errors = NSTemporaryDirectory() + "term-\(getpid())-\(term).err"
+            defer { unlink(errors) }
+            let t = try TmuxSession(arguments: "--ephemeral 2>\(errors)", environment: ["TERM": term])
+            defer { t.close() }
+            t.wait(for: "EXIT=1", seconds: 15)
+            #expect(try String(contentsOfFile: errors, encoding: .utf8) == message)
+        }
+    }
+
     @Test("synchat-bench: an unknown section, flag or value is one line on stderr and exit code 2, before anything runs")
     func benchArguments() throws {
         let bench = TmuxSession.packageRoot.appendingPathComponent(".build/debug/synchat-bench").path
