@@ -133,8 +133,7 @@ struct Chat: ParsableArguments {
         if !ephemeral {
             let name = profile ?? "default"
             do { profileStore = try SQLiteChatStorage.openProfile(name, path: try Profiles.path(for: name)) } catch let e as any ProfileError {
-                FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
-                Foundation.exit(1)
+                refuse(e.description)
             }
         }
         // A profile remembers its theme: --theme sets it, no --theme uses it.
@@ -169,8 +168,7 @@ struct Chat: ParsableArguments {
         do {
             try terminal.open()
         } catch let e as Terminal.OpenError {
-            FileHandle.standardError.write(Data("synchat: \(e.description)\n".utf8))
-            Foundation.exit(1)
+            refuse(e.description)
         }
         app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 })
         terminal.close()
@@ -288,6 +286,13 @@ enum Progress {
         }
         if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
+}
+
+/// A profile or a terminal that cannot be used: one line on stderr, exit code 1. Paths come
+/// from the environment (XDG_DATA_HOME, HOME) and may hold any byte: never written raw.
+func refuse(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("synchat: \(UntrustedText.visible(message))\n".utf8))
+    exit(1)
 }
 
 /// Bad flags and bad scenario files: one line on stderr, exit code 2 (SPEC §8).

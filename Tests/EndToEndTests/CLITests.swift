@@ -91,6 +91,16 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: cwd + "/synchat-relative-\(getpid())"))
     }
 
+    @Test("a profile error quotes the path from XDG_DATA_HOME made visible, never its raw bytes")
+    func profileErrorIsVisible() throws {
+        let blocker = NSTemporaryDirectory() + "blocker-\(getpid())"
+        FileManager.default.createFile(atPath: blocker, contents: Data("a file".utf8))
+        defer { unlink(blocker) }
+        let r = try TmuxSession.spawn(["/usr/bin/env", "XDG_DATA_HOME=\(blocker)/\u{1B}[31mred", TmuxSession.binary], captureOutput: true, captureErrors: true)
+        #expect(r.status == 1)
+        #expect(r.err == "synchat: \(blocker)/^[[31mred/synchat: cannot create the data directory; check its permissions, or run with --ephemeral\n")
+    }
+
     @Test("--compare --format json: an array of one object per policy")
     func compareJSON() throws {
         let path = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
