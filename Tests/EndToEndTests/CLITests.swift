@@ -61,7 +61,7 @@ struct CLITests {
         let path = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
         let lf = try String(contentsOfFile: path, encoding: .utf8)
         let copy = NSTemporaryDirectory() + "crlf-\(getpid()).scenario"
-        FileManager.default.createFile(atPath: copy, contents: Data([0xEF, 0xBB, 0xBF]) + Data(lf.replacingOccurrences(of: "\n", with: "\r\n").utf8))
+        try #require(FileManager.default.createFile(atPath: copy, contents: Data([0xEF, 0xBB, 0xBF]) + Data(lf.replacingOccurrences(of: "\n", with: "\r\n").utf8)))
         defer { unlink(copy) }
         for extra in [["--events"], ["--compare"]] {
             let original = try runSynchat(["simulate", "--scenario", path] + extra)
@@ -94,7 +94,7 @@ struct CLITests {
     @Test("a profile error quotes the path from XDG_DATA_HOME made visible, never its raw bytes")
     func profileErrorIsVisible() throws {
         let blocker = NSTemporaryDirectory() + "blocker-\(getpid())"
-        FileManager.default.createFile(atPath: blocker, contents: Data("a file".utf8))
+        try #require(FileManager.default.createFile(atPath: blocker, contents: Data("a file".utf8)))
         defer { unlink(blocker) }
         let r = try TmuxSession.spawn(["/usr/bin/env", "XDG_DATA_HOME=\(blocker)/\u{1B}[31mred", TmuxSession.binary], captureOutput: true, captureErrors: true)
         #expect(r.status == 1)
