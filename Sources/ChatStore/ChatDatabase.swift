@@ -118,6 +118,10 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
         } catch let e as DatabaseError where e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CORRUPT {
             throw notADatabase(path)
         } catch {
+            // Opening writes (the WAL and its index): on a full disk that is the whole story.
+            if Self.noSpaceLeft(near: path) {
+                throw StoreError(path: path, message: "cannot open the store: the disk holding it is full; free some space and start again, or run with --ephemeral")
+            }
             throw StoreError(path: path, message: "cannot open the store (\(error)); move it away or use another --profile")
         }
         try prepare(queue, path: path)
@@ -125,6 +129,14 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
     }
 
     /// Creates the store's directory (mode 0700) if needed; a file in its place is an error.
+    /// True when the filesystem holding `path` has no block left for a normal user.
+    static func noSpaceLeft(near path: String) -> Bool {
+        var fs = statvfs()
+        let dir = (path as NSString).deletingLastPathComponent
+        guard statvfs(dir, &fs) == 0 else { return false }
+        return fs.f_bavail == 0
+    }
+
     private static func prepareDirectory(of path: String) throws {
         let fm = FileManager.default
         let dir = (path as NSString).deletingLastPathComponent
@@ -181,6 +193,11 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
     /// Runs raw SQL (tests and tools only).
     public func execute(_ sql: String) throws {
         try db.write { try $0.execute(sql: sql) }
+    }
+
+    /// A pragma's value as text (for tests and the bench).
+    public func pragma(_ name: String) throws -> String? {
+        try db.read { try String.fetchOne($0, sql: "PRAGMA \(name)") }
     }
 
     /// Moves the WAL's contents into the main file and truncates the WAL.

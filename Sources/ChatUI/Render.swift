@@ -245,7 +245,7 @@ public enum Render {
             ("req \(st.requests)", .statusBar, 2),
             (st.mode.rawValue, .statusBar, 4),
             (Clock.full(st.clock) + " x" + speed, .statusBar, 2),
-        ] + (st.script.map { [($0, .statusBar, 2)] } ?? [])
+        ] + (st.script.map { [($0, .statusBar, 2)] } ?? []) + (st.store.map { [($0, .warning, 0)] } ?? [])
     }
 
     typealias Segment = (text: String, role: Role, priority: Int)

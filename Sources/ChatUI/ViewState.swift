@@ -72,6 +72,8 @@ public struct StatusInfo: Equatable, Sendable {
     public var badge = 0
     /// A played scenario's progress (`script 3m/15m`, `script over: live`); nil without one.
     public var script: String?
+    /// The store's trouble (`store: disk full, 3 unsaved`); nil while writes land.
+    public var store: String?
 
     public init() {}
 }

@@ -95,9 +95,23 @@ public final class SimulatedWorld {
         return contact
     }
 
-    private func persist(_ write: (WorldPersistence) throws -> Void) {
+    /// Writes of the world's persistence that failed (a full disk), kept in order and
+    /// written again before any later one: they are upserts, so a replay is harmless.
+    private var unsavedWrites: [(WorldPersistence) throws -> Void] = []
+
+    private func persist(_ write: @escaping (WorldPersistence) throws -> Void) {
         guard let persistence else { return }
-        do { try write(persistence) } catch { persistenceFailed?(error) }
+        unsavedWrites.append(write)
+        do { try retryPersistence() } catch { persistenceFailed?(error) }
+    }
+
+    /// Writes what the persistence could not take before, in order. Throws while it still fails.
+    public func retryPersistence() throws {
+        guard let persistence else { return }
+        while let write = unsavedWrites.first {
+            try write(persistence)
+            unsavedWrites.removeFirst()
+        }
     }
 
     /// A restored ledger: all of it indexed, incoming outputs unspent except what the

@@ -75,6 +75,8 @@ public final class ScenarioRun {
                                  ports: world.ports, initialMode: scenario.mode)
         world.attach(client: driver)
         driver.subscribe { [weak self] in self?.log.append($0) }
+        world.persistenceFailed = { [weak self] in self?.driver.worldWriteFailed($0) }
+        wireWorldWrites()
         world.traffic.perHour = scenario.trafficPerHour
         world.traffic.stopsAt = scriptEnd
         for step in scenario.steps {
@@ -89,10 +91,18 @@ public final class ScenarioRun {
 
     /// Saves the world's clock and token (the messages and contacts are saved as they happen).
     public func checkpoint() {
-        do {
-            try persistence?.saveWorldClock(seed: seed, clock: scheduler.now, tokenStatus: world.push.tokenStatus)
-        } catch {
-            driver.noteWorldChange("cannot save the world: \(error)")
+        do { try saveWorldClock() } catch { driver.worldWriteFailed(error) }
+    }
+
+    private func saveWorldClock() throws {
+        try persistence?.saveWorldClock(seed: seed, clock: scheduler.now, tokenStatus: world.push.tokenStatus)
+    }
+
+    /// The world shares the profile's disk: its writes that failed are retried with the store's.
+    private func wireWorldWrites() {
+        driver.retryWorldWrites = { [weak self] in
+            try self?.world.retryPersistence()
+            try self?.saveWorldClock()
         }
     }
 
@@ -103,6 +113,7 @@ public final class ScenarioRun {
         let fresh = SyncDriver(settings: settings, policy: policy, me: world.me, scheduler: scheduler, storage: storage,
                                ports: world.ports, initialMode: scenario.mode)
         driver = fresh
+        wireWorldWrites()
         world.attach(client: fresh)
         fresh.subscribe { [weak self] in self?.log.append($0) }
         fresh.launch()

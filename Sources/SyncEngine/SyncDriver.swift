@@ -82,6 +82,14 @@ public final class SyncDriver: ClientEndpoint {
     private var spentUnstored: Set<String> = []
     /// Reply items the indexer keeps serving broken (see `RejectedItems`).
     private var rejectedItems: RejectedItems
+    /// What the store could not write yet (see `UnsavedChanges`), and when it is tried again.
+    private var unsaved = UnsavedChanges()
+    private var storeRetryAt: Instant?
+    /// How often writes that failed are tried again (not in the §3 table).
+    public static let storeRetryInterval = Interval.seconds(5)
+    /// Writes a profile's world keeps of its own, retried with the store's (set by whoever
+    /// persists the world). Throws while they still fail.
+    public var retryWorldWrites: (() throws -> Void)?
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, me: Address, scheduler: Scheduler,
                 storage: ChatStorage, ports: WorldPorts, initialMode: NotificationMode = .remotePush) {
@@ -145,11 +153,10 @@ public final class SyncDriver: ClientEndpoint {
 
     /// Adds or renames a contact (a conversation).
     public func upsertContact(_ contact: Contact) {
-        do {
-            try storage.upsertContact(contact)
-            contactsByAddress[contact.address] = contact
-        } catch {
-            emit(.error(source: "storage", message: "contact \(contact.handle): \(error)"))
+        contactsByAddress[contact.address] = contact
+        do { try storage.upsertContact(contact) } catch {
+            unsaved.keep(contact)
+            storeFailed(error)
         }
         settle()
     }
@@ -169,7 +176,7 @@ public final class SyncDriver: ClientEndpoint {
         store(message, via: .sent, receivedAt: now)
         // (b): an output this send spent leaves the UTXO set, so the set can no longer reveal
         // its message; if the store lacks it, the next proven gap fetches it by id.
-        for id in publication.spent where !storage.hasMessage(txId: id) { spentUnstored.insert(id) }
+        for id in publication.spent where !has(id) { spentUnstored.insert(id) }
         settle()
         return message
     }
@@ -220,8 +227,26 @@ public final class SyncDriver: ClientEndpoint {
 
     public func markRead(_ conversation: Address) {
         do { try storage.markRead(conversation) } catch {
-            emit(.error(source: "storage", message: "mark read: \(error)"))
+            unsaved.keepRead(conversation)
+            storeFailed(error)
+            settle()
         }
+    }
+
+    /// A message the app has: stored, or kept in memory while the store cannot write.
+    public func message(txId: String) -> StoredMessage? {
+        unsaved.message(txId: txId) ?? storage.message(txId: txId)
+    }
+
+    /// Why the store cannot write (`disk full`), for a status bar; nil while writes land.
+    public var storeTrouble: String? { unsaved.trouble }
+    /// Changes kept in memory until the store can write them.
+    public var unsavedChanges: Int { unsaved.count }
+
+    /// A write of the profile's world failed (it shares the store's disk): the same trouble.
+    public func worldWriteFailed(_ error: Error) {
+        storeFailed(error)
+        settle()
     }
 
     /// Syncs running right now (0 or 1 unless a policy lets them overlap).
@@ -298,12 +323,16 @@ public final class SyncDriver: ClientEndpoint {
 
     public func notificationExtensionReceived(payload: Data) {
         guard let message = decodePush(payload, source: "notification extension") else { return settle() }
-        do {
-            try storage.appendPendingPush(PendingPush(message: message, arrivedAt: now))
-            pendingArrivals[message.txId] = now
-            if !storage.hasMessage(txId: message.txId) { pendingUnstored.insert(message.txId) }
-        } catch {
-            emit(.error(source: "notification extension", message: "cannot store pending push: \(error)"))
+        let push = PendingPush(message: message, arrivedAt: now)
+        pendingArrivals[message.txId] = now
+        if !has(message.txId) { pendingUnstored.insert(message.txId) }
+        if unsaved.trouble != nil {
+            unsaved.keep(push)  // in order, behind a removal that may still be owed
+        } else {
+            do { try storage.appendPendingPush(push) } catch {
+                unsaved.keep(push)
+                storeFailed(error)
+            }
         }
         notify(message)
         settle()
@@ -535,7 +564,7 @@ public final class SyncDriver: ClientEndpoint {
         case .success(let txIds):
             let requestedAt = now
             // The gap: unspent outputs the store lacks, and outputs the user's sends spent unseen.
-            for id in txIds + spentUnstored.sorted() where !storage.hasMessage(txId: id) {
+            for id in txIds + spentUnstored.sorted() where !has(id) {
                 let call = IndexerCall.messageById(id)
                 counters.requestsByKind[call.kind, default: 0] += 1
                 runs[runId]?.requests += 1
@@ -631,7 +660,10 @@ public final class SyncDriver: ClientEndpoint {
                                                      requestedAt: requestedAt,
                                                      indexingLag: settings.indexerLagAllowance))
                 }
-                let fresh = try storage.commit(messages, cursor: cursor)
+                let (fresh, stored) = commit(messages, cursor: cursor)
+                // Kept in memory and shown, but the cursor did not move: the catch-up is
+                // incomplete (rule 9) and is retried. The trouble itself is logged once.
+                if !stored { runs[runId]?.failed += 1 }
                 runs[runId]?.stored += fresh.count
                 for m in fresh {
                     announce(m)
@@ -676,12 +708,74 @@ public final class SyncDriver: ClientEndpoint {
     // MARK: - Messages
 
     private func store(_ message: NetworkMessage, via channel: Channel, receivedAt: Instant) {
+        for m in commit([StoredMessage(message: message, receivedAt: receivedAt, via: channel)], cursor: nil).fresh {
+            announce(m)
+        }
+    }
+
+    /// Stores messages and the cursor that covers them, atomically (rule 9), carrying along
+    /// whatever the store could not take before. When it cannot write, the new messages are
+    /// kept in memory and returned all the same, so that the chat goes on; the cursor does
+    /// not move. Returns the messages new to the app, and whether they are stored.
+    private func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) -> (fresh: [StoredMessage], stored: Bool) {
+        let carried = unsaved.messages
         do {
-            for m in try storage.commit([StoredMessage(message: message, receivedAt: receivedAt, via: channel)], cursor: nil) {
-                announce(m)
-            }
+            let landed = try storage.commit(carried + messages, cursor: cursor)
+            unsaved.messagesStored()
+            let before = Set(carried.map(\.txId))
+            return (landed.filter { !before.contains($0.txId) }, true)
         } catch {
-            emit(.error(source: "storage", message: "\(message.txId.prefix(8)): \(error)"))
+            let fresh = messages.filter { !storage.hasMessage(txId: $0.txId) && unsaved.keep($0) }
+            storeFailed(error)
+            return (fresh, false)
+        }
+    }
+
+    /// The app has this message: stored, or kept in memory.
+    private func has(_ txId: String) -> Bool { unsaved.contains(txId: txId) || storage.hasMessage(txId: txId) }
+
+    /// A write failed: the trouble is logged once, when it starts, and everything unsaved is
+    /// tried again every `storeRetryInterval` until it all lands.
+    private func storeFailed(_ error: Error) {
+        if unsaved.failed(error) {
+            emit(.storeTrouble(unsaved.trouble, unsaved: unsaved.count, retryEvery: Self.storeRetryInterval))
+        }
+        if storeRetryAt == nil { storeRetryAt = now + Self.storeRetryInterval }
+    }
+
+    /// Writes everything kept in memory, in order; the trouble ends when all of it lands.
+    private func retryStore() {
+        storeRetryAt = nil
+        let kept = unsaved.keptDuringTrouble
+        do {
+            if !unsaved.messages.isEmpty {
+                _ = try storage.commit(unsaved.messages, cursor: nil)
+                unsaved.messagesStored()
+            }
+            for (address, c) in unsaved.contacts.sorted(by: { $0.key < $1.key }) {
+                try storage.upsertContact(c)
+                unsaved.contactStored(address)
+            }
+            for a in unsaved.reads.sorted() {
+                try storage.markRead(a)
+                unsaved.readStored(a)
+            }
+            if unsaved.clearPendingPushes {
+                try storage.removePendingPushes()
+                unsaved.clearPendingPushes = false
+            }
+            while let p = unsaved.pendingPushes.first {
+                try storage.appendPendingPush(p)
+                unsaved.firstPendingPushStored()
+            }
+            try saveState()
+            try retryWorldWrites?()
+        } catch {
+            storeFailed(error)
+            return
+        }
+        if unsaved.recovered() {
+            emit(.storeTrouble(nil, unsaved: kept, retryEvery: Self.storeRetryInterval))
         }
     }
 
@@ -710,13 +804,13 @@ public final class SyncDriver: ClientEndpoint {
 
     /// The badge: every unread message, including those still pending in the extension.
     public var badge: Int {
-        storage.totalUnread() + pendingUnstored.count
+        storage.totalUnread() + pendingUnstored.count + unsaved.messages.filter { $0.message.direction == .incoming }.count
     }
 
     /// Rule 12: pushes the extension stored while backgrounded are stored now and count as
     /// push deliveries at the time they really arrived.
     private func processPendingPushes() {
-        let pending = storage.pendingPushes()
+        let pending = storage.pendingPushes() + unsaved.takePendingPushes()
         guard !pending.isEmpty else { return }
         for p in pending {
             store(p.message, via: .push, receivedAt: p.arrivedAt)
@@ -725,7 +819,8 @@ public final class SyncDriver: ClientEndpoint {
         pendingArrivals.removeAll()
         pendingUnstored.removeAll()
         do { try storage.removePendingPushes() } catch {
-            emit(.error(source: "storage", message: "cannot clear pending pushes: \(error)"))
+            unsaved.clearPendingPushes = true
+            storeFailed(error)
         }
     }
 
@@ -764,6 +859,7 @@ public final class SyncDriver: ClientEndpoint {
         if let d = refresh.nextDeadline { deadlines.append(d) }
         if let d = connection.nextDeadline { deadlines.append(d) }
         if let d = gate.nextDeadline { deadlines.append(d) }
+        if let d = storeRetryAt { deadlines.append(d) }
         guard let next = deadlines.min() else {
             if let w = wakeUp { scheduler.cancel(w.token); wakeUp = nil }
             return
@@ -782,19 +878,23 @@ public final class SyncDriver: ClientEndpoint {
         handle(poller.deadlineReached(now: now))
         handle(refresh.deadlineReached(now: now))
         for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
+        if let at = storeRetryAt, at <= now { retryStore() }
         settle()
     }
 
+    /// Saves the learned state when it changed. While the store is in trouble only the
+    /// retry writes (a full disk is not asked again at every event).
     private func persist() {
+        guard unsaved.trouble == nil else { return }
+        do { try saveState() } catch { storeFailed(error) }
+    }
+
+    private func saveState() throws {
         let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode,
                                          preview: notifier.preview, tokenStatus: tokenStatus)
         guard state != lastSaved else { return }
-        do {
-            try storage.saveState(state)
-            lastSaved = state
-        } catch {
-            emit(.error(source: "storage", message: "cannot save engine state: \(error)"))
-        }
+        try storage.saveState(state)
+        lastSaved = state
     }
 
     private func emit(_ event: SyncEvent) {

@@ -23,6 +23,9 @@ public enum SyncEvent: Equatable, Sendable {
     case banner(Banner, badge: Int)
     case bannerSuppressed(conversation: String, reason: String)
     case error(source: String, message: String)
+    /// The store cannot write (`trouble` says why), or writes again (`trouble` nil):
+    /// logged once per change; `unsaved` changes are kept in memory meanwhile.
+    case storeTrouble(String?, unsaved: Int, retryEvery: Interval)
     /// A scenario directive or user action that changed the world (a fault, a mute, …).
     case world(String)
 
@@ -71,6 +74,10 @@ public enum SyncEvent: Equatable, Sendable {
             return "banner suppressed for \(UntrustedText.visible(conv)): \(reason)"
         case .error(let source, let message):
             return "error (\(source)): \(UntrustedText.visible(message))"
+        case .storeTrouble(let trouble?, let unsaved, let every):
+            return "store: cannot write (\(trouble)); the chat goes on in memory (\(unsaved) unsaved), retrying every \(every)"
+        case .storeTrouble(nil, let unsaved, _):
+            return "store: writing again; the \(unsaved) changes kept in memory meanwhile are saved"
         case .world(let s):
             return "world: \(UntrustedText.visible(s))"
         }

@@ -99,7 +99,7 @@ public final class LiveApp {
         eventLog?(e.line)
         switch e.event {
         case .messageStored(let txId, _, _, _, _):
-            guard let m = run.storage.message(txId: txId) else { return }
+            guard let m = run.driver.message(txId: txId) else { return }
             let a = m.message.conversation
             lastActivity[a] = max(lastActivity[a] ?? .zero, m.message.blockTime)
             perform(ViewModel.reduce(&state, .message(a, row(m))))
@@ -151,6 +151,7 @@ public final class LiveApp {
         s.speed = speed
         s.badge = d.badge
         s.script = run.scriptStatus
+        s.store = d.storeTrouble.map { "store: \($0), \(d.unsavedChanges) unsaved" }
         return s
     }
 

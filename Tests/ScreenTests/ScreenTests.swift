@@ -51,6 +51,28 @@ struct ScreenTests {
         #expect(line.hasPrefix(" foreground │ \(word) │ push: reliable 0/3 │ token active │ catch-up"))
     }
 
+    @Test("the status bar shows the store's trouble in the warning role, and a played script's progress")
+    func statusStoreAndScript() {
+        var s = sampleState()
+        var st = s.status
+        st.store = "store: disk full, 3 unsaved"
+        st.script = "script over: live"
+        _ = ViewModel.reduce(&s, .status(st))
+        let g = Render.screen(s, width: 100, height: 24)
+        let rows = [g.text[22], g.text[23]]
+        let row = rows.firstIndex { $0.contains("store: disk full, 3 unsaved") }
+        #expect(row != nil)
+        #expect(rows.contains { $0.contains("script over: live") })
+        if let row {
+            let bar = rows[row]
+            let x = bar.distance(from: bar.startIndex, to: bar.range(of: "store:")!.lowerBound)
+            #expect(g.roles(row: 22 + row)[x] == .warning)
+        }
+        st.store = nil
+        _ = ViewModel.reduce(&s, .status(st))
+        #expect(!Render.screen(s, width: 100, height: 24).text.contains { $0.contains("store:") })
+    }
+
     @Test("backgrounded: the message pane is dimmed and banners show with the badge")
     func backgroundBanners() {
         var s = sampleState()
