@@ -8,7 +8,7 @@ import SyncCore
 import SyncEngine
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|render|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -294,9 +294,9 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "render", "memory", "store", "fuzz", "storm", "crash", "all"]
+let sections = ["policies", "speed", "render", "compose", "memory", "store", "fuzz", "storm", "crash", "all"]
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|render|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]")
+    say("usage: synchat-bench [policies|speed|render|compose|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -313,6 +313,7 @@ say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
 if what == "policies" || what == "all" { try policiesBench(); try ablationBench() }
 if what == "speed" || what == "all" { try speedBench() }
 if what == "render" || what == "all" { try renderBench() }
+if what == "compose" || what == "all" { composeBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }
 if what == "fuzz" || what == "all" { fuzzBench(count: fuzzCount.count, from: fuzzCount.from) }
