@@ -1,12 +1,13 @@
-/// The compose line: readline-style editing with history (SPEC §7). A value type; the
-/// reducer owns it.
+/// The compose line of one conversation: readline-style editing (SPEC §7). A value type;
+/// the view state keeps one per conversation (`ViewState.drafts`), so that unsent text and
+/// its cursor stay with the conversation they were written for.
 public struct LineEditor: Equatable, Sendable {
     public private(set) var text: [Character] = []
     /// Insertion point, 0…text.count.
     public private(set) var cursor = 0
-    public private(set) var history: [String] = []
-    /// Position while browsing history (nil: editing a fresh line).
+    /// Position in the shared history while browsing it (nil: editing this line).
     private var historyIndex: Int?
+    /// The line as it was before browsing the history, given back by ↓ past the newest entry.
     private var draft: [Character] = []
 
     public init() {}
@@ -49,39 +50,50 @@ public struct LineEditor: Equatable, Sendable {
         cursor = start
     }
 
-    /// ↑: the previous history entry (the line being typed is kept as a draft).
-    public mutating func historyUp() {
-        guard !history.isEmpty else { return }
+    /// ↑: the previous entry of `history` (the line being typed is kept as a draft).
+    public mutating func historyUp(_ history: ComposeHistory) {
+        let entries = history.entries
+        guard !entries.isEmpty else { return }
         let next: Int
-        if let i = historyIndex { next = max(0, i - 1) } else { draft = text; next = history.count - 1 }
+        // Another conversation's sends may have shortened the history since (it keeps 100).
+        if let i = historyIndex { next = max(0, min(i, entries.count) - 1) } else { draft = text; next = entries.count - 1 }
         historyIndex = next
-        text = Array(history[next])
+        text = Array(entries[next])
         cursor = text.count
     }
 
-    /// ↓: the next history entry, then back to the draft.
-    public mutating func historyDown() {
+    /// ↓: the next entry of `history`, then back to the draft.
+    public mutating func historyDown(_ history: ComposeHistory) {
         guard let i = historyIndex else { return }
-        if i + 1 < history.count {
+        if i + 1 < history.entries.count {
             historyIndex = i + 1
-            text = Array(history[i + 1])
+            text = Array(history.entries[i + 1])
         } else {
             historyIndex = nil
             text = draft
+            draft = []
         }
         cursor = text.count
     }
 
-    /// Enter: returns the line (nil when blank), records it in history, clears the editor.
+    /// Enter: returns the line (nil when blank) and clears the editor.
     public mutating func submit() -> String? {
         let line = string
-        text = []
-        cursor = 0
-        historyIndex = nil
-        draft = []
+        self = LineEditor()
         guard !line.allSatisfy({ $0 == " " }) else { return nil }
-        if history.last != line { history.append(line) }
-        if history.count > 100 { history.removeFirst() }
         return line
+    }
+}
+
+/// The lines sent, newest last, shared by every conversation's compose line (↑/↓).
+public struct ComposeHistory: Equatable, Sendable {
+    public private(set) var entries: [String] = []
+    public static let capacity = 100
+
+    public init() {}
+
+    public mutating func record(_ line: String) {
+        if entries.last != line { entries.append(line) }
+        if entries.count > Self.capacity { entries.removeFirst() }
     }
 }

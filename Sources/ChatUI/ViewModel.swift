@@ -97,7 +97,7 @@ public enum ViewModel {
         if state.focus == .compose {
             if let action = KeyTable.action(for: key, in: KeyTable.compose) { return perform(&state, action) }
             if case .char(let ch) = key {
-                state.compose.insert(ch)
+                editDraft(&state) { $0.insert(ch) }
             }
             return []
         }
@@ -168,22 +168,31 @@ public enum ViewModel {
         case .quit:
             state.quitting = true
             return [.quit]
-        case .left: state.compose.left()
-        case .right: state.compose.right()
-        case .home: state.compose.home()
-        case .end: state.compose.end()
-        case .backspace: state.compose.backspace()
-        case .delete: state.compose.deleteForward()
-        case .killToStart: state.compose.killToStart()
-        case .killWord: state.compose.killWord()
-        case .historyUp: state.compose.historyUp()
-        case .historyDown: state.compose.historyDown()
+        case .left: editDraft(&state) { $0.left() }
+        case .right: editDraft(&state) { $0.right() }
+        case .home: editDraft(&state) { $0.home() }
+        case .end: editDraft(&state) { $0.end() }
+        case .backspace: editDraft(&state) { $0.backspace() }
+        case .delete: editDraft(&state) { $0.deleteForward() }
+        case .killToStart: editDraft(&state) { $0.killToStart() }
+        case .killWord: editDraft(&state) { $0.killWord() }
+        case .historyUp: let history = state.history; editDraft(&state) { $0.historyUp(history) }
+        case .historyDown: let history = state.history; editDraft(&state) { $0.historyDown(history) }
         case .leaveCompose: state.focus = .list
         case .send:
-            guard let to = state.open, let text = state.compose.submit() else { return [] }
+            guard let to = state.open, let text = state.drafts[to]?.submit() else { return [] }
+            state.drafts[to] = nil
+            state.history.record(text)
             state.scroll = 0
             return [.send(to: to, text: text)]
         }
         return []
+    }
+
+    /// Edits the open conversation's draft in place (the dictionary's own accessor: no copy
+    /// of the line per key).
+    private static func editDraft(_ state: inout ViewState, _ edit: (inout LineEditor) -> Void) {
+        guard let open = state.open else { return }
+        edit(&state.drafts[open, default: LineEditor()])
     }
 }

@@ -91,7 +91,11 @@ public struct ViewState: Equatable, Sendable {
     public var open: Address?
     public var messages: [Address: [MessageRow]] = [:]
     public var focus: Focus = .list
-    public var compose = LineEditor()
+    /// The unsent line of each conversation, with its cursor. One per conversation, so that
+    /// text written for one person is never sent to another after switching (issue 11 #7).
+    public var drafts: [Address: LineEditor] = [:]
+    /// The lines sent, for ↑/↓ in any conversation's compose line.
+    public var history = ComposeHistory()
     /// Lines scrolled back from the newest message (0: at the bottom).
     public var scroll = 0
     public var showLog = true
@@ -117,4 +121,7 @@ public struct ViewState: Equatable, Sendable {
     }
 
     public var openRow: ConversationRow? { conversations.first { $0.address == open } }
+
+    /// The compose line shown: the open conversation's draft (empty when it has none).
+    public var compose: LineEditor { open.flatMap { drafts[$0] } ?? LineEditor() }
 }

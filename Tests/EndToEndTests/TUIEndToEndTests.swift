@@ -166,6 +166,37 @@ struct TUIEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
+    @Test("issue 11 #7: a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing, and the draft is back on return")
+    func draftStaysWithItsConversation() throws {
+        // Speed 1: no traffic re-sorts the list while we walk it.
+        let t = try TmuxSession(arguments: "--ephemeral --seed 1 --speed 1")
+        defer { t.close() }
+        t.wait(for: " foreground │")
+        func prompt(_ screen: String) -> String? {
+            screen.split(separator: "\n").map(String.init).first { $0.hasPrefix("to ") && $0.contains(">") }
+        }
+        try t.keys("Enter")
+        let first = try #require(prompt(t.wait("the compose prompt") { prompt($0) != nil }))
+        try t.type("secret for the first only")
+        t.wait(for: "> secret for the first only")
+        try t.keys("Escape")
+        try t.keys("Down")
+        try t.keys("Enter")
+        let second = t.wait("another conversation's compose line") { screen in
+            prompt(screen).map { $0 != first && !$0.contains("secret") } ?? false
+        }
+        #expect(!second.contains("you: secret"))
+        try t.keys("Enter")  // its line is empty: nothing to send
+        #expect(!t.poll(seconds: 1.5) { $0.contains("you: secret") }, "the first conversation's draft was sent to another")
+        try t.keys("Escape")
+        try t.keys("Up")
+        try t.keys("Enter")
+        t.wait("the first conversation's draft") { prompt($0)?.hasPrefix(first + " secret for the first only") == true }
+        try t.keys("Escape")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
     @Test("resizing redraws the layout for the new size; too small says so; q exits 0 back to the shell")
     func resizeAndQuit() throws {
         let t = try TmuxSession(arguments: Self.args)

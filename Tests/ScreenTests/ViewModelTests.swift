@@ -125,6 +125,35 @@ struct ViewModelTests {
         #expect(s.focus == .list)
     }
 
+    /// Plays keys and returns every command they gave.
+    func play(_ s: inout ViewState, _ keys: [Key]) -> [Command] {
+        keys.flatMap { ViewModel.reduce(&s, .key($0)) }
+    }
+
+    func typing(_ text: String) -> [Key] { text.map { Key.char($0) } }
+
+    @Test("issue 11 #7: a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing to Bob, and Alice's draft and cursor come back")
+    func draftPerConversation() {
+        var s = listFocused()
+        #expect(s.selectedConversation?.address == alice)
+        let commands = play(&s, [.enter] + typing("secret for alice only") + [.left, .left, .escape, .down, .enter, .enter])
+        #expect(s.open == bob)
+        #expect(!commands.contains { if case .send = $0 { return true } else { return false } })
+        #expect(s.compose.string.isEmpty)  // Bob's line is his own, and empty
+        _ = play(&s, typing("for bob") + [.escape, .up, .enter])
+        #expect(s.open == alice)
+        #expect(s.compose.string == "secret for alice only")
+        #expect(s.compose.cursor == 19)  // where it was left
+        // Each line is sent to its own conversation; the history is shared.
+        #expect(play(&s, [.enter]) == [.send(to: alice, text: "secret for alice only")])
+        _ = play(&s, [.escape, .down, .enter])
+        #expect(s.compose.string == "for bob")
+        #expect(play(&s, [.ctrl("u"), .up]) == [])
+        #expect(s.compose.string == "secret for alice only")
+        _ = play(&s, [.down])
+        #expect(s.compose.string.isEmpty)
+    }
+
     @Test("o opens the latest notification's conversation and foregrounds the app")
     func openBanner() {
         var s = listFocused()
