@@ -1,53 +1,85 @@
 /// The compose line of one conversation: readline-style editing (SPEC §7). A value type;
 /// the view state keeps one per conversation (`ViewState.drafts`), so that unsent text and
 /// its cursor stay with the conversation they were written for.
-public struct LineEditor: Equatable, Sendable {
-    public private(set) var text: [Character] = []
-    /// Insertion point, 0…text.count.
+///
+/// A key costs the same on a 16 KiB line as on an empty one: the text is a gap buffer, so
+/// typing, Backspace and Delete at the cursor move nothing, and the line's UTF-8 size is
+/// kept as it changes, so the message limit is checked without measuring the line. Only
+/// a jump (Home, End, a history entry) followed by an edit moves the gap, once.
+public struct LineEditor: Equatable, Sendable, RandomAccessCollection {
+    private var text = GapBuffer()
+    /// Insertion point, 0…count.
     public private(set) var cursor = 0
+    /// The line's size in UTF-8 bytes, what `MessageLimits.maxBodyBytes` counts.
+    public private(set) var utf8Count = 0
+    /// Set when a character did not fit under the limit. The characters after it are
+    /// refused too until the line is edited or the cursor moves, so that a paste is cut at
+    /// one place rather than losing a wide character here and there.
+    private var full = false
     /// Position in the shared history while browsing it (nil: editing this line).
     private var historyIndex: Int?
     /// The line as it was before browsing the history, given back by ↓ past the newest entry.
-    private var draft: [Character] = []
+    private var draft = GapBuffer()
 
     public init() {}
 
-    public var string: String { String(text) }
-
-    public mutating func insert(_ ch: Character) {
-        text.insert(ch, at: cursor)
-        cursor += 1
+    /// A line holding `text`, the cursor at its end.
+    public init(_ text: String) {
+        self.text = GapBuffer(text)
+        cursor = self.text.count
+        utf8Count = text.utf8.count
     }
 
-    public mutating func left() { cursor = max(0, cursor - 1) }
-    public mutating func right() { cursor = min(text.count, cursor + 1) }
-    public mutating func home() { cursor = 0 }
-    public mutating func end() { cursor = text.count }
+    // MARK: The characters, for the screen (what is visible around the cursor, never all)
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { text.count }
+    public subscript(position: Int) -> Character { text[position] }
+
+    /// The whole line, for sending: O(n), once per Enter.
+    public var string: String { text.string }
+
+    // MARK: Editing
+
+    /// Types `ch` at the cursor unless the line would then pass `maxBytes` of UTF-8.
+    /// Returns false when it did not fit (nothing is added).
+    @discardableResult
+    public mutating func insert(_ ch: Character, maxBytes: Int = .max) -> Bool {
+        let size = ch.utf8.count
+        guard !full, utf8Count + size <= maxBytes else {
+            full = true
+            return false
+        }
+        text.insert(ch, at: cursor)
+        cursor += 1
+        utf8Count += size
+        return true
+    }
+
+    public mutating func left() { moved(Swift.max(0, cursor - 1)) }
+    public mutating func right() { moved(Swift.min(count, cursor + 1)) }
+    public mutating func home() { moved(0) }
+    public mutating func end() { moved(count) }
 
     public mutating func backspace() {
         guard cursor > 0 else { return }
-        text.remove(at: cursor - 1)
-        cursor -= 1
+        remove(cursor - 1..<cursor)
     }
 
     public mutating func deleteForward() {
-        guard cursor < text.count else { return }
-        text.remove(at: cursor)
+        guard cursor < count else { return }
+        remove(cursor..<cursor + 1)
     }
 
     /// Ctrl-U: delete from the start of the line to the cursor.
-    public mutating func killToStart() {
-        text.removeFirst(cursor)
-        cursor = 0
-    }
+    public mutating func killToStart() { remove(0..<cursor) }
 
     /// Ctrl-W: delete the word before the cursor (and the spaces after it).
     public mutating func killWord() {
         var start = cursor
         while start > 0, text[start - 1] == " " { start -= 1 }
         while start > 0, text[start - 1] != " " { start -= 1 }
-        text.removeSubrange(start..<cursor)
-        cursor = start
+        remove(start..<cursor)
     }
 
     /// ↑: the previous entry of `history` (the line being typed is kept as a draft).
@@ -56,10 +88,9 @@ public struct LineEditor: Equatable, Sendable {
         guard !entries.isEmpty else { return }
         let next: Int
         // Another conversation's sends may have shortened the history since (it keeps 100).
-        if let i = historyIndex { next = max(0, min(i, entries.count) - 1) } else { draft = text; next = entries.count - 1 }
+        if let i = historyIndex { next = Swift.max(0, Swift.min(i, entries.count) - 1) } else { draft = text; next = entries.count - 1 }
         historyIndex = next
-        text = Array(entries[next])
-        cursor = text.count
+        replace(with: GapBuffer(entries[next]))
     }
 
     /// ↓: the next entry of `history`, then back to the draft.
@@ -67,13 +98,12 @@ public struct LineEditor: Equatable, Sendable {
         guard let i = historyIndex else { return }
         if i + 1 < history.entries.count {
             historyIndex = i + 1
-            text = Array(history.entries[i + 1])
+            replace(with: GapBuffer(history.entries[i + 1]))
         } else {
             historyIndex = nil
-            text = draft
-            draft = []
+            replace(with: draft)
+            draft = GapBuffer()
         }
-        cursor = text.count
     }
 
     /// Enter: returns the line (nil when blank) and clears the editor.
@@ -82,6 +112,92 @@ public struct LineEditor: Equatable, Sendable {
         self = LineEditor()
         guard !line.allSatisfy({ $0 == " " }) else { return nil }
         return line
+    }
+
+    private mutating func moved(_ to: Int) {
+        cursor = to
+        full = false
+    }
+
+    private mutating func remove(_ range: Range<Int>) {
+        guard !range.isEmpty else { return }
+        for i in range { utf8Count -= text[i].utf8.count }  // what is deleted, not the line
+        text.remove(range)
+        cursor = range.lowerBound
+        full = false
+    }
+
+    private mutating func replace(with line: GapBuffer) {
+        text = line
+        cursor = line.count
+        utf8Count = line.string.utf8.count
+        full = false
+    }
+}
+
+/// Characters with a gap at the insertion point: those before it at the front of
+/// `storage`, those after it at the back. An edit at the gap costs O(1) (amortised when the
+/// gap must grow); moving the gap costs the distance moved.
+struct GapBuffer: Equatable, Sendable {
+    private var storage: [Character] = []
+    /// The gap is `storage[gapStart..<gapEnd]`; its contents mean nothing.
+    private var gapStart = 0
+    private var gapEnd = 0
+
+    init() {}
+
+    init(_ text: String) {
+        storage = Array(text)
+        gapStart = storage.count
+        gapEnd = storage.count
+    }
+
+    var count: Int { storage.count - (gapEnd - gapStart) }
+
+    subscript(i: Int) -> Character { storage[i < gapStart ? i : i + (gapEnd - gapStart)] }
+
+    var string: String {
+        var s = String(storage[..<gapStart])
+        s.append(contentsOf: storage[gapEnd...])
+        return s
+    }
+
+    mutating func insert(_ ch: Character, at i: Int) {
+        moveGap(to: i)
+        if gapStart == gapEnd {
+            // Double: typing at the end of a long line stays O(1) amortised.
+            let extra = max(32, storage.count)
+            storage.insert(contentsOf: repeatElement(" ", count: extra), at: gapEnd)
+            gapEnd += extra
+        }
+        storage[gapStart] = ch
+        gapStart += 1
+    }
+
+    mutating func remove(_ range: Range<Int>) {
+        moveGap(to: range.lowerBound)
+        for k in gapEnd..<gapEnd + range.count { storage[k] = " " }  // let go of what was there
+        gapEnd += range.count
+    }
+
+    private mutating func moveGap(to i: Int) {
+        if i < gapStart {
+            // storage[i..<gapStart] goes to the end of the gap, last first (the ranges may overlap).
+            let n = gapStart - i
+            for k in stride(from: n - 1, through: 0, by: -1) { storage[gapEnd - n + k] = storage[i + k] }
+            gapStart = i
+            gapEnd -= n
+        } else if i > gapStart {
+            let n = i - gapStart
+            for k in 0..<n { storage[gapStart + k] = storage[gapEnd + k] }
+            gapStart = i
+            gapEnd += n
+        }
+    }
+
+    /// Two buffers are equal when they hold the same characters, wherever their gaps are.
+    static func == (a: GapBuffer, b: GapBuffer) -> Bool {
+        a.count == b.count && (0..<a.count).allSatisfy { a[$0] == b[$0] }
     }
 }
 

@@ -194,30 +194,62 @@ public enum Render {
         let prompt = TextWidth.truncate("to " + name, to: 16) + "> "
         let x0 = TextWidth.of(prompt)
         g.put(prompt, x: 0, y: y, role: .compose)
-        let room = l.width - x0 - 1
-        let chars = s.compose.text
-        // Scroll horizontally so that the cursor stays visible: walk back from it.
-        var start = s.compose.cursor, used = 0
-        while start > 0 {
-            let w = TextWidth.of(chars[start - 1])
+        let focused = s.focus == .compose
+        let line = s.compose
+        var x = x0
+        for cell in composeWindow(line, cursor: line.cursor, columns: l.width - x0) {
+            x = g.put(cell.text, x: x, y: y, role: cell.isCursor && focused ? .composeCursor : .compose, maxX: l.width)
+        }
+        if line.isEmpty, !focused {
+            g.put("Tab or Enter to write", x: x0, y: y, role: .messageMeta)
+        }
+    }
+
+    /// What the compose line shows of `line` in `columns`: its characters as they are drawn
+    /// (controls made visible), scrolled so that the cursor stays in view, the cursor's cell
+    /// marked, and a blank cell for the cursor at the end of the line.
+    ///
+    /// It reads only the characters around the cursor, at most `columns` on each side, never
+    /// the whole line, so that a frame costs the same on a 16 KiB line as on a short one
+    /// (issue 11 #9); a long run of zero-width characters just shows fewer of them.
+    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int) -> [(text: String, isCursor: Bool)]
+    where Line.Element == Character, Line.Index == Int {
+        guard columns > 0 else { return [] }
+        let count = line.count
+        let cursorWidth = cursor < count ? max(1, shownWidth(line[cursor])) : 1
+        let room = columns - cursorWidth
+        // Walk back from the cursor over what fits before it.
+        var start = cursor, used = 0
+        while start > 0, cursor - start < room {
+            let w = shownWidth(line[start - 1])
             if used + w > room { break }
             used += w
             start -= 1
         }
-        var x = x0
-        for (i, ch) in chars.enumerated().dropFirst(start) {
-            let safe = UntrustedText.visible(String(ch))
-            let isCursor = s.focus == .compose && i == s.compose.cursor
-            let next = g.put(safe, x: x, y: y, role: isCursor ? .composeCursor : .compose, maxX: l.width)
-            if next == x { break }
-            x = next
+        var cells: [(text: String, isCursor: Bool)] = []
+        var x = 0
+        var i = start
+        while i < count, i - start < 2 * columns {
+            let shown = visible(line[i])
+            let w = TextWidth.of(shown)
+            if x + w > columns { break }
+            cells.append((shown, i == cursor))
+            x += w
+            i += 1
         }
-        if s.focus == .compose, s.compose.cursor == chars.count, x < l.width {
-            g.put(" ", x: x, y: y, role: .composeCursor)
-        }
-        if chars.isEmpty, s.focus != .compose {
-            g.put("Tab or Enter to write", x: x0, y: y, role: .messageMeta)
-        }
+        if cursor == count, x < columns { cells.append((" ", true)) }
+        return cells
+    }
+
+    /// A character of the compose line as it is drawn: a control shows as `^@`, `^[`, ….
+    static func visible(_ ch: Character) -> String {
+        if let a = ch.asciiValue, a >= 0x20, a != 0x7F { return String(ch) }
+        return UntrustedText.visible(String(ch))
+    }
+
+    static func shownWidth(_ ch: Character) -> Int {
+        if let a = ch.asciiValue, a >= 0x20, a != 0x7F { return 1 }
+        return TextWidth.of(visible(ch))
     }
 
     // MARK: - Status bar

@@ -30,6 +30,18 @@ public enum ViewInput: Equatable, Sendable {
     case notice(String)
 }
 
+/// What the compose line says when a message would pass `MessageLimits.maxBodyBytes`.
+public enum Notices {
+    static var limit: String {
+        let bytes = MessageLimits.maxBodyBytes
+        return "message limit: \(bytes / 1024) KiB (\(bytes) bytes)"
+    }
+
+    public static var limitReached: String { limit + "; nothing more is added" }
+
+    public static func tooLongToSend(bytes: Int) -> String { limit + "; this line is \(bytes) bytes, nothing was sent" }
+}
+
 /// The reducer (Elm / bubbletea `Update`, TCA `Reduce`).
 public enum ViewModel {
     public static let speeds: [Double] = [1, 2, 5, 10, 30, 60, 120, 300, 600]
@@ -97,7 +109,9 @@ public enum ViewModel {
         if state.focus == .compose {
             if let action = KeyTable.action(for: key, in: KeyTable.compose) { return perform(&state, action) }
             if case .char(let ch) = key {
-                editDraft(&state) { $0.insert(ch) }
+                var fitted = true
+                editDraft(&state) { fitted = $0.insert(ch, maxBytes: MessageLimits.maxBodyBytes) }
+                if !fitted { state.notice = Notices.limitReached }
             }
             return []
         }
@@ -180,7 +194,14 @@ public enum ViewModel {
         case .historyDown: let history = state.history; editDraft(&state) { $0.historyDown(history) }
         case .leaveCompose: state.focus = .list
         case .send:
-            guard let to = state.open, let text = state.drafts[to]?.submit() else { return [] }
+            guard let to = state.open, let draft = state.drafts[to] else { return [] }
+            // Typing stops at the limit; a longer line (from elsewhere) is refused whole,
+            // never cut, and stays here to be shortened.
+            guard draft.utf8Count <= MessageLimits.maxBodyBytes else {
+                state.notice = Notices.tooLongToSend(bytes: draft.utf8Count)
+                return []
+            }
+            guard let text = state.drafts[to]?.submit() else { return [] }
             state.drafts[to] = nil
             state.history.record(text)
             state.scroll = 0
