@@ -157,6 +157,12 @@ public enum ScenarioParser {
             let h = try handle(try arg(1, usage), fail)
             let t = try text(2, usage)
             try end(3, usage)
+            // You write within the limit the compose line keeps; a peer (`receive`) is not
+            // bound by it, so that hostile peers can be scripted.
+            let bytes = t.utf8.count, limit = MessageLimits.maxBodyBytes
+            if verb == "send", bytes > limit {
+                throw fail("send text is \(bytes) bytes; a message is at most \(limit) bytes (\(limit / 1024) KiB)")
+            }
             return verb == "send" ? .send(handle: h, text: t) : .receive(handle: h, text: t)
         case "contact":
             let usage = "contact NAME \"DISPLAY NAME\""

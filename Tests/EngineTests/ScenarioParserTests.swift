@@ -109,6 +109,23 @@ struct ScenarioParserTests {
         }
     }
 
+    @Test("issue 11 #9: send text over the 16 KiB message limit is FILE:LINE: error; receive stays unlimited (it scripts hostile peers)")
+    func sendLimit() throws {
+        let limit = MessageLimits.maxBodyBytes
+        let atLimit = String(repeating: "é", count: limit / 2)  // 2 bytes each: exactly the limit
+        let s = try ScenarioParser.parse("duration 2h\nat 1m send alice \"\(atLimit)\"", file: "ok.scenario")
+        #expect(s.steps.map(\.directive) == [.send(handle: "alice", text: atLimit)])
+        #expect {
+            try ScenarioParser.parse("duration 2h\n\nat 1m send alice \"\(atLimit)\\x41\"", file: "long.scenario")
+        } throws: { error in
+            (error as? ScenarioError)?.description
+                == "long.scenario:3: send text is 16385 bytes; a message is at most 16384 bytes (16 KiB)"
+        }
+        let huge = String(repeating: "z", count: 4 * limit)
+        let r = try ScenarioParser.parse("duration 2h\nat 1m receive alice \"\(huge)\"", file: "hostile.scenario")
+        #expect(r.steps.map(\.directive) == [.receive(handle: "alice", text: huge)])
+    }
+
     @Test("contacts added by a contact line can be used after it, not before")
     func contactOrder() throws {
         #expect(throws: ScenarioError.self) {
