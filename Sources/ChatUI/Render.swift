@@ -243,13 +243,20 @@ public enum Render {
 
     /// A character of the compose line as it is drawn: a control shows as `^@`, `^[`, ….
     static func visible(_ ch: Character) -> String {
-        if let a = ch.asciiValue, a >= 0x20, a != 0x7F { return String(ch) }
-        return UntrustedText.visible(String(ch))
+        isPlain(ch) ? String(ch) : UntrustedText.visible(String(ch))
     }
 
     static func shownWidth(_ ch: Character) -> Int {
         if let a = ch.asciiValue, a >= 0x20, a != 0x7F { return 1 }
-        return TextWidth.of(visible(ch))
+        return isPlain(ch) ? TextWidth.of(ch) : TextWidth.of(visible(ch))
+    }
+
+    /// No scalar that `UntrustedText` would rewrite: no C0, DEL or C1, and no format
+    /// character (the bidi controls are among them), so it is drawn as it is.
+    static func isPlain(_ ch: Character) -> Bool {
+        ch.unicodeScalars.allSatisfy { s in
+            (s.value >= 0x20 && s.value < 0x7F) || (s.value >= 0xA0 && s.properties.generalCategory != .format)
+        }
     }
 
     // MARK: - Status bar

@@ -32,12 +32,10 @@ public enum ViewInput: Equatable, Sendable {
 
 /// What the compose line says when a message would pass `MessageLimits.maxBodyBytes`.
 public enum Notices {
-    static var limit: String {
-        let bytes = MessageLimits.maxBodyBytes
-        return "message limit: \(bytes / 1024) KiB (\(bytes) bytes)"
-    }
+    static let limit = "message limit: \(MessageLimits.maxBodyBytes / 1024) KiB (\(MessageLimits.maxBodyBytes) bytes)"
 
-    public static var limitReached: String { limit + "; nothing more is added" }
+    /// Built once: a paste past the limit says it for every key it refuses.
+    public static let limitReached = limit + "; nothing more is added"
 
     public static func tooLongToSend(bytes: Int) -> String { limit + "; this line is \(bytes) bytes, nothing was sent" }
 }
