@@ -18,6 +18,8 @@ public final class LiveApp {
     private var listDirty = true
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
+    /// Keys reduced at most between two frames.
+    static let keysPerFrame = 2048
 
     public init(run: ScenarioRun, speed: Double, eventLog: ((String) -> Void)? = nil) {
         self.run = run
@@ -55,11 +57,18 @@ public final class LiveApp {
         step()
         terminal.draw(frame(terminal))
         while !state.quitting {
-            if let input = terminal.read(timeoutMs: 40) {
-                switch input {
+            // A paste arrives as thousands of keys at once: take every key already waiting
+            // (up to a bound, so the world still advances) before drawing the next frame, so
+            // that a key costs a reduce, not a frame (issue 11 #9).
+            var input = terminal.read(timeoutMs: 40)
+            var taken = 0
+            while let next = input {
+                switch next {
                 case .resize: terminal.invalidate()
                 case .key(let key): perform(ViewModel.reduce(&state, .key(key)))
                 }
+                taken += 1
+                input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)
             }
             step()
             if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > 1_000_000_000 {
