@@ -1,9 +1,10 @@
 import ChatUI
 import SyncCore
 
-// `synchat-bench compose`: what a key costs in a long compose line. The TUI reduces each
-// key and renders a frame, so that is what is timed here, key by key (the terminal's diff
-// and write of the few changed cells come on top and do not depend on the line).
+// `synchat-bench compose`: what a key costs in a long compose line. A typed key is reduced
+// and a frame rendered, so that is what is timed here, key by key (the terminal's diff and
+// write of the few changed cells come on top and do not depend on the line). A paste is
+// reduced key by key with a frame per 2048 keys, as the TUI takes it.
 
 /// A screen with one conversation open and the compose line focused.
 func composeState() -> ViewState {
@@ -42,9 +43,19 @@ func composeBench() {
     let front = timeKeys(&s, Array(repeating: .char("b"), count: 1_000))
     row("typing at the start of a 15 000-char line, median", fmt(percentile(front, 0.5)))
     row("typing at the start, max", fmt(front.max()!))
+    // A line of combining marks typed one by one: each is a character of width 0.
+    var marks = composeState()
+    let zero = timeKeys(&marks, Array(repeating: .char("\u{301}"), count: 8_000))
+    row("combining marks (U+0301), chars 0–1 000, median", fmt(percentile(Array(zero.prefix(1_000)), 0.5)))
+    row("combining marks (U+0301), chars 7 000–8 000, median", fmt(percentile(Array(zero.suffix(1_000)), 0.5)), "goal: same as 0–1 000")
+    // A paste as the TUI takes it: every key reduced, one frame per 2048 keys.
     var paste = composeState()
     let t0 = now()
-    let pasted = timeKeys(&paste, Array(repeating: .char("c"), count: 100_000))
-    row("pasting 100 000 chars, one frame per key, wall", String(format: "%.2f s", Double(now() - t0) / 1e9))
-    row("  the last 1 000 keys, median", fmt(percentile(Array(pasted.suffix(1_000)), 0.5)))
+    for i in 0..<100_000 {
+        _ = ViewModel.reduce(&paste, .key(.char("c")))
+        if i % 2048 == 2047 { _ = Render.screen(paste, width: 100, height: 30) }
+    }
+    _ = Render.screen(paste, width: 100, height: 30)
+    row("pasting 100 000 chars (a frame per 2048 keys), wall", String(format: "%.3f s", Double(now() - t0) / 1e9))
+    row("  chars in the line after the paste", "\(paste.compose.string.count)")
 }
