@@ -271,7 +271,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
     }
 
     static func contact(_ r: Row) -> Contact {
-        Contact(address: Address(r["address"]), handle: r["handle"], displayName: r["displayName"], muted: r["muted"])
+        Contact(address: Address(r["address"]), handle: r["handle"], displayName: StoredText.read(r, "displayName"), muted: r["muted"])
     }
 
     public func upsertContact(_ c: Contact) throws {
@@ -279,7 +279,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
             try db.execute(sql: """
                 INSERT INTO contact (address, handle, displayName, muted) VALUES (?, ?, ?, ?)
                 ON CONFLICT(address) DO UPDATE SET handle = excluded.handle, displayName = excluded.displayName, muted = excluded.muted
-                """, arguments: [c.address.value, c.handle, c.displayName, c.muted])
+                """, arguments: [c.address.value, c.handle, StoredText.value(c.displayName), c.muted])
         }
     }
 
@@ -298,7 +298,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
             message: NetworkMessage(txId: r["txId"], conversation: Address(r["conversation"]),
                                     direction: Direction(rawValue: r["direction"]) ?? .incoming,
                                     kind: MessageKind(rawValue: r["kind"]) ?? .contextual,
-                                    body: r["body"], blockTime: Instant(milliseconds: r["blockTime"])),
+                                    body: StoredText.read(r, "body"), blockTime: Instant(milliseconds: r["blockTime"])),
             receivedAt: Instant(milliseconds: r["receivedAt"]), via: Channel(rawValue: r["via"]) ?? .fetch)
     }
 
@@ -313,7 +313,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
                 """)
             for m in messages {
                 let n = m.message
-                try insert.execute(arguments: [n.txId, n.conversation.value, n.direction.rawValue, n.kind.rawValue, n.body,
+                try insert.execute(arguments: [n.txId, n.conversation.value, n.direction.rawValue, n.kind.rawValue, StoredText.value(n.body),
                                                n.blockTime.milliseconds, m.receivedAt.milliseconds, m.via.rawValue,
                                                n.direction == .incoming])
                 if db.changesCount > 0 { fresh.append(m) }
@@ -408,7 +408,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
         (try? db.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM pendingPush ORDER BY id").map { r in
                 PendingPush(message: NetworkMessage(txId: r["txId"], conversation: Address(r["conversation"]), direction: .incoming,
-                                                    kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: r["body"],
+                                                    kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: StoredText.read(r, "body"),
                                                     blockTime: Instant(milliseconds: r["blockTime"])),
                             arrivedAt: Instant(milliseconds: r["arrivedAt"]))
             }
@@ -418,7 +418,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
     public func appendPendingPush(_ p: PendingPush) throws {
         try db.write { db in
             try db.execute(sql: "INSERT INTO pendingPush (txId, conversation, kind, body, blockTime, arrivedAt) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [p.message.txId, p.message.conversation.value, p.message.kind.rawValue, p.message.body,
+                           arguments: [p.message.txId, p.message.conversation.value, p.message.kind.rawValue, StoredText.value(p.message.body),
                                        p.message.blockTime.milliseconds, p.arrivedAt.milliseconds])
         }
     }
@@ -436,7 +436,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
             let ledger = try Row.fetchAll(db, sql: "SELECT * FROM worldMessage ORDER BY rowid").map { r in
                 NetworkMessage(txId: r["txId"], conversation: Address(r["conversation"]),
                                direction: Direction(rawValue: r["direction"]) ?? .incoming,
-                               kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: r["body"],
+                               kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: StoredText.read(r, "body"),
                                blockTime: Instant(milliseconds: r["blockTime"]))
             }
             return SavedWorld(seed: UInt64(bitPattern: head["seed"]), clock: Instant(milliseconds: head["clock"]),
@@ -456,7 +456,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
     public func saveWorldMessage(_ m: NetworkMessage) throws {
         try db.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO worldMessage (txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, m.body, m.blockTime.milliseconds])
+                           arguments: [m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, StoredText.value(m.body), m.blockTime.milliseconds])
         }
     }
 
@@ -465,7 +465,7 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
             try db.execute(sql: """
                 INSERT INTO worldContact (address, handle, displayName, muted) VALUES (?, ?, ?, ?)
                 ON CONFLICT(address) DO UPDATE SET handle = excluded.handle, displayName = excluded.displayName, muted = excluded.muted
-                """, arguments: [c.address.value, c.handle, c.displayName, c.muted])
+                """, arguments: [c.address.value, c.handle, StoredText.value(c.displayName), c.muted])
         }
     }
 
@@ -474,6 +474,27 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
         let fm = FileManager.default
         return [path, path + "-wal"].reduce(Int64(0)) { sum, p in
             sum + ((try? fm.attributesOfItem(atPath: p)[.size] as? Int64) ?? 0)
+        }
+    }
+}
+
+/// Untrusted text (message bodies, display names) as SQLite keeps it: a BLOB of its UTF-8
+/// bytes. GRDB binds a Swift string as C text, which ends at the first NUL, and reads TEXT
+/// back the same way, so `"before\0after"` came back as `"before"` (issue 11 #8); a BLOB
+/// keeps every byte. The columns stay declared TEXT (a BLOB is stored as it is in them), so
+/// the schema and its version do not change: rows that older versions wrote as TEXT are
+/// read as TEXT, and they hold no NUL (it was cut before they were written).
+enum StoredText {
+    static func value(_ text: String) -> DatabaseValue {
+        // An empty BLOB would be bound from a null pointer, which SQLite takes for NULL.
+        text.isEmpty ? text.databaseValue : Data(text.utf8).databaseValue
+    }
+
+    static func read(_ row: Row, _ column: String) -> String {
+        switch (row[column] as DatabaseValue).storage {
+        case .blob(let bytes): return String(decoding: bytes, as: UTF8.self)
+        case .string(let text): return text
+        default: return ""
         }
     }
 }

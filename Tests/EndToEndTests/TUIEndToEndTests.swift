@@ -197,6 +197,41 @@ struct TUIEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
+    @Test("issue 11 #8: text after a NUL is kept: shown as ^@ from a profile's SQLite store, and again after a relaunch")
+    func nulKeptThroughTheStore() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-e2e-nul-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try #"""
+            duration 1h
+            contacts 3
+            traffic 0/h
+            at 1s receive alice "before\x00after"
+            at 2s send alice "mine\x00tail"
+            """#.write(toFile: dir + "/nul.scenario", atomically: true, encoding: .utf8)
+        let environment = ["XDG_DATA_HOME": dir + "/data"]
+        do {
+            let t = try TmuxSession(arguments: "--seed 1 --speed 10 --scenario \(dir)/nul.scenario", environment: environment)
+            defer { t.close() }
+            t.wait(for: "world: send alice")  // both lines have been played
+            try t.keys("Enter")  // Alice: the only conversation with activity, on top
+            t.wait(for: "Alice: before^@after")
+            t.wait(for: "you: mine^@tail")
+            try t.keys("Escape")
+            try t.keys("q")
+            t.wait(for: "EXIT=0")
+        }
+        let t = try TmuxSession(arguments: "--seed 1 --speed 1", environment: environment)
+        defer { t.close() }
+        t.wait(for: "Conversations")
+        try t.keys("Enter")
+        t.wait(for: "Alice: before^@after")
+        t.wait(for: "you: mine^@tail")
+        try t.keys("Escape")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
     @Test("resizing redraws the layout for the new size; too small says so; q exits 0 back to the shell")
     func resizeAndQuit() throws {
         let t = try TmuxSession(arguments: Self.args)

@@ -24,6 +24,18 @@ struct ScreenTests {
         #expect(g.roles(row: 21)[10] == .composeCursor)  // the cursor sits after the prompt
     }
 
+    @Test("issue 11 #8: a NUL in a message shows as ^@ and the text after it stays")
+    func nulInAMessage() {
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "n", outgoing: false, sender: "Alice", text: "before\u{0}after",
+                                                            kind: .contextual, blockTime: sec(400), channel: .fetch)))
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "o", outgoing: true, sender: "Alice", text: "mine\u{0}tail",
+                                                            kind: .contextual, blockTime: sec(410), channel: .sent)))
+        let t = Render.screen(s, width: 100, height: 24).text
+        #expect(t[12] == "                         │ 08:06 f Alice: before^@after")
+        #expect(t[13] == "                         │ 08:06 › you: mine^@tail")
+    }
+
     @Test("the status bar says each push state with its misses", arguments: PushState.allCases)
     func statusPushStates(state: PushState) {
         var s = sampleState()

@@ -173,6 +173,89 @@ struct StoreTests {
         #expect(run.world.ledger.first { $0.txId == bob }?.body == "b")
     }
 
+    /// Texts with NULs and other controls in the middle, at the ends, and alone.
+    static let hostileTexts = [
+        "before\u{0}after", "\u{0}", "\u{0}lead and trail\u{0}", "a\u{0}\u{0}b\u{1B}[2J\r\n\t\u{7F}\u{9B}c\u{0}",
+        "e\u{301}\u{0}漢🎉\u{202E}", "",
+    ]
+
+    @Test("issue 11 #8: bodies and names with NULs and other controls survive commit → reopen → read byte for byte: messages in and out, pending pushes, the profile's world")
+    func controlsRoundTrip() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("nul.sqlite").path
+        let texts = Self.hostileTexts
+        func message(_ i: Int, _ direction: Direction) -> NetworkMessage {
+            NetworkMessage(txId: "\(direction)-\(i)", conversation: Address("kaspa:a"), direction: direction, kind: .contextual,
+                           body: texts[i], blockTime: Instant(milliseconds: Int64(i) * 1000))
+        }
+        let sent = texts.indices.flatMap { [message($0, .incoming), message($0, .outgoing)] }
+        do {
+            let s = try SQLiteChatStorage.open(path: path)
+            _ = try s.commit(sent.map { StoredMessage(message: $0, receivedAt: $0.blockTime, via: .fetch) }, cursor: nil)
+            for m in sent where m.direction == .incoming { try s.appendPendingPush(PendingPush(message: m, arrivedAt: m.blockTime)) }
+            try s.saveWorldClock(seed: 1, clock: .zero, tokenStatus: .active)
+            for m in sent { try s.saveWorldMessage(m) }
+            for (i, name) in texts.enumerated() {
+                try s.upsertContact(Contact(address: Address("kaspa:c\(i)"), handle: "c\(i)", displayName: "Mal" + name))
+                try s.saveWorldContact(Contact(address: Address("kaspa:c\(i)"), handle: "c\(i)", displayName: "Mal" + name))
+            }
+        }
+        let s = try SQLiteChatStorage.open(path: path)
+        func bytes(_ ms: [NetworkMessage]) -> [[UInt8]] { ms.map { Array($0.body.utf8) } }
+        #expect(bytes(s.allMessages().map(\.message)) == bytes(sent))
+        #expect(bytes(s.messages(in: Address("kaspa:a")).map(\.message)) == bytes(sent))
+        #expect(bytes(s.latestMessages(in: Address("kaspa:a"), limit: 100).map(\.message)) == bytes(sent))
+        for m in sent { #expect(s.message(txId: m.txId).map { Array($0.message.body.utf8) } == Array(m.body.utf8)) }
+        #expect(bytes(s.pendingPushes().map(\.message)) == bytes(sent.filter { $0.direction == .incoming }))
+        let world = try #require(try s.loadWorld())
+        #expect(bytes(world.ledger) == bytes(sent))
+        let names = texts.map { Array(("Mal" + $0).utf8) }
+        #expect(s.contacts().map { Array($0.displayName.utf8) } == names)
+        #expect(world.contacts.map { Array($0.displayName.utf8) } == names)
+    }
+
+    @Test("issue 11 #8: a scenario's receive and send with a NUL are stored whole, through the engine")
+    func scenarioTextThroughTheEngine() throws {
+        let s = try SQLiteChatStorage.inMemory()
+        let scenario = try ScenarioParser.parse(#"""
+            duration 1h
+            contacts 2
+            traffic 0/h
+            at 1m receive alice "before\x00after"
+            at 2m send bob "mine\x00tail\x00"
+            """#, file: "nul.scenario")
+        let run = ScenarioRun(scenario: scenario, storage: s)
+        run.run()
+        let bodies = Set(s.allMessages().map(\.message.body))
+        #expect(bodies.contains("before\u{0}after"))
+        #expect(bodies.contains("mine\u{0}tail\u{0}"))
+    }
+
+    @Test("a profile written by an older synchat, with its texts stored as TEXT, reads as before")
+    func olderTextRows() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("old.sqlite").path
+        try runSQL(path, """
+            INSERT INTO message (txId, conversation, direction, kind, body, blockTime, receivedAt, via, unread)
+                VALUES ('old', 'kaspa:a', 'incoming', 'contextual', 'written as TEXT: 漢🎉', 1000, 2000, 'push', 1);
+            INSERT INTO pendingPush (txId, conversation, kind, body, blockTime, arrivedAt)
+                VALUES ('old', 'kaspa:a', 'contextual', 'pending TEXT', 1000, 1500);
+            INSERT INTO worldState (id, seed, clock, tokenStatus) VALUES (1, 5, 3000, 'active');
+            INSERT INTO worldMessage (txId, conversation, direction, kind, body, blockTime)
+                VALUES ('old', 'kaspa:a', 'incoming', 'contextual', 'world TEXT', 1000);
+            INSERT INTO contact (address, handle, displayName, muted) VALUES ('kaspa:a', 'alice', 'Alice (TEXT)', 0);
+            INSERT INTO worldContact (address, handle, displayName, muted) VALUES ('kaspa:a', 'alice', 'Alice (world)', 0);
+            """)
+        let s = try SQLiteChatStorage.open(path: path)
+        #expect(s.message(txId: "old")?.message.body == "written as TEXT: 漢🎉")
+        #expect(s.pendingPushes().map(\.message.body) == ["pending TEXT"])
+        #expect(try s.loadWorld()?.ledger.map(\.body) == ["world TEXT"])
+        #expect(s.contacts().map(\.displayName) == ["Alice (TEXT)"])
+        #expect(try s.loadWorld()?.contacts.map(\.displayName) == ["Alice (world)"])
+    }
+
     @Test("a corrupt or non-SQLite file is refused with its path and what to do")
     func corruptFile() throws {
         let dir = try tempDir()
