@@ -1,4 +1,5 @@
 import ChatUI
+import Foundation
 import SyncCore
 
 // `synchat-bench compose`: what a key costs in a long compose line. A typed key is reduced
@@ -58,4 +59,58 @@ func composeBench() {
     _ = Render.screen(paste, width: 100, height: 30)
     row("pasting 100 000 chars (a frame per 2048 keys), wall", String(format: "%.3f s", Double(now() - t0) / 1e9))
     row("  chars in the line after the paste", "\(paste.compose.string.count)")
+    composePasteBench()
+}
+
+/// CPU seconds (user + system) a process has used so far, from /proc.
+func cpuSeconds(_ pid: pid_t) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return 0 }
+    // After the command's name: state is field 3, utime and stime are fields 14 and 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// The release TUI in tmux: 100 000 characters pasted into the compose line, 5 000 at a
+/// time; the CPU it took, and what the line says afterwards.
+func composePasteBench() {
+    say("== compose line: the release TUI in tmux, 100 000 chars pasted (20 pastes of 5 000)")
+    guard let binary = releaseBinary() else { return }
+    guard !sh("command -v tmux").isEmpty else { say("skipped: tmux is not installed"); return }
+    let tmux = "tmux -L synchat-bench-paste-\(getpid())"
+    _ = sh("\(tmux) new-session -d -s paste -x 100 -y 30 'env TERM=xterm-256color \(binary) --ephemeral --seed 1 --speed 1'")
+    defer { _ = sh("\(tmux) kill-session -t paste; \(tmux) kill-server") }
+    func screen() -> String { sh("\(tmux) capture-pane -p -t paste", raw: true) }
+    let deadline = now() + 30_000_000_000
+    while now() < deadline, !screen().contains(" foreground │") { usleep(50_000) }
+    guard let pid = pid_t(sh("\(tmux) display-message -p -t paste '#{pane_pid}'")) else { say("skipped: no pane pid"); return }
+    _ = sh("\(tmux) send-keys -t paste Enter")
+    /// Waits until the app has been idle for half a second: everything sent is handled.
+    func settled() -> Double {
+        var last = cpuSeconds(pid)
+        while true {
+            usleep(500_000)
+            let cpu = cpuSeconds(pid)
+            if cpu == last { return cpu }
+            last = cpu
+        }
+    }
+    let idleStart = settled()
+    let idleWall = now()
+    sleep(2)
+    let idlePerSecond = (cpuSeconds(pid) - idleStart) / (Double(now() - idleWall) / 1e9)
+    let chunk = String(repeating: "p", count: 5_000)
+    let start = settled()
+    let wall = now()
+    for _ in 0..<20 {
+        _ = sh("\(tmux) send-keys -t paste -l \(chunk)")
+        _ = settled()
+    }
+    let busy = cpuSeconds(pid) - start
+    let idle = idlePerSecond * Double(now() - wall) / 1e9
+    row("CPU for the 100 000 keys", String(format: "%.2f s", busy), String(format: "of which about %.2f s idle wake-ups", idle))
+    row("CPU per key, idle wake-ups taken out", String(format: "%.4f ms", max(0, busy - idle) / 100_000 * 1000))
+    let said = screen().contains("message limit: 16 KiB") ? "the limit notice" : "no limit notice"
+    row("the compose line afterwards", said)
 }
