@@ -1,132 +1,28 @@
 import Foundation
 import SyncCore
 
-/// The engine driver: the one place that performs effects (STYLE.md "The driver owns every
-/// effect"). It feeds inputs and `now` to the SyncCore machines, switches over their actions,
-/// talks to the world through `WorldPorts` and to the store through `ChatStorage`, and
-/// publishes a `SyncEvent` for every decision. The machines' deadlines share one wake-up on
-/// the scheduler. The same driver runs as fast as possible in `simulate` and paced by the
-/// clock in the TUI.
+/// The runner of the sans-IO `Engine` on the world's ports: the one place that performs
+/// effects. What the world tells the app (`ClientEndpoint`) and what the user does become
+/// engine inputs at the scheduler's instant; every effect the engine asks for is performed
+/// against `WorldPorts`, in order, and its reply is handed back as an input; the engine's one
+/// deadline is one wake-up on the scheduler; its events go to the subscribers. The same
+/// runner goes as fast as possible in `simulate` and is paced by the clock in the TUI.
 public final class SyncDriver: ClientEndpoint {
-    public let settings: SyncSettings
-    public let policy: SyncPolicy
-    public let me: Address
+    public let engine: Engine
     public let scheduler: Scheduler
-    public let storage: ChatStorage
     private let ports: WorldPorts
-
-    public private(set) var reliability: PushReliability
-    public private(set) var gate: CatchUpGate
-    public private(set) var poller: FallbackPoller
-    public private(set) var refresh: BackgroundRefresh
-    public private(set) var connection: ConnectionLifecycle
-    public private(set) var notifier: NotificationPresenter
-    public private(set) var mode: NotificationMode
-    public private(set) var tokenStatus: TokenStatus = .none
-
-    /// What the driver has counted itself (the world keeps the ground truth).
-    public private(set) var counters = Counters()
-
-    public struct Counters: Equatable, Sendable {
-        public var requestsByKind: [String: Int] = [:]
-        public var requests: Int { requestsByKind.values.reduce(0, +) }
-        public var fullSyncs = 0
-        public var targetedSyncs = 0
-        public var lightSyncs = 0
-        public var skipped = 0
-        public var joined = 0
-        public var overlappingSyncs = 0
-        /// Keepalive pings sent to the node (not backend requests: the node is not the indexer).
-        public var keepalivePings = 0
-        public var pushStateChanges = 0
-        public var errors = 0
-    }
-
-    private struct SyncRun {
-        var id: Int
-        var kind: CatchUpGate.SyncKind
-        var trigger: String
-        var forced = false
-        var startedAt: Instant
-        var outstanding = 0
-        var stored = 0
-        var requests = 0
-        var failed = 0
-    }
-
-    private var runs: [Int: SyncRun] = [:]
-    private var nextRunId = 0
-    /// The sync a background refresh is running (light, or naive's full one).
-    private var refreshRunId: Int?
-    /// (b): when the last complete full sync finished.
-    private var lastFullSyncAt: Instant?
-    private var currentConnection: Int?
-    /// When the current subscription went live; nil while it is not.
-    private var liveSince: Instant?
-    private var currentRefreshTask: Int?
-    private var reregisterWhenActive = false
-    private var backgroundSince: Instant?
     private var wakeUp: (at: Instant, token: Scheduler.Token)?
     private var subscribers: [(TimedEvent) -> Void] = []
-    private var contactsByAddress: [Address: Contact] = [:]
-    private var lastSaved: PersistedEngineState?
-    /// The store held what an earlier run of the app learned: this launch is a relaunch.
-    private let relaunched: Bool
-    /// The pushes waiting in the extension's store (rule 12), with their arrival times, and
-    /// those of them not stored as messages yet: kept here so that the badge and banners
-    /// stay O(1).
-    private var pendingArrivals: [String: Instant] = [:]
-    private var pendingUnstored: Set<String> = []
-    /// (b): outputs the user's sends spent whose messages the store lacks. The UTXO set no
-    /// longer shows them, so a proven gap is the UTXO set's unknown txIds plus these.
-    private var spentUnstored: Set<String> = []
-    /// Reply items the indexer keeps serving broken (see `RejectedItems`).
-    private var rejectedItems: RejectedItems
-    /// What the store could not write yet (see `UnsavedChanges`), and when it is tried again.
-    private var unsaved = UnsavedChanges()
-    private var storeRetryAt: Instant?
-    /// How often writes that failed are tried again (not in the §3 table).
-    public static let storeRetryInterval = Interval.seconds(5)
     /// Writes a profile's world keeps of its own, retried with the store's (set by whoever
     /// persists the world). Throws while they still fail.
     public var retryWorldWrites: (() throws -> Void)?
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, me: Address, scheduler: Scheduler,
                 storage: ChatStorage, ports: WorldPorts, initialMode: NotificationMode = .remotePush) {
-        self.settings = settings
-        self.policy = policy
-        self.me = me
         self.scheduler = scheduler
-        self.storage = storage
         self.ports = ports
-        self.rejectedItems = RejectedItems(attempts: settings.rejectedItemAttempts)
-        let saved = storage.loadState()
-        self.reliability = PushReliability(settings: settings, restoring: saved?.reliability ?? .init(),
-                                           muted: Set(storage.contacts().filter(\.muted).map(\.address)))
-        self.gate = CatchUpGate(settings: settings, policy: policy, restoring: saved?.gate ?? .init())
-        self.poller = FallbackPoller(settings: settings, policy: policy)
-        self.refresh = BackgroundRefresh(settings: settings, policy: policy)
-        self.connection = ConnectionLifecycle(settings: settings, policy: policy)
-        self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
-        self.mode = saved?.mode ?? initialMode
-        self.tokenStatus = saved?.tokenStatus ?? .none
-        self.lastSaved = saved
-        self.relaunched = saved != nil
-        for c in storage.contacts() { contactsByAddress[c.address] = c }
-        for p in storage.pendingPushes() {
-            pendingArrivals[p.message.txId] = p.arrivedAt
-            if !storage.hasMessage(txId: p.message.txId) { pendingUnstored.insert(p.message.txId) }
-        }
-    }
-
-    private var now: Instant { scheduler.now }
-
-    // MARK: - Public API (view-model, scenario runner)
-
-    /// Records a change made to the world from outside the app (a scenario directive, a
-    /// fault key), so that the event log reads as one story.
-    public func noteWorldChange(_ description: String) {
-        emit(.world(description))
+        self.engine = Engine(settings: settings, policy: policy, me: me, storage: storage, initialMode: initialMode,
+                             permissionGranted: ports.system.notificationPermissionGranted, now: scheduler.now)
     }
 
     /// Receive every event from now on.
@@ -134,733 +30,48 @@ public final class SyncDriver: ClientEndpoint {
         subscribers.append(handler)
     }
 
-    /// Cold start of the app process: restore what was learned, register for push if needed.
-    /// The OS then makes the app active (`appDidBecomeActive`).
-    public func launch() {
-        emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
-        conditionsChanged()
-        if mode == .remotePush {
-            registerToken(reason: tokenStatus == .active ? "launch: refreshing the active token" : "launch: registering for remote push")
-        } else if tokenStatus != .none {
-            unregisterToken(reason: "launch: mode \(mode.rawValue)")
-        }
-        settle()
+    /// Hands one input to the engine at the scheduler's instant, performs what it asks for,
+    /// publishes its events and re-arms the wake-up.
+    public func handle(_ input: EngineInput) {
+        engine.handle(input, now: scheduler.now)
+        run()
     }
 
-    public var contacts: [Contact] { contactsByAddress.values.sorted { $0.address < $1.address } }
-
-    public func contact(_ address: Address) -> Contact? { contactsByAddress[address] }
-
-    /// Adds or renames a contact (a conversation).
-    public func upsertContact(_ contact: Contact) {
-        contactsByAddress[contact.address] = contact
-        do { try storage.upsertContact(contact) } catch {
-            unsaved.keep(contact)
-            storeFailed(error)
-        }
-        settle()
+    private func run() {
+        while let effect = engine.pollEffect() { perform(effect) }
+        while let event = engine.pollEvent() { for s in subscribers { s(event) } }
+        armWakeUp()
     }
 
-    /// The user writes to a contact: publish, store as sent. A body over
-    /// `MessageLimits.maxBodyBytes` is not sent (the compose line and the scenario parser
-    /// stop it first; this is the last word): an error event, and nil.
-    @discardableResult
-    public func send(to contact: Address, text: String) -> NetworkMessage? {
-        guard text.utf8.count <= MessageLimits.maxBodyBytes else {
-            emit(.error(source: "send", message: "a message of \(text.utf8.count) bytes is over the limit of \(MessageLimits.maxBodyBytes); not sent"))
-            return nil
-        }
-        let publication = ports.network.publish(from: me, to: contact, body: text)
-        let message = publication.message
-        emit(.messageSent(txId: message.txId, to: contactsByAddress[contact]?.handle ?? contact.value))
-        store(message, via: .sent, receivedAt: now)
-        // (b): an output this send spent leaves the UTXO set, so the set can no longer reveal
-        // its message; if the store lacks it, the next proven gap fetches it by id.
-        for id in publication.spent where !has(id) { spentUnstored.insert(id) }
-        settle()
-        return message
-    }
-
-    /// Mutes or unmutes a contact: no push for it, and it never counts as push evidence.
-    public func setMuted(_ contact: Address, _ muted: Bool) {
-        guard var c = contactsByAddress[contact] else { return }
-        c.muted = muted
-        upsertContact(c)
-        ports.push.setMuted(contact, muted)
-        reliability.contactMuteChanged(contact, muted: muted, now: now)
-        emit(.world("\(muted ? "muted" : "unmuted") \(c.handle)"))
-        settle()
-    }
-
-    /// Rule 15: switch notification mode; rule 1 re-evaluates push.
-    public func setMode(_ newMode: NotificationMode) {
-        guard newMode != mode else { return }
-        let left = mode == .remotePush
-        mode = newMode
-        emit(.world("notification mode \(newMode.rawValue)"))
-        conditionsChanged()
-        handle(refresh.conditionsChanged(mode: mode, pushState: reliability.state, now: now))  // rule 14
-        if newMode == .remotePush, tokenStatus != .active {
-            registerToken(reason: "mode remote-push: registering for remote push")
-        } else if left {
-            // Leaving remote push stops pushes, as a real client does: no banners in background-fetch or off.
-            unregisterToken(reason: "mode \(newMode.rawValue): no more pushes")
-        }
-        updatePoller()
-        settle()
-    }
-
-    /// Rule 15: what banners show (name and text, name only, or nothing).
-    public func setPreview(_ preview: PreviewMode) {
-        guard preview != notifier.preview else { return }
-        notifier.preview = preview
-        emit(.world("notification preview \(preview.rawValue)"))
-        settle()
-    }
-
-    /// The user asks for a sync now (`S`): forced, it ignores the debounce (rule 6) but still
-    /// joins a running sync (rule 8).
-    public func syncNow() {
-        trigger(.manual, forced: true)
-        settle()
-    }
-
-    public func markRead(_ conversation: Address) {
-        do { try storage.markRead(conversation) } catch {
-            unsaved.keepRead(conversation)
-            storeFailed(error)
-            settle()
+    private func perform(_ effect: Effect) {
+        let now = { [unowned self] in self.scheduler.now }
+        switch effect {
+        case .connect(let forced):
+            let id = ports.realtime.connect(subscribing: engine.me, forced: forced)
+            engine.handle(.connectionOpened(id), now: now())
+        case .ping(let connection, let ping):
+            ports.realtime.ping(connection: connection) { [weak self] in self?.handle(.pingAnswered(ping: ping)) }
+        case .requestUtxoSet(let id):
+            ports.realtime.requestUtxoSet(for: engine.me) { [weak self] in self?.handle(.utxoSetReplied(id: id, $0)) }
+        case .indexer(let id, let call):
+            ports.indexer.send(call) { [weak self] in self?.handle(.indexerReplied(id: id, $0)) }
+        case .publish(let id, let to, let body):
+            let publication = ports.network.publish(from: engine.me, to: to, body: body)
+            engine.handle(.published(id: id, publication), now: now())
+        case .registerToken: ports.push.registerToken()
+        case .unregisterToken: ports.push.unregisterToken()
+        case .setMuted(let a, let muted): ports.push.setMuted(a, muted)
+        case .requestBackgroundRefresh(let earliest): ports.system.requestBackgroundRefresh(earliest: earliest)
+        case .cancelBackgroundRefresh: ports.system.cancelBackgroundRefresh()
+        case .retryWorldWrites:
+            var failure: Error?
+            do { try retryWorldWrites?() } catch { failure = error }
+            engine.handle(.worldWritesRetried(failure), now: now())
         }
     }
 
-    /// A message the app has: stored, or kept in memory while the store cannot write.
-    public func message(txId: String) -> StoredMessage? {
-        unsaved.message(txId: txId) ?? storage.message(txId: txId)
-    }
-
-    /// Why the store cannot write (`disk full`), for a status bar; nil while writes land.
-    public var storeTrouble: String? { unsaved.trouble }
-    /// Changes kept in memory until the store can write them.
-    public var unsavedChanges: Int { unsaved.count }
-
-    /// A write of the profile's world failed (it shares the store's disk): the same trouble.
-    public func worldWriteFailed(_ error: Error) {
-        storeFailed(error)
-        settle()
-    }
-
-    /// Syncs running right now (0 or 1 unless a policy lets them overlap).
-    public var runningSyncs: Int { runs.count }
-
-    /// For a status bar: time since the last complete catch-up and rule 6's time left.
-    public var lastCatchUpAge: Interval? { gate.lastFinishedAt.map { now - $0 } }
-    public var debounceLeft: Interval? { gate.debounceRemaining(pushState: reliability.state, now: now) }
-
-    // MARK: - ClientEndpoint: what the world tells the app
-
-    public func appDidBecomeActive() {
-        let first = connection.lifecycle == .launched
-        let detail = first ? (relaunched ? "relaunch: a cold start of a saved profile" : "first launch")
-            : backgroundSince.map { "after \(now - $0) in background" } ?? ""
-        emit(.lifecycle(.foreground, detail: detail))
-        backgroundSince = nil
-        handle(refresh.enteredForeground(now: now))
-        processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
-        handle(reliability.deadlineReached(now: now))
-        if reregisterWhenActive, mode == .remotePush {
-            reregisterWhenActive = false
-            registerToken(reason: "app active: token \(tokenStatus.rawValue), registering again")
-        }
-        handle(connection.becameActive(now: now))
-        updatePoller()
-        settle()
-    }
-
-    public func appDidEnterBackground() {
-        backgroundSince = now
-        emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
-        handle(connection.enteredBackground(now: now))
-        gate.enteredBackground()
-        updatePoller()
-        handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
-        settle()
-    }
-
-    public func realtimeConnected(connection id: Int) {
-        guard id == currentConnection else { return }  // a superseded connect attempt
-        handle(connection.connected(now: now))
-        settle()
-    }
-
-    public func realtimeConnectFailed(connection id: Int, error: String) {
-        guard id == currentConnection else { return }
-        handle(connection.connectFailed(now: now, error: error))
-        settle()
-    }
-
-    public func realtimeDisconnected(connection id: Int, error: String) {
-        guard id == currentConnection else { return }
-        handle(connection.disconnected(now: now, error: error))
-        settle()
-    }
-
-    public func realtimeNotified(connection id: Int, message: NetworkMessage) {
-        guard id == currentConnection else { return }
-        store(message, via: .realtime, receivedAt: now)
-        if message.direction == .incoming {
-            // Rule 2: only incoming messages push could have carried are evidence (the machine judges).
-            handle(reliability.realtimeTxSeen(txId: message.txId, from: message.conversation, landedAt: message.blockTime, now: now))
-        }
-        settle()
-    }
-
-    public func pushDelivered(payload: Data) {
-        guard let message = decodePush(payload, source: "push") else { return settle() }
-        store(message, via: .push, receivedAt: now)
-        handle(reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
-        settle()
-    }
-
-    public func notificationExtensionReceived(payload: Data) {
-        guard let message = decodePush(payload, source: "notification extension") else { return settle() }
-        let push = PendingPush(message: message, arrivedAt: now)
-        pendingArrivals[message.txId] = now
-        if !has(message.txId) { pendingUnstored.insert(message.txId) }
-        if unsaved.trouble != nil {
-            unsaved.keep(push)  // in order, behind a removal that may still be owed
-        } else {
-            do { try storage.appendPendingPush(push) } catch {
-                unsaved.keep(push)
-                storeFailed(error)
-            }
-        }
-        notify(message)
-        settle()
-    }
-
-    /// A malformed payload is an error event and nothing else: the message it was meant to
-    /// carry still arrives by realtime or the next catch-up.
-    private func decodePush(_ payload: Data, source: String) -> NetworkMessage? {
-        do {
-            return try PushPayload.decode(payload, me: me, now: now)
-        } catch {
-            emit(.error(source: source, message: "\(error); ignored, the message will come by another channel"))
-            return nil
-        }
-    }
-
-    public func tokenStatusChanged(_ status: TokenStatus) {
-        guard status != tokenStatus else { return }
-        tokenStatus = status
-        emit(.tokenStatus(status))
-        if status == .expired || status == .invalid {
-            reregisterWhenActive = true
-            emit(.tokenRegistration("token \(status.rawValue): will register again when the app is next active"))
-        }
-        conditionsChanged()
-        settle()
-    }
-
-    public func backgroundRefreshGranted(task: Int) {
-        currentRefreshTask = task
-        emit(.backgroundRefresh("granted by the OS"))
-        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, realtimeTrusted: false, now: now))
-        settle()
-    }
-
-    public func backgroundRefreshExpired(task: Int) {
-        guard task == currentRefreshTask else { return }
-        currentRefreshTask = nil
-        handle(refresh.refreshExpired(now: now))
-        settle()
-    }
-
-    // MARK: - Machine actions
-
-    private func handle(_ actions: [PushReliability.Action]) {
-        for action in actions {
-            switch action {
-            case .stateChanged(let from, let to, let reason):
-                counters.pushStateChanges += 1
-                emit(.pushState(from: from, to: to, reason: reason))
-                handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
-            case .observedHit(let txId, let offset, let via):
-                emit(.observationHit(txId: txId, pushOffset: offset, via: via))
-            case .observedMiss(let txId, let misses, let via):
-                emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
-            case .startForcedCatchUp:
-                if policy.reactsToUnreliable { trigger(.pushUnreliable, forced: true) }
-            case .reregisterToken:
-                if policy.reactsToUnreliable { registerToken(reason: "re-register: push unreliable") }
-            case .reregisterSkipped(let ago, let left):
-                emit(.tokenRegistration("re-register skipped: last one \(ago) ago, next allowed in \(left)"))
-            }
-        }
-    }
-
-    private func handle(_ actions: [ConnectionLifecycle.Action]) {
-        for action in actions {
-            switch action {
-            case .connect(let forced, let reason):
-                emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
-                liveSince = nil
-                currentConnection = ports.realtime.connect(subscribing: me, forced: forced)
-            case .requestCatchUp(let triggers, _):
-                for t in triggers { trigger(t, forced: false) }
-            case .realtimeChanged(let state, let reason):
-                liveSince = state == .live ? now : nil
-                emit(.realtime(state, reason: reason))
-            case .ping(let id):
-                counters.keepalivePings += 1
-                // Without a connection there is nothing to answer: the ping times out.
-                guard let current = currentConnection else { break }
-                ports.realtime.ping(connection: current) { [weak self] in
-                    guard let self else { return }
-                    self.handle(self.connection.keepaliveAnswered(ping: id, now: self.now))
-                    self.settle()
-                }
-            }
-        }
-        if actions.contains(where: { if case .ping = $0 { false } else { true } }) { updatePoller() }
-    }
-
-    private func handle(_ actions: [FallbackPoller.Action]) {
-        for action in actions {
-            switch action {
-            case .started(let first, let reason):
-                emit(.polling("started (\(reason)), first poll at \(first)"))
-            case .stopped(let reason):
-                emit(.polling("stopped: \(reason)"))
-            case .scheduled(let at):
-                emit(.polling("next poll at \(at), \(settings.pollDelay) after the last sync completed"))
-            case .poll:
-                trigger(.poll, forced: false)
-            }
-        }
-    }
-
-    private func handle(_ actions: [BackgroundRefresh.Action]) {
-        for action in actions {
-            switch action {
-            case .request(let earliest, let reason):
-                ports.system.requestBackgroundRefresh(earliest: earliest)
-                emit(.backgroundRefresh("requested, earliest \(earliest) (\(reason))"))
-            case .cancelRequest(let reason):
-                ports.system.cancelBackgroundRefresh()
-                emit(.backgroundRefresh("request withdrawn: \(reason)"))
-            case .runLightSync, .runFullSync:
-                switch gate.lightSyncRequested(now: now) {
-                case .start:
-                    let kind: CatchUpGate.SyncKind = action == .runFullSync ? .full : .light
-                    refreshRunId = startSync(kind: kind, trigger: "background-refresh", forced: false)
-                case .busy(let running):
-                    emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger)) is running"))
-                    handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
-                }
-            case .skip(let reason):
-                emit(.backgroundRefresh("skipped: \(reason)"))
-            case .stopLightSync(let reason):
-                if let id = refreshRunId { finish(runId: id, stoppedBy: reason) }
-            }
-        }
-    }
-
-    private func trigger(_ trigger: CatchUpTrigger, forced: Bool) {
-        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now,
-                              foreground: connection.lifecycle == .foreground) {
-        case .start(let t, let forced):
-            if canProveGap(forced: forced) {
-                startTargeted(trigger: t.rawValue)
-            } else {
-                startSync(kind: .full, trigger: t.rawValue, forced: forced)
-            }
-        case .join(let t, let running):
-            counters.joined += 1
-            emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger)"))
-        case .skip(let t, let ago, let left):
-            counters.skipped += 1
-            emit(.catchUpSkipped(trigger: t, lastAgo: ago, nextAllowedIn: left))
-        }
-    }
-
-    // MARK: - Syncs (rule 9)
-
-    @discardableResult
-    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool) -> Int {
-        nextRunId += 1
-        let id = nextRunId
-        if !runs.isEmpty { counters.overlappingSyncs += 1 }
-        let objects = kind == .full ? fullSyncObjects() : lightSyncObjects()
-        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
-        if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1 }
-        poller.syncStarted(now: now)
-        emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
-        fetchAll(objects, runId: id)
-        if objects.isEmpty { finish(runId: id, stoppedBy: nil) }
-        return id
-    }
-
-    private func fetchAll(_ objects: [SyncObject], runId: Int) {
-        guard !objects.isEmpty else { return }
-        afterIndexerLag(runId: runId) { [self] in
-            for object in objects {
-                let since = storage.cursor(object).requestStart(now: now, rewind: settings.reorgRewind)
-                fetch(object, since: since, page: 0, runId: runId)
-            }
-        }
-    }
-
-    /// A message that landed just before the subscription went live was too early for
-    /// realtime and may not be indexed yet: a catch-up asks once the indexer has caught up
-    /// with it, `indexerLagAllowance` after the subscription.
-    private func afterIndexerLag(runId: Int, _ ask: @escaping () -> Void) {
-        guard let live = liveSince, now < live + settings.indexerLagAllowance else { return ask() }
-        scheduler.schedule(at: live + settings.indexerLagAllowance, "catch-up waits for the indexer") { [weak self] in
-            guard let self, self.runs[runId] != nil else { return }  // stopped meanwhile
-            ask()
-            self.settle()
-        }
-    }
-
-    /// (b): the gap can be proven from the node's UTXO set while push is reliable, realtime
-    /// is up in the foreground, and a full sync ran within `fullSyncMaxAge`.
-    private func canProveGap(forced: Bool) -> Bool {
-        // An owed full catch-up (rule 14) is paid only by a full one.
-        guard policy.provenGap, !forced, gate.owed?.kind != .full, reliability.state == .reliable, connection.lifecycle == .foreground,
-              connection.realtime == .live, let last = lastFullSyncAt else { return false }
-        return now - last < policy.fullSyncMaxAge
-    }
-
-    /// (b): ask the node for the UTXO set, fetch by id the txIds not stored. If the node
-    /// cannot answer, the same run becomes a full sync.
-    private func startTargeted(trigger: String) {
-        nextRunId += 1
-        let id = nextRunId
-        if !runs.isEmpty { counters.overlappingSyncs += 1 }
-        runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, startedAt: now)
-        gate.runningIs(.targeted)
-        counters.targetedSyncs += 1
-        poller.syncStarted(now: now)
-        emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
-        afterIndexerLag(runId: id) { [self] in
-            counters.requestsByKind["utxo_set", default: 0] += 1
-            runs[id]?.requests += 1
-            runs[id]?.outstanding += 1
-            ports.realtime.requestUtxoSet(for: me) { [weak self] result in self?.utxoReplied(runId: id, result: result) }
-        }
-    }
-
-    private func utxoReplied(runId: Int, result: Result<[String], TransportError>) {
-        guard runs[runId] != nil else { return settle() }
-        runs[runId]?.outstanding -= 1
-        switch result {
-        case .failure(let error):
-            emit(.error(source: "node", message: "UTXO set: \(error); the gap cannot be proven, running a full sync"))
-            runs[runId]?.kind = .full
-            gate.runningIs(.full)
-            counters.targetedSyncs -= 1
-            counters.fullSyncs += 1
-            fetchAll(fullSyncObjects(), runId: runId)
-        case .success(let txIds):
-            let requestedAt = now
-            // The gap: unspent outputs the store lacks, and outputs the user's sends spent unseen.
-            for id in txIds + spentUnstored.sorted() where !has(id) {
-                let call = IndexerCall.messageById(id)
-                counters.requestsByKind[call.kind, default: 0] += 1
-                runs[runId]?.requests += 1
-                runs[runId]?.outstanding += 1
-                ports.indexer.send(call) { [weak self] result in
-                    self?.fetchReplied(nil, call: call, since: .zero, page: 0, runId: runId, requestedAt: requestedAt, result: result)
-                }
-            }
-        }
-        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
-        settle()
-    }
-
-    /// Rule 9: handshakes in and out, contextual messages of every conversation in and out, payments.
-    private func fullSyncObjects() -> [SyncObject] {
-        var objects: [SyncObject] = [.handshakes(.incoming), .handshakes(.outgoing)]
-        for c in contacts {
-            objects.append(.contextual(c.address, .incoming))
-            objects.append(.contextual(c.address, .outgoing))
-        }
-        objects.append(.payments)
-        return objects
-    }
-
-    /// Rule 14: incoming contextual messages of the most recently active conversations.
-    private func lightSyncObjects() -> [SyncObject] {
-        let activity = storage.lastActivity()
-        let ranked = contacts.sorted {
-            let a = activity[$0.address] ?? .zero, b = activity[$1.address] ?? .zero
-            return a == b ? $0.address < $1.address : a > b
-        }
-        return ranked.prefix(settings.lightSyncConversations).map { .contextual($0.address, .incoming) }
-    }
-
-    private func fetch(_ object: SyncObject, since: Instant, page: Int, runId: Int) {
-        let call: IndexerCall
-        switch object {
-        case .handshakes(let d): call = .handshakes(d, since: since)
-        case .contextual(let a, let d): call = .contextual(a, d, since: since)
-        case .payments: call = .payments(since: since, page: page)
-        }
-        counters.requestsByKind[call.kind, default: 0] += 1
-        runs[runId]?.requests += 1
-        runs[runId]?.outstanding += 1
-        let requestedAt = now
-        ports.indexer.send(call) { [weak self] result in
-            self?.fetchReplied(object, call: call, since: since, page: page, runId: runId, requestedAt: requestedAt, result: result)
-        }
-    }
-
-    private func fetchReplied(_ object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant,
-                              result: Result<Data, TransportError>) {
-        guard let run = runs[runId] else {
-            settle()
-            return  // the sync was stopped (budget, OS expiry, foreground): its late replies are dropped
-        }
-        runs[runId]?.outstanding -= 1
-        switch result {
-        case .failure(let error):
-            runs[runId]?.failed += 1
-            emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object.map(\.description) ?? "none") unchanged"))
-        case .success(let data):
-            do {
-                let reply = try IndexerPage.read(data, for: call, me: me, now: now)
-                if !reply.rejected.isEmpty {
-                    switch rejectedItems.judge(reply.rejected) {
-                    case .retry(let reason, let strikes):
-                        throw WireError("\(reason) (rejected \(strikes) of \(rejectedItems.attempts) times before it is skipped)")
-                    case .skip(let newly):
-                        for item in newly {
-                            let what = item.txId.map { "message \($0.prefix(8))" } ?? "an item"
-                            emit(.error(source: "indexer", message: "\(what) rejected \(rejectedItems.attempts) times in a row (\(item.reason)); skipped for good, the sync moves on"))
-                        }
-                    }
-                }
-                if case .messageById(let id) = call, reply.messages.isEmpty {
-                    // (b): the node showed this output, so the message exists; the indexer has
-                    // not indexed it yet. The gap is not closed: this catch-up is incomplete.
-                    runs[runId]?.failed += 1
-                    emit(.error(source: "indexer", message: "message_by_id \(id.prefix(8)): not indexed yet; the catch-up is incomplete"))
-                }
-                let channel: Channel = run.kind == .light ? .background : .fetch
-                // A message whose push already reached the notification extension was the
-                // app's first from that push, when it arrived: keep that as its first channel.
-                let messages = reply.messages.map { m in
-                    pendingArrivals[m.txId].map { StoredMessage(message: m, receivedAt: $0, via: .push) }
-                        ?? StoredMessage(message: m, receivedAt: now, via: channel)
-                }
-                // Rule 9: the cursor moves in the same commit as the messages it covers.
-                // (A fetch by id, for (b), has no cursor.)
-                let cursor = object.map {
-                    ($0, storage.cursor($0).advanced(coveringUpTo: (reply.messages.map(\.blockTime) + reply.rejected.compactMap(\.blockTime)).max(),
-                                                     requestedAt: requestedAt,
-                                                     indexingLag: settings.indexerLagAllowance))
-                }
-                let (fresh, stored) = commit(messages, cursor: cursor)
-                // Kept in memory and shown, but the cursor did not move: the catch-up is
-                // incomplete (rule 9) and is retried. The trouble itself is logged once.
-                if !stored { runs[runId]?.failed += 1 }
-                runs[runId]?.stored += fresh.count
-                for m in fresh {
-                    announce(m)
-                    if policy.fetchEvidence, m.message.direction == .incoming {
-                        // (a): a message first found by a catch-up is push evidence too. If its
-                        // push already reached the extension (a refresh in the background), that
-                        // push is its match.
-                        handle(reliability.fetchedTx(txId: m.txId, from: m.message.conversation, blockTime: m.message.blockTime,
-                                                     pushArrivedAt: pendingArrivals[m.txId], now: now))
-                    }
-                }
-                if let object, let next = reply.nextPage {
-                    fetch(object, since: since, page: next, runId: runId)
-                }
-            } catch {
-                runs[runId]?.failed += 1
-                let source = error is WireError ? "indexer" : "storage"
-                emit(.error(source: source, message: "\(error); nothing stored, cursor of \(object.map(\.description) ?? "none") unchanged"))
-            }
-        }
-        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
-        settle()
-    }
-
-    private func finish(runId: Int, stoppedBy: String?) {
-        guard let run = runs.removeValue(forKey: runId) else { return }
-        let fromRefresh = refreshRunId == runId
-        if fromRefresh { refreshRunId = nil }
-        let succeeded = run.failed == 0 && stoppedBy == nil
-        gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
-                      forced: run.forced, progressed: run.failed < run.requests)
-        if succeeded, run.kind == .full { lastFullSyncAt = now }
-        counters.errors += run.failed
-        emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
-                              failed: run.failed, took: now - run.startedAt, stoppedBy: stoppedBy))
-        handle(poller.syncCompleted(now: now))
-        if fromRefresh {
-            handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
-        }
-    }
-
-    // MARK: - Messages
-
-    private func store(_ message: NetworkMessage, via channel: Channel, receivedAt: Instant) {
-        for m in commit([StoredMessage(message: message, receivedAt: receivedAt, via: channel)], cursor: nil).fresh {
-            announce(m)
-        }
-    }
-
-    /// Stores messages and the cursor that covers them, atomically (rule 9), carrying along
-    /// whatever the store could not take before. When it cannot write, the new messages are
-    /// kept in memory and returned all the same, so that the chat goes on; the cursor does
-    /// not move. Returns the messages new to the app, and whether they are stored.
-    private func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) -> (fresh: [StoredMessage], stored: Bool) {
-        let carried = unsaved.messages
-        do {
-            let landed = try storage.commit(carried + messages, cursor: cursor)
-            unsaved.messagesStored()
-            let before = Set(carried.map(\.txId))
-            return (landed.filter { !before.contains($0.txId) }, true)
-        } catch {
-            let fresh = messages.filter { !storage.hasMessage(txId: $0.txId) && unsaved.keep($0) }
-            storeFailed(error)
-            return (fresh, false)
-        }
-    }
-
-    /// The app has this message: stored, or kept in memory.
-    private func has(_ txId: String) -> Bool { unsaved.contains(txId: txId) || storage.hasMessage(txId: txId) }
-
-    /// A write failed: the trouble is logged once, when it starts, and everything unsaved is
-    /// tried again every `storeRetryInterval` until it all lands.
-    private func storeFailed(_ error: Error) {
-        if unsaved.failed(error) {
-            emit(.storeTrouble(unsaved.trouble, unsaved: unsaved.count, retryEvery: Self.storeRetryInterval))
-        }
-        if storeRetryAt == nil { storeRetryAt = now + Self.storeRetryInterval }
-    }
-
-    /// Writes everything kept in memory, in order; the trouble ends when all of it lands.
-    private func retryStore() {
-        storeRetryAt = nil
-        let kept = unsaved.keptDuringTrouble
-        do {
-            if !unsaved.messages.isEmpty {
-                _ = try storage.commit(unsaved.messages, cursor: nil)
-                unsaved.messagesStored()
-            }
-            for (address, c) in unsaved.contacts.sorted(by: { $0.key < $1.key }) {
-                try storage.upsertContact(c)
-                unsaved.contactStored(address)
-            }
-            for a in unsaved.reads.sorted() {
-                try storage.markRead(a)
-                unsaved.readStored(a)
-            }
-            if unsaved.clearPendingPushes {
-                try storage.removePendingPushes()
-                unsaved.clearPendingPushes = false
-            }
-            while let p = unsaved.pendingPushes.first {
-                try storage.appendPendingPush(p)
-                unsaved.firstPendingPushStored()
-            }
-            try saveState()
-            try retryWorldWrites?()
-        } catch {
-            storeFailed(error)
-            return
-        }
-        if unsaved.recovered() {
-            emit(.storeTrouble(nil, unsaved: kept, retryEvery: Self.storeRetryInterval))
-        }
-    }
-
-    private func announce(_ m: StoredMessage) {
-        pendingUnstored.remove(m.txId)
-        spentUnstored.remove(m.txId)
-        let who = contactsByAddress[m.message.conversation]?.handle ?? m.message.conversation.value
-        emit(.messageStored(txId: m.txId, conversation: who, direction: m.message.direction, kind: m.message.kind, channel: m.via))
-        if m.via == .background, m.message.direction == .incoming,
-           pendingArrivals[m.txId] == nil {
-            notify(m.message)  // a background refresh found it, and no push had shown it
-        }
-    }
-
-    /// Rule 15: a banner for an incoming message that reached the backgrounded app.
-    private func notify(_ message: NetworkMessage) {
-        let contact = contactsByAddress[message.conversation]
-            ?? Contact(address: message.conversation, handle: message.conversation.value, displayName: message.conversation.value)
-        switch notifier.incoming(from: contact, kind: message.kind, text: message.body, mode: mode, now: now) {
-        case .show(let banner):
-            emit(.banner(banner, badge: badge))
-        case .suppressed(let reason):
-            emit(.bannerSuppressed(conversation: contact.handle, reason: reason))
-        }
-    }
-
-    /// The badge: every unread message, including those still pending in the extension.
-    public var badge: Int {
-        storage.totalUnread() + pendingUnstored.count + unsaved.messages.filter { $0.message.direction == .incoming }.count
-    }
-
-    /// Rule 12: pushes the extension stored while backgrounded are stored now and count as
-    /// push deliveries at the time they really arrived.
-    private func processPendingPushes() {
-        let pending = storage.pendingPushes() + unsaved.takePendingPushes()
-        guard !pending.isEmpty else { return }
-        for p in pending {
-            store(p.message, via: .push, receivedAt: p.arrivedAt)
-            handle(reliability.pushReceived(txId: p.message.txId, arrivedAt: p.arrivedAt, now: now))
-        }
-        pendingArrivals.removeAll()
-        pendingUnstored.removeAll()
-        do { try storage.removePendingPushes() } catch {
-            unsaved.clearPendingPushes = true
-            storeFailed(error)
-        }
-    }
-
-    // MARK: - Push token and conditions
-
-    private func registerToken(reason: String) {
-        emit(.tokenRegistration(reason))
-        ports.push.registerToken()
-    }
-
-    private func unregisterToken(reason: String) {
-        reregisterWhenActive = false
-        emit(.tokenRegistration("unregister: " + reason))
-        ports.push.unregisterToken()
-    }
-
-    private func conditionsChanged() {
-        let conditions = PushConditions(mode: mode, permissionGranted: ports.system.notificationPermissionGranted, tokenStatus: tokenStatus)
-        handle(reliability.conditionsChanged(conditions, now: now))
-    }
-
-    private func updatePoller() {
-        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode, now: now))
-    }
-
-    // MARK: - Timers and persistence
-
-    /// Ends every entry point: persist what changed and re-arm the one wake-up.
-    private func settle() {
-        persist()
-        var deadlines: [Instant] = []
-        // While backgrounded the app is suspended: grace timers wait for the foreground, where
-        // pending pushes are processed first (rule 12).
-        if connection.lifecycle == .foreground, let d = reliability.nextDeadline { deadlines.append(d) }
-        if let d = poller.nextDeadline { deadlines.append(d) }
-        if let d = refresh.nextDeadline { deadlines.append(d) }
-        if let d = connection.nextDeadline { deadlines.append(d) }
-        if let d = gate.nextDeadline { deadlines.append(d) }
-        if let d = storeRetryAt { deadlines.append(d) }
-        guard let next = deadlines.min() else {
+    private func armWakeUp() {
+        guard let next = engine.nextDeadline else {
             if let w = wakeUp { scheduler.cancel(w.token); wakeUp = nil }
             return
         }
@@ -868,37 +79,71 @@ public final class SyncDriver: ClientEndpoint {
             if w.at == next { return }
             scheduler.cancel(w.token)
         }
-        wakeUp = (next, scheduler.schedule(at: next, "engine deadline") { [weak self] in self?.deadlineFired() })
+        wakeUp = (next, scheduler.schedule(at: next, "engine deadline") { [weak self] in
+            self?.wakeUp = nil
+            self?.handle(.deadline)
+        })
     }
 
-    private func deadlineFired() {
-        wakeUp = nil
-        if connection.lifecycle == .foreground { handle(reliability.deadlineReached(now: now)) }
-        handle(connection.deadlineReached(now: now))
-        handle(poller.deadlineReached(now: now))
-        handle(refresh.deadlineReached(now: now))
-        for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
-        if let at = storeRetryAt, at <= now { retryStore() }
-        settle()
+    // MARK: - What the user and the app do
+
+    /// Records a change made to the world from outside the app (a scenario directive, a
+    /// fault key), so that the event log reads as one story.
+    public func noteWorldChange(_ description: String) { handle(.worldChanged(description)) }
+    /// Cold start of the app process: restore what was learned, register for push if needed.
+    public func launch() { handle(.launched) }
+    public func upsertContact(_ contact: Contact) { handle(.upsertContact(contact)) }
+    public func setMuted(_ contact: Address, _ muted: Bool) { handle(.setMuted(contact, muted)) }
+    public func setMode(_ mode: NotificationMode) { handle(.setMode(mode)) }
+    public func setPreview(_ preview: PreviewMode) { handle(.setPreview(preview)) }
+    public func syncNow() { handle(.syncNow) }
+    public func markRead(_ conversation: Address) { handle(.markRead(conversation)) }
+    public func worldWriteFailed(_ error: Error) { handle(.worldWriteFailed(error)) }
+
+    /// The user writes to a contact. Returns the message as published, or nil when it was
+    /// not sent (over `MessageLimits.maxBodyBytes`: an error event says so).
+    @discardableResult
+    public func send(to contact: Address, text: String) -> NetworkMessage? {
+        let before = engine.lastPublished
+        handle(.send(to: contact, text: text))
+        return engine.lastPublished == before ? nil : engine.lastPublished
     }
 
-    /// Saves the learned state when it changed. While the store is in trouble only the
-    /// retry writes (a full disk is not asked again at every event).
-    private func persist() {
-        guard unsaved.trouble == nil else { return }
-        do { try saveState() } catch { storeFailed(error) }
-    }
+    // MARK: - What the engine knows, for the UI and the measures
 
-    private func saveState() throws {
-        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode,
-                                         preview: notifier.preview, tokenStatus: tokenStatus)
-        guard state != lastSaved else { return }
-        try storage.saveState(state)
-        lastSaved = state
-    }
+    public var settings: SyncSettings { engine.settings }
+    public var policy: SyncPolicy { engine.policy }
+    public var me: Address { engine.me }
+    public var storage: ChatStorage { engine.storage }
+    public var reliability: PushReliability { engine.reliability }
+    public var gate: CatchUpGate { engine.gate }
+    public var poller: FallbackPoller { engine.poller }
+    public var connection: ConnectionLifecycle { engine.connection }
+    public var notifier: NotificationPresenter { engine.notifier }
+    public var mode: NotificationMode { engine.mode }
+    public var tokenStatus: TokenStatus { engine.tokenStatus }
+    public var counters: Engine.Counters { engine.counters }
+    public var badge: Int { engine.badge }
+    public var contacts: [Contact] { engine.contacts }
+    public func contact(_ address: Address) -> Contact? { engine.contact(address) }
+    public func message(txId: String) -> StoredMessage? { engine.message(txId: txId) }
+    public var storeTrouble: String? { engine.storeTrouble }
+    public var unsavedChanges: Int { engine.unsavedChanges }
+    public var runningSyncs: Int { engine.runningSyncs }
+    public var lastCatchUpAge: Interval? { engine.lastCatchUpAge }
+    public var debounceLeft: Interval? { engine.debounceLeft }
 
-    private func emit(_ event: SyncEvent) {
-        let timed = TimedEvent(at: now, event: event)
-        for s in subscribers { s(timed) }
-    }
+    // MARK: - ClientEndpoint: what the world tells the app
+
+    public func appDidBecomeActive() { handle(.becameActive) }
+    public func appDidEnterBackground() { handle(.enteredBackground) }
+    public func realtimeConnected(connection: Int) { handle(.connected(connection)) }
+    public func realtimeConnectFailed(connection: Int, error: String) { handle(.connectFailed(connection, error: error)) }
+    public func realtimeDisconnected(connection: Int, error: String) { handle(.disconnected(connection, error: error)) }
+    public func realtimeNotified(connection: Int, message: NetworkMessage) { handle(.realtimeTx(connection: connection, message)) }
+    public func pushDelivered(payload: Data) { handle(.pushDelivered(payload)) }
+    public func notificationExtensionReceived(payload: Data) { handle(.extensionReceived(payload)) }
+    public func tokenStatusChanged(_ status: TokenStatus) { handle(.tokenStatus(status)) }
+    public func backgroundRefreshGranted(task: Int) { handle(.refreshGranted(task: task)) }
+    public func backgroundRefreshExpired(task: Int) { handle(.refreshExpired(task: task)) }
 }

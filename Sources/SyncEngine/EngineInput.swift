@@ -1,0 +1,81 @@
+import Foundation
+import SyncCore
+
+/// Everything that reaches the sans-IO `Engine`, each handled at an instant
+/// (`Engine.handle(_:now:)`). Replies to its effects carry the id the effect gave.
+public enum EngineInput {
+    // MARK: The user and the app
+    /// Cold start of the app process (before the OS makes it active).
+    case launched
+    /// A change made to the world from outside the app (a scenario line, a fault key), for
+    /// the log to read as one story.
+    case worldChanged(String)
+    case upsertContact(Contact)
+    /// The user writes to a contact; the engine asks for `.publish`.
+    case send(to: Address, text: String)
+    case setMuted(Address, Bool)
+    case setMode(NotificationMode)
+    case setPreview(PreviewMode)
+    /// "Sync now": forced, joins a running sync (rules 6, 8).
+    case syncNow
+    case markRead(Address)
+    /// A write of the profile's world failed (it shares the store's disk).
+    case worldWriteFailed(Error)
+
+    // MARK: The OS
+    case becameActive
+    case enteredBackground
+    case tokenStatus(TokenStatus)
+    case permission(granted: Bool)
+    case refreshGranted(task: Int)
+    case refreshExpired(task: Int)
+
+    // MARK: The network, and replies to effects
+    /// The reply to `.connect`: the id of the connection being opened.
+    case connectionOpened(Int)
+    case connected(Int)
+    case connectFailed(Int, error: String)
+    case disconnected(Int, error: String)
+    /// The node notified a tx on connection `id`.
+    case realtimeTx(connection: Int, NetworkMessage)
+    /// The node answered keepalive `ping`.
+    case pingAnswered(ping: Int)
+    /// A push reached the running app (an APNs-like `userInfo` JSON object).
+    case pushDelivered(Data)
+    /// A push reached the notification extension while backgrounded.
+    case extensionReceived(Data)
+    case indexerReplied(id: Int, Result<Data, TransportError>)
+    case utxoSetReplied(id: Int, Result<[String], TransportError>)
+    /// The reply to `.publish`: the message as the network carries it, with what it spent.
+    case published(id: Int, Publication)
+    /// The reply to `.retryWorldWrites`: nil when all of it was written.
+    case worldWritesRetried(Error?)
+
+    // MARK: Time
+    /// `Engine.nextDeadline` has come (a spurious one does nothing).
+    case deadline
+}
+
+/// What the `Engine` wants done. The runner performs each, in order, and hands the replies
+/// back as inputs with the same id.
+public enum Effect: Equatable, Sendable {
+    /// Open a realtime connection and subscribe; reply `.connectionOpened(id)` at once, then
+    /// `.connected` / `.connectFailed` when the node answers. `forced`: tear the old socket down.
+    case connect(forced: Bool)
+    /// Ping the node on `connection`; `.pingAnswered(ping)` if it answers.
+    case ping(connection: Int, ping: Int)
+    /// Ask the node for the address's UTXO set; reply `.utxoSetReplied(id, …)`.
+    case requestUtxoSet(id: Int)
+    /// One indexer call (a backend request); reply `.indexerReplied(id, …)`.
+    case indexer(id: Int, IndexerCall)
+    /// Publish a message; reply `.published(id, …)`.
+    case publish(id: Int, to: Address, body: String)
+    case registerToken
+    case unregisterToken
+    /// Tell the push service not to push for a contact (or to push again).
+    case setMuted(Address, Bool)
+    case requestBackgroundRefresh(earliest: Instant)
+    case cancelBackgroundRefresh
+    /// Write again what the profile's world could not write before; reply `.worldWritesRetried`.
+    case retryWorldWrites
+}
