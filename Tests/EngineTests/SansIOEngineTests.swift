@@ -1,0 +1,184 @@
+import Foundation
+import SyncCore
+import SyncEngine
+import Testing
+
+/// The sans-IO engine fed inputs directly: no world, no scheduler, no ports. Each test plays
+/// the network by hand and reads the effects and events that come out.
+@Suite("The sans-IO engine, fed inputs directly (no world)")
+struct SansIOEngineTests {
+    static let me = Address("kaspa:qme")
+    static let alice = Contact(address: Address("kaspa:qalice"), handle: "alice", displayName: "Alice")
+
+    /// An engine on an empty in-memory store, with one contact.
+    final class Harness {
+        let engine: Engine
+        let storage = InMemoryChatStorage()
+        var now = Instant.zero
+        var requests: [Int: IndexerCall] = [:]
+
+        init(policy: SyncPolicy = .seed, mode: NotificationMode = .remotePush) {
+            try? storage.upsertContact(SansIOEngineTests.alice)
+            engine = Engine(policy: policy, me: SansIOEngineTests.me, storage: storage, initialMode: mode, now: .zero)
+        }
+
+        /// Handles an input at `now` and returns the effects it asked for.
+        @discardableResult
+        func send(_ input: EngineInput, at t: Instant? = nil) -> [Effect] {
+            if let t { now = t }
+            engine.handle(input, now: now)
+            var out: [Effect] = []
+            while let e = engine.pollEffect() {
+                if case .indexer(let id, let call) = e { requests[id] = call }
+                out.append(e)
+            }
+            return out
+        }
+
+        func events() -> [SyncEvent] {
+            var out: [SyncEvent] = []
+            while let e = engine.pollEvent() { out.append(e.event) }
+            return out
+        }
+
+        /// Answers every indexer request in flight with an empty page.
+        func answerAllEmpty() {
+            for id in requests.keys.sorted() {
+                send(.indexerReplied(id: id, .success(Data(#"{"messages": [], "nextPage": null}"#.utf8))))
+            }
+            requests.removeAll()
+        }
+
+        /// Hands the engine every deadline up to `t`, as a healthy network would answer:
+        /// keepalive pings are answered and indexer calls get empty pages. Returns the effects.
+        @discardableResult
+        func advance(to t: Instant) -> [Effect] {
+            var all: [Effect] = []
+            while let next = engine.nextDeadline, next <= t {
+                let effects = send(.deadline, at: next)
+                all += effects
+                for case .ping(_, let ping) in effects { send(.pingAnswered(ping: ping)) }
+                answerAllEmpty()
+            }
+            now = t
+            return all
+        }
+
+        /// Launch, foreground, token active, subscription live, first catch-up done.
+        func launchedAndLive() {
+            send(.launched)
+            send(.tokenStatus(.active))
+            send(.becameActive)
+            send(.connectionOpened(1))
+            send(.connected(1), at: now + .milliseconds(400))
+            send(.deadline, at: try! #require(engine.nextDeadline))  // the catch-up waits 3 s for the indexer
+            answerAllEmpty()
+        }
+    }
+
+    static func push(_ txId: String, blockTime: Instant) -> Data {
+        Data(#"{"aps": {"alert": {"title": "Alice", "body": "hi"}}, "synchat": {"txId": "\#(txId)", "sender": "kaspa:qalice", "kind": "contextual", "blockTime": \#(blockTime.milliseconds), "payload": "hi"}}"#.utf8)
+    }
+
+    static func tx(_ txId: String, at t: Instant) -> NetworkMessage {
+        NetworkMessage(txId: txId, conversation: alice.address, direction: .incoming, kind: .contextual, body: "hi", blockTime: t)
+    }
+
+    @Test("rules 10–11: a cold start connects unforced and registers the token; the catch-up asks the indexer 3 s after the subscription, for every sync object")
+    func launchEffects() throws {
+        let h = Harness()
+        #expect(h.send(.launched) == [.registerToken])
+        #expect(h.send(.becameActive) == [.connect(forced: false)])
+        h.send(.connectionOpened(1))
+        #expect(h.send(.connected(1), at: .zero + .milliseconds(400)).isEmpty)  // waits for the indexer
+        #expect(h.engine.nextDeadline == .zero + .milliseconds(3_400))
+        #expect(h.send(.deadline, at: .zero + .milliseconds(3_399)).isEmpty)  // spurious: nothing
+        let calls = h.send(.deadline, at: .zero + .milliseconds(3_400))
+        #expect(calls.count == 5)  // handshakes in/out, alice in/out, payments
+        #expect(calls.allSatisfy { if case .indexer = $0 { true } else { false } })
+        h.answerAllEmpty()
+        let events = h.events()
+        #expect(events.contains { if case .catchUpFinished("subscription-restart", .full, 0, 5, 0, _, nil) = $0 { true } else { false } })
+        #expect(h.engine.gate.lastFinishedAt == .zero + .milliseconds(3_400))
+    }
+
+    @Test("rules 2–4: a push in time is a hit (reliable); three sightings without push make it unreliable at the third grace, forcing a catch-up and re-registering")
+    func reliabilityFromInputs() throws {
+        let h = Harness()
+        h.launchedAndLive()
+        let t0 = h.now + .seconds(10)
+        h.send(.realtimeTx(connection: 1, Self.tx("a", at: t0)), at: t0 + .seconds(1))
+        h.send(.pushDelivered(Self.push("a", blockTime: t0)), at: t0 + .seconds(3))
+        #expect(h.engine.reliability.state == .reliable)
+        for (i, id) in ["b", "c", "d"].enumerated() {
+            let t = t0 + .seconds(100 + Int64(i))
+            h.send(.realtimeTx(connection: 1, Self.tx(id, at: t)), at: t + .seconds(1))
+        }
+        _ = h.events()
+        // The graces end 60 s after each sighting: at 161, 162 and 163 s.
+        h.advance(to: t0 + .seconds(162))
+        #expect(h.engine.reliability.state == .reliable)
+        #expect(h.engine.reliability.consecutiveMisses == 2)
+        let third = h.send(.deadline, at: t0 + .seconds(163))
+        #expect(h.engine.reliability.state == .unreliable)
+        #expect(third.contains(.registerToken))
+        #expect(third.filter { if case .indexer = $0 { true } else { false } }.count == 5)  // forced: no debounce
+        #expect(h.events().contains { if case .catchUpStarted("push-unreliable", .full, true, 5) = $0 { true } else { false } })
+    }
+
+    @Test("rule 10: a foreground after a background forces the reconnect; isConnected is not trusted")
+    func foregroundForcesReconnect() throws {
+        let h = Harness()
+        h.launchedAndLive()
+        h.send(.enteredBackground, at: h.now + .minutes(1))
+        let effects = h.send(.becameActive, at: h.now + .minutes(2))
+        #expect(effects.contains(.connect(forced: true)))
+        #expect(!effects.contains(.connect(forced: false)))
+        #expect(h.events().contains { if case .realtime(.connecting, let reason) = $0 { reason.hasPrefix("forced reconnect, after background") } else { false } })
+    }
+
+    @Test("publish gets a reply: send asks for .publish, and the reply stores the message as sent")
+    func publishReply() throws {
+        let h = Harness()
+        h.launchedAndLive()
+        _ = h.events()
+        let effects = h.send(.send(to: Self.alice.address, text: "hello"))
+        guard case .publish(let id, let to, let body)? = effects.first else { Issue.record("no publish: \(effects)"); return }
+        #expect(to == Self.alice.address && body == "hello")
+        #expect(h.storage.messageCount() == 0)  // nothing stored before the network took it
+        let sent = NetworkMessage(txId: "out1", conversation: Self.alice.address, direction: .outgoing, kind: .contextual, body: "hello",
+                                  blockTime: h.now + .seconds(1))
+        h.send(.published(id: id, Publication(message: sent, spent: [])))
+        #expect(h.storage.message(txId: "out1")?.via == .sent)
+        #expect(h.events() == [.messageSent(txId: "out1", to: "alice"),
+                               .messageStored(txId: "out1", conversation: "alice", direction: .outgoing, kind: .contextual, channel: .sent)])
+        h.send(.published(id: id, Publication(message: sent, spent: [])))  // a duplicate reply changes nothing
+        #expect(h.events().isEmpty)
+    }
+
+    @Test("rule 13: with realtime down in mode off, the engine polls 60 s after each completed sync, never overlapping")
+    func pollingFromInputs() throws {
+        let h = Harness(mode: .off)
+        h.send(.launched)
+        h.send(.becameActive)
+        h.send(.connectionOpened(1))
+        h.send(.connectFailed(1, error: "node unreachable"), at: .zero + .milliseconds(300))
+        h.send(.deadline, at: .zero + .seconds(3))  // rule 11's fallback runs the catch-up
+        #expect(!h.requests.isEmpty)
+        h.answerAllEmpty()
+        let completed = h.now
+        var polled = false
+        while let next = h.engine.nextDeadline, next <= completed + .seconds(60) {
+            let effects = h.send(.deadline, at: next)
+            if effects.contains(where: { if case .indexer = $0 { true } else { false } }) {
+                polled = true
+                #expect(next == completed + .seconds(60))
+                break
+            }
+            h.answerAllEmpty()
+            if case .connect = effects.first { h.send(.connectionOpened(2)); h.send(.connectFailed(2, error: "down")) }
+        }
+        #expect(polled)
+        #expect(h.events().contains { if case .catchUpStarted("poll", .full, false, _) = $0 { true } else { false } })
+    }
+}
