@@ -39,7 +39,7 @@ let package = Package(
         ),
         .target(name: "CrashHarness", dependencies: ["ChatStore"]),
         .target(name: "CWidth"),
-        .target(name: "ChatUI", dependencies: ["SyncCore", "Simulation", "CWidth"]),
+        .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "Simulation", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
         .target(
             name: "TerminalUI",
@@ -57,7 +57,7 @@ let package = Package(
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
-        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "Simulation"]),
+        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "Simulation"]),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.

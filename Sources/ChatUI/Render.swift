@@ -1,4 +1,5 @@
 import SyncCore
+import SyncEngine
 
 /// Pure rendering (STYLE.md "Render is pure"): the whole screen from the view state and a
 /// size, as a grid of cells with roles. No terminal, no I/O.
@@ -263,7 +264,8 @@ public enum Render {
 
     /// The status bar, with the literal words of SPEC §7. Segments are dropped from the
     /// least important when the terminal is narrow.
-    public static func statusSegments(_ st: StatusInfo) -> [(text: String, role: Role, priority: Int)] {
+    public static func statusSegments(_ info: StatusInfo) -> [(text: String, role: Role, priority: Int)] {
+        let st = info.engine
         let pushRole: Role
         switch st.push {
         case .reliable: pushRole = .statusPushReliable
@@ -272,19 +274,19 @@ public enum Render {
         case .disabled: pushRole = .statusPushDisabled
         }
         let lifecycle = st.lifecycle == .background ? "background" : "foreground"
-        var catchUp = st.lastCatchUpAge.map { "catch-up \(rounded($0)) ago" } ?? "catch-up never"
-        if let left = st.debounceLeft { catchUp += ", next \(rounded(left))" }
-        let speed = st.speed == st.speed.rounded() ? String(Int(st.speed)) : String(st.speed)
+        var catchUp = st.lastCatchUpAt.map { "catch-up \(rounded(info.clock - $0)) ago" } ?? "catch-up never"
+        if let end = st.debounceEndsAt, end > info.clock { catchUp += ", next \(rounded(end - info.clock))" }
+        let speed = info.speed == info.speed.rounded() ? String(Int(info.speed)) : String(info.speed)
         return [
             (lifecycle, st.lifecycle == .background ? .statusBackground : .statusLifecycle, 0),
-            (st.realtime, st.realtime == "live" ? .statusRealtimeLive : .statusRealtimeDegraded, 0),
+            (st.realtime.rawValue, st.realtime == .live ? .statusRealtimeLive : .statusRealtimeDegraded, 0),
             ("push: \(st.push.rawValue) \(min(st.misses, st.missThreshold))/\(st.missThreshold)", pushRole, 0),
             ("token \(st.token.rawValue)", .statusBar, 3),
             (catchUp, .statusBar, 1),
             ("req \(st.requests)", .statusBar, 2),
             (st.mode.rawValue, .statusBar, 4),
-            (Clock.full(st.clock) + " x" + speed, .statusBar, 2),
-        ] + (st.script.map { [($0, .statusBar, 2)] } ?? []) + (st.store.map { [($0, .warning, 0)] } ?? [])
+            (Clock.full(info.clock) + " x" + speed, .statusBar, 2),
+        ] + (info.script.map { [($0, .statusBar, 2)] } ?? []) + (st.storeTrouble.map { [("store: \($0), \(st.unsaved) unsaved", .warning, 0)] } ?? [])
     }
 
     typealias Segment = (text: String, role: Role, priority: Int)
@@ -353,6 +355,12 @@ public enum Clock {
     public static func full(_ t: Instant) -> String {
         let s = (t + start).milliseconds / 1000
         return "d\(day(t)) " + two(s / 3600 % 24) + ":" + two(s / 60 % 60) + ":" + two(s % 60)
+    }
+
+    /// `08:04:08`: the world's time of day, as the status bar's clock shows it (the log's).
+    public static func time(_ t: Instant) -> String {
+        let s = (t + start).milliseconds / 1000
+        return two(s / 3600 % 24) + ":" + two(s / 60 % 60) + ":" + two(s % 60)
     }
 
     static func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }

@@ -1,5 +1,6 @@
 import Simulation
 import SyncCore
+import SyncEngine
 
 /// What the view-model asks the outside world to do. The app performs these; the reducer
 /// stays values in, values out.
@@ -26,7 +27,14 @@ public enum ViewInput: Equatable, Sendable {
     /// One engine decision, rendered as a log line.
     case logLine(String)
     case banner(BannerRow)
-    case status(StatusInfo)
+    /// What the engine's status bar says (its `.status` event).
+    case engineStatus(EngineStatus)
+    /// A contact added, renamed, muted or unmuted.
+    case contact(Contact)
+    /// The world's clock now, and the speed of time (each frame).
+    case clock(Instant, speed: Double)
+    /// A played scenario's progress, nil without one.
+    case script(String?)
     case notice(String)
 }
 
@@ -70,7 +78,15 @@ public enum ViewModel {
             list.insert(row, at: i)
             state.messages[conversation] = list
             if conversation == state.open, state.scroll > 0 { state.scroll += 1 }  // keep the view still while scrolled back
-            if conversation == state.open, state.status.lifecycle == .foreground, !row.outgoing {
+            // The list learns from the message itself: its activity, and an unread count.
+            let reading = conversation == state.open && state.status.lifecycle == .foreground
+            if let c = state.conversations.firstIndex(where: { $0.address == conversation }) {
+                var rows = state.conversations
+                rows[c].lastActivity = max(rows[c].lastActivity ?? .zero, row.blockTime)
+                if !row.outgoing, !reading { rows[c].unread += 1 }
+                _ = reduce(&state, .conversations(rows))
+            }
+            if reading, !row.outgoing {
                 return [.markRead(conversation)]
             }
             return []
@@ -85,18 +101,40 @@ public enum ViewModel {
             state.banners.append(banner)
             if state.banners.count > 20 { state.banners.removeFirst() }
             return []
-        case .status(let status):
+        case .engineStatus(let status):
             let cameBack = state.status.lifecycle != .foreground && status.lifecycle == .foreground
-            state.status = status
+            state.status.engine = status
             if cameBack {
                 state.banners.removeAll()
-                if let open = state.open { return [.markRead(open)] }
+                if let open = state.open { return markRead(&state, open) }
             }
+            return []
+        case .contact(let c):
+            var rows = state.conversations
+            if let i = rows.firstIndex(where: { $0.address == c.address }) {
+                rows[i] = ConversationRow(address: c.address, name: c.displayName, unread: rows[i].unread, muted: c.muted,
+                                          lastActivity: rows[i].lastActivity)
+            } else {
+                rows.append(ConversationRow(address: c.address, name: c.displayName, unread: 0, muted: c.muted, lastActivity: nil))
+            }
+            return reduce(&state, .conversations(rows))
+        case .clock(let now, let speed):
+            state.status.clock = now
+            state.status.speed = speed
+            return []
+        case .script(let script):
+            state.status.script = script
             return []
         case .notice(let text):
             state.notice = text
             return []
         }
+    }
+
+    /// Opening or returning to a conversation reads it: its count goes to 0 at once.
+    private static func markRead(_ state: inout ViewState, _ conversation: Address) -> [Command] {
+        if let c = state.conversations.firstIndex(where: { $0.address == conversation }) { state.conversations[c].unread = 0 }
+        return [.markRead(conversation)]
     }
 
     private static func handleKey(_ state: inout ViewState, _ key: Key) -> [Command] {
@@ -135,7 +173,7 @@ public enum ViewModel {
             state.open = row.address
             state.scroll = 0
             state.focus = .compose
-            return [.markRead(row.address)]
+            return markRead(&state, row.address)
         case .scrollUp: state.scroll += 10
         case .scrollDown: state.scroll = max(0, state.scroll - 10)
         case .scrollEnd: state.scroll = 0
@@ -147,7 +185,7 @@ public enum ViewModel {
             if let i = state.conversations.firstIndex(where: { $0.address == banner.conversation }) { state.selected = i }
             state.scroll = 0
             state.focus = .compose
-            return [.apply(.foreground), .markRead(banner.conversation)]
+            return [.apply(.foreground)] + markRead(&state, banner.conversation)
         case .cyclePushFault:
             state.pushFault = (state.pushFault + 1) % 3
             switch state.pushFault {

@@ -1,4 +1,5 @@
 import SyncCore
+import SyncEngine
 
 /// A conversation as the list shows it. `name` is already sanitised.
 public struct ConversationRow: Equatable, Sendable {
@@ -53,29 +54,22 @@ public struct BannerRow: Equatable, Sendable {
     }
 }
 
-/// Everything the status bar says (SPEC §7).
+/// Everything the status bar says (SPEC §7): the engine's status as its last `.status`
+/// event said it, and the app's own clock, speed and script.
 public struct StatusInfo: Equatable, Sendable {
-    public var lifecycle: Lifecycle = .launched
-    /// `live`, `connecting`, `polling`, `stale` or `offline`.
-    public var realtime: String = "offline"
-    public var push: PushState = .unknown
-    public var misses = 0
-    public var missThreshold = 3
-    public var token: TokenStatus = .none
-    public var mode: NotificationMode = .remotePush
-    public var preview: PreviewMode = .message
-    public var lastCatchUpAge: Interval?
-    public var debounceLeft: Interval?
-    public var requests = 0
+    public var engine = EngineStatus()
+    /// The world's clock, the one clock on screen (status bar and log).
     public var clock: Instant = .zero
     public var speed: Double = 1
-    public var badge = 0
     /// A played scenario's progress (`script 3m/15m`, `script over: live`); nil without one.
     public var script: String?
-    /// The store's trouble (`store: disk full, 3 unsaved`); nil while writes land.
-    public var store: String?
 
     public init() {}
+
+    public var lifecycle: Lifecycle { engine.lifecycle }
+    public var mode: NotificationMode { engine.mode }
+    public var preview: PreviewMode { engine.preview }
+    public var badge: Int { engine.badge }
 }
 
 public enum Focus: String, Sendable {

@@ -74,7 +74,7 @@ public final class ScenarioRun {
         self.driver = SyncDriver(settings: settings, policy: policy, me: world.me, scheduler: scheduler, storage: storage,
                                  ports: world.ports, initialMode: scenario.mode)
         world.attach(client: driver)
-        driver.subscribe { [weak self] in self?.log.append($0) }
+        driver.subscribe { [weak self] in self?.record($0) }
         world.persistenceFailed = { [weak self] in self?.driver.worldWriteFailed($0) }
         wireWorldWrites()
         world.traffic.perHour = scenario.trafficPerHour
@@ -115,7 +115,7 @@ public final class ScenarioRun {
         driver = fresh
         wireWorldWrites()
         world.attach(client: fresh)
-        fresh.subscribe { [weak self] in self?.log.append($0) }
+        fresh.subscribe { [weak self] in self?.record($0) }
         fresh.launch()
         world.os.moveToForeground()
     }
@@ -228,6 +228,11 @@ public final class ScenarioRun {
         case .sync: driver.syncNow()
         case .quit: quitRequested = true
         }
+    }
+
+    /// The decision log keeps decisions; status and contact updates are for views.
+    private func record(_ e: TimedEvent) {
+        if e.event.isDecision { log.append(e) }
     }
 
     /// The event log, one line per event.

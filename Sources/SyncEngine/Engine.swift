@@ -105,6 +105,8 @@ public final class Engine {
     private var unsaved = UnsavedChanges()
     private var storeRetryAt: Instant?
     private var keptBeforeRecovery = 0
+    /// The last status sent.
+    private var lastStatus: EngineStatus?
     /// How often writes that failed are tried again (not in the §3 table).
     public static let storeRetryInterval = Interval.seconds(5)
 
@@ -239,6 +241,7 @@ public final class Engine {
     /// Adds or renames a contact (a conversation).
     private func upsertContact(_ contact: Contact) {
         contactsByAddress[contact.address] = contact
+        emit(.contact(contact))
         do { try storage.upsertContact(contact) } catch {
             unsaved.keep(contact)
             storeFailed(error)
@@ -898,8 +901,8 @@ public final class Engine {
     private func announce(_ m: StoredMessage) {
         pendingUnstored.remove(m.txId)
         spentUnstored.remove(m.txId)
-        let who = contactsByAddress[m.message.conversation]?.handle ?? m.message.conversation.value
-        emit(.messageStored(txId: m.txId, conversation: who, direction: m.message.direction, kind: m.message.kind, channel: m.via))
+        let a = m.message.conversation
+        emit(.messageStored(m, contact: contactsByAddress[a] ?? Contact(address: a, handle: a.value, displayName: a.value)))
         if m.via == .background, m.message.direction == .incoming,
            pendingArrivals[m.txId] == nil {
             notify(m.message)  // a background refresh found it, and no push had shown it
@@ -968,6 +971,31 @@ public final class Engine {
     /// `nextDeadline`.)
     private func settle() {
         persist()
+        let current = status
+        if current != lastStatus {
+            lastStatus = current
+            emit(.status(current))
+        }
+    }
+
+    /// What a status bar says, as of now (sent as `.status` whenever it changes).
+    public var status: EngineStatus {
+        var s = EngineStatus()
+        s.lifecycle = connection.lifecycle
+        s.realtime = EngineStatus.Realtime(connection.realtime, polling: poller.active)
+        s.push = reliability.state
+        s.misses = reliability.consecutiveMisses
+        s.missThreshold = settings.missesToUnreliable
+        s.token = tokenStatus
+        s.mode = mode
+        s.preview = notifier.preview
+        s.lastCatchUpAt = gate.lastFinishedAt
+        s.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }
+        s.requests = counters.requests
+        s.badge = badge
+        s.storeTrouble = unsaved.trouble
+        s.unsaved = unsaved.count
+        return s
     }
 
     private func deadlineFired() {

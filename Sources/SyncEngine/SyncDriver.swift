@@ -25,9 +25,10 @@ public final class SyncDriver: ClientEndpoint {
                              permissionGranted: ports.system.notificationPermissionGranted, now: scheduler.now)
     }
 
-    /// Receive every event from now on.
+    /// Receive every event from now on, starting with the status as it is now.
     public func subscribe(_ handler: @escaping (TimedEvent) -> Void) {
         subscribers.append(handler)
+        handler(TimedEvent(at: scheduler.now, event: .status(engine.status)))
     }
 
     /// Hands one input to the engine at the scheduler's instant, performs what it asks for,

@@ -14,7 +14,9 @@ public enum SyncEvent: Equatable, Sendable {
     case catchUpJoined(trigger: CatchUpTrigger, running: String)
     case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
     case catchUpFinished(trigger: String, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
-    case messageStored(txId: String, conversation: String, direction: Direction, kind: MessageKind, channel: Channel)
+    /// A message the app did not have, stored (or kept in memory while the store cannot
+    /// write), with its conversation's contact: all a view needs to show it.
+    case messageStored(StoredMessage, contact: Contact)
     case messageSent(txId: String, to: String)
     case polling(String)
     case backgroundRefresh(String)
@@ -28,6 +30,18 @@ public enum SyncEvent: Equatable, Sendable {
     case storeTrouble(String?, unsaved: Int, retryEvery: Interval)
     /// A scenario directive or user action that changed the world (a fault, a mute, …).
     case world(String)
+    /// What the status bar says changed. Not a decision: not in the decision log.
+    case status(EngineStatus)
+    /// A contact (a conversation) was added, renamed, muted or unmuted. Not a decision.
+    case contact(Contact)
+
+    /// Every event but `.status` and `.contact` is a decision of the log.
+    public var isDecision: Bool {
+        switch self {
+        case .status, .contact: return false
+        default: return true
+        }
+    }
 
     public var line: String {
         switch self {
@@ -56,8 +70,9 @@ public enum SyncEvent: Equatable, Sendable {
             if failed > 0 { s += ", \(failed) failed" }
             if let stoppedBy { s += ", stopped: \(stoppedBy)" }
             return s
-        case .messageStored(let tx, let conv, let dir, let kind, let channel):
-            return "message \(tx.prefix(8)) \(dir == .incoming ? "from" : "to") \(UntrustedText.visible(conv)) (\(kind.rawValue)) via \(channel.rawValue)"
+        case .messageStored(let m, let contact):
+            let dir = m.message.direction == .incoming ? "from" : "to"
+            return "message \(m.txId.prefix(8)) \(dir) \(UntrustedText.visible(contact.handle)) (\(m.message.kind.rawValue)) via \(m.via.rawValue)"
         case .messageSent(let tx, let to):
             return "sent \(tx.prefix(8)) to \(UntrustedText.visible(to))"
         case .polling(let s):
@@ -80,6 +95,10 @@ public enum SyncEvent: Equatable, Sendable {
             return "store: writing again; the \(unsaved) changes kept in memory meanwhile are saved"
         case .world(let s):
             return "world: \(UntrustedText.visible(s))"
+        case .contact(let c):
+            return "contact \(UntrustedText.visible(c.handle)): \(UntrustedText.visible(c.displayName))" + (c.muted ? ", muted" : "")
+        case .status(let s):
+            return "status: \(s.lifecycle.rawValue), \(s.realtime.rawValue), push \(s.push.rawValue) \(s.misses)/\(s.missThreshold), token \(s.token.rawValue)"
         }
     }
 }

@@ -14,8 +14,6 @@ public final class LiveApp {
     private var anchorWall: UInt64
     private var anchorVirtual: Instant
     private var pending: [TimedEvent] = []
-    private var lastActivity: [Address: Instant] = [:]
-    private var listDirty = true
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
     /// Keys reduced at most between two frames.
@@ -31,7 +29,7 @@ public final class LiveApp {
         // What the engine did before the screen opened (the launch) goes to the log too.
         pending = run.log
         run.driver.subscribe { [weak self] in self?.pending.append($0) }
-        lastActivity = run.storage.lastActivity()
+        loadConversations()
     }
 
     /// The virtual instant that corresponds to the wall clock now.
@@ -86,82 +84,31 @@ public final class LiveApp {
         return Render.screen(state, width: w, height: h)
     }
 
-    /// Advances the world to now and feeds what happened to the view-model. Returns true
-    /// when something changed.
-    @discardableResult
-    func step() -> Bool {
+    /// Advances the world to now and feeds what happened to the view-model: the engine's
+    /// events (one typed stream), the clock and the script's progress. Nothing is read back
+    /// from the engine or the store.
+    func step() {
         run.advance(to: virtualNow)
-        var changed = !pending.isEmpty
         let events = pending
         pending.removeAll()
-        for e in events { absorb(e) }
-        if listDirty { refreshConversations(); listDirty = false }
-        let status = snapshot()
-        if status != state.status {
-            perform(ViewModel.reduce(&state, .status(status)))
-            changed = true
+        for e in events {
+            if e.event.isDecision { eventLog?(Clock.time(e.at) + " " + e.event.line) }
+            for input in ViewInput.from(e) { perform(ViewModel.reduce(&state, input)) }
         }
-        return changed
+        perform(ViewModel.reduce(&state, .clock(run.scheduler.now, speed: speed)))
+        let script = run.scriptStatus
+        if script != state.status.script { perform(ViewModel.reduce(&state, .script(script))) }
     }
 
-    private func absorb(_ e: TimedEvent) {
-        eventLog?(e.line)
-        switch e.event {
-        case .messageStored(let txId, _, _, _, _):
-            guard let m = run.driver.message(txId: txId) else { return }
-            let a = m.message.conversation
-            lastActivity[a] = max(lastActivity[a] ?? .zero, m.message.blockTime)
-            perform(ViewModel.reduce(&state, .message(a, row(m))))
-            listDirty = true
-            return  // the message pane shows it; the log keeps to decisions
-        case .messageSent:
-            return
-        case .banner(let b, _):
-            perform(ViewModel.reduce(&state, .banner(BannerRow(conversation: b.conversation, title: b.title, body: b.body, at: e.at))))
-        case .world:
-            listDirty = true  // contacts, mutes
-        default:
-            break
-        }
-        perform(ViewModel.reduce(&state, .logLine(e.line)))
-    }
-
-    private func row(_ m: StoredMessage) -> MessageRow {
-        let contact = run.driver.contact(m.message.conversation)
-        return MessageRow(txId: m.txId, outgoing: m.message.direction == .outgoing,
-                          sender: contact?.displayName ?? m.message.conversation.value,
-                          text: m.message.body, kind: m.message.kind, blockTime: m.message.blockTime, channel: m.via)
-    }
-
-    private func refreshConversations() {
+    /// The conversation list as the store has it, once at start; the events keep it since.
+    private func loadConversations() {
         let unread = run.storage.unreadCounts()  // one query, not one per conversation
+        let activity = run.storage.lastActivity()
         let rows = run.driver.contacts.map { c in
             ConversationRow(address: c.address, name: c.displayName, unread: unread[c.address] ?? 0,
-                            muted: c.muted, lastActivity: lastActivity[c.address])
+                            muted: c.muted, lastActivity: activity[c.address])
         }
         perform(ViewModel.reduce(&state, .conversations(rows)))
-    }
-
-    private func snapshot() -> StatusInfo {
-        let d = run.driver
-        var s = StatusInfo()
-        s.lifecycle = d.connection.lifecycle
-        s.realtime = d.poller.active ? "polling" : d.connection.realtime.rawValue
-        s.push = d.reliability.state
-        s.misses = d.reliability.consecutiveMisses
-        s.missThreshold = d.settings.missesToUnreliable
-        s.token = d.tokenStatus
-        s.mode = d.mode
-        s.preview = d.notifier.preview
-        s.lastCatchUpAge = d.lastCatchUpAge
-        s.debounceLeft = d.debounceLeft
-        s.requests = d.counters.requests
-        s.clock = run.scheduler.now
-        s.speed = speed
-        s.badge = d.badge
-        s.script = run.scriptStatus
-        s.store = d.storeTrouble.map { "store: \($0), \(d.unsavedChanges) unsaved" }
-        return s
     }
 
     private func perform(_ commands: [Command]) {
@@ -171,10 +118,8 @@ public final class LiveApp {
                 run.driver.send(to: to, text: text)
             case .markRead(let a):
                 run.driver.markRead(a)
-                listDirty = true
             case .apply(let d):
                 run.apply(d)
-                if case .contact = d { listDirty = true }
             case .setMode(let m):
                 run.driver.setMode(m)
             case .setPreview(let p):
@@ -187,7 +132,8 @@ public final class LiveApp {
         }
         // Opening a conversation: load its history from the store once.
         if let open = state.open, state.messages[open] == nil {
-            let rows = run.storage.messages(in: open).map(row).sorted { $0.blockTime < $1.blockTime }
+            let contact = run.driver.contact(open) ?? Contact(address: open, handle: open.value, displayName: open.value)
+            let rows = run.storage.messages(in: open).map { MessageRow($0, contact: contact) }.sorted { $0.blockTime < $1.blockTime }
             _ = ViewModel.reduce(&state, .history(open, rows))
         }
     }

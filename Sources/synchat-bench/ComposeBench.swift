@@ -1,6 +1,7 @@
 import ChatUI
 import Foundation
 import SyncCore
+import SyncEngine
 
 // `synchat-bench compose`: what a key costs in a long compose line. A typed key is reduced
 // and a frame rendered, so that is what is timed here, key by key (the terminal's diff and
@@ -14,9 +15,9 @@ func composeState() -> ViewState {
     _ = ViewModel.reduce(&s, .conversations([ConversationRow(address: alice, name: "Alice", unread: 0, muted: false, lastActivity: nil)]))
     _ = ViewModel.reduce(&s, .history(alice, []))
     _ = ViewModel.reduce(&s, .key(.enter))
-    var st = StatusInfo()
+    var st = EngineStatus()
     st.lifecycle = .foreground
-    _ = ViewModel.reduce(&s, .status(st))
+    _ = ViewModel.reduce(&s, .engineStatus(st))
     return s
 }
 

@@ -46,11 +46,11 @@ func bigState(messages: Int) throws -> (ViewState, ScenarioRun) {
     }
     _ = ViewModel.reduce(&s, .history(open, history))
     _ = ViewModel.reduce(&s, .key(.enter))
-    var st = StatusInfo()
+    var st = EngineStatus()
     st.lifecycle = .foreground
-    st.realtime = "live"
+    st.realtime = .live
     st.push = .reliable
-    _ = ViewModel.reduce(&s, .status(st))
+    _ = ViewModel.reduce(&s, .engineStatus(st))
     for i in 0..<ViewState.logCapacity { _ = ViewModel.reduce(&s, .logLine("00:00:\(i % 60) catch-up skipped (app-active): push reliable, next allowed in 7m")) }
     return (s, run)
 }

@@ -92,7 +92,7 @@ struct WorldFaultEngineTests {
         #expect(trouble.map(\.event) == [.storeTrouble("simulated storage failure", unsaved: 1, retryEvery: .seconds(5)),
                                            .storeTrouble(nil, unsaved: 1, retryEvery: .seconds(5))])
         #expect(trouble.count == 2 && trouble[1].at - trouble[0].at == .seconds(5))
-        let shown = try #require(run.log.first { if case .messageStored(let id, _, _, _, _) = $0.event { return id == x.txId } else { return false } })
+        let shown = try #require(run.log.first { if case .messageStored(let m, _) = $0.event { return m.txId == x.txId } else { return false } })
         #expect(shown.at == trouble[0].at)
         #expect(storage.message(txId: x.txId)?.via == .fetch)
         // Rule 9: the messages landed without the cursor, which did not move …

@@ -2,6 +2,7 @@ import ChatUI
 import Foundation
 import Simulation
 import SyncCore
+import SyncEngine
 import Testing
 
 /// Every text of Scenarios/hostile.scenario (bodies and display names), plus what a wire
@@ -50,9 +51,9 @@ struct EscapeCorpusTests {
                                                                  blockTime: sec(400), channel: .realtime)))
             _ = ViewModel.reduce(&s, .conversations(s.conversations + [ConversationRow(address: mal, name: text, unread: 1, muted: false, lastActivity: sec(1))]))
             if background {
-                var st = s.status
+                var st = s.status.engine
                 st.lifecycle = .background
-                _ = ViewModel.reduce(&s, .status(st))
+                _ = ViewModel.reduce(&s, .engineStatus(st))
                 _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: mal, title: text, body: text, at: sec(401))))
             }
             return s

@@ -1,5 +1,6 @@
 import ChatUI
 import SyncCore
+import SyncEngine
 
 let alice = Address("kaspa:alice"), bob = Address("kaspa:bob"), carol = Address("kaspa:carol")
 
@@ -20,17 +21,16 @@ func sampleState() -> ViewState {
     ]
     _ = ViewModel.reduce(&s, .history(alice, rows))
     _ = ViewModel.reduce(&s, .key(.enter))
-    var st = StatusInfo()
+    var st = EngineStatus()
     st.lifecycle = .foreground
-    st.realtime = "live"
+    st.realtime = .live
     st.push = .reliable
     st.token = .active
-    st.lastCatchUpAge = .seconds(130)
-    st.debounceLeft = .seconds(470)
+    st.lastCatchUpAt = sec(311 - 130)
+    st.debounceEndsAt = sec(311 + 470)
     st.requests = 42
-    st.clock = sec(311)
-    st.speed = 30
-    _ = ViewModel.reduce(&s, .status(st))
+    _ = ViewModel.reduce(&s, .engineStatus(st))
+    _ = ViewModel.reduce(&s, .clock(sec(311), speed: 30))
     _ = ViewModel.reduce(&s, .logLine("00:05:11.000 catch-up skipped (app-active): push reliable, last catch-up 2m10s ago, next allowed in 7m50s"))
     return s
 }

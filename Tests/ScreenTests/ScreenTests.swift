@@ -1,5 +1,6 @@
 import ChatUI
 import SyncCore
+import SyncEngine
 import Testing
 
 @Suite("Screens rendered to a grid")
@@ -9,7 +10,7 @@ struct ScreenTests {
         let g = Render.screen(sampleState(), width: 100, height: 24)
         let t = g.text
         #expect(t[0].hasPrefix(" Conversations           │ Alice   ") && t[0].hasSuffix("? help"))
-        #expect(t[1] == "› Alice                2 │")
+        #expect(t[1] == "› Alice                  │")  // open, so read
         #expect(t[2] == "  Bob                  ∅ │")
         #expect(t[10].hasSuffix("── day 1 ──"))
         #expect(t[11] == "                         │ 08:01 r Alice: hi there")
@@ -39,10 +40,10 @@ struct ScreenTests {
     @Test("the status bar says each push state with its misses", arguments: PushState.allCases)
     func statusPushStates(state: PushState) {
         var s = sampleState()
-        var st = s.status
+        var st = s.status.engine
         st.push = state
         st.misses = state == .unreliable ? 4 : 1
-        _ = ViewModel.reduce(&s, .status(st))
+        _ = ViewModel.reduce(&s, .engineStatus(st))
         let g = Render.screen(s, width: 140, height: 24)
         let bar = g.text[23]  // one line at 140 columns
         let misses = state == .unreliable ? "3/3" : "1/3"
@@ -56,9 +57,9 @@ struct ScreenTests {
     @Test("the status bar says each realtime state", arguments: ["live", "connecting", "polling", "stale", "offline"])
     func statusRealtimeStates(word: String) {
         var s = sampleState()
-        var st = s.status
-        st.realtime = word
-        _ = ViewModel.reduce(&s, .status(st))
+        var st = s.status.engine
+        st.realtime = EngineStatus.Realtime(rawValue: word)!
+        _ = ViewModel.reduce(&s, .engineStatus(st))
         let line = Render.screen(s, width: 140, height: 24).text[23]
         #expect(line.hasPrefix(" foreground │ \(word) │ push: reliable 0/3 │ token active │ catch-up"))
     }
@@ -66,10 +67,11 @@ struct ScreenTests {
     @Test("the status bar shows the store's trouble in the warning role, and a played script's progress")
     func statusStoreAndScript() {
         var s = sampleState()
-        var st = s.status
-        st.store = "store: disk full, 3 unsaved"
-        st.script = "script over: live"
-        _ = ViewModel.reduce(&s, .status(st))
+        var st = s.status.engine
+        st.storeTrouble = "disk full"
+        st.unsaved = 3
+        _ = ViewModel.reduce(&s, .engineStatus(st))
+        _ = ViewModel.reduce(&s, .script("script over: live"))
         let g = Render.screen(s, width: 100, height: 24)
         let rows = [g.text[22], g.text[23]]
         let row = rows.firstIndex { $0.contains("store: disk full, 3 unsaved") }
@@ -80,19 +82,19 @@ struct ScreenTests {
             let x = bar.distance(from: bar.startIndex, to: bar.range(of: "store:")!.lowerBound)
             #expect(g.roles(row: 22 + row)[x] == .warning)
         }
-        st.store = nil
-        _ = ViewModel.reduce(&s, .status(st))
+        st.storeTrouble = nil
+        _ = ViewModel.reduce(&s, .engineStatus(st))
         #expect(!Render.screen(s, width: 100, height: 24).text.contains { $0.contains("store:") })
     }
 
     @Test("backgrounded: the message pane is dimmed and banners show with the badge")
     func backgroundBanners() {
         var s = sampleState()
-        var st = s.status
+        var st = s.status.engine
         st.lifecycle = .background
-        st.realtime = "stale"
+        st.realtime = .stale
         st.badge = 3
-        _ = ViewModel.reduce(&s, .status(st))
+        _ = ViewModel.reduce(&s, .engineStatus(st))
         _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "are you there?", at: sec(400))))
         let g = Render.screen(s, width: 100, height: 24)
         #expect(g.text[1].contains("background · badge 3 · f: foreground · o: open the latest notification"))

@@ -1,6 +1,7 @@
 import ChatUI
 import Simulation
 import SyncCore
+import SyncEngine
 import Testing
 
 @Suite("View-model reducer")
@@ -69,9 +70,7 @@ struct ViewModelTests {
         #expect(ViewModel.reduce(&s, .key(.char("v"))) == [.setPreview(.contact)])
         #expect(ViewModel.reduce(&s, .key(.char("+"))) == [.setSpeed(60)])
         #expect(ViewModel.reduce(&s, .key(.char("-"))) == [.setSpeed(10)])
-        var st = s.status
-        st.speed = 600
-        _ = ViewModel.reduce(&s, .status(st))
+        _ = ViewModel.reduce(&s, .clock(s.status.clock, speed: 600))
         #expect(ViewModel.reduce(&s, .key(.char("+"))) == [.setSpeed(600)])
         #expect(s.showLog)
         _ = ViewModel.reduce(&s, .key(.char("l"))); #expect(!s.showLog)
@@ -195,13 +194,13 @@ struct ViewModelTests {
         var s = sampleState()
         for i in 0..<(ViewState.logCapacity + 10) { _ = ViewModel.reduce(&s, .logLine("l\(i)")) }
         #expect(s.log.count == ViewState.logCapacity && s.log.last == "l\(ViewState.logCapacity + 9)")
-        var st = s.status
+        var st = s.status.engine
         st.lifecycle = .background
-        _ = ViewModel.reduce(&s, .status(st))
+        _ = ViewModel.reduce(&s, .engineStatus(st))
         for i in 0..<30 { _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "\(i)", at: sec(Int64(i))))) }
         #expect(s.banners.count == 20)
         st.lifecycle = .foreground
-        #expect(ViewModel.reduce(&s, .status(st)) == [.markRead(alice)])
+        #expect(ViewModel.reduce(&s, .engineStatus(st)) == [.markRead(alice)])
         #expect(s.banners.isEmpty)
     }
 
@@ -224,5 +223,37 @@ struct ViewModelTests {
         }
         #expect(KeyTable.action(for: .right, in: KeyTable.compose) == .right)
         #expect(KeyTable.action(for: .down, in: KeyTable.compose) == .historyDown)
+    }
+
+    @Test("one stream: a stored message moves its conversation up and counts unread unless it is open in the foreground; opening reads it")
+    func messagesKeepTheList() {
+        var s = sampleState()  // Alice open, foreground
+        #expect(s.conversations.first { $0.address == alice }?.unread == 0)
+        let fromCarol = MessageRow(txId: "c1", outgoing: false, sender: "Carol", text: "hey", kind: .contextual, blockTime: sec(900), channel: .realtime)
+        #expect(ViewModel.reduce(&s, .message(carol, fromCarol)) == [])
+        #expect(s.conversations.first?.address == carol)  // newest activity first
+        #expect(s.conversations.first?.unread == 1)
+        #expect(s.selectedConversation?.address == alice)  // the selection stays on Alice
+        let fromAlice = MessageRow(txId: "a9", outgoing: false, sender: "Alice", text: "read at once", kind: .contextual, blockTime: sec(901), channel: .push)
+        #expect(ViewModel.reduce(&s, .message(alice, fromAlice)) == [.markRead(alice)])
+        #expect(s.conversations.first { $0.address == alice }?.unread == 0)
+        _ = ViewModel.reduce(&s, .contact(Contact(address: carol, handle: "carol", displayName: "Carol R.", muted: true)))
+        let c = s.conversations.first { $0.address == carol }
+        #expect(c?.name == "Carol R." && c?.muted == true && c?.unread == 1)
+    }
+
+    @Test("ViewInput.from: the engine's events are all the view needs, with the world's clock on log lines")
+    func fromEvents() {
+        let m = StoredMessage(message: NetworkMessage(txId: "t1", conversation: alice, direction: .incoming, kind: .contextual, body: "hi\u{1B}[2J",
+                                                      blockTime: sec(60)), receivedAt: sec(61), via: .realtime)
+        let contact = Contact(address: alice, handle: "alice", displayName: "Alice")
+        #expect(ViewInput.from(TimedEvent(at: sec(61), event: .messageStored(m, contact: contact)))
+                == [.message(alice, MessageRow(txId: "t1", outgoing: false, sender: "Alice", text: "hi\u{1B}[2J", kind: .contextual, blockTime: sec(60), channel: .realtime))])
+        var st = EngineStatus()
+        st.realtime = .polling
+        #expect(ViewInput.from(TimedEvent(at: sec(5), event: .status(st))) == [.engineStatus(st)])
+        #expect(ViewInput.from(TimedEvent(at: sec(3661), event: .polling("stopped: realtime is back")))
+                == [.logLine("09:01:01 polling: stopped: realtime is back")])
+        #expect(ViewInput.from(TimedEvent(at: sec(1), event: .messageSent(txId: "x", to: "bob"))).isEmpty)
     }
 }

@@ -35,7 +35,7 @@ struct FullDiskTests {
             #expect(run.driver.storeTrouble == "disk full")
             #expect(run.driver.unsavedChanges > 20)
             shownDuringTrouble = run.log.filter { $0.at > t(10) }.compactMap {
-                if case .messageStored(let id, _, _, _, _) = $0.event { return id } else { return nil }
+                if case .messageStored(let m, _) = $0.event { return m.txId } else { return nil }
             }
             try db.execute("PRAGMA max_page_count = 1000000")  // space again
             run.run()
