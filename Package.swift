@@ -49,6 +49,7 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "SyncEngine",
                 "TerminalUI",
                 "ChatStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -6,7 +6,7 @@ import SyncEngine
 /// `conversations` contacts (added to the world and the store), one every 10 s, ending just
 /// before the run starts. Deterministic.
 public enum HistoryFill {
-    public static func fill(_ run: ScenarioRun, messages count: Int, conversations: Int) throws {
+    public static func fill(_ run: AppSession, messages count: Int, conversations: Int) throws {
         var contacts: [Contact] = run.world.contacts
         var n = contacts.count
         while contacts.count < conversations {

@@ -26,19 +26,8 @@ public struct Scenario: Equatable, Sendable {
 
     public init(source: String) { self.source = source }
 
-    /// The source of the live chat's own script (no file: a year of traffic, no steps).
-    public static let liveSource = "live"
-
-    /// The contact handles `contacts N` creates, in order.
-    public static func defaultHandles(_ n: Int) -> [String] {
-        let names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
-                     "kim", "leo", "mallory", "nina", "oscar", "peggy", "quinn", "rupert", "sybil", "trent"]
-        return (0..<max(0, n)).map { $0 < names.count ? names[$0] : "contact\($0 + 1)" }
-    }
-
-    public static func displayName(for handle: String) -> String {
-        handle.prefix(1).uppercased() + handle.dropFirst()
-    }
+    /// The contact handles `contacts N` creates, in order (a new session's).
+    public static func defaultHandles(_ n: Int) -> [String] { AppSession.defaultHandles(n) }
 }
 
 public enum Directive: Equatable, Sendable {

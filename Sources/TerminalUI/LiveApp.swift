@@ -5,10 +5,16 @@ import Simulation
 import SyncCore
 import SyncEngine
 
-/// The live chat: a scenario run (the embedded world and the engine) paced by scaled wall
-/// time, the view-model fed by the engine's events, and the terminal drawing each frame.
+/// The live chat: a session (the embedded world and the engine) paced by scaled wall time,
+/// perhaps with a scenario playing into it; the view-model fed by the engine's events; the
+/// terminal drawing each frame.
 public final class LiveApp {
-    public let run: ScenarioRun
+    public let session: AppSession
+    /// A scenario playing into the session (`--scenario`), if any.
+    public let player: ScenarioRun?
+    /// The live chat's world: six contacts writing 24 messages an hour between them.
+    public static let contacts = 6
+    public static let trafficPerHour = 24.0
     private var state = ViewState()
     private var speed: Double
     private var anchorWall: UInt64
@@ -19,16 +25,17 @@ public final class LiveApp {
     /// Keys reduced at most between two frames.
     static let keysPerFrame = 2048
 
-    public init(run: ScenarioRun, speed: Double, eventLog: ((String) -> Void)? = nil) {
-        self.run = run
+    public init(session: AppSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil) {
+        self.session = session
+        self.player = player
         self.speed = speed
         self.eventLog = eventLog
-        run.continuesLive = true  // a played scenario hands over to the live world at its end
+        player?.continuesLive = true  // a played scenario hands over to the live world at its end
         anchorWall = DispatchTime.now().uptimeNanoseconds
-        anchorVirtual = run.scheduler.now
+        anchorVirtual = session.scheduler.now
         // What the engine did before the screen opened (the launch) goes to the log too.
-        pending = run.log
-        run.driver.subscribe { [weak self] in self?.pending.append($0) }
+        pending = session.log
+        session.driver.subscribe { [weak self] in self?.pending.append($0) }
         loadConversations()
     }
 
@@ -70,13 +77,13 @@ public final class LiveApp {
             }
             step()
             if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > 1_000_000_000 {
-                run.checkpoint()  // a profile resumes about where it was, even after a kill
+                session.checkpoint()  // a profile resumes about where it was, even after a kill
                 lastCheckpoint = DispatchTime.now().uptimeNanoseconds
             }
-            if run.quitRequested { break }  // a `quit` line of the scenario
+            if session.quitRequested { break }  // a `quit` line of the scenario
             terminal.draw(frame(terminal))  // the adapter writes only what changed
         }
-        run.checkpoint()
+        session.checkpoint()
     }
 
     private func frame(_ terminal: Terminal) -> Grid {
@@ -88,23 +95,23 @@ public final class LiveApp {
     /// events (one typed stream), the clock and the script's progress. Nothing is read back
     /// from the engine or the store.
     func step() {
-        run.advance(to: virtualNow)
+        if let player { player.advance(to: virtualNow) } else { session.advance(to: virtualNow) }
         let events = pending
         pending.removeAll()
         for e in events {
             if e.event.isDecision { eventLog?(Clock.time(e.at) + " " + e.event.line) }
             for input in ViewInput.from(e) { perform(ViewModel.reduce(&state, input)) }
         }
-        perform(ViewModel.reduce(&state, .clock(run.scheduler.now, speed: speed)))
-        let script = run.scriptStatus
+        perform(ViewModel.reduce(&state, .clock(session.scheduler.now, speed: speed)))
+        let script = player?.scriptStatus
         if script != state.status.script { perform(ViewModel.reduce(&state, .script(script))) }
     }
 
     /// The conversation list as the store has it, once at start; the events keep it since.
     private func loadConversations() {
-        let unread = run.storage.unreadCounts()  // one query, not one per conversation
-        let activity = run.storage.lastActivity()
-        let rows = run.driver.contacts.map { c in
+        let unread = session.storage.unreadCounts()  // one query, not one per conversation
+        let activity = session.storage.lastActivity()
+        let rows = session.driver.contacts.map { c in
             ConversationRow(address: c.address, name: c.displayName, unread: unread[c.address] ?? 0,
                             muted: c.muted, lastActivity: activity[c.address])
         }
@@ -115,15 +122,15 @@ public final class LiveApp {
         for c in commands {
             switch c {
             case .send(let to, let text):
-                run.driver.send(to: to, text: text)
+                session.driver.send(to: to, text: text)
             case .markRead(let a):
-                run.driver.markRead(a)
+                session.driver.markRead(a)
             case .apply(let d):
-                run.apply(d)
+                session.apply(d)
             case .setMode(let m):
-                run.driver.setMode(m)
+                session.driver.setMode(m)
             case .setPreview(let p):
-                run.driver.setPreview(p)
+                session.driver.setPreview(p)
             case .setSpeed(let s):
                 setSpeed(s)
             case .quit:
@@ -132,8 +139,8 @@ public final class LiveApp {
         }
         // Opening a conversation: load its history from the store once.
         if let open = state.open, state.messages[open] == nil {
-            let contact = run.driver.contact(open) ?? Contact(address: open, handle: open.value, displayName: open.value)
-            let rows = run.storage.messages(in: open).map { MessageRow($0, contact: contact) }.sorted { $0.blockTime < $1.blockTime }
+            let contact = session.driver.contact(open) ?? Contact(address: open, handle: open.value, displayName: open.value)
+            let rows = session.storage.messages(in: open).map { MessageRow($0, contact: contact) }.sorted { $0.blockTime < $1.blockTime }
             _ = ViewModel.reduce(&state, .history(open, rows))
         }
     }

@@ -31,7 +31,7 @@ func bigState(messages: Int) throws -> (ViewState, ScenarioRun) {
     var scenario = Scenario(source: "bench")
     scenario.trafficPerHour = 0
     let run = ScenarioRun(scenario: scenario)
-    try HistoryFill.fill(run, messages: messages, conversations: 200)
+    try HistoryFill.fill(run.session, messages: messages, conversations: 200)
     var s = ViewState()
     let contacts = run.driver.contacts
     let rows = contacts.map { c in

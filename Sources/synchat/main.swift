@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Simulation
 import SyncCore
+import SyncEngine
 import TerminalUI
 
 // The executable is thin: argument parsing and wiring (STYLE.md).
@@ -118,17 +119,9 @@ struct Chat: ParsableArguments {
     func run() throws {
         let seed = try seedText.map(CommandLineNumber.seed)
         let speed = try CommandLineNumber.speed(speedText)
-        var script: Scenario
-        if let path = scenario {
-            script = try ScenarioParser.load(path: path)
-        } else {
-            script = Scenario(source: "live")
-            script.duration = .hours(24 * 365)
-            script.contacts = 6
-            script.trafficPerHour = 24
-            script.settle = .zero
-        }
-        if let mode { script.mode = NotificationMode(rawValue: mode)! }
+        var script: Scenario?
+        if let path = scenario { script = try ScenarioParser.load(path: path) }
+        if let mode { script?.mode = NotificationMode(rawValue: mode)! }
         var profileStore: SQLiteChatStorage?
         if !ephemeral {
             let name = profile ?? "default"
@@ -155,15 +148,17 @@ struct Chat: ParsableArguments {
             let logger = Logger(label: "synchat")
             eventLog = { logger.info("\($0)") }
         }
-        let session: ScenarioRun
-        if let store = profileStore {
-            session = ScenarioRun(scenario: script, seed: seed, policy: SyncPolicy.named(policy)!, storage: store, persistence: store)
-            if session.resumed, let mode { session.driver.setMode(NotificationMode(rawValue: mode)!) }
-        } else {
-            session = ScenarioRun(scenario: script, seed: seed, policy: SyncPolicy.named(policy)!)
-        }
+        // The live chat is a session; a scenario plays into one.
+        let storage: ChatStorage = profileStore ?? InMemoryChatStorage()
+        let player = script.map { ScenarioRun(scenario: $0, seed: seed, policy: SyncPolicy.named(policy)!, storage: storage, persistence: profileStore) }
+        let session = player?.session ?? AppSession(
+            seed: seed ?? 1, contacts: LiveApp.contacts, trafficPerHour: LiveApp.trafficPerHour,
+            mode: mode.flatMap(NotificationMode.init) ?? .remotePush, policy: SyncPolicy.named(policy)!, storage: storage,
+            persistence: profileStore)
+        if player == nil { session.start() }
+        if session.resumed, let mode { session.driver.setMode(NotificationMode(rawValue: mode)!) }
         if history > 0 { try HistoryFill.fill(session, messages: history, conversations: 200) }  // synchat-bench
-        let app = LiveApp(run: session, speed: speed, eventLog: eventLog)
+        let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog)
         let terminal = Terminal(theme: chosenTheme)
         do {
             try terminal.open()

@@ -1,0 +1,182 @@
+import SimWorld
+import SyncCore
+import SyncEngine
+
+/// The app and its world, on one clock: a simulated world, the engine's runner on a store,
+/// the world's persistence (a profile), and the decision log. The live TUI is a session;
+/// `simulate` and a scenario played in the TUI are a session with a `ScenarioRun` playing a
+/// script into it. Every change from outside — a key, a scenario line — is a `Directive`
+/// applied here, so the two read the same.
+public final class AppSession {
+    public let seed: UInt64
+    public let scheduler: Scheduler
+    public let world: SimulatedWorld
+    public let storage: ChatStorage
+    public private(set) var driver: SyncDriver
+    /// Every decision of the engine and every change to the world, in order.
+    public private(set) var log: [TimedEvent] = []
+    public let settings: SyncSettings
+    public let policy: SyncPolicy
+    /// The world's clock when the session started (later than zero for a resumed profile).
+    public let startedAt: Instant
+    /// Where the world is kept between runs (a profile), if anywhere.
+    public let persistence: WorldPersistence?
+    /// True when this session resumed a saved world.
+    public let resumed: Bool
+    /// A `quit` directive came (a scenario's `quit` line).
+    public private(set) var quitRequested = false
+    private let initialMode: NotificationMode
+
+    /// A session on a new world of `contacts` contacts writing `trafficPerHour`, or, with
+    /// `persistence` holding a saved world (a profile relaunched), the same world where it
+    /// stopped: its clock, contacts and messages; its random streams reseeded by that clock,
+    /// so that new traffic is new. Nothing runs until `start()`.
+    public init(seed: UInt64, contacts: Int, trafficPerHour: Double, mode: NotificationMode, policy: SyncPolicy = .adaptive,
+                settings: SyncSettings = .default, storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings(),
+                persistence: WorldPersistence? = nil) {
+        self.policy = policy
+        self.settings = settings
+        self.storage = storage
+        self.persistence = persistence
+        self.initialMode = mode
+        let saved = (try? persistence?.loadWorld()) ?? nil
+        self.resumed = saved != nil
+        self.seed = saved?.seed ?? seed
+        let start = saved?.clock ?? .zero
+        self.startedAt = start
+        let scheduler = Scheduler(start: start)
+        self.scheduler = scheduler
+        let streamSeed = saved.map { $0.seed ^ (UInt64(bitPattern: $0.clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15) } ?? self.seed
+        let world = SimulatedWorld(seed: streamSeed, scheduler: scheduler, timings: timings)
+        self.world = world
+        if let saved {
+            world.restore(saved)
+        } else {
+            world.persistence = persistence
+            for handle in Self.defaultHandles(contacts) {
+                world.addContact(handle: handle, displayName: Self.displayName(for: handle))
+            }
+        }
+        world.persistence = persistence
+        for c in world.contacts where !storage.contacts().contains(where: { $0.address == c.address }) {
+            try? storage.upsertContact(c)
+        }
+        self.driver = SyncDriver(settings: settings, policy: policy, me: world.me, scheduler: scheduler, storage: storage,
+                                 ports: world.ports, initialMode: mode)
+        world.attach(client: driver)
+        driver.subscribe { [weak self] in self?.record($0) }
+        world.persistenceFailed = { [weak self] in self?.driver.worldWriteFailed($0) }
+        wireWorldWrites()
+        world.traffic.perHour = trafficPerHour
+    }
+
+    /// The app is launched and opened: traffic starts, the OS brings the app to the front.
+    public func start() {
+        driver.launch()
+        world.traffic.start()
+        world.os.moveToForeground()
+        checkpoint()
+    }
+
+    /// Runs everything due up to `target`.
+    public func advance(to target: Instant) {
+        scheduler.run(until: target)
+    }
+
+    /// Saves the world's clock and token (the messages and contacts are saved as they happen).
+    public func checkpoint() {
+        do { try saveWorldClock() } catch { driver.worldWriteFailed(error) }
+    }
+
+    private func saveWorldClock() throws {
+        try persistence?.saveWorldClock(seed: seed, clock: scheduler.now, tokenStatus: world.push.tokenStatus)
+    }
+
+    /// The world shares the profile's disk: its writes that failed are retried with the store's.
+    private func wireWorldWrites() {
+        driver.retryWorldWrites = { [weak self] in
+            try self?.world.retryPersistence()
+            try self?.saveWorldClock()
+        }
+    }
+
+    /// Simulates an app restart on the same store: the process is killed, then a new engine
+    /// (cold start, rule 10: no forced reconnect) replaces the old one; the world goes on.
+    public func restartApp() {
+        world.os.processKilled()
+        let fresh = SyncDriver(settings: settings, policy: policy, me: world.me, scheduler: scheduler, storage: storage,
+                               ports: world.ports, initialMode: initialMode)
+        driver = fresh
+        wireWorldWrites()
+        world.attach(client: fresh)
+        fresh.subscribe { [weak self] in self?.record($0) }
+        fresh.launch()
+        world.os.moveToForeground()
+    }
+
+    /// Applies one directive now: a scenario line, or a key of the TUI.
+    public func apply(_ d: Directive) {
+        driver.noteWorldChange(d.summary)
+        switch d {
+        case .foreground: world.os.moveToForeground()
+        case .background: world.os.moveToBackground()
+        case .pushDrop(let p): world.push.dropPercent = p
+        case .pushDelay(let i): world.push.extraDelay = i
+        case .pushDown: world.push.down = true
+        case .pushUp:
+            world.push.down = false
+            world.push.dropPercent = 0
+            world.push.extraDelay = .zero
+        case .realtimeDown: world.node.down = true
+        case .realtimeUp:
+            world.node.down = false
+            world.node.flakyPercent = 0
+        case .realtimeStale: world.node.makeStale()
+        case .realtimeFlaky(let p): world.node.flakyPercent = p
+        case .indexerDown: world.indexer.down = true
+        case .indexerUp: world.indexer.down = false
+        case .indexerLatency(let i): world.indexer.latency = i.milliseconds > 0 ? i : nil
+        case .tokenExpire: world.push.expireToken()
+        case .tokenInvalidate: world.push.invalidateToken()
+        case .mode(let m): driver.setMode(m)
+        case .send(let h, let text):
+            if let c = world.contact(handle: h) { driver.send(to: c.address, text: text) }
+        case .receive(let h, let text):
+            if let c = world.contact(handle: h) { world.deliverIncoming(from: c, kind: .contextual, body: text) }
+        case .contact(let h, let name):
+            let isNew = world.contact(handle: h) == nil
+            let c = world.addContact(handle: h, displayName: name)
+            var clientSide = driver.contact(c.address) ?? c
+            clientSide.displayName = name
+            driver.upsertContact(clientSide)
+            if isNew { world.deliverIncoming(from: c, kind: .handshake, body: "handshake from \(name)") }
+        case .mute(let h):
+            world.setMuted(handle: h, true)
+            if let c = world.contact(handle: h) { driver.setMuted(c.address, true) }
+        case .unmute(let h):
+            world.setMuted(handle: h, false)
+            if let c = world.contact(handle: h) { driver.setMuted(c.address, false) }
+        case .sync: driver.syncNow()
+        case .quit: quitRequested = true
+        }
+    }
+
+    /// The decision log keeps decisions; status and contact updates are for views.
+    private func record(_ e: TimedEvent) {
+        if e.event.isDecision { log.append(e) }
+    }
+
+    /// The event log, one line per event.
+    public var logLines: [String] { log.map(\.line) }
+
+    /// The contact handles of a new world of `n` contacts, in order.
+    public static func defaultHandles(_ n: Int) -> [String] {
+        let names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
+                     "kim", "leo", "mallory", "nina", "oscar", "peggy", "quinn", "rupert", "sybil", "trent"]
+        return (0..<max(0, n)).map { $0 < names.count ? names[$0] : "contact\($0 + 1)" }
+    }
+
+    public static func displayName(for handle: String) -> String {
+        handle.prefix(1).uppercased() + handle.dropFirst()
+    }
+}
