@@ -1,19 +1,24 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Who may import whom (STYLE.md "The shape"):
-//   SyncCore    pure machines and domain values; imports nothing, not even Foundation.
-//   SyncEngine  the driver: owns the scheduler, the storage port, the wire decoders and
-//               the ports through which it talks to any network. Imports SyncCore only.
-//   SimWorld    the in-process simulated network behind those ports. Imports SyncEngine.
-//   Simulation  scenario files, the runner that wires engine and world, the event log.
-//   Fuzzing     generated scenarios, wire documents and files, and the invariants they must keep.
-//   ChatStore   the SQLite store (GRDB): messages, cursors, learned state, the profile's world.
-//   ChatUI      the view-model reducer, the key table and the pure render to a grid.
-//   CWidth      the C library's wcwidth, for display widths.
-//   CNCurses    ncursesw through a system library target (with Swift-visible shims).
-//   TerminalUI  the thin ncurses adapter that diffs grids, themes, and the live app loop.
-//   synchat     the thin executable: argument parsing and wiring.
+// Who may import whom (STYLE.md "The shape"), lowest first:
+//   SyncCore      pure machines and domain values; imports nothing, not even Foundation.
+//   SyncEngine    the sans-IO Engine (inputs in, effects and typed events out), its runner
+//                 SyncDriver on the ports, the ChatStorage port, the wire decoders. SyncCore only.
+//   AppActions    Directive: what a key or a scenario line does to the app and its world. SyncCore only.
+//   SimWorld      the in-process simulated network behind the ports. SyncCore, SyncEngine.
+//   ChatStore     the SQLite store (GRDB): messages, cursors, learned state, the world's rows
+//                 as domain values. SyncCore, SyncEngine — not SimWorld.
+//   ProfileWorld  where the store and the world meet: a profile keeps its world. ChatStore, SimWorld.
+//   Simulation    AppSession (world, engine, store, clock), the scenario parser and player,
+//                 the measures.
+//   Fuzzing       generated scenarios, wire documents and files, and the invariants they must keep.
+//   ChatUI        the view-model reducer, ViewInput.from(event), the key table, the pure render
+//                 to a grid. SyncCore, SyncEngine (its events), AppActions, CWidth — not Simulation.
+//   CWidth        the C library's wcwidth, for display widths.
+//   CNCurses      ncursesw through a system library target (with Swift-visible shims).
+//   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
+//   synchat       the thin executable: argument parsing and wiring.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -31,15 +36,17 @@ let package = Package(
         .target(name: "SyncCore"),
         .target(name: "SyncEngine", dependencies: ["SyncCore"]),
         .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
-        .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld"]),
+        .target(name: "AppActions", dependencies: ["SyncCore"]),
+        .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
         .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI"]),
         .target(
             name: "ChatStore",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
         .target(name: "CrashHarness", dependencies: ["ChatStore"]),
         .target(name: "CWidth"),
-        .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "Simulation", "CWidth"]),
+        .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
         .target(
             name: "TerminalUI",
@@ -50,6 +57,7 @@ let package = Package(
             dependencies: [
                 "Simulation",
                 "SyncEngine",
+                "ProfileWorld",
                 "TerminalUI",
                 "ChatStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -58,9 +66,9 @@ let package = Package(
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
-        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "Simulation"]),
+        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation"]),  // Simulation: to read scenario files
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
-        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore"]),
+        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests"),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import SimWorld
 import SyncCore
 import SyncEngine
 
@@ -14,7 +13,7 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
 /// The SQLite chat store (GRDB): messages exactly once, cursors moved in the same
 /// transaction as the messages they cover, the learned engine state, settings, and the
 /// profile's simulated world. WAL journal, file mode 0600.
-public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
+public final class SQLiteChatStorage: ChatStorage {
     public let path: String
     let db: DatabaseQueue
     /// Test hook: fail a commit after its messages are written and before its cursor is.
@@ -429,7 +428,17 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
 
     // MARK: - The profile's world
 
-    public func loadWorld() throws -> SavedWorld? {
+    /// The simulated world a profile keeps, as its rows say it (the world's own type is the
+    /// simulation's: `ProfileWorld` turns one into the other).
+    public struct WorldRecord: Equatable, Sendable {
+        public var seed: UInt64
+        public var clock: Instant
+        public var tokenStatus: TokenStatus
+        public var contacts: [Contact]
+        public var ledger: [NetworkMessage]
+    }
+
+    public func loadWorldRecord() throws -> WorldRecord? {
         try db.read { db in
             guard let head = try Row.fetchOne(db, sql: "SELECT * FROM worldState WHERE id = 1") else { return nil }
             let contacts = try Row.fetchAll(db, sql: "SELECT * FROM worldContact ORDER BY rowid").map(Self.contact)
@@ -439,8 +448,8 @@ public final class SQLiteChatStorage: ChatStorage, WorldPersistence {
                                kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: StoredText.read(r, "body"),
                                blockTime: Instant(milliseconds: r["blockTime"]))
             }
-            return SavedWorld(seed: UInt64(bitPattern: head["seed"]), clock: Instant(milliseconds: head["clock"]),
-                              tokenStatus: TokenStatus(rawValue: head["tokenStatus"]) ?? .none, contacts: contacts, ledger: ledger)
+            return WorldRecord(seed: UInt64(bitPattern: head["seed"]), clock: Instant(milliseconds: head["clock"]),
+                               tokenStatus: TokenStatus(rawValue: head["tokenStatus"]) ?? .none, contacts: contacts, ledger: ledger)
         }
     }
 

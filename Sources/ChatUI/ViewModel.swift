@@ -1,4 +1,4 @@
-import Simulation
+import AppActions
 import SyncCore
 import SyncEngine
 

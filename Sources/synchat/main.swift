@@ -2,6 +2,7 @@ import ArgumentParser
 import ChatStore
 import Foundation
 import Logging
+import ProfileWorld
 import Simulation
 import SyncCore
 import SyncEngine

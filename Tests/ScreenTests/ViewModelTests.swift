@@ -1,5 +1,5 @@
 import ChatUI
-import Simulation
+import AppActions
 import SyncCore
 import SyncEngine
 import Testing

@@ -1,4 +1,5 @@
 import ChatStore
+import ProfileWorld
 import Foundation
 import SimWorld
 import Simulation
