@@ -22,7 +22,10 @@
 // a message that landed while the token was expired and is fetched an hour later is no
 // evidence, whatever push does now.
 //
-// Timers: one grace deadline per pending observation; `nextDeadline` is the earliest.
+// Timers: one grace deadline per pending observation; `nextDeadline` is the earliest. The
+// app is suspended until its first foreground and while backgrounded: graces wait for the
+// foreground, where pending pushes are processed first (rule 12) and each judged by the
+// time it really arrived.
 // Persisted (rule 5): state, miss count, last re-register time — see `Persisted`.
 
 /// The inputs of rule 1: when push can be relied on at all.
@@ -104,6 +107,8 @@ public struct PushReliability: Sendable {
     private var muteChanges: [Address: [(at: Instant, muted: Bool)]] = [:]
     /// How many changes of each kind are kept: far more than a day of fault keys.
     private let historyLimit = 512
+    /// The app is suspended (launched, or backgrounded): no grace runs out until it is active.
+    public private(set) var suspended = true
     /// Pushes received and not yet matched, by txId, with their arrival time.
     private var recentPushes: [String: Instant] = [:]
     /// txIds already decided, so a realtime redelivery is not observed twice.
@@ -124,8 +129,18 @@ public struct PushReliability: Sendable {
 
     public var pendingObservations: Int { pending.count }
 
-    /// The earliest grace deadline among pending observations.
-    public var nextDeadline: Instant? { pending.first.map { $0.seenAt + settings.pushGrace } }
+    /// The earliest grace deadline among pending observations; none while suspended.
+    public var nextDeadline: Instant? {
+        guard !suspended else { return nil }
+        return pending.first.map { $0.seenAt + settings.pushGrace }
+    }
+
+    /// The app went to the background: graces wait (see the overview).
+    public mutating func appSuspended() { suspended = true }
+
+    /// The app is active: graces run again. Call `deadlineReached` after the pending pushes
+    /// were processed (rule 12), for the graces that ran out meanwhile.
+    public mutating func appResumed() { suspended = false }
 
     /// Rule 1: mode, permission or token status changed (also called once at launch).
     public mutating func conditionsChanged(_ new: PushConditions, now: Instant) -> [Action] {
@@ -232,8 +247,10 @@ public struct PushReliability: Sendable {
         return []
     }
 
-    /// Grace deadlines that have passed become misses. A spurious wake-up does nothing.
+    /// Grace deadlines that have passed become misses. A spurious wake-up, or one while
+    /// suspended, does nothing.
     public mutating func deadlineReached(now: Instant) -> [Action] {
+        guard !suspended else { return [] }
         prune(now: now)
         var actions: [Action] = []
         while let first = pending.first, first.seenAt + settings.pushGrace <= now {

@@ -204,7 +204,7 @@ public final class Engine {
         var deadlines: [Instant] = []
         // While backgrounded the app is suspended: grace timers wait for the foreground, where
         // pending pushes are processed first (rule 12).
-        if connection.lifecycle == .foreground, let d = reliability.nextDeadline { deadlines.append(d) }
+        if let d = reliability.nextDeadline { deadlines.append(d) }
         if let d = poller.nextDeadline { deadlines.append(d) }
         if let d = refresh.nextDeadline { deadlines.append(d) }
         if let d = connection.nextDeadline { deadlines.append(d) }
@@ -384,6 +384,7 @@ public final class Engine {
         backgroundSince = nil
         handle(refresh.enteredForeground(now: now))
         processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
+        reliability.appResumed()
         handle(reliability.deadlineReached(now: now))
         if reregisterWhenActive, mode == .remotePush {
             reregisterWhenActive = false
@@ -398,6 +399,7 @@ public final class Engine {
         backgroundSince = now
         emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
         handle(connection.enteredBackground(now: now))
+        reliability.appSuspended()
         gate.enteredBackground()
         updatePoller()
         handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
@@ -1003,7 +1005,7 @@ public final class Engine {
             waitingForIndexer.removeFirst()
             if runs[first.runId] != nil { first.ask() }  // unless it was stopped meanwhile
         }
-        if connection.lifecycle == .foreground { handle(reliability.deadlineReached(now: now)) }
+        handle(reliability.deadlineReached(now: now))
         handle(connection.deadlineReached(now: now))
         handle(poller.deadlineReached(now: now))
         handle(refresh.deadlineReached(now: now))

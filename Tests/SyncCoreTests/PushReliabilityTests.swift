@@ -198,4 +198,20 @@ struct PushReliabilityTests {
         guard case .stateChanged(_, .unreliable, let reason) = third[1] else { Issue.record("no fall: \(third)"); return }
         #expect(reason == "3 consecutive push-eligible txs without push within 1m (2 fetched, 1 seen on realtime)")
     }
+
+    @Test("rule 12: while the app is suspended no grace runs out; on resume, a push that arrived in time is a hit however late it is processed")
+    func gracesWaitWhileSuspended() {
+        var m = machine(.reliable)
+        _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(1))
+        _ = m.realtimeTxSeen(txId: "b", from: alice, landedAt: at(2), now: at(3))
+        m.appSuspended()
+        #expect(m.nextDeadline == nil)
+        #expect(m.deadlineReached(now: at(500)).isEmpty)
+        // Back at 600 s: the extension's push for a arrived at 30 s; b's never came.
+        m.appResumed()
+        #expect(m.pushReceived(txId: "a", arrivedAt: at(30), now: at(600)).first == .observedHit(txId: "a", pushOffset: .seconds(29), via: .realtime))
+        #expect(m.nextDeadline == at(63))
+        #expect(m.deadlineReached(now: at(600)) == [.observedMiss(txId: "b", consecutiveMisses: 1, via: .realtime)])
+        #expect(PushReliability().suspended)  // until the first foreground
+    }
 }

@@ -8,6 +8,7 @@ let operational = PushConditions(mode: .remotePush, permissionGranted: true, tok
 func machine(_ state: PushState = .unknown, misses: Int = 0, lastReregisterAt: Instant? = nil) -> PushReliability {
     var m = PushReliability(restoring: .init(state: state, consecutiveMisses: misses, lastReregisterAt: lastReregisterAt))
     _ = m.conditionsChanged(operational, now: .zero)
+    m.appResumed()  // the app is active
     return m
 }
 
