@@ -82,6 +82,8 @@ public struct CatchUpGate: Sendable {
     public private(set) var retryDue: Instant?
     /// The catch-up that did not complete and must still run (rule 14).
     public private(set) var owed: Owed?
+    /// (b): when the last complete full catch-up finished.
+    public private(set) var lastFullSyncAt: Instant?
     private var failuresInARow = 0
     /// Delays before retrying a failed foreground catch-up (not in the §3 table).
     public var retryBackoff: [Interval] = [.seconds(30), .seconds(60), .minutes(2), .minutes(5)]
@@ -120,6 +122,16 @@ public struct CatchUpGate: Sendable {
         running = Running(kind: .full, trigger: trigger.rawValue, startedAt: now)  // rules 6–7
         runningCount = 1
         return .start(trigger: trigger, forced: forced)
+    }
+
+    /// The kind of catch-up a start runs. (b): while push is reliable, realtime is live in
+    /// the foreground and a full sync ran within `fullSyncMaxAge`, the gap can be proven from
+    /// the node's UTXO set: a targeted sync. Otherwise, or when forced, or while a full one is
+    /// owed (rule 14: only a full one pays for it), a full sync.
+    public func kindToStart(forced: Bool, pushState: PushState, foreground: Bool, realtimeLive: Bool, now: Instant) -> SyncKind {
+        guard policy.provenGap, !forced, owed?.kind != .full, pushState == .reliable, foreground, realtimeLive,
+              let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge else { return .full }
+        return .targeted
     }
 
     /// The running catch-up is of another kind than the full one `triggered` assumed: (b)'s
@@ -172,6 +184,7 @@ public struct CatchUpGate: Sendable {
         guard kind != .light else { return }
         if succeeded {
             lastFinishedAt = now
+            if kind == .full { lastFullSyncAt = now }
             trailingDue = nil  // (c): caught up, nothing left to trail
             if let debt = owed, debt.kind != kind, kind != .full { return }  // a targeted sync does not pay for a full one
             owed = nil

@@ -90,6 +90,8 @@ public struct PushReliability: Sendable {
     }
 
     public let settings: SyncSettings
+    /// Reads `reactsToUnreliable` (rule 4) and `fetchEvidence` (improvement (a)).
+    public let policy: SyncPolicy
     public private(set) var state: PushState
     public private(set) var consecutiveMisses: Int
     public private(set) var lastReregisterAt: Instant?
@@ -115,8 +117,10 @@ public struct PushReliability: Sendable {
     private var decided: [String: Instant] = [:]
 
     /// `muted`: the contacts muted when the machine starts.
-    public init(settings: SyncSettings = .default, restoring persisted: Persisted = Persisted(), muted: Set<Address> = []) {
+    public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, restoring persisted: Persisted = Persisted(),
+                muted: Set<Address> = []) {
         self.settings = settings
+        self.policy = policy
         self.muted = muted
         self.state = persisted.state
         self.consecutiveMisses = persisted.consecutiveMisses
@@ -230,6 +234,7 @@ public struct PushReliability: Sendable {
     /// in the background fetched it before the foreground processed the pending pushes).
     public mutating func fetchedTx(txId: String, from sender: Address, blockTime: Instant, pushArrivedAt: Instant? = nil,
                                    now: Instant) -> [Action] {
+        guard policy.fetchEvidence else { return [] }  // (a) is adaptive's
         prune(now: now)
         guard state != .disabled, conditions?.operational ?? false, pushEligible(from: sender, landedAt: blockTime) else { return [] }
         guard decided[txId] == nil, !pending.contains(where: { $0.txId == txId }) else { return [] }
@@ -286,6 +291,7 @@ public struct PushReliability: Sendable {
         guard consecutiveMisses >= settings.missesToUnreliable, state != .unreliable else { return actions }
         let reason = "\(consecutiveMisses) consecutive push-eligible txs without push within \(settings.pushGrace) (\(streakSummary))"
         actions.append(transition(to: .unreliable, reason: reason))
+        guard policy.reactsToUnreliable else { return actions }  // naive does not react
         actions.append(.startForcedCatchUp)
         actions.append(reregisterIfCooledDown(now: now))
         return actions

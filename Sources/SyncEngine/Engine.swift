@@ -64,8 +64,6 @@ public final class Engine {
     private var nextRunId = 0
     /// The sync a background refresh is running (light, or naive's full one).
     private var refreshRunId: Int?
-    /// (b): when the last complete full sync finished.
-    private var lastFullSyncAt: Instant?
     private var currentConnection: Int?
     /// When the current subscription went live; nil while it is not.
     private var liveSince: Instant?
@@ -120,7 +118,7 @@ public final class Engine {
         self.permissionGranted = permissionGranted
         self.rejectedItems = RejectedItems(attempts: settings.rejectedItemAttempts)
         let saved = storage.loadState()
-        self.reliability = PushReliability(settings: settings, restoring: saved?.reliability ?? .init(),
+        self.reliability = PushReliability(settings: settings, policy: policy, restoring: saved?.reliability ?? .init(),
                                            muted: Set(storage.contacts().filter(\.muted).map(\.address)))
         self.gate = CatchUpGate(settings: settings, policy: policy, restoring: saved?.gate ?? .init())
         self.poller = FallbackPoller(settings: settings, policy: policy)
@@ -509,9 +507,9 @@ public final class Engine {
             case .observedMiss(let txId, let misses, let via):
                 emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
             case .startForcedCatchUp:
-                if policy.reactsToUnreliable { trigger(.pushUnreliable, forced: true) }
+                trigger(.pushUnreliable, forced: true)
             case .reregisterToken:
-                if policy.reactsToUnreliable { registerToken(reason: "re-register: push unreliable") }
+                registerToken(reason: "re-register: push unreliable")
             case .reregisterSkipped(let ago, let left):
                 emit(.tokenRegistration("re-register skipped: last one \(ago) ago, next allowed in \(left)"))
             }
@@ -586,7 +584,9 @@ public final class Engine {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now,
                               foreground: connection.lifecycle == .foreground) {
         case .start(let t, let forced):
-            if canProveGap(forced: forced) {
+            let kind = gate.kindToStart(forced: forced, pushState: reliability.state, foreground: connection.lifecycle == .foreground,
+                                        realtimeLive: connection.realtime == .live, now: now)
+            if kind == .targeted {
                 startTargeted(trigger: t.rawValue)
             } else {
                 startSync(kind: .full, trigger: t.rawValue, forced: forced)
@@ -635,15 +635,6 @@ public final class Engine {
         let at = live + settings.indexerLagAllowance
         let i = waitingForIndexer.firstIndex { $0.at > at } ?? waitingForIndexer.count
         waitingForIndexer.insert((at, runId, ask), at: i)
-    }
-
-    /// (b): the gap can be proven from the node's UTXO set while push is reliable, realtime
-    /// is up in the foreground, and a full sync ran within `fullSyncMaxAge`.
-    private func canProveGap(forced: Bool) -> Bool {
-        // An owed full catch-up (rule 14) is paid only by a full one.
-        guard policy.provenGap, !forced, gate.owed?.kind != .full, reliability.state == .reliable, connection.lifecycle == .foreground,
-              connection.realtime == .live, let last = lastFullSyncAt else { return false }
-        return now - last < policy.fullSyncMaxAge
     }
 
     /// (b): ask the node for the UTXO set, fetch by id the txIds not stored. If the node
@@ -789,7 +780,7 @@ public final class Engine {
                 runs[runId]?.stored += fresh.count
                 for m in fresh {
                     announce(m)
-                    if policy.fetchEvidence, m.message.direction == .incoming {
+                    if m.message.direction == .incoming {
                         // (a): a message first found by a catch-up is push evidence too. If its
                         // push already reached the extension (a refresh in the background), that
                         // push is its match.
@@ -817,7 +808,6 @@ public final class Engine {
         let succeeded = run.failed == 0 && stoppedBy == nil
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
                       forced: run.forced, progressed: run.failed < run.requests)
-        if succeeded, run.kind == .full { lastFullSyncAt = now }
         counters.errors += run.failed
         emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
                               failed: run.failed, took: now - run.startedAt, stoppedBy: stoppedBy))

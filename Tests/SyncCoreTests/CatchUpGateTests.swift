@@ -175,4 +175,23 @@ struct CatchUpGateTests {
         #expect(g.owed == nil)
         #expect(CatchUpGate(restoring: .init(lastFinishedAt: at(0), owed: .init(kind: .full, forced: true))).persisted.owed?.forced == true)
     }
+
+    @Test("(b) lives in the gate: a targeted sync only while reliable, foreground, live and a full sync within 6 h; never forced or while a full one is owed")
+    func provenGapKind() {
+        var g = CatchUpGate(policy: .adaptive)
+        func kind(forced: Bool = false, push: PushState = .reliable, fg: Bool = true, live: Bool = true, at t: Int64) -> CatchUpGate.SyncKind {
+            g.kindToStart(forced: forced, pushState: push, foreground: fg, realtimeLive: live, now: at(t))
+        }
+        #expect(kind(at: 0) == .full)  // no full sync yet
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0))
+        g.finished(kind: .full, succeeded: true, now: at(1))
+        #expect(g.lastFullSyncAt == at(1))
+        #expect(kind(at: 100) == .targeted)
+        #expect(kind(forced: true, at: 100) == .full)
+        #expect(kind(push: .unknown, at: 100) == .full)
+        #expect(kind(fg: false, at: 100) == .full)
+        #expect(kind(live: false, at: 100) == .full)
+        #expect(kind(at: 6 * 3600 + 1) == .full)  // the last full sync is too old
+        #expect(CatchUpGate(policy: .seed).kindToStart(forced: false, pushState: .reliable, foreground: true, realtimeLive: true, now: at(100)) == .full)
+    }
 }

@@ -167,7 +167,7 @@ struct PushReliabilityTests {
 
     @Test("rule 2: a tx is evidence only if push was operational and its sender not muted when it landed, whenever it is seen")
     func eligibleWhenLanded() {
-        var m = machine(.reliable)
+        var m = machine(.reliable, policy: .adaptive)
         let expired = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .expired)
         _ = m.conditionsChanged(expired, now: at(100))
         _ = m.conditionsChanged(operational, now: at(200))
@@ -190,7 +190,7 @@ struct PushReliabilityTests {
 
     @Test("rule 3: the fall into unreliable says where its misses were seen")
     func unreliableReasonNamesChannels() {
-        var m = machine(.reliable)
+        var m = machine(.reliable, policy: .adaptive)
         _ = m.realtimeTxSeen(txId: "a", from: alice, landedAt: at(0), now: at(1))
         _ = m.deadlineReached(now: at(61))
         _ = m.fetchedTx(txId: "b", from: alice, blockTime: at(2), now: at(100))
@@ -213,5 +213,19 @@ struct PushReliabilityTests {
         #expect(m.nextDeadline == at(63))
         #expect(m.deadlineReached(now: at(600)) == [.observedMiss(txId: "b", consecutiveMisses: 1, via: .realtime)])
         #expect(PushReliability().suspended)  // until the first foreground
+    }
+
+    @Test("§4: the policy switches live in the machine: naive does not react to unreliable; seed takes no fetch evidence, adaptive does")
+    func policySwitches() {
+        var naive = machine(.reliable, policy: .naive)
+        for (i, id) in ["a", "b", "c"].enumerated() { _ = naive.realtimeTxSeen(txId: id, from: alice, landedAt: at(Int64(i)), now: at(Int64(i))) }
+        let fall = naive.deadlineReached(now: at(70))
+        #expect(fall.stateChanges == [.unreliable])
+        #expect(!fall.contains(.startForcedCatchUp) && !fall.contains(.reregisterToken))
+        #expect(naive.lastReregisterAt == nil)
+        var seed = machine(.reliable, policy: .seed)
+        #expect(seed.fetchedTx(txId: "x", from: alice, blockTime: at(0), now: at(300)).isEmpty)
+        var adaptive = machine(.reliable, policy: .adaptive)
+        #expect(adaptive.fetchedTx(txId: "x", from: alice, blockTime: at(0), now: at(300)) == [.observedMiss(txId: "x", consecutiveMisses: 1, via: .fetch)])
     }
 }

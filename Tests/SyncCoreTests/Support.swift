@@ -5,8 +5,8 @@ func at(_ seconds: Int64) -> Instant { Instant(milliseconds: seconds * 1000) }
 let operational = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active)
 
 /// A reliability machine with push operational, in the given state.
-func machine(_ state: PushState = .unknown, misses: Int = 0, lastReregisterAt: Instant? = nil) -> PushReliability {
-    var m = PushReliability(restoring: .init(state: state, consecutiveMisses: misses, lastReregisterAt: lastReregisterAt))
+func machine(_ state: PushState = .unknown, misses: Int = 0, lastReregisterAt: Instant? = nil, policy: SyncPolicy = .seed) -> PushReliability {
+    var m = PushReliability(policy: policy, restoring: .init(state: state, consecutiveMisses: misses, lastReregisterAt: lastReregisterAt))
     _ = m.conditionsChanged(operational, now: .zero)
     m.appResumed()  // the app is active
     return m
