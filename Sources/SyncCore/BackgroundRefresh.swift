@@ -4,7 +4,8 @@
 // `backgroundRefreshInterval` (mode `background-fetch`, or `remote-push` while push is not
 // reliable, as a safety net). A granted refresh runs a light sync — contextual messages of
 // the most recent conversations — until its budget or the OS's expiry, unless reliable push
-// (or a trusted realtime channel) already covers it.
+// already covers it. Realtime never covers the background: the OS kills the socket there
+// without a word (rule 10), so it is not an input here.
 //
 //     idle ──background, needed──▶ requested ──granted──▶ running ──budget / expiry / done──▶ requested
 //       ▲                              │                     │
@@ -105,8 +106,8 @@ public struct BackgroundRefresh: Sendable {
         return actions
     }
 
-    /// The OS granted a refresh. `realtimeTrusted` is false in the background (rule 10).
-    public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, realtimeTrusted: Bool, now: Instant) -> [Action] {
+    /// The OS granted a refresh.
+    public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
         requested = false
         if policy.naiveBackgroundRefresh {
             guard mode != .off else { return [.skip(reason: "notification mode is off")] }
@@ -115,9 +116,6 @@ public struct BackgroundRefresh: Sendable {
         }
         if mode == .remotePush && pushState == .reliable {
             return [.skip(reason: "reliable push covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
-        }
-        if realtimeTrusted {
-            return [.skip(reason: "realtime covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
         }
         if mode == .off {
             return [.skip(reason: "notification mode is off")]

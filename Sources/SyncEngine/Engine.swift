@@ -482,7 +482,7 @@ public final class Engine {
     private func backgroundRefreshGranted(task: Int) {
         currentRefreshTask = task
         emit(.backgroundRefresh("granted by the OS"))
-        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, realtimeTrusted: false, now: now))
+        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, now: now))
         settle()
     }
 
@@ -566,8 +566,10 @@ public final class Engine {
             case .runLightSync, .runFullSync:
                 switch gate.lightSyncRequested(now: now) {
                 case .start:
+                    var conversations = 0
+                    if case .runLightSync(let n, _) = action { conversations = n }
                     let kind: CatchUpGate.SyncKind = action == .runFullSync ? .full : .light
-                    refreshRunId = startSync(kind: kind, trigger: "background-refresh", forced: false)
+                    refreshRunId = startSync(kind: kind, trigger: "background-refresh", forced: false, conversations: conversations)
                 case .busy(let running):
                     emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger)) is running"))
                     handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
@@ -603,11 +605,12 @@ public final class Engine {
     // MARK: - Syncs (rule 9)
 
     @discardableResult
-    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool) -> Int {
+    /// `conversations`: how many a light sync covers (rule 14, from `BackgroundRefresh`).
+    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, conversations: Int = 0) -> Int {
         nextRunId += 1
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
-        let objects = kind == .full ? fullSyncObjects() : lightSyncObjects()
+        let objects = kind == .full ? fullSyncObjects() : lightSyncObjects(conversations)
         runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
         if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1 }
         poller.syncStarted(now: now)
@@ -698,13 +701,13 @@ public final class Engine {
     }
 
     /// Rule 14: incoming contextual messages of the most recently active conversations.
-    private func lightSyncObjects() -> [SyncObject] {
+    private func lightSyncObjects(_ conversations: Int) -> [SyncObject] {
         let activity = storage.lastActivity()
         let ranked = contacts.sorted {
             let a = activity[$0.address] ?? .zero, b = activity[$1.address] ?? .zero
             return a == b ? $0.address < $1.address : a > b
         }
-        return ranked.prefix(settings.lightSyncConversations).map { .contextual($0.address, .incoming) }
+        return ranked.prefix(conversations).map { .contextual($0.address, .incoming) }
     }
 
     private func fetch(_ object: SyncObject, since: Instant, page: Int, runId: Int) {

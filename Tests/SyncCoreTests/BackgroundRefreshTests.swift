@@ -20,7 +20,7 @@ struct BackgroundRefreshTests {
     func lightSyncBudget() {
         var r = BackgroundRefresh()
         _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
-        #expect(r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: false, now: at(1000))
+        #expect(r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, now: at(1000))
                 == [.runLightSync(conversations: 8, budgetEndsAt: at(1008))])
         #expect(r.deadlineReached(now: at(1007)).isEmpty)
         #expect(r.deadlineReached(now: at(1008)) == [.stopLightSync(reason: "budget of 8s used up")])
@@ -28,14 +28,12 @@ struct BackgroundRefreshTests {
                 == [.request(earliest: at(1908), reason: "next refresh")])
     }
 
-    @Test("rule 14: skipped when reliable push or a trusted realtime channel covers it")
+    @Test("rule 14: skipped when reliable push covers it (realtime never covers the background: rule 10)")
     func skippedWhenCovered() {
         var r = BackgroundRefresh()
         _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
-        let byPush = r.refreshGranted(mode: .remotePush, pushState: .reliable, realtimeTrusted: false, now: at(0))
+        let byPush = r.refreshGranted(mode: .remotePush, pushState: .reliable, now: at(0))
         #expect(byPush == [.skip(reason: "reliable push covers it")])  // and no new request: not needed
-        let byRealtime = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: true, now: at(0))
-        #expect(byRealtime.first == .skip(reason: "realtime covers it"))
         #expect(r.nextDeadline == nil)
     }
 
@@ -43,7 +41,7 @@ struct BackgroundRefreshTests {
     func expiryAndForeground() {
         var r = BackgroundRefresh()
         _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
-        _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: false, now: at(900))
+        _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, now: at(900))
         #expect(r.refreshExpired(now: at(905)) == [.stopLightSync(reason: "expired by the OS")])
         #expect(r.refreshExpired(now: at(930)).isEmpty)
         _ = r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(905))
@@ -54,7 +52,7 @@ struct BackgroundRefreshTests {
     func noRequestFromForeground() {
         var r = BackgroundRefresh()
         _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
-        _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, realtimeTrusted: false, now: at(900))
+        _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, now: at(900))
         #expect(r.enteredForeground(now: at(903)) == [.stopLightSync(reason: "app came to the foreground")])
         #expect(r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(903)).isEmpty)
         #expect(!r.requested)
