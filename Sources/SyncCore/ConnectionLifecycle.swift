@@ -49,6 +49,8 @@ public struct ConnectionLifecycle: Sendable {
     public var reconnectBackoff: [Interval] = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30)]
 
     public private(set) var lifecycle: Lifecycle = .launched
+    /// When the app went to the background; nil while it is not there.
+    public private(set) var backgroundSince: Instant?
     public private(set) var realtime: RealtimeState = .offline
     /// The transport's own flag as the client reads it. Stays true after the OS silently
     /// killed the socket in the background — which is why rule 10 never trusts it.
@@ -92,6 +94,7 @@ public struct ConnectionLifecycle: Sendable {
         guard lifecycle != .foreground else { return [] }  // already active: nothing to recover
         let firstLaunch = lifecycle == .launched
         lifecycle = .foreground
+        backgroundSince = nil
         guard policy.deferAppActive else {
             // naive: sync on app-active now, and again when the subscription restarts.
             recovery = .none
@@ -117,6 +120,7 @@ public struct ConnectionLifecycle: Sendable {
     public mutating func enteredBackground(now: Instant) -> [Action] {
         guard lifecycle == .foreground else { return [] }
         lifecycle = .background
+        backgroundSince = now
         recovery = .none
         retryAt = nil
         stopKeepalive()  // the app is suspended: nothing runs until the foreground

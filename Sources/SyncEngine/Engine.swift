@@ -69,7 +69,6 @@ public final class Engine {
     private var liveSince: Instant?
     private var currentRefreshTask: Int?
     private var reregisterWhenActive = false
-    private var backgroundSince: Instant?
     private var effects: [Effect] = []
     private var effectsRead = 0
     private var events: [TimedEvent] = []
@@ -377,9 +376,8 @@ public final class Engine {
     private func appDidBecomeActive() {
         let first = connection.lifecycle == .launched
         let detail = first ? (relaunched ? "relaunch: a cold start of a saved profile" : "first launch")
-            : backgroundSince.map { "after \(now - $0) in background" } ?? ""
+            : connection.backgroundSince.map { "after \(now - $0) in background" } ?? ""
         emit(.lifecycle(.foreground, detail: detail))
-        backgroundSince = nil
         handle(refresh.enteredForeground(now: now))
         processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
         reliability.appResumed()
@@ -394,7 +392,6 @@ public final class Engine {
     }
 
     private func appDidEnterBackground() {
-        backgroundSince = now
         emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
         handle(connection.enteredBackground(now: now))
         reliability.appSuspended()
