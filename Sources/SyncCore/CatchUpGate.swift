@@ -102,8 +102,9 @@ public struct CatchUpGate: Sendable {
     /// Rules 6–8 for one trigger. `forced` triggers (entering `unreliable`, a manual sync)
     /// ignore the debounce but still never start a second sync. While a catch-up is owed
     /// (rule 14) no trigger is debounced, and the one that starts is forced if the debt is.
+    /// A start is of the kind `kindToStart` says: `running.kind` tells which.
     public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant,
-                                   foreground: Bool = true) -> Action {
+                                   foreground: Bool = true, realtimeLive: Bool = false) -> Action {
         guard policy.gated else {
             // naive: every trigger starts its own sync, whatever is running.
             runningCount += 1
@@ -119,7 +120,8 @@ public struct CatchUpGate: Sendable {
             if policy.trailingCatchUp, foreground { trailingDue = now + left }
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6
         }
-        running = Running(kind: .full, trigger: trigger.rawValue, startedAt: now)  // rules 6–7
+        let kind = kindToStart(forced: forced, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive, now: now)
+        running = Running(kind: kind, trigger: trigger.rawValue, startedAt: now)  // rules 6–7
         runningCount = 1
         return .start(trigger: trigger, forced: forced)
     }
@@ -134,10 +136,10 @@ public struct CatchUpGate: Sendable {
         return .targeted
     }
 
-    /// The running catch-up is of another kind than the full one `triggered` assumed: (b)'s
-    /// targeted sync, or a targeted one that fell back to full. Joins name the right one.
-    public mutating func runningIs(_ kind: SyncKind) {
-        running?.kind = kind
+    /// (b): the node could not give the UTXO set, so the running targeted sync goes on as a
+    /// full one. Joins name the right kind.
+    public mutating func targetedBecameFull() {
+        running?.kind = .full
     }
 
     /// The triggers now due: a retry, (c)'s trailing catch-up. A spurious wake-up returns none.

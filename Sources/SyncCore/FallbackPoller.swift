@@ -8,7 +8,8 @@
 //         ▲                              │                                                   │
 //         └───────── conditions end ─────┴───────────────────────────────────────────────────┘
 //
-// Timer: `nextDeadline` while waiting.
+// Timer: `nextDeadline` while waiting. Whether a sync runs is the gate's fact (rule 8): the
+// engine passes it in (`syncRunning`) rather than the poller keeping a copy.
 
 public struct FallbackPoller: Sendable {
     public enum Action: Equatable, Sendable {
@@ -26,7 +27,6 @@ public struct FallbackPoller: Sendable {
     public let policy: SyncPolicy
     public private(set) var active = false
     public private(set) var waitingUntil: Instant?
-    private var syncInFlight = false
     private var lastCompletedAt: Instant?
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
@@ -37,7 +37,9 @@ public struct FallbackPoller: Sendable {
     public var nextDeadline: Instant? { active ? waitingUntil : nil }
 
     /// Re-evaluates rule 13's conditions. Called whenever lifecycle, realtime or mode change.
-    public mutating func conditionsChanged(lifecycle: Lifecycle, realtimeAvailable: Bool, mode: NotificationMode, now: Instant) -> [Action] {
+    /// `syncRunning`: a catch-up or light sync runs now (the gate's single flight).
+    public mutating func conditionsChanged(lifecycle: Lifecycle, realtimeAvailable: Bool, mode: NotificationMode, syncRunning: Bool,
+                                           now: Instant) -> [Action] {
         let shouldPoll = lifecycle == .foreground && !realtimeAvailable && mode != .remotePush
         if shouldPoll == active { return [] }
         active = shouldPoll
@@ -50,7 +52,7 @@ public struct FallbackPoller: Sendable {
             waitingUntil = now  // naive: a fixed timer from now on, whatever runs
             return [.started(firstPollAt: now, reason: "realtime unavailable, mode \(mode.rawValue); every \(policy.fixedPollInterval!)")]
         }
-        if syncInFlight {
+        if syncRunning {
             return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(mode.rawValue); next poll \(settings.pollDelay) after the running sync completes")]
         }
         let due = max(now, lastCompletedAt.map { $0 + settings.pollDelay } ?? now)
@@ -60,27 +62,25 @@ public struct FallbackPoller: Sendable {
 
     /// Any sync started: no poll while it runs.
     public mutating func syncStarted(now: Instant) {
-        syncInFlight = true
         if policy.fixedPollInterval == nil { waitingUntil = nil }
     }
 
     /// Any sync completed: the next poll waits `pollDelay` from now.
     public mutating func syncCompleted(now: Instant) -> [Action] {
-        syncInFlight = false
         lastCompletedAt = now
         guard active, policy.fixedPollInterval == nil else { return [] }
         waitingUntil = now + settings.pollDelay
         return [.scheduled(at: now + settings.pollDelay)]
     }
 
-    public mutating func deadlineReached(now: Instant) -> [Action] {
+    public mutating func deadlineReached(now: Instant, syncRunning: Bool) -> [Action] {
         if let fixed = policy.fixedPollInterval {
             // naive: poll on the timer even while a sync runs (they may overlap).
             guard active, let due = waitingUntil, due <= now else { return [] }
             waitingUntil = now + fixed
             return [.poll]
         }
-        guard active, !syncInFlight, let due = waitingUntil, due <= now else { return [] }  // spurious wake-up
+        guard active, !syncRunning, let due = waitingUntil, due <= now else { return [] }  // spurious wake-up
         waitingUntil = nil
         return [.poll]
     }

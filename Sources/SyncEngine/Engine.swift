@@ -581,11 +581,9 @@ public final class Engine {
 
     private func trigger(_ trigger: CatchUpTrigger, forced: Bool) {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now,
-                              foreground: connection.lifecycle == .foreground) {
+                              foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live) {
         case .start(let t, let forced):
-            let kind = gate.kindToStart(forced: forced, pushState: reliability.state, foreground: connection.lifecycle == .foreground,
-                                        realtimeLive: connection.realtime == .live, now: now)
-            if kind == .targeted {
+            if gate.running?.kind == .targeted {
                 startTargeted(trigger: t.rawValue)
             } else {
                 startSync(kind: .full, trigger: t.rawValue, forced: forced)
@@ -644,7 +642,6 @@ public final class Engine {
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, startedAt: now)
-        gate.runningIs(.targeted)
         counters.targetedSyncs += 1
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
@@ -665,7 +662,7 @@ public final class Engine {
         case .failure(let error):
             emit(.error(source: "node", message: "UTXO set: \(error); the gap cannot be proven, running a full sync"))
             runs[runId]?.kind = .full
-            gate.runningIs(.full)
+            gate.targetedBecameFull()
             counters.targetedSyncs -= 1
             counters.fullSyncs += 1
             fetchAll(fullSyncObjects(), runId: runId)
@@ -954,7 +951,8 @@ public final class Engine {
     }
 
     private func updatePoller() {
-        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode, now: now))
+        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode,
+                                        syncRunning: gate.running != nil, now: now))
     }
 
     // MARK: - Timers and persistence
@@ -997,7 +995,7 @@ public final class Engine {
         }
         handle(reliability.deadlineReached(now: now))
         handle(connection.deadlineReached(now: now))
-        handle(poller.deadlineReached(now: now))
+        handle(poller.deadlineReached(now: now, syncRunning: gate.running != nil))
         handle(refresh.deadlineReached(now: now))
         for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
         if let at = storeRetryAt, at <= now { retryStore() }

@@ -162,7 +162,6 @@ struct CatchUpGateTests {
         g.finished(kind: .full, succeeded: false, now: at(11))
         #expect(g.owed == .init(kind: .full, forced: false))
         _ = g.triggered(.trailing, forced: false, pushState: .reliable, now: at(20))
-        g.runningIs(.targeted)
         g.finished(kind: .targeted, succeeded: true, now: at(21))
         #expect(g.owed == .init(kind: .full, forced: false))
         #expect(g.nextDeadline == at(41))
