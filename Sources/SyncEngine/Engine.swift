@@ -69,10 +69,8 @@ public final class Engine {
     private var liveSince: Instant?
     private var currentRefreshTask: Int?
     private var reregisterWhenActive = false
-    private var effects: [Effect] = []
-    private var effectsRead = 0
-    private var events: [TimedEvent] = []
-    private var eventsRead = 0
+    private var effects = Outbox<Effect>()
+    private var events = Outbox<TimedEvent>()
     /// Requests in flight, by the id their reply will carry.
     private var nextRequestId = 0
     private var indexerRequests: [Int: (object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant)] = [:]
@@ -174,26 +172,10 @@ public final class Engine {
     }
 
     /// The next thing to do, oldest first; nil when there is nothing.
-    public func pollEffect() -> Effect? {
-        guard effectsRead < effects.count else {
-            effects.removeAll(keepingCapacity: true)
-            effectsRead = 0
-            return nil
-        }
-        defer { effectsRead += 1 }
-        return effects[effectsRead]
-    }
+    public func pollEffect() -> Effect? { effects.next() }
 
     /// The next event, oldest first; nil when there is none.
-    public func pollEvent() -> TimedEvent? {
-        guard eventsRead < events.count else {
-            events.removeAll(keepingCapacity: true)
-            eventsRead = 0
-            return nil
-        }
-        defer { eventsRead += 1 }
-        return events[eventsRead]
-    }
+    public func pollEvent() -> TimedEvent? { events.next() }
 
     /// When the engine next needs `.deadline`; nil when nothing is due. A spurious
     /// `.deadline` does nothing.
@@ -1019,5 +1001,23 @@ public final class Engine {
 
     private func emit(_ event: SyncEvent) {
         events.append(TimedEvent(at: now, event: event))
+    }
+}
+
+/// What the engine hands out, first in, first out; read without copying, emptied once read.
+struct Outbox<Element> {
+    private var items: [Element] = []
+    private var read = 0
+
+    mutating func append(_ item: Element) { items.append(item) }
+
+    mutating func next() -> Element? {
+        guard read < items.count else {
+            items.removeAll(keepingCapacity: true)
+            read = 0
+            return nil
+        }
+        defer { read += 1 }
+        return items[read]
     }
 }

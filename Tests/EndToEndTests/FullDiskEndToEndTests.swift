@@ -59,14 +59,7 @@ struct FullDiskEndToEndTests {
         let t = try TmuxSession(arguments: "--seed 1 --speed 1", environment: env)
         defer { t.close() }
         t.wait(for: "Conversations")
-        var found = false
-        for _ in 0..<8 where !found {
-            try t.keys("Enter")
-            found = t.poll(seconds: 1.5) { $0.contains("you: written on a full disk") }
-            try t.keys("Escape")
-            try t.keys("Down")
-        }
-        #expect(found)
+        #expect(try t.openConversations(until: "you: written on a full disk"))
         try t.keys("q")
         t.wait(for: "EXIT=0")
     }

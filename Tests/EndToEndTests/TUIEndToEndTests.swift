@@ -120,15 +120,7 @@ struct TUIEndToEndTests {
         let first = t.wait(for: "Conversations")
         #expect(first.contains("push: reliable"))  // learned before, not relearned
         t.wait(for: "launched: ")
-        // Open each conversation in turn until the message shows.
-        var found = false
-        for _ in 0..<8 where !found {
-            try t.keys("Enter")
-            found = t.poll(seconds: 1.5) { $0.contains("you: kept across restarts") }
-            try t.keys("Escape")
-            try t.keys("Down")
-        }
-        #expect(found)
+        #expect(try t.openConversations(until: "you: kept across restarts"))
         try t.keys("q")
         t.wait(for: "EXIT=0")
     }

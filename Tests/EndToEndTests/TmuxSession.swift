@@ -118,6 +118,19 @@ final class TmuxSession {
         return last
     }
 
+    /// Opens each conversation of the list in turn (Enter, then Esc and ↓) until `text`
+    /// shows in the message pane; false when none of the first `tries` shows it.
+    func openConversations(until text: String, tries: Int = 8) throws -> Bool {
+        for _ in 0..<tries {
+            try keys("Enter")
+            let found = poll(seconds: 1.5) { $0.contains(text) }
+            try keys("Escape")
+            if found { return true }
+            try keys("Down")
+        }
+        return false
+    }
+
     @discardableResult
     func wait(for text: String, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) -> String {
         wait("\"\(text)\"", seconds: seconds, sourceLocation: sourceLocation) { $0.contains(text) }
