@@ -43,24 +43,47 @@ public struct ConnectionLifecycle: Sendable {
         case fallbackFired
     }
 
+    /// Where the app is: launched (not yet active), in the foreground, or in the background
+    /// since an instant.
+    private enum App: Sendable, Equatable {
+        case launched
+        case foreground
+        case background(since: Instant)
+    }
+
+    /// The realtime link as the client sees it, each state with what it needs.
+    private enum Link: Sendable, Equatable {
+        /// No connection. In the foreground the next attempt is due at `retryAt` (backoff);
+        /// `failures` attempts failed since the last success.
+        case offline(retryAt: Instant?, failures: Int)
+        /// A connect attempt is in flight.
+        case connecting(failures: Int)
+        /// Subscribed, with its keepalive.
+        case live(Keepalive)
+        /// Not trusted: the app went to the background while live (rule 10).
+        case stale
+    }
+
+    private enum Keepalive: Sendable, Equatable {
+        /// No ping until the foreground (the app is suspended).
+        case off
+        /// The next ping is due.
+        case due(Instant)
+        /// A ping waits for its answer until `deadline`.
+        case awaiting(ping: Int, deadline: Instant)
+    }
+
     public let settings: SyncSettings
     public let policy: SyncPolicy
     /// Delays between reconnect attempts while the foreground realtime channel is down.
     public var reconnectBackoff: [Interval] = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30)]
 
-    public private(set) var lifecycle: Lifecycle = .launched
-    /// When the app went to the background; nil while it is not there.
-    public private(set) var backgroundSince: Instant?
-    public private(set) var realtime: RealtimeState = .offline
+    private var app: App = .launched
+    private var link: Link = .offline(retryAt: nil, failures: 0)
+    private var recovery: Recovery = .none
     /// The transport's own flag as the client reads it. Stays true after the OS silently
     /// killed the socket in the background — which is why rule 10 never trusts it.
     public private(set) var isConnected = false
-    private var recovery: Recovery = .none
-    private var retryAt: Instant?
-    private var failedAttempts = 0
-    private var connectInFlight = false
-    private var pingAt: Instant?
-    private var pingInFlight: (id: Int, deadline: Instant)?
     private var pingCount = 0
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
@@ -68,14 +91,37 @@ public struct ConnectionLifecycle: Sendable {
         self.policy = policy
     }
 
+    public var lifecycle: Lifecycle {
+        switch app {
+        case .launched: return .launched
+        case .foreground: return .foreground
+        case .background: return .background
+        }
+    }
+
+    /// When the app went to the background; nil while it is not there.
+    public var backgroundSince: Instant? {
+        if case .background(let since) = app { return since }
+        return nil
+    }
+
+    public var realtime: RealtimeState {
+        switch link {
+        case .offline: return .offline
+        case .connecting: return .connecting
+        case .live: return .live
+        case .stale: return .stale
+        }
+    }
+
     /// Whether the subscription counts as unavailable for fallback polling (rule 13): it is
     /// offline, or reconnecting after a failure. Until a foreground recovery has completed or
     /// its fallback has fired, it is not: rule 11's two paths own that catch-up.
     public var subscriptionUnavailable: Bool {
         if case .awaitingReconnect = recovery { return false }
-        switch realtime {
+        switch link {
         case .offline: return true
-        case .connecting: return failedAttempts > 0
+        case .connecting(let failures): return failures > 0
         case .live, .stale: return false
         }
     }
@@ -83,68 +129,61 @@ public struct ConnectionLifecycle: Sendable {
     public var nextDeadline: Instant? {
         var deadlines: [Instant] = []
         if case .awaitingReconnect(let at) = recovery { deadlines.append(at) }
-        if let retryAt { deadlines.append(retryAt) }
-        if let pingAt { deadlines.append(pingAt) }
-        if let pingInFlight { deadlines.append(pingInFlight.deadline) }
+        switch link {
+        case .offline(let retryAt?, _): deadlines.append(retryAt)
+        case .live(.due(let at)): deadlines.append(at)
+        case .live(.awaiting(_, let deadline)): deadlines.append(deadline)
+        default: break
+        }
         return deadlines.min()
     }
 
     /// The app became active (rules 10–11).
     public mutating func becameActive(now: Instant) -> [Action] {
-        guard lifecycle != .foreground else { return [] }  // already active: nothing to recover
-        let firstLaunch = lifecycle == .launched
-        lifecycle = .foreground
-        backgroundSince = nil
+        guard app != .foreground else { return [] }  // already active: nothing to recover
+        let firstLaunch = app == .launched
+        app = .foreground
+        link = .connecting(failures: 0)
         guard policy.deferAppActive else {
             // naive: sync on app-active now, and again when the subscription restarts.
             recovery = .none
-            retryAt = nil
-            failedAttempts = 0
-            connectInFlight = true
-            realtime = .connecting
             return [.connect(forced: !firstLaunch, reason: firstLaunch ? "cold start" : "after background"),
                     .requestCatchUp(triggers: [.appActive], reason: "app active")]
         }
         recovery = .awaitingReconnect(fallbackAt: now + settings.recoveryFallback)
-        retryAt = nil
-        failedAttempts = 0
-        connectInFlight = true
         let reason = firstLaunch
             ? "cold start"
             : "after background: isConnected=\(isConnected) is not trusted"
-        realtime = .connecting
         return [.connect(forced: !firstLaunch, reason: reason)]
     }
 
     /// The app went to the background. The OS will kill the socket without telling us.
     public mutating func enteredBackground(now: Instant) -> [Action] {
-        guard lifecycle == .foreground else { return [] }
-        lifecycle = .background
-        backgroundSince = now
+        guard app == .foreground else { return [] }
+        app = .background(since: now)
         recovery = .none
-        retryAt = nil
-        stopKeepalive()  // the app is suspended: nothing runs until the foreground
-        if realtime == .live {
-            realtime = .stale
+        switch link {
+        case .live:
+            // The app is suspended: no keepalive; and the socket can no longer be trusted.
+            link = .stale
             return [.realtimeChanged(.stale, reason: "backgrounded: the OS may kill the socket silently")]
+        case .offline(_, let failures):
+            link = .offline(retryAt: nil, failures: failures)  // no retries while suspended
+        case .connecting, .stale:
+            break
         }
         return []
     }
 
     /// The connection is up and the subscription established.
     public mutating func connected(now: Instant) -> [Action] {
-        connectInFlight = false
         isConnected = true
-        failedAttempts = 0
-        retryAt = nil
-        guard lifecycle == .foreground else {
+        guard app == .foreground else {
             // Completed after the app went to the background: the socket is as good as dead.
-            realtime = .stale
+            link = .stale
             return [.realtimeChanged(.stale, reason: "connected while backgrounded")]
         }
-        realtime = .live
-        stopKeepalive()
-        pingAt = now + settings.keepaliveInterval
+        link = .live(.due(now + settings.keepaliveInterval))
         var actions: [Action] = [.realtimeChanged(.live, reason: "subscribed")]
         guard policy.deferAppActive else {
             return actions + [.requestCatchUp(triggers: [.subscriptionRestart], reason: "subscription restarted")]
@@ -163,8 +202,7 @@ public struct ConnectionLifecycle: Sendable {
 
     /// A connect attempt failed.
     public mutating func connectFailed(now: Instant, error: String) -> [Action] {
-        connectInFlight = false
-        return lost(now: now, reason: "connect failed: \(error)")
+        lost(now: now, reason: "connect failed: \(error)")
     }
 
     /// An established connection reported an error and closed.
@@ -175,57 +213,55 @@ public struct ConnectionLifecycle: Sendable {
 
     /// The node answered ping `id`. A late answer to an older ping changes nothing.
     public mutating func keepaliveAnswered(ping id: Int, now: Instant) -> [Action] {
-        guard let inFlight = pingInFlight, inFlight.id == id, realtime == .live else { return [] }
-        pingInFlight = nil
-        pingAt = now + settings.keepaliveInterval
+        guard case .live(.awaiting(id, _)) = link else { return [] }
+        link = .live(.due(now + settings.keepaliveInterval))
         return []
     }
 
     public mutating func deadlineReached(now: Instant) -> [Action] {
         var actions: [Action] = []
-        if let inFlight = pingInFlight, inFlight.deadline <= now {
+        switch link {
+        case .live(.awaiting(_, let deadline)) where deadline <= now:
             // The socket says nothing and answers nothing: stale. Reconnect, never trust it.
-            stopKeepalive()
             isConnected = false
-            realtime = .connecting
-            connectInFlight = true
-            retryAt = nil
+            link = .connecting(failures: 0)
             actions.append(.realtimeChanged(.stale, reason: "no keepalive answer within \(settings.keepaliveTimeout): the socket died silently"))
             actions.append(.connect(forced: true, reason: "keepalive failed"))
-        } else if let at = pingAt, at <= now {
-            pingAt = nil
-            if realtime == .live, lifecycle == .foreground {
+        case .live(.due(let at)) where at <= now:
+            if app == .foreground {
                 pingCount += 1
-                pingInFlight = (pingCount, now + settings.keepaliveTimeout)
+                link = .live(.awaiting(ping: pingCount, deadline: now + settings.keepaliveTimeout))
                 actions.append(.ping(pingCount))
+            } else {
+                link = .live(.off)
             }
+        default:
+            break
         }
         if case .awaitingReconnect(let at) = recovery, at <= now {
             recovery = .fallbackFired
             actions.append(.requestCatchUp(triggers: [.appActive], reason: "reconnect not completed \(settings.recoveryFallback) after app-active"))
         }
-        if let at = retryAt, at <= now, lifecycle == .foreground, !connectInFlight {
-            retryAt = nil
-            connectInFlight = true
-            realtime = .connecting
-            actions.append(.connect(forced: false, reason: "reconnect attempt \(failedAttempts)"))
+        if case .offline(let at?, let failures) = link, at <= now, app == .foreground {
+            link = .connecting(failures: failures)
+            actions.append(.connect(forced: false, reason: "reconnect attempt \(failures)"))
         }
         return actions  // empty on a spurious wake-up
     }
 
-    private mutating func stopKeepalive() {
-        pingAt = nil
-        pingInFlight = nil
-    }
-
     private mutating func lost(now: Instant, reason: String) -> [Action] {
-        stopKeepalive()
         isConnected = false
-        realtime = .offline
-        guard lifecycle == .foreground else { return [.realtimeChanged(.offline, reason: reason)] }
-        let delay = reconnectBackoff[min(failedAttempts, reconnectBackoff.count - 1)]
-        failedAttempts += 1
-        retryAt = now + delay
+        let failures: Int
+        switch link {
+        case .offline(_, let f), .connecting(let f): failures = f
+        case .live, .stale: failures = 0
+        }
+        guard app == .foreground else {
+            link = .offline(retryAt: nil, failures: failures)
+            return [.realtimeChanged(.offline, reason: reason)]
+        }
+        let delay = reconnectBackoff[min(failures, reconnectBackoff.count - 1)]
+        link = .offline(retryAt: now + delay, failures: failures + 1)
         return [.realtimeChanged(.offline, reason: reason + "; retry in \(delay)")]
     }
 }
