@@ -33,12 +33,28 @@ public struct BackgroundRefresh: Sendable {
         case stopLightSync(reason: String)
     }
 
+    /// Where the refresh machinery is: idle in the foreground; in the background with a
+    /// refresh asked of the OS or not; or running a granted refresh's light sync.
+    private enum Phase: Sendable, Equatable {
+        case foreground
+        case background(requested: Bool)
+        case lightSync(budgetEndsAt: Instant)
+    }
+
     public let settings: SyncSettings
     public let policy: SyncPolicy
-    public private(set) var requested = false
-    public private(set) var budgetEndsAt: Instant?
-    /// Refreshes are asked for only from the background.
-    private var inBackground = false
+    private var phase: Phase = .foreground
+
+    /// A refresh is asked of the OS.
+    public var requested: Bool { phase == .background(requested: true) }
+
+    /// When the running light sync's budget ends.
+    public var budgetEndsAt: Instant? {
+        if case .lightSync(let end) = phase { return end }
+        return nil
+    }
+
+    private var inBackground: Bool { phase != .foreground }
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
         self.settings = settings
@@ -64,9 +80,11 @@ public struct BackgroundRefresh: Sendable {
     }
 
     public mutating func enteredBackground(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
-        inBackground = true
-        guard needed(mode: mode, pushState: pushState) else { return [] }
-        requested = true
+        guard needed(mode: mode, pushState: pushState) else {
+            phase = .background(requested: false)
+            return []
+        }
+        phase = .background(requested: true)
         return [.request(earliest: now + interval, reason: why(mode: mode, pushState: pushState))]
     }
 
@@ -74,14 +92,14 @@ public struct BackgroundRefresh: Sendable {
     /// asked for when it became needed, withdrawn when it no longer is. A running light sync
     /// finishes; the request after it follows the new conditions.
     public mutating func conditionsChanged(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
-        guard inBackground, budgetEndsAt == nil else { return [] }
+        guard case .background(let requested) = phase else { return [] }
         let need = needed(mode: mode, pushState: pushState)
         if need, !requested {
-            requested = true
+            phase = .background(requested: true)
             return [.request(earliest: now + interval, reason: why(mode: mode, pushState: pushState))]
         }
         if !need, requested {
-            requested = false
+            phase = .background(requested: false)
             let reason = mode == .off ? "notification mode is off" : "reliable push covers the background"
             return [.cancelRequest(reason: reason)]
         }
@@ -94,25 +112,21 @@ public struct BackgroundRefresh: Sendable {
     }
 
     public mutating func enteredForeground(now: Instant) -> [Action] {
-        inBackground = false
-        let wasRunning = budgetEndsAt != nil
-        budgetEndsAt = nil
-        var actions: [Action] = []
-        if wasRunning { actions.append(.stopLightSync(reason: "app came to the foreground")) }
-        if requested {
-            requested = false
-            actions.append(.cancelRequest(reason: "app in foreground"))
+        let was = phase
+        phase = .foreground
+        switch was {
+        case .lightSync: return [.stopLightSync(reason: "app came to the foreground")]
+        case .background(requested: true): return [.cancelRequest(reason: "app in foreground")]
+        case .background(requested: false), .foreground: return []
         }
-        return actions
     }
 
     /// The OS granted a refresh.
     public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
-        requested = false
+        if case .background = phase { phase = .background(requested: false) }
         if policy.naiveBackgroundRefresh {
             guard mode != .off else { return [.skip(reason: "notification mode is off")] }
-            budgetEndsAt = nil
-            return [.runFullSync]
+            return [.runFullSync]  // the engine tracks the sync; the OS expires the task
         }
         if mode == .remotePush && pushState == .reliable {
             return [.skip(reason: "reliable push covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
@@ -121,38 +135,38 @@ public struct BackgroundRefresh: Sendable {
             return [.skip(reason: "notification mode is off")]
         }
         let end = now + settings.lightSyncBudget
-        budgetEndsAt = end
+        if inBackground { phase = .lightSync(budgetEndsAt: end) }
         return [.runLightSync(conversations: settings.lightSyncConversations, budgetEndsAt: end)]
     }
 
     /// The OS expires the refresh task (30 s after the grant).
     public mutating func refreshExpired(now: Instant) -> [Action] {
         guard budgetEndsAt != nil || policy.naiveBackgroundRefresh else { return [] }  // the sync ended first
-        budgetEndsAt = nil
+        if case .lightSync = phase { phase = .background(requested: false) }
         return [.stopLightSync(reason: "expired by the OS")]
     }
 
     /// The light sync ended (complete, stopped or failed); ask for the next refresh.
     public mutating func lightSyncEnded(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
-        budgetEndsAt = nil
+        if case .lightSync = phase { phase = .background(requested: false) }
         return rerequest(mode: mode, pushState: pushState, now: now)
     }
 
     /// The grant could not run because another sync holds the single flight.
     public mutating func grantUnused(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
-        budgetEndsAt = nil
+        if case .lightSync = phase { phase = .background(requested: false) }
         return rerequest(mode: mode, pushState: pushState, now: now)
     }
 
     public mutating func deadlineReached(now: Instant) -> [Action] {
-        guard let end = budgetEndsAt, end <= now else { return [] }  // spurious wake-up
-        budgetEndsAt = nil
+        guard case .lightSync(let end) = phase, end <= now else { return [] }  // spurious wake-up
+        phase = .background(requested: false)
         return [.stopLightSync(reason: "budget of \(settings.lightSyncBudget) used up")]
     }
 
     private mutating func rerequest(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
         guard inBackground, needed(mode: mode, pushState: pushState) else { return [] }
-        requested = true
+        phase = .background(requested: true)
         return [.request(earliest: now + interval, reason: "next refresh")]
     }
 }
