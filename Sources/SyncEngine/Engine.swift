@@ -78,8 +78,6 @@ public final class Engine {
     private var publishRequests: Set<Int> = []
     /// Catch-ups waiting for the indexer to catch up with a young subscription, by when.
     private var waitingForIndexer: [(at: Instant, runId: Int, ask: () -> Void)] = []
-    /// The last publication, for the runner to hand back to whoever sent.
-    public private(set) var lastPublished: NetworkMessage?
     /// Whether the OS lets the app show notifications (rule 1).
     private var permissionGranted: Bool
     private var contactsByAddress: [Address: Contact] = [:]
@@ -246,7 +244,6 @@ public final class Engine {
     private func published(id: Int, _ publication: Publication) {
         guard publishRequests.remove(id) != nil else { return settle() }
         let message = publication.message
-        lastPublished = message
         let contact = message.conversation
         emit(.messageSent(txId: message.txId, to: contactsByAddress[contact]?.handle ?? contact.value))
         store(message, via: .sent, receivedAt: now)

@@ -13,6 +13,8 @@ public final class SyncDriver: ClientEndpoint {
     private let ports: WorldPorts
     private var wakeUp: (at: Instant, token: Scheduler.Token)?
     private var subscribers: [(TimedEvent) -> Void] = []
+    /// What the network took for the last `.publish` performed, for `send` to return.
+    private var lastPublication: Publication?
     /// Writes a profile's world keeps of its own, retried with the store's (set by whoever
     /// persists the world). Throws while they still fail.
     public var retryWorldWrites: (() throws -> Void)?
@@ -58,6 +60,7 @@ public final class SyncDriver: ClientEndpoint {
             ports.indexer.send(call) { [weak self] in self?.handle(.indexerReplied(id: id, $0)) }
         case .publish(let id, let to, let body):
             let publication = ports.network.publish(from: engine.me, to: to, body: body)
+            lastPublication = publication
             engine.handle(.published(id: id, publication), now: now())
         case .registerToken: ports.push.registerToken()
         case .unregisterToken: ports.push.unregisterToken()
@@ -105,9 +108,9 @@ public final class SyncDriver: ClientEndpoint {
     /// not sent (over `MessageLimits.maxBodyBytes`: an error event says so).
     @discardableResult
     public func send(to contact: Address, text: String) -> NetworkMessage? {
-        let before = engine.lastPublished
+        lastPublication = nil
         handle(.send(to: contact, text: text))
-        return engine.lastPublished == before ? nil : engine.lastPublished
+        return lastPublication?.message
     }
 
     // MARK: - What the engine knows, for the UI and the measures
