@@ -8,9 +8,11 @@ import SyncCore
 /// ask the OS for. Replies come back as inputs. Its one timer is `nextDeadline`; at that
 /// instant the runner hands it `.deadline`. Every decision is a `SyncEvent` (`pollEvent()`).
 ///
-/// The store is the one dependency it calls directly: local, transactional, and part of
-/// the decisions themselves (rule 9's cursor moves in the commit of the messages it covers).
-/// When it cannot write, the engine keeps what it could not write (`UnsavedChanges`).
+/// The store is read directly (a local lookup: has this txId, where is this cursor), and
+/// written through effects (`.write`): the messages and the cursor that covers them as one
+/// write (rule 9), the learned state, contacts, read marks, pending pushes. Until a write
+/// answers, and when it fails (a full disk), what it carried is kept in memory
+/// (`UnsavedChanges`), so that reads see it and nothing is lost.
 ///
 /// `SyncDriver` is the runner that performs the effects against the world's ports.
 public final class Engine {
@@ -98,6 +100,14 @@ public final class Engine {
     private var unsaved = UnsavedChanges()
     private var storeRetryAt: Instant?
     private var keptBeforeRecovery = 0
+    /// Writes in flight, by id, with what each needs when it answers.
+    private var writes: [Int: (write: StoreWrite, runId: Int?)] = [:]
+    /// Cursor moves written and not answered yet: reads see them (rule 9's reads).
+    private var cursorsInFlight: [SyncObject: SyncCursor] = [:]
+    /// The learned state written and not answered yet.
+    private var stateInFlight: PersistedEngineState?
+    /// The writes of a retry; the trouble ends when all of them, and the world's, land.
+    private var retryBatch: Set<Int>?
     /// The last status sent.
     private var lastStatus: EngineStatus?
     /// How often writes that failed are tried again (not in the §3 table).
@@ -149,6 +159,7 @@ public final class Engine {
         case .markRead(let a): markRead(a)
         case .worldWriteFailed(let error): worldWriteFailed(error)
         case .worldWritesRetried(let error): worldWritesRetried(error)
+        case .written(let id, let failure): written(id: id, failure: failure)
         case .becameActive: appDidBecomeActive()
         case .enteredBackground: appDidEnterBackground()
         case .connectionOpened(let id): currentConnection = id
@@ -219,10 +230,7 @@ public final class Engine {
     private func upsertContact(_ contact: Contact) {
         contactsByAddress[contact.address] = contact
         emit(.contact(contact))
-        do { try storage.upsertContact(contact) } catch {
-            unsaved.keep(contact)
-            storeFailed(error)
-        }
+        write(.contact(contact))
         settle()
     }
 
@@ -298,11 +306,8 @@ public final class Engine {
     }
 
     private func markRead(_ conversation: Address) {
-        do { try storage.markRead(conversation) } catch {
-            unsaved.keepRead(conversation)
-            storeFailed(error)
-            settle()
-        }
+        write(.markRead(conversation))
+        settle()
     }
 
     /// A message the app has: stored, or kept in memory while the store cannot write.
@@ -423,10 +428,7 @@ public final class Engine {
         if unsaved.trouble != nil {
             unsaved.keep(push)  // in order, behind a removal that may still be owed
         } else {
-            do { try storage.appendPendingPush(push) } catch {
-                unsaved.keep(push)
-                storeFailed(error)
-            }
+            write(.appendPendingPush(push))
         }
         notify(message)
         settle()
@@ -598,7 +600,7 @@ public final class Engine {
         guard !objects.isEmpty else { return }
         afterIndexerLag(runId: runId) { [self] in
             for object in objects {
-                let since = storage.cursor(object).requestStart(now: now, rewind: settings.reorgRewind)
+                let since = cursor(of: object).requestStart(now: now, rewind: settings.reorgRewind)
                 fetch(object, since: since, page: 0, runId: runId)
             }
         }
@@ -744,15 +746,14 @@ public final class Engine {
                 }
                 // Rule 9: the cursor moves in the same commit as the messages it covers.
                 // (A fetch by id, for (b), has no cursor.)
-                let cursor = object.map {
-                    ($0, storage.cursor($0).advanced(coveringUpTo: (reply.messages.map(\.blockTime) + reply.rejected.compactMap(\.blockTime)).max(),
-                                                     requestedAt: requestedAt,
-                                                     indexingLag: settings.indexerLagAllowance))
+                let move = object.map {
+                    CursorMove(object: $0, cursor: self.cursor(of: $0).advanced(
+                        coveringUpTo: (reply.messages.map(\.blockTime) + reply.rejected.compactMap(\.blockTime)).max(),
+                        requestedAt: requestedAt, indexingLag: settings.indexerLagAllowance))
                 }
-                let (fresh, stored) = commit(messages, cursor: cursor)
-                // Kept in memory and shown, but the cursor did not move: the catch-up is
-                // incomplete (rule 9) and is retried. The trouble itself is logged once.
-                if !stored { runs[runId]?.failed += 1 }
+                // If the write fails, what it carried is kept in memory and shown, but the
+                // cursor does not move: the catch-up is incomplete (rule 9) and is retried.
+                let fresh = commit(messages, cursor: move, runId: runId)
                 runs[runId]?.stored += fresh.count
                 for m in fresh {
                     announce(m)
@@ -796,27 +797,72 @@ public final class Engine {
     // MARK: - Messages
 
     private func store(_ message: NetworkMessage, via channel: Channel, receivedAt: Instant) {
-        for m in commit([StoredMessage(message: message, receivedAt: receivedAt, via: channel)], cursor: nil).fresh {
+        for m in commit([StoredMessage(message: message, receivedAt: receivedAt, via: channel)], cursor: nil) {
             announce(m)
         }
     }
 
-    /// Stores messages and the cursor that covers them, atomically (rule 9), carrying along
-    /// whatever the store could not take before. When it cannot write, the new messages are
-    /// kept in memory and returned all the same, so that the chat goes on; the cursor does
-    /// not move. Returns the messages new to the app, and whether they are stored.
-    private func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) -> (fresh: [StoredMessage], stored: Bool) {
+    /// Writes messages and the cursor that covers them as one write (rule 9), carrying along
+    /// whatever the store could not take before. Returns the messages new to the app at once,
+    /// so that the chat goes on whatever the write's answer. `runId`: a sync whose answer
+    /// waits for this write (a failed one leaves it incomplete).
+    private func commit(_ messages: [StoredMessage], cursor: CursorMove?, runId: Int? = nil) -> [StoredMessage] {
+        var seen = Set<String>()
+        let fresh = messages.filter { !has($0.txId) && seen.insert($0.txId).inserted }
+        for m in fresh { unsaved.writing(m) }
+        if let cursor { cursorsInFlight[cursor.object] = cursor.cursor }
         let carried = unsaved.messages
-        do {
-            let landed = try storage.commit(carried + messages, cursor: cursor)
-            unsaved.messagesStored()
-            let before = Set(carried.map(\.txId))
-            return (landed.filter { !before.contains($0.txId) }, true)
-        } catch {
-            let fresh = messages.filter { !storage.hasMessage(txId: $0.txId) && unsaved.keep($0) }
-            storeFailed(error)
-            return (fresh, false)
+        unsaved.messagesStored()
+        for m in carried { unsaved.writing(m) }
+        write(.messages(carried + fresh, cursor: cursor), runId: runId)
+        return fresh
+    }
+
+    /// A sync object's cursor: as written, even if the write has not answered yet.
+    private func cursor(of object: SyncObject) -> SyncCursor {
+        cursorsInFlight[object] ?? storage.cursor(object)
+    }
+
+    /// Asks the runner to write; `runId` waits for the answer.
+    private func write(_ w: StoreWrite, runId: Int? = nil) {
+        let id = request()
+        writes[id] = (w, runId)
+        if let runId, runs[runId] != nil { runs[runId]?.outstanding += 1 }
+        effects.append(.write(id: id, w))
+    }
+
+    /// A write answered.
+    private func written(id: Int, failure: String?) {
+        guard let (w, runId) = writes.removeValue(forKey: id) else { return settle() }
+        let stored = failure == nil
+        switch w {
+        case .messages(let messages, let cursor):
+            unsaved.written(messages.map(\.txId), stored: stored)
+            if let cursor, cursorsInFlight[cursor.object] == cursor.cursor { cursorsInFlight[cursor.object] = nil }
+        case .state(let state):
+            if stored { lastSaved = state }
+            if stateInFlight == state { stateInFlight = nil }
+        case .contact(let c): if !stored { unsaved.keep(c) }
+        case .markRead(let a): if !stored { unsaved.keepRead(a) }
+        case .appendPendingPush(let p): if !stored { unsaved.keep(p) }
+        case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
         }
+        if let failure {
+            if retryBatch?.contains(id) == true { retryBatch = nil }  // this retry failed
+            storeFailed(reason: failure)
+        } else if var batch = retryBatch, batch.remove(id) != nil {
+            retryBatch = batch
+            if batch.isEmpty {
+                retryBatch = nil
+                effects.append(.retryWorldWrites)  // the world's own writes share the disk
+            }
+        }
+        if let runId, runs[runId] != nil {
+            runs[runId]?.outstanding -= 1
+            if !stored { runs[runId]?.failed += 1 }
+            if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        }
+        settle()
     }
 
     /// The app has this message: stored, or kept in memory.
@@ -824,8 +870,10 @@ public final class Engine {
 
     /// A write failed: the trouble is logged once, when it starts, and everything unsaved is
     /// tried again every `storeRetryInterval` until it all lands.
-    private func storeFailed(_ error: Error) {
-        if unsaved.failed(error) {
+    private func storeFailed(_ error: Error) { storeFailed(reason: "\(error)") }
+
+    private func storeFailed(reason: String) {
+        if unsaved.failed(reason: reason) {
             emit(.storeTrouble(unsaved.trouble, unsaved: unsaved.count, retryEvery: Self.storeRetryInterval))
         }
         if storeRetryAt == nil { storeRetryAt = now + Self.storeRetryInterval }
@@ -834,36 +882,26 @@ public final class Engine {
     /// Writes everything kept in memory, in order; the trouble ends when all of it lands.
     private func retryStore() {
         storeRetryAt = nil
-        let kept = unsaved.keptDuringTrouble
-        do {
-            if !unsaved.messages.isEmpty {
-                _ = try storage.commit(unsaved.messages, cursor: nil)
-                unsaved.messagesStored()
-            }
-            for (address, c) in unsaved.contacts.sorted(by: { $0.key < $1.key }) {
-                try storage.upsertContact(c)
-                unsaved.contactStored(address)
-            }
-            for a in unsaved.reads.sorted() {
-                try storage.markRead(a)
-                unsaved.readStored(a)
-            }
-            if unsaved.clearPendingPushes {
-                try storage.removePendingPushes()
-                unsaved.clearPendingPushes = false
-            }
-            while let p = unsaved.pendingPushes.first {
-                try storage.appendPendingPush(p)
-                unsaved.firstPendingPushStored()
-            }
-            try saveState()
-        } catch {
-            storeFailed(error)
-            return
+        keptBeforeRecovery = unsaved.keptDuringTrouble
+        let before = nextRequestId
+        if !unsaved.messages.isEmpty { _ = commit([], cursor: nil) }
+        for (address, c) in unsaved.contacts.sorted(by: { $0.key < $1.key }) {
+            unsaved.contactStored(address)
+            write(.contact(c))
         }
-        // The world's own writes share the disk: the trouble ends when they land too.
-        keptBeforeRecovery = kept
-        effects.append(.retryWorldWrites)
+        for a in unsaved.reads.sorted() {
+            unsaved.readStored(a)
+            write(.markRead(a))
+        }
+        if unsaved.clearPendingPushes {
+            unsaved.clearPendingPushes = false
+            write(.removePendingPushes)
+        }
+        for p in unsaved.takePendingPushes() { write(.appendPendingPush(p)) }
+        saveState()
+        // The trouble ends when all of these land, and then the world's own writes.
+        let batch = Set((before + 1)...max(before + 1, nextRequestId)).filter { writes[$0] != nil }
+        if batch.isEmpty { effects.append(.retryWorldWrites) } else { retryBatch = batch }
     }
 
     private func announce(_ m: StoredMessage) {
@@ -891,7 +929,7 @@ public final class Engine {
 
     /// The badge: every unread message, including those still pending in the extension.
     public var badge: Int {
-        storage.totalUnread() + pendingUnstored.count + unsaved.messages.filter { $0.message.direction == .incoming }.count
+        storage.totalUnread() + pendingUnstored.count + unsaved.incomingNotStored
     }
 
     /// Rule 12: pushes the extension stored while backgrounded are stored now and count as
@@ -905,10 +943,7 @@ public final class Engine {
         }
         pendingArrivals.removeAll()
         pendingUnstored.removeAll()
-        do { try storage.removePendingPushes() } catch {
-            unsaved.clearPendingPushes = true
-            storeFailed(error)
-        }
+        write(.removePendingPushes)
     }
 
     // MARK: - Push token and conditions
@@ -985,15 +1020,15 @@ public final class Engine {
     /// retry writes (a full disk is not asked again at every event).
     private func persist() {
         guard unsaved.trouble == nil else { return }
-        do { try saveState() } catch { storeFailed(error) }
+        saveState()
     }
 
-    private func saveState() throws {
+    private func saveState() {
         let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode,
                                          preview: notifier.preview, tokenStatus: tokenStatus)
-        guard state != lastSaved else { return }
-        try storage.saveState(state)
-        lastSaved = state
+        guard state != lastSaved, state != stateInFlight else { return }
+        stateInFlight = state
+        write(.state(state))
     }
 
     private func emit(_ event: SyncEvent) {

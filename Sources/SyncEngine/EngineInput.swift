@@ -50,6 +50,8 @@ public enum EngineInput {
     case published(id: Int, Publication)
     /// The reply to `.retryWorldWrites`: nil when all of it was written.
     case worldWritesRetried(Error?)
+    /// The reply to `.write`: nil when the store wrote it, else why not.
+    case written(id: Int, failure: String?)
 
     // MARK: Time
     /// `Engine.nextDeadline` has come (a spurious one does nothing).
@@ -78,4 +80,29 @@ public enum Effect: Equatable, Sendable {
     case cancelBackgroundRefresh
     /// Write again what the profile's world could not write before; reply `.worldWritesRetried`.
     case retryWorldWrites
+    /// Write to the store; reply `.written(id, …)`.
+    case write(id: Int, StoreWrite)
+}
+
+/// A write the engine asks of the store (`Effect.write`); the runner performs it on its
+/// `ChatStorage` and replies `.written(id, failure:)`.
+public enum StoreWrite: Equatable, Sendable {
+    /// Messages, and the cursor that covers them, in one transaction (rule 9).
+    case messages([StoredMessage], cursor: CursorMove?)
+    case state(PersistedEngineState)
+    case contact(Contact)
+    case markRead(Address)
+    case appendPendingPush(PendingPush)
+    case removePendingPushes
+}
+
+/// A sync object's cursor moved to `cursor` (rule 9).
+public struct CursorMove: Equatable, Sendable {
+    public var object: SyncObject
+    public var cursor: SyncCursor
+
+    public init(object: SyncObject, cursor: SyncCursor) {
+        self.object = object
+        self.cursor = cursor
+    }
 }

@@ -67,10 +67,26 @@ public final class SyncDriver: ClientEndpoint {
         case .setMuted(let a, let muted): ports.push.setMuted(a, muted)
         case .requestBackgroundRefresh(let earliest): ports.system.requestBackgroundRefresh(earliest: earliest)
         case .cancelBackgroundRefresh: ports.system.cancelBackgroundRefresh()
+        case .write(let id, let write):
+            var failure: String?
+            do { try perform(write) } catch { failure = "\(error)" }
+            engine.handle(.written(id: id, failure: failure), now: now())
         case .retryWorldWrites:
             var failure: Error?
             do { try retryWorldWrites?() } catch { failure = error }
             engine.handle(.worldWritesRetried(failure), now: now())
+        }
+    }
+
+    private func perform(_ write: StoreWrite) throws {
+        let storage = engine.storage
+        switch write {
+        case .messages(let messages, let cursor): _ = try storage.commit(messages, cursor: cursor.map { ($0.object, $0.cursor) })
+        case .state(let state): try storage.saveState(state)
+        case .contact(let c): try storage.upsertContact(c)
+        case .markRead(let a): try storage.markRead(a)
+        case .appendPendingPush(let p): try storage.appendPendingPush(p)
+        case .removePendingPushes: try storage.removePendingPushes()
         }
     }
 

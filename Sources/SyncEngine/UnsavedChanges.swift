@@ -12,6 +12,8 @@ struct UnsavedChanges {
     /// Messages announced to the app but not stored, in the order they came.
     private(set) var messages: [StoredMessage] = []
     private var ids: Set<String> = []
+    /// Messages announced and written, whose write has not answered yet.
+    private var inFlight: [String: StoredMessage] = [:]
     /// The newest state of each contact whose write failed.
     private(set) var contacts: [Address: Contact] = [:]
     /// Conversations marked read whose write failed.
@@ -31,35 +33,58 @@ struct UnsavedChanges {
     /// Why the store cannot write; nil while writes land.
     private(set) var trouble: String?
     /// Changes kept in memory since the trouble began (the recovery says how many it saved).
-    private(set) var keptDuringTrouble = 0
+    var keptDuringTrouble: Int { keptMessages.count + keptOthers }
+    private var keptMessages: Set<String> = []
+    private var keptOthers = 0
 
     var count: Int { messages.count + contacts.count + reads.count + pendingPushes.count }
 
-    func contains(txId: String) -> Bool { ids.contains(txId) }
+    func contains(txId: String) -> Bool { ids.contains(txId) || inFlight[txId] != nil }
 
-    func message(txId: String) -> StoredMessage? { ids.contains(txId) ? messages.first { $0.txId == txId } : nil }
+    func message(txId: String) -> StoredMessage? {
+        inFlight[txId] ?? (ids.contains(txId) ? messages.first { $0.txId == txId } : nil)
+    }
+
+    /// Incoming messages the store does not have yet (kept or in flight): unread for the badge.
+    var incomingNotStored: Int {
+        messages.filter { $0.message.direction == .incoming }.count + inFlight.values.filter { $0.message.direction == .incoming }.count
+    }
+
+    /// A message written; its write has not answered.
+    mutating func writing(_ m: StoredMessage) { inFlight[m.txId] = m }
+
+    /// Writes answered: `stored` ones are in the store; the others are kept, to be written again.
+    mutating func written(_ txIds: [String], stored: Bool) {
+        for id in txIds {
+            guard let m = inFlight.removeValue(forKey: id) else { continue }
+            if !stored, ids.insert(id).inserted {
+                messages.append(m)
+                keptMessages.insert(id)
+            }
+        }
+    }
 
     /// Keeps a message the store could not take. False if it is kept already.
     mutating func keep(_ m: StoredMessage) -> Bool {
         guard ids.insert(m.txId).inserted else { return false }
         messages.append(m)
-        keptDuringTrouble += 1
+        keptMessages.insert(m.txId)
         return true
     }
 
     mutating func keep(_ contact: Contact) {
         contacts[contact.address] = contact
-        keptDuringTrouble += 1
+        keptOthers += 1
     }
 
     mutating func keepRead(_ conversation: Address) {
         reads.insert(conversation)
-        keptDuringTrouble += 1
+        keptOthers += 1
     }
 
     mutating func keep(_ push: PendingPush) {
         pendingPushes.append(push)
-        keptDuringTrouble += 1
+        keptOthers += 1
     }
 
     /// The kept messages were stored.
@@ -69,9 +94,11 @@ struct UnsavedChanges {
     }
 
     /// A write failed. True when this starts a trouble (the change to log).
-    mutating func failed(_ error: Error) -> Bool {
+    mutating func failed(_ error: Error) -> Bool { failed(reason: "\(error)") }
+
+    mutating func failed(reason: String) -> Bool {
         let started = trouble == nil
-        trouble = Self.reason(error)
+        trouble = Self.reason(text: reason)
         return started
     }
 
@@ -79,14 +106,14 @@ struct UnsavedChanges {
     mutating func recovered() -> Bool {
         defer {
             trouble = nil
-            keptDuringTrouble = 0
+            keptMessages.removeAll()
+            keptOthers = 0
         }
         return trouble != nil
     }
 
     /// A short reason for the status bar: SQLite's "database or disk is full" is "disk full".
-    static func reason(_ error: Error) -> String {
-        let text = "\(error)"
+    static func reason(text: String) -> String {
         if text.contains("disk is full") || text.contains("SQLITE_FULL") { return "disk full" }
         if text.contains("readonly") || text.contains("read-only") { return "read-only" }
         if text.contains("disk I/O") { return "disk I/O error" }

@@ -29,10 +29,41 @@ struct SansIOEngineTests {
             engine.handle(input, now: now)
             var out: [Effect] = []
             while let e = engine.pollEffect() {
-                if case .indexer(let id, let call) = e { requests[id] = call }
-                out.append(e)
+                switch e {
+                case .write(let id, let w):
+                    // The store is local: written at once, as the runner does.
+                    writes.append(w)
+                    var failure: String?
+                    do { try perform(w) } catch { failure = "\(error)" }
+                    engine.handle(.written(id: id, failure: failure), now: now)
+                case .retryWorldWrites:
+                    engine.handle(.worldWritesRetried(nil), now: now)  // no world here
+                case .indexer(let id, let call):
+                    requests[id] = call
+                    out.append(e)
+                default:
+                    out.append(e)
+                }
             }
             return out
+        }
+
+        /// Every write the engine asked of the store, in order.
+        var writes: [StoreWrite] = []
+
+        /// While true, every write fails as on a full disk.
+        var diskFull = false
+
+        func perform(_ w: StoreWrite) throws {
+            if diskFull { throw StorageError("database or disk is full") }
+            switch w {
+            case .messages(let m, let c): _ = try storage.commit(m, cursor: c.map { ($0.object, $0.cursor) })
+            case .state(let s): try storage.saveState(s)
+            case .contact(let c): try storage.upsertContact(c)
+            case .markRead(let a): try storage.markRead(a)
+            case .appendPendingPush(let p): try storage.appendPendingPush(p)
+            case .removePendingPushes: try storage.removePendingPushes()
+            }
         }
 
         func events() -> [SyncEvent] {
@@ -150,6 +181,8 @@ struct SansIOEngineTests {
                                   blockTime: h.now + .seconds(1))
         h.send(.published(id: id, Publication(message: sent, spent: [])))
         #expect(h.storage.message(txId: "out1")?.via == .sent)
+        // The store is written through an effect: the message, with no cursor (not a fetch).
+        #expect(h.writes.contains(.messages([StoredMessage(message: sent, receivedAt: h.now, via: .sent)], cursor: nil)))
         let stored = StoredMessage(message: sent, receivedAt: h.now, via: .sent)
         #expect(h.events().filter(\.isDecision) == [.messageSent(txId: "out1", to: "alice"), .messageStored(stored, contact: Self.alice)])
         h.send(.published(id: id, Publication(message: sent, spent: [])))  // a duplicate reply changes nothing
@@ -185,5 +218,28 @@ struct SansIOEngineTests {
         let words = events.compactMap { if case .status(let s) = $0 { s.realtime } else { nil } }
         #expect(words.contains(.polling))
         #expect(h.engine.status.realtime == .polling)
+    }
+
+    @Test("the store is written through effects: a failed write keeps the message in memory and shown, moves no cursor, says so once, and a retry 5 s later writes it")
+    func writesFailAndRetry() throws {
+        let h = Harness()
+        h.launchedAndLive()
+        _ = h.events()
+        h.diskFull = true
+        let t0 = h.now + .seconds(10)
+        h.send(.realtimeTx(connection: 1, Self.tx("kept", at: t0)), at: t0 + .seconds(1))
+        let events = h.events()
+        #expect(events.contains { if case .messageStored(let m, _) = $0 { m.txId == "kept" } else { false } })  // shown at once
+        #expect(events.filter { if case .storeTrouble = $0 { true } else { false } }.count == 1)
+        #expect(!h.storage.hasMessage(txId: "kept"))
+        #expect(h.engine.message(txId: "kept") != nil)
+        #expect(h.engine.status.storeTrouble == "disk full" && h.engine.status.unsaved == 1)
+        h.diskFull = false
+        let retry = try #require(h.engine.nextDeadline)
+        #expect(retry <= t0 + .seconds(6))
+        h.advance(to: t0 + .seconds(7))
+        #expect(h.storage.message(txId: "kept")?.via == .realtime)
+        #expect(h.engine.status.storeTrouble == nil)
+        #expect(h.events().contains(.storeTrouble(nil, unsaved: 1, retryEvery: .seconds(5))))
     }
 }
