@@ -242,4 +242,87 @@ struct SansIOEngineTests {
         #expect(h.engine.status.storeTrouble == nil)
         #expect(h.events().contains(.storeTrouble(nil, unsaved: 1, retryEvery: .seconds(5))))
     }
+
+    @Test("rule 6: while reliable, a foreground soon after the last catch-up is skipped with the time left; rule 14: no refresh is asked for while reliable push covers the background, one as soon as the mode needs it")
+    func debounceAndRefresh() throws {
+        let h = Harness()
+        h.launchedAndLive()
+        let t0 = h.now + .seconds(5)
+        h.send(.realtimeTx(connection: 1, Self.tx("a", at: t0)), at: t0 + .seconds(1))
+        h.send(.pushDelivered(Self.push("a", blockTime: t0)), at: t0 + .seconds(2))
+        #expect(h.engine.reliability.state == .reliable)
+        #expect(!h.send(.enteredBackground, at: t0 + .seconds(60)).contains { if case .requestBackgroundRefresh = $0 { true } else { false } })
+        #expect(h.send(.setMode(.backgroundFetch), at: t0 + .seconds(90)).contains(.requestBackgroundRefresh(earliest: t0 + .seconds(90) + .minutes(15))))
+        h.send(.setMode(.remotePush), at: t0 + .seconds(95))
+        h.send(.tokenStatus(.active), at: t0 + .seconds(96))
+        // The mode changes made push disabled, then unknown: not reliable, so no skip now (rule 7) …
+        #expect(h.engine.reliability.state == .unknown)
+        // … so it is made reliable again first, and then the app comes back within the debounce.
+        let t1 = t0 + .seconds(100)
+        h.send(.becameActive, at: t1)
+        h.send(.connectionOpened(2))
+        h.send(.connected(2), at: t1 + .seconds(1))
+        h.advance(to: t1 + .seconds(5))
+        h.send(.realtimeTx(connection: 2, Self.tx("b", at: t1 + .seconds(10))), at: t1 + .seconds(11))
+        h.send(.pushDelivered(Self.push("b", blockTime: t1 + .seconds(10))), at: t1 + .seconds(12))
+        #expect(h.engine.reliability.state == .reliable)
+        h.send(.enteredBackground, at: t1 + .seconds(30))
+        _ = h.events()
+        h.send(.becameActive, at: t1 + .seconds(60))
+        h.send(.connectionOpened(3))
+        h.send(.connected(3), at: t1 + .seconds(61))
+        let skips = h.events().compactMap { if case .catchUpSkipped(let t, _, let left) = $0 { (t, left) } else { nil } }
+        #expect(skips.map(\.0) == [.subscriptionRestart, .appActive])  // one foreground, both skipped
+        #expect(skips.allSatisfy { $0.1 > .minutes(8) && $0.1 < .minutes(10) })
+    }
+
+    @Test("rule 12: pushes the extension stored in the background are stored on foreground as push deliveries; rule 15: the extension raised one banner each, with the badge")
+    func pendingPushesAndBanners() throws {
+        let h = Harness()
+        h.launchedAndLive()
+        let t0 = h.now + .seconds(5)
+        h.send(.enteredBackground, at: t0)
+        h.send(.extensionReceived(Self.push("p1", blockTime: t0 + .seconds(10))), at: t0 + .seconds(12))
+        h.send(.extensionReceived(Self.push("p2", blockTime: t0 + .seconds(20))), at: t0 + .seconds(22))
+        let banners = h.events().compactMap { if case .banner(_, let badge) = $0 { badge } else { nil } }
+        #expect(banners == [1, 2])
+        #expect(h.storage.pendingPushes().count == 2)
+        #expect(!h.storage.hasMessage(txId: "p1"))
+        h.send(.becameActive, at: t0 + .minutes(5))
+        #expect(h.storage.message(txId: "p1")?.via == .push)
+        #expect(h.storage.message(txId: "p1")?.receivedAt == t0 + .seconds(12))  // when it really arrived
+        #expect(h.storage.pendingPushes().isEmpty)
+    }
+
+    @Test("rule 9: a reply's messages and its object's cursor are one write; a reply that fails to decode writes nothing and moves no cursor")
+    func cursorMovesWithItsMessages() throws {
+        let h = Harness()
+        h.send(.launched)
+        h.send(.tokenStatus(.active))
+        h.send(.becameActive)
+        h.send(.connectionOpened(1))
+        h.send(.connected(1), at: .zero + .milliseconds(400))
+        h.send(.deadline, at: .zero + .milliseconds(3_400))
+        let object = SyncObject.contextual(Self.alice.address, .incoming)
+        func aliceIn() throws -> Int {
+            try #require(h.requests.first { if case .contextual(_, .incoming, _) = $0.value { true } else { false } }).key
+        }
+        h.writes.removeAll()
+        let broken = try aliceIn()
+        h.requests[broken] = nil
+        h.send(.indexerReplied(id: broken, .success(Data("{\"messages\": [".utf8))), at: .zero + .seconds(4))
+        #expect(!h.writes.contains { if case .messages = $0 { true } else { false } })
+        #expect(h.storage.cursor(object).lastFetchedBlockTime == nil)
+        h.answerAllEmpty()
+        // The catch-up is owed: its retry 30 s later asks again, and this time the reply is good.
+        h.send(.deadline, at: .zero + .seconds(34))
+        let body = #"{"messages": [{"txId": "m1", "sender": "kaspa:qalice", "recipient": "kaspa:qme", "kind": "contextual", "blockTime": 1000, "payload": "hi"}], "nextPage": null}"#
+        h.writes.removeAll()
+        h.send(.indexerReplied(id: try aliceIn(), .success(Data(body.utf8))))
+        let write = try #require(h.writes.first)
+        guard case .messages(let messages, let cursor?) = write else { Issue.record("not one write with a cursor: \(write)"); return }
+        #expect(messages.map(\.txId) == ["m1"] && cursor.object == object)
+        #expect(h.storage.hasMessage(txId: "m1"))
+        #expect(h.storage.cursor(object) == cursor.cursor)
+    }
 }
