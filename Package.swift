@@ -19,6 +19,7 @@ import PackageDescription
 //   CNCurses      ncursesw through a system library target (with Swift-visible shims).
 //   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
 //   synchat       the thin executable: argument parsing and wiring.
+//   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness and the bench.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -44,7 +45,8 @@ let package = Package(
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
-        .target(name: "CrashHarness", dependencies: ["ChatStore"]),
+        .target(name: "CrashHarness", dependencies: ["ChatStore", "Spawn"]),
+        .target(name: "Spawn"),
         .target(name: "CWidth"),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
@@ -64,13 +66,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
+        .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation"]),  // Simulation: to read scenario files
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
-        .testTarget(name: "EndToEndTests"),
+        .testTarget(name: "EndToEndTests", dependencies: ["Spawn"]),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI"],

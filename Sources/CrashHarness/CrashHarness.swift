@@ -1,5 +1,6 @@
 import ChatStore
 import Foundation
+import Spawn
 
 /// Kills a writer with SIGKILL at random moments and checks the store after each kill:
 /// `PRAGMA integrity_check` is ok, every message stored before is still there, no txId is
@@ -29,14 +30,13 @@ public struct CrashHarness {
         var known: Set<String> = []
         let started = Date()
         for i in 0..<kills {
-            guard let pid = spawn([binary, "crash-child", "--store", store, "--seed", String(seed)]) else {
+            guard let pid = try? ChildProcess.start([binary, "crash-child", "--store", store, "--seed", String(seed)]) else {
                 report.failures.append("kill \(i + 1): cannot start \(binary)")
                 break
             }
             usleep(useconds_t(Int.random(in: lifetime, using: &generator) * 1000))
             kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            ChildProcess.wait(pid)
             report.kills += 1
             do {
                 let s = try SQLiteChatStorage.open(path: store)
@@ -55,20 +55,5 @@ public struct CrashHarness {
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
-    }
-
-    /// posix_spawn with output discarded (Foundation's Process is avoided on purpose: it can
-    /// miss a child's exit inside the test runner).
-    func spawn(_ argv: [String]) -> pid_t? {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var cargs = argv.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        var pid: pid_t = 0
-        return posix_spawn(&pid, argv[0], &actions, nil, &cargs, environ) == 0 ? pid : nil
     }
 }

@@ -4,6 +4,7 @@ import CrashHarness
 import Dispatch
 import Foundation
 import Simulation
+import Spawn
 import SyncCore
 import SyncEngine
 
@@ -94,19 +95,10 @@ func renderBench() throws {
     row("cells changed per key press, median", String(format: "%.0f of 12000", percentile(changedCells, 0.5)))
 }
 
-/// /bin/sh -c with posix_spawn and waitpid (Foundation's Process can miss a child's exit);
-/// what it printed, trimmed unless `raw` (a captured screen keeps its leading spaces).
+/// /bin/sh -c, errors discarded; what it printed, trimmed unless `raw` (a captured screen
+/// keeps its leading spaces).
 func sh(_ cmd: String, raw: Bool = false) -> String {
-    let out = NSTemporaryDirectory() + "synchat-bench-\(getpid()).out"
-    defer { unlink(out) }
-    var pid: pid_t = 0
-    let argv = ["/bin/sh", "-c", cmd + " > " + out + " 2>/dev/null </dev/null"]
-    var cargs = argv.map { strdup($0) } + [nil]
-    defer { for a in cargs { free(a) } }
-    guard posix_spawn(&pid, "/bin/sh", nil, nil, &cargs, environ) == 0 else { return "" }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    let printed = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+    let printed = (try? ChildProcess.run(["/bin/sh", "-c", cmd], captureOutput: true))?.out ?? ""
     return raw ? printed : printed.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 

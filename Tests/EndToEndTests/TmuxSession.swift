@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 import Testing
 
 /// The real binary in a private tmux server (STYLE.md, test layer 4): `send-keys` to type,
@@ -43,29 +44,11 @@ final class TmuxSession {
         try spawn(argv, captureOutput: output).out
     }
 
-    /// Runs a program with posix_spawn and waitpid (Foundation's Process can miss the
-    /// child's exit inside the test runner). Output goes to files, and only when asked
-    /// for: a command that starts the tmux server would otherwise keep our pipe open forever.
+    /// Runs a program to its end (`ChildProcess.run`): its exit status, and its output and
+    /// errors when asked for.
     static func spawn(_ argv: [String], captureOutput: Bool = false, captureErrors: Bool = false) throws -> (status: Int32, out: String, err: String) {
-        let base = NSTemporaryDirectory() + "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let outPath = captureOutput ? base + ".out" : "/dev/null"
-        let errPath = captureErrors ? base + ".err" : "/dev/null"
-        defer { unlink(base + ".out"); unlink(base + ".err") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var cargs = argv.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cargs, environ)
-        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let read = { (p: String, wanted: Bool) in wanted ? (try? String(contentsOfFile: p, encoding: .utf8)) ?? "" : "" }
-        return ((status >> 8) & 0xFF, read(outPath, captureOutput), read(errPath, captureErrors))
+        let exit = try ChildProcess.run(argv, captureOutput: captureOutput, captureErrors: captureErrors)
+        return (exit.status, exit.out, exit.err)
     }
 
     /// The process running in the pane (synchat, the child of the pane's shell).

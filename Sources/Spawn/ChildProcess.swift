@@ -1,0 +1,80 @@
+import Foundation
+
+/// Starts other programs: the one way synchat's tests, its crash harness and its bench run a
+/// child process (tmux, the built `synchat`, `/bin/sh -c`, `mount`, `dd`).
+///
+/// posix_spawn and waitpid, not Foundation's `Process`, which can miss a child's exit inside
+/// the test runner. Not swift-subprocess either: its API is async only, every caller here is
+/// synchronous, and waiting on it from synchronous code deadlocks once every thread of the
+/// cooperative pool (two on a 2-core machine) is a test doing the same (docs/testing.md).
+///
+/// Standard input is always /dev/null. Output goes to files, and only when asked for, never to
+/// a pipe: a command that starts a daemon (the first `tmux new-session` starts the tmux
+/// server) would keep a pipe's write end open, and a reader waiting for its end would wait
+/// forever.
+public enum ChildProcess {
+    /// How a program that ran to its end ended, with what it printed when that was asked for.
+    public struct Exit: Equatable, Sendable {
+        /// The exit code, or 128 + the signal that ended it (as a shell says).
+        public var status: Int32
+        /// Standard output, or "" when it was not captured.
+        public var out: String
+        /// Standard error, or "" when it was not captured.
+        public var err: String
+
+        public init(status: Int32, out: String, err: String) {
+            self.status = status
+            self.out = out
+            self.err = err
+        }
+    }
+
+    /// Runs `argv` (its first element looked up on PATH) to its end and says how it ended.
+    /// Output and errors are captured when asked for, and discarded otherwise.
+    public static func run(_ argv: [String], captureOutput: Bool = false, captureErrors: Bool = false) throws -> Exit {
+        let base = NSTemporaryDirectory() + "synchat-child-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let outPath = captureOutput ? base + ".out" : "/dev/null"
+        let errPath = captureErrors ? base + ".err" : "/dev/null"
+        defer {
+            if captureOutput { unlink(outPath) }
+            if captureErrors { unlink(errPath) }
+        }
+        let pid = try spawn(argv, stdout: outPath, stderr: errPath)
+        let status = wait(pid)
+        func read(_ path: String, _ wanted: Bool) -> String {
+            wanted ? (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" : ""
+        }
+        return Exit(status: status, out: read(outPath, captureOutput), err: read(errPath, captureErrors))
+    }
+
+    /// Starts `argv` with its output discarded and returns at once with its pid. The caller
+    /// reaps it with `wait(_:)`, after a `kill` if it likes.
+    public static func start(_ argv: [String]) throws -> pid_t {
+        try spawn(argv, stdout: "/dev/null", stderr: "/dev/null")
+    }
+
+    /// Waits for a child started by `start(_:)` to end: its exit code, or 128 + its signal.
+    @discardableResult
+    public static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
+    private static func spawn(_ argv: [String], stdout: String, stderr: String) throws -> pid_t {
+        precondition(!argv.isEmpty, "ChildProcess: no program to run")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var cargs = argv.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cargs, environ)
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+        return pid
+    }
+}
