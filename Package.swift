@@ -20,6 +20,8 @@ import PackageDescription
 //   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness and the bench.
+//   TestSupport   what the test targets share (time words, temporary directories, spawning); no
+//                 executable links it.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -47,6 +49,11 @@ let package = Package(
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "Spawn"]),
         .target(name: "Spawn"),
+        // What the test targets share: time words, temporary directories, spawning. Tests only.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Spawn", "SyncCore"]
+        ),
         .target(name: "CWidth"),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
@@ -67,15 +74,15 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
-        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
-        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation"]),  // Simulation: to read scenario files
-        .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI"]),
-        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore"]),
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "TestSupport"]),
+        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "TestSupport"]),  // Simulation: to read scenario files
+        .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
-        .testTarget(name: "EndToEndTests", dependencies: ["Spawn"]),
-        .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"]),
         .testTarget(
-            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI"],
+            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI", "TestSupport"],
             exclude: ["Regressions"]  // scenario files the tests read from disk
         ),
     ],

@@ -195,7 +195,7 @@ struct CLITests {
 
     @Test("synchat-bench: an unknown section, flag or value is one line on stderr and exit code 2, before anything runs")
     func benchArguments() throws {
-        let bench = TmuxSession.packageRoot.appendingPathComponent(".build/debug/synchat-bench").path
+        let bench = BuiltProducts.bench
         try #require(FileManager.default.isExecutableFile(atPath: bench), "build synchat-bench first: \(bench)")
         let cases: [([String], String)] = [
             (["fuz"], "synchat-bench: unknown section fuz"),

@@ -57,9 +57,9 @@ struct HostileEndToEndTests {
 
     @Test("resize storm: 200 resizes between 20x5 and 300x100 while messages arrive; no crash, and the last screen is right")
     func resizeStorm() throws {
-        let dir = NSTemporaryDirectory() + "storm-\(getpid())"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try TemporaryDirectory("storm")
+        defer { scratch.remove() }
+        let dir = scratch.path
         // A busy world: about 30 messages a second at x60.
         try "duration 2h\ncontacts 8\ntraffic 1800/h\nmode remote-push\n".write(toFile: dir + "/busy.scenario", atomically: true, encoding: .utf8)
         let t = try TmuxSession(arguments: "--ephemeral --seed 3 --speed 60 --scenario \(dir)/busy.scenario --log \(dir)/events.log")

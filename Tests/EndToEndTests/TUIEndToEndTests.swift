@@ -97,8 +97,9 @@ struct TUIEndToEndTests {
 
     @Test("a profile keeps the history and the learned push state across a relaunch")
     func profilePersists() throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-e2e-data-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: data) }
+        let scratch = try TemporaryDirectory("e2e-data")
+        defer { scratch.remove() }
+        let data = scratch.path
         let args = "--seed 1 --speed 60"
         do {
             let t = try TmuxSession(arguments: args, environment: ["XDG_DATA_HOME": data])
@@ -127,8 +128,9 @@ struct TUIEndToEndTests {
 
     @Test("a profile open in one synchat is refused to a second: one line naming it and the holder's pid, exit 1; free again once the first quits or is killed")
     func profileLock() throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-e2e-data-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: data) }
+        let scratch = try TemporaryDirectory("e2e-data")
+        defer { scratch.remove() }
+        let data = scratch.path
         let second = { try TmuxSession.spawn(["/usr/bin/env", "XDG_DATA_HOME=\(data)", TmuxSession.binary, "--profile", "shared"], captureOutput: true, captureErrors: true) }
         for ending in ["q", "SIGKILL"] {
             let t = try TmuxSession(arguments: "--profile shared --speed 1", environment: ["XDG_DATA_HOME": data])
@@ -191,9 +193,9 @@ struct TUIEndToEndTests {
 
     @Test("issue 11 #8: text after a NUL is kept: shown as ^@ from a profile's SQLite store, and again after a relaunch")
     func nulKeptThroughTheStore() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-e2e-nul-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try TemporaryDirectory("e2e-nul")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try #"""
             duration 1h
             contacts 3

@@ -1,6 +1,7 @@
 import Foundation
-import Spawn
 import Testing
+// Every file of this target sees TestSupport's helpers (`ChildProcess`, `TemporaryDirectory`, `.timingSensitive`, …).
+@_exported import TestSupport
 
 /// The real binary in a private tmux server (STYLE.md, test layer 4): `send-keys` to type,
 /// `capture-pane` to read, and a deadline when waiting for the screen — never a blind sleep.
@@ -8,14 +9,10 @@ final class TmuxSession {
     let socket: String
     let name = "e2e"
 
-    static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
+    static var packageRoot: URL { BuiltProducts.packageRoot }
 
-    static var binary: String {
-        if let override = ProcessInfo.processInfo.environment["SYNCHAT_BIN"] { return override }
-        return packageRoot.appendingPathComponent(".build/debug/synchat").path
-    }
+    /// The `synchat` under test: `$SYNCHAT_BIN`, or the debug build.
+    static var binary: String { BuiltProducts.synchat }
 
     static var available: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") || FileManager.default.isExecutableFile(atPath: "/usr/local/bin/tmux")

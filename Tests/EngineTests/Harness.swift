@@ -3,6 +3,8 @@ import Simulation
 import SyncCore
 import SyncEngine
 import Testing
+// Every file of this target sees TestSupport's helpers (`t`, `at`, `expectEvent`, …).
+@_exported import TestSupport
 
 /// A scenario for tests: quiet by default (no random traffic, three contacts) so that every
 /// message in it is one the test wrote.
@@ -19,8 +21,6 @@ func simulate(_ body: String, seed: UInt64 = 1, policy: SyncPolicy = .seed, timi
     if let until { run.advance(to: .zero + until) } else { run.run() }
     return run
 }
-
-func t(_ minutes: Int64, _ seconds: Int64 = 0) -> Instant { .zero + .minutes(minutes) + .seconds(seconds) }
 
 extension ScenarioRun {
     var events: [TimedEvent] { log }

@@ -48,13 +48,13 @@ struct EscapeCorpusTests {
         func state(_ text: String, background: Bool) -> ViewState {
             var s = sampleState()
             _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "h", outgoing: false, sender: text, text: text, kind: .contextual,
-                                                                 blockTime: sec(400), channel: .realtime)))
-            _ = ViewModel.reduce(&s, .conversations(s.conversations + [ConversationRow(address: mal, name: text, unread: 1, muted: false, lastActivity: sec(1))]))
+                                                                 blockTime: at(400), channel: .realtime)))
+            _ = ViewModel.reduce(&s, .conversations(s.conversations + [ConversationRow(address: mal, name: text, unread: 1, muted: false, lastActivity: at(1))]))
             if background {
                 var st = s.status.engine
                 st.lifecycle = .background
                 _ = ViewModel.reduce(&s, .engineStatus(st))
-                _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: mal, title: text, body: text, at: sec(401))))
+                _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: mal, title: text, body: text, at: at(401))))
             }
             return s
         }

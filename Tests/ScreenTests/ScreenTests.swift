@@ -29,9 +29,9 @@ struct ScreenTests {
     func nulInAMessage() {
         var s = sampleState()
         _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "n", outgoing: false, sender: "Alice", text: "before\u{0}after",
-                                                            kind: .contextual, blockTime: sec(400), channel: .fetch)))
+                                                            kind: .contextual, blockTime: at(400), channel: .fetch)))
         _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "o", outgoing: true, sender: "Alice", text: "mine\u{0}tail",
-                                                            kind: .contextual, blockTime: sec(410), channel: .sent)))
+                                                            kind: .contextual, blockTime: at(410), channel: .sent)))
         let t = Render.screen(s, width: 100, height: 24).text
         #expect(t[12] == "                         │ 08:06 f Alice: before^@after")
         #expect(t[13] == "                         │ 08:06 › you: mine^@tail")
@@ -95,7 +95,7 @@ struct ScreenTests {
         st.realtime = .stale
         st.badge = 3
         _ = ViewModel.reduce(&s, .engineStatus(st))
-        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "are you there?", at: sec(400))))
+        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "are you there?", at: at(400))))
         let g = Render.screen(s, width: 100, height: 24)
         #expect(g.text[1].contains("background · badge 3 · f: foreground · o: open the latest notification"))
         #expect(g.text[2].contains("🔔 Bob: are you there?"))
@@ -124,8 +124,8 @@ struct ScreenTests {
         var s = sampleState()
         let cjk = String(repeating: "漢字", count: 40)
         let emoji = String(repeating: "🎉", count: 40)
-        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "w1", outgoing: false, sender: "Alice", text: cjk, kind: .contextual, blockTime: sec(400), channel: .fetch)))
-        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "w2", outgoing: false, sender: "Alice", text: emoji, kind: .contextual, blockTime: sec(500), channel: .background)))
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "w1", outgoing: false, sender: "Alice", text: cjk, kind: .contextual, blockTime: at(400), channel: .fetch)))
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "w2", outgoing: false, sender: "Alice", text: emoji, kind: .contextual, blockTime: at(500), channel: .background)))
         let g = Render.screen(s, width: 100, height: 30)
         // The pane starts at column 26; text at 35; the last column is 99.
         let textWidth = 100 - 26 - 1 - 9
@@ -162,8 +162,8 @@ struct ScreenTests {
     func hostileText() {
         var s = sampleState()
         let evil = "\u{1B}]0;pwned\u{07} \u{1B}[2J x\ry\u{08}z"
-        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "e", outgoing: false, sender: "Mal\u{1B}[31m", text: evil, kind: .contextual, blockTime: sec(400), channel: .realtime)))
-        _ = ViewModel.reduce(&s, .conversations(s.conversations + [ConversationRow(address: Address("kaspa:mal"), name: "\u{1B}]0;title\u{07}", unread: 1, muted: false, lastActivity: sec(1))]))
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "e", outgoing: false, sender: "Mal\u{1B}[31m", text: evil, kind: .contextual, blockTime: at(400), channel: .realtime)))
+        _ = ViewModel.reduce(&s, .conversations(s.conversations + [ConversationRow(address: Address("kaspa:mal"), name: "\u{1B}]0;title\u{07}", unread: 1, muted: false, lastActivity: at(1))]))
         let g = Render.screen(s, width: 120, height: 24)
         let all = g.lines.joined()
         #expect(all.contains("Mal^[[31m: ^[]0;pwned^G ^[[2J x^My^Hz"))
@@ -175,7 +175,7 @@ struct ScreenTests {
     func scrollback() {
         var s = sampleState()
         for i in 0..<50 {
-            _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "m\(i)", outgoing: false, sender: "Alice", text: "line \(i)", kind: .contextual, blockTime: sec(400 + Int64(i)), channel: .realtime)))
+            _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "m\(i)", outgoing: false, sender: "Alice", text: "line \(i)", kind: .contextual, blockTime: at(400 + Int64(i)), channel: .realtime)))
         }
         var t = Render.screen(s, width: 100, height: 24).text
         #expect(t[13].hasSuffix("line 49"))

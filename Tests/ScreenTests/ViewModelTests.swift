@@ -156,7 +156,7 @@ struct ViewModelTests {
     @Test("o opens the latest notification's conversation and foregrounds the app")
     func openBanner() {
         var s = listFocused()
-        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: carol, title: "Carol", body: "hey", at: sec(9))))
+        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: carol, title: "Carol", body: "hey", at: at(9))))
         #expect(ViewModel.reduce(&s, .key(.char("o"))) == [.apply(.foreground), .markRead(carol)])
         #expect(s.open == carol)
         #expect(s.selectedConversation?.address == carol)
@@ -167,9 +167,9 @@ struct ViewModelTests {
         var s = listFocused()
         _ = ViewModel.reduce(&s, .key(.down))  // Bob
         _ = ViewModel.reduce(&s, .conversations([
-            ConversationRow(address: carol, name: "Carol", unread: 1, muted: false, lastActivity: sec(900)),
-            ConversationRow(address: alice, name: "Alice", unread: 0, muted: false, lastActivity: sec(300)),
-            ConversationRow(address: bob, name: "Bob", unread: 0, muted: true, lastActivity: sec(200)),
+            ConversationRow(address: carol, name: "Carol", unread: 1, muted: false, lastActivity: at(900)),
+            ConversationRow(address: alice, name: "Alice", unread: 0, muted: false, lastActivity: at(300)),
+            ConversationRow(address: bob, name: "Bob", unread: 0, muted: true, lastActivity: at(200)),
         ]))
         #expect(s.conversations.map(\.name) == ["Carol", "Alice", "Bob"])
         #expect(s.selectedConversation?.address == bob)
@@ -178,14 +178,14 @@ struct ViewModelTests {
     @Test("a message lands in block-time order once; the open conversation is marked read in the foreground")
     func messages() {
         var s = sampleState()
-        let late = MessageRow(txId: "x", outgoing: false, sender: "Alice", text: "x", kind: .contextual, blockTime: sec(90), channel: .fetch)
+        let late = MessageRow(txId: "x", outgoing: false, sender: "Alice", text: "x", kind: .contextual, blockTime: at(90), channel: .fetch)
         #expect(ViewModel.reduce(&s, .message(alice, late)) == [.markRead(alice)])
         #expect(s.messages[alice]!.map(\.txId) == ["1", "x", "2", "3"])
         #expect(ViewModel.reduce(&s, .message(alice, late)) == [])
-        let other = MessageRow(txId: "y", outgoing: false, sender: "Bob", text: "y", kind: .contextual, blockTime: sec(95), channel: .push)
+        let other = MessageRow(txId: "y", outgoing: false, sender: "Bob", text: "y", kind: .contextual, blockTime: at(95), channel: .push)
         #expect(ViewModel.reduce(&s, .message(bob, other)) == [])
         s.scroll = 5
-        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "z", outgoing: false, sender: "Alice", text: "z", kind: .contextual, blockTime: sec(999), channel: .realtime)))
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "z", outgoing: false, sender: "Alice", text: "z", kind: .contextual, blockTime: at(999), channel: .realtime)))
         #expect(s.scroll == 6)  // scrolled back: the view stays still
     }
 
@@ -197,7 +197,7 @@ struct ViewModelTests {
         var st = s.status.engine
         st.lifecycle = .background
         _ = ViewModel.reduce(&s, .engineStatus(st))
-        for i in 0..<30 { _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "\(i)", at: sec(Int64(i))))) }
+        for i in 0..<30 { _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "\(i)", at: at(Int64(i))))) }
         #expect(s.banners.count == 20)
         st.lifecycle = .foreground
         #expect(ViewModel.reduce(&s, .engineStatus(st)) == [.markRead(alice)])
@@ -229,12 +229,12 @@ struct ViewModelTests {
     func messagesKeepTheList() {
         var s = sampleState()  // Alice open, foreground
         #expect(s.conversations.first { $0.address == alice }?.unread == 0)
-        let fromCarol = MessageRow(txId: "c1", outgoing: false, sender: "Carol", text: "hey", kind: .contextual, blockTime: sec(900), channel: .realtime)
+        let fromCarol = MessageRow(txId: "c1", outgoing: false, sender: "Carol", text: "hey", kind: .contextual, blockTime: at(900), channel: .realtime)
         #expect(ViewModel.reduce(&s, .message(carol, fromCarol)) == [])
         #expect(s.conversations.first?.address == carol)  // newest activity first
         #expect(s.conversations.first?.unread == 1)
         #expect(s.selectedConversation?.address == alice)  // the selection stays on Alice
-        let fromAlice = MessageRow(txId: "a9", outgoing: false, sender: "Alice", text: "read at once", kind: .contextual, blockTime: sec(901), channel: .push)
+        let fromAlice = MessageRow(txId: "a9", outgoing: false, sender: "Alice", text: "read at once", kind: .contextual, blockTime: at(901), channel: .push)
         #expect(ViewModel.reduce(&s, .message(alice, fromAlice)) == [.markRead(alice)])
         #expect(s.conversations.first { $0.address == alice }?.unread == 0)
         _ = ViewModel.reduce(&s, .contact(Contact(address: carol, handle: "carol", displayName: "Carol R.", muted: true)))
@@ -245,15 +245,15 @@ struct ViewModelTests {
     @Test("ViewInput.from: the engine's events are all the view needs, with the world's clock on log lines")
     func fromEvents() {
         let m = StoredMessage(message: NetworkMessage(txId: "t1", conversation: alice, direction: .incoming, kind: .contextual, body: "hi\u{1B}[2J",
-                                                      blockTime: sec(60)), receivedAt: sec(61), via: .realtime)
+                                                      blockTime: at(60)), receivedAt: at(61), via: .realtime)
         let contact = Contact(address: alice, handle: "alice", displayName: "Alice")
-        #expect(ViewInput.from(TimedEvent(at: sec(61), event: .messageStored(m, contact: contact)))
-                == [.message(alice, MessageRow(txId: "t1", outgoing: false, sender: "Alice", text: "hi\u{1B}[2J", kind: .contextual, blockTime: sec(60), channel: .realtime))])
+        #expect(ViewInput.from(TimedEvent(at: at(61), event: .messageStored(m, contact: contact)))
+                == [.message(alice, MessageRow(txId: "t1", outgoing: false, sender: "Alice", text: "hi\u{1B}[2J", kind: .contextual, blockTime: at(60), channel: .realtime))])
         var st = EngineStatus()
         st.realtime = .polling
-        #expect(ViewInput.from(TimedEvent(at: sec(5), event: .status(st))) == [.engineStatus(st)])
-        #expect(ViewInput.from(TimedEvent(at: sec(3661), event: .polling("stopped: realtime is back")))
+        #expect(ViewInput.from(TimedEvent(at: at(5), event: .status(st))) == [.engineStatus(st)])
+        #expect(ViewInput.from(TimedEvent(at: at(3661), event: .polling("stopped: realtime is back")))
                 == [.logLine("09:01:01 polling: stopped: realtime is back")])
-        #expect(ViewInput.from(TimedEvent(at: sec(1), event: .messageSent(txId: "x", to: "bob"))).isEmpty)
+        #expect(ViewInput.from(TimedEvent(at: at(1), event: .messageSent(txId: "x", to: "bob"))).isEmpty)
     }
 }

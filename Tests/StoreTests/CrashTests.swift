@@ -6,12 +6,11 @@ import Testing
 struct CrashTests {
     @Test("SIGKILL at random moments under heavy traffic: integrity ok, nothing lost, nothing twice, no cursor ahead")
     func killAtRandom() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let binary = ProcessInfo.processInfo.environment["SYNCHAT_BIN"] ?? root.appendingPathComponent(".build/debug/synchat").path
+        let binary = BuiltProducts.synchat
         try #require(FileManager.default.isExecutableFile(atPath: binary), "build synchat first: \(binary)")
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var harness = CrashHarness(binary: binary, store: dir.appendingPathComponent("crash.sqlite").path)
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        var harness = CrashHarness(binary: binary, store: dir.file("crash.sqlite"))
         harness.lifetime = 300...900
         let report = harness.run(kills: 8)
         #expect(report.kills == 8)

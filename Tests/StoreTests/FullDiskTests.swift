@@ -13,9 +13,9 @@ struct FullDiskTests {
     /// pages it has: every write that needs a new page fails as on a full disk.
     @Test("SQLITE_FULL: messages are kept in memory and shown, the trouble is logged once each way, a retry writes everything, the file reopens with all of it")
     func sqliteFull() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("p.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("p.sqlite")
         let script = try ScenarioParser.parse("""
             seed 9
             duration 2h
@@ -60,4 +60,3 @@ struct FullDiskTests {
         #expect(world.ledger.count == ledger.count)
     }
 }
-func t(_ minutes: Int64, _ seconds: Int64 = 0) -> Instant { .zero + .minutes(minutes) + .seconds(seconds) }

@@ -6,12 +6,8 @@ import Simulation
 import SyncCore
 import SyncEngine
 import Testing
-
-func tempDir() throws -> URL {
-    let u = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-store-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
-    return u
-}
+// Every file of this target sees TestSupport's helpers (`t`, `TemporaryDirectory`, …).
+@_exported import TestSupport
 
 func msg(_ id: String, _ t: Int64, via: Channel, from: String = "kaspa:a", direction: Direction = .incoming) -> StoredMessage {
     StoredMessage(message: NetworkMessage(txId: id, conversation: Address(from), direction: direction, kind: .contextual, body: "b\(id)",
@@ -22,9 +18,9 @@ func msg(_ id: String, _ t: Int64, via: Channel, from: String = "kaspa:a", direc
 struct StoreTests {
     @Test("a new file is migrated; reopening keeps everything; mode 0600, WAL")
     func migrateAndReopen() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("data/p.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("data/p.sqlite")
         do {
             let s = try SQLiteChatStorage.open(path: path)
             _ = try s.commit([msg("t1", 10, via: .push)], cursor: (.contextual(Address("kaspa:a"), .incoming), SyncCursor(lastFetchedBlockTime: Instant(milliseconds: 10))))
@@ -108,9 +104,9 @@ struct StoreTests {
 
     @Test("relaunching a profile resumes the same world and the learned push state, as a cold start")
     func resumeProfile() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("p.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("p.sqlite")
         let scenario = try ScenarioParser.parse("seed 9\nduration 100h\ncontacts 5\ntraffic 40/h\nsettle 0s\nat 10m send alice \"one\"\nat 20m push drop 100%\nat 30m send bob \"two\"\nat 31m send carol \"three\"\nat 40m push drop 0%", file: "live")
         var firstLedger: [String] = []
         var firstClock = Instant.zero
@@ -151,9 +147,9 @@ struct StoreTests {
 
     @Test("a resumed wallet spends as the live one did: a send spends when it is published, not when it lands a second later")
     func resumedWallet() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("w.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("w.sqlite")
         // The wallet is empty when alice's message is sent; bob's lands in the second before
         // the send's block, so the send spent nothing and bob's output stays unspent.
         let scenario = try ScenarioParser.parse("seed 4\nduration 10h\ncontacts 2\ntraffic 0/h\nsettle 0s\nat 1m send alice \"x\"\nat 1m500ms receive bob \"b\"", file: "wallet")
@@ -182,9 +178,9 @@ struct StoreTests {
 
     @Test("issue 11 #8: bodies and names with NULs and other controls survive commit → reopen → read byte for byte: messages in and out, pending pushes, the profile's world")
     func controlsRoundTrip() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("nul.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("nul.sqlite")
         let texts = Self.hostileTexts
         func message(_ i: Int, _ direction: Direction) -> NetworkMessage {
             NetworkMessage(txId: "\(direction)-\(i)", conversation: Address("kaspa:a"), direction: direction, kind: .contextual,
@@ -235,9 +231,9 @@ struct StoreTests {
 
     @Test("a profile written by an older synchat, with its texts stored as TEXT, reads as before")
     func olderTextRows() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("old.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("old.sqlite")
         try runSQL(path, """
             INSERT INTO message (txId, conversation, direction, kind, body, blockTime, receivedAt, via, unread)
                 VALUES ('old', 'kaspa:a', 'incoming', 'contextual', 'written as TEXT: 漢🎉', 1000, 2000, 'push', 1);
@@ -259,9 +255,9 @@ struct StoreTests {
 
     @Test("a corrupt or non-SQLite file is refused with its path and what to do")
     func corruptFile() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("bad.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("bad.sqlite")
         try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
         #expect {
             try SQLiteChatStorage.open(path: path)
@@ -274,9 +270,9 @@ struct StoreTests {
 
     @Test("a store written by a newer schema is refused, untouched")
     func newerSchema() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("new.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("new.sqlite")
         do {
             let s = try SQLiteChatStorage.open(path: path)
             _ = try s.commit([msg("keep", 1, via: .fetch)], cursor: nil)
@@ -292,9 +288,9 @@ struct StoreTests {
 
     @Test("a profile has one holder at a time: a second is refused, naming the profile, its file and the holder's pid, until the store is released")
     func profileLock() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("data/p.sqlite").path
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let path = dir.file("data/p.sqlite")
         var first: SQLiteChatStorage? = try SQLiteChatStorage.openProfile("p", path: path)
         _ = try first?.commit([msg("t1", 10, via: .push)], cursor: nil)
         let lockFile = path + ".lock"
@@ -317,9 +313,9 @@ struct StoreTests {
 
     @Test("a data directory that cannot be created or written is an error naming it")
     func unwritableDirectory() throws {
-        let dir = try tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let blocker = dir.appendingPathComponent("synchat")
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        let blocker = dir.url.appendingPathComponent("synchat")
         try Data("a file where the directory should be".utf8).write(to: blocker)
         #expect {
             try SQLiteChatStorage.open(path: blocker.appendingPathComponent("default.sqlite").path)

@@ -1,6 +1,6 @@
 import SyncCore
-
-func at(_ seconds: Int64) -> Instant { Instant(milliseconds: seconds * 1000) }
+// Every file of this target sees TestSupport's helpers (`at`, `t`, …).
+@_exported import TestSupport
 
 let operational = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active)
 

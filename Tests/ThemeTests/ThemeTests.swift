@@ -1,11 +1,12 @@
 import ChatUI
 import Foundation
 import Testing
+import TestSupport
 @testable import TerminalUI
 
 @Suite("Themes")
 struct ThemeTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = BuiltProducts.packageRoot
     static let themes = root.appendingPathComponent("Themes").path
 
     @Test("Themes/default.toml is the compiled-in default")
@@ -94,12 +95,13 @@ struct ThemeTests {
 
     @Test("a name is looked up in $XDG_CONFIG_HOME/synchat/themes, then ./Themes; default is compiled in; NO_COLOR keeps attributes only")
     func lookup() throws {
-        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("synchat-theme-\(UUID().uuidString)")
+        let scratch = try TemporaryDirectory("theme")
+        let tmp = scratch.url
         let config = tmp.appendingPathComponent("config/synchat/themes")
         let cwd = tmp.appendingPathComponent("cwd/Themes")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: cwd, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: tmp) }
+        defer { scratch.remove() }
         try "name = \"from-config\"".write(to: config.appendingPathComponent("mine.toml"), atomically: true, encoding: .utf8)
         try "name = \"from-cwd\"".write(to: cwd.appendingPathComponent("mine.toml"), atomically: true, encoding: .utf8)
         try "name = \"only-cwd\"".write(to: cwd.appendingPathComponent("other.toml"), atomically: true, encoding: .utf8)
@@ -122,14 +124,15 @@ struct ThemeTests {
     @Test("XDG rules for themes: a relative XDG_CONFIG_HOME is ignored for $HOME/.config; no usable config directory just means no user themes")
     func configDirectoryRules() throws {
         let fm = FileManager.default
-        let tmp = fm.temporaryDirectory.appendingPathComponent("synchat-theme-\(UUID().uuidString)")
+        let scratch = try TemporaryDirectory("theme")
+        let tmp = scratch.url
         let home = tmp.appendingPathComponent("home")
         let relative = tmp.appendingPathComponent("relative")
         let cwd = tmp.appendingPathComponent("cwd")
         for dir in [home.appendingPathComponent(".config/synchat/themes"), relative.appendingPathComponent("synchat/themes"), cwd.appendingPathComponent("Themes")] {
             try fm.createDirectory(at: dir, withIntermediateDirectories: true)
         }
-        defer { try? fm.removeItem(at: tmp) }
+        defer { scratch.remove() }
         try "name = \"from-home\"".write(to: home.appendingPathComponent(".config/synchat/themes/mine.toml"), atomically: true, encoding: .utf8)
         try "name = \"from-relative\"".write(to: relative.appendingPathComponent("synchat/themes/mine.toml"), atomically: true, encoding: .utf8)
         try "name = \"from-cwd\"".write(to: cwd.appendingPathComponent("Themes/mine.toml"), atomically: true, encoding: .utf8)
