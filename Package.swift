@@ -20,8 +20,8 @@ import PackageDescription
 //   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness and the bench.
-//   TestSupport   what the test targets share (time words, temporary directories, spawning); no
-//                 executable links it.
+//   TestSupport   what the test targets share (time words, temporary directories, spawning, event
+//                 expectations); no executable links it.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -49,10 +49,11 @@ let package = Package(
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "Spawn"]),
         .target(name: "Spawn"),
-        // What the test targets share: time words, temporary directories, spawning. Tests only.
+        // What the test targets share: time words, temporary directories, spawning, event
+        // expectations. Tests only.
         .target(
             name: "TestSupport",
-            dependencies: ["Spawn", "SyncCore"]
+            dependencies: ["Spawn", "SyncCore", "SyncEngine", "Simulation"]
         ),
         .target(name: "CWidth"),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),

@@ -99,7 +99,7 @@ struct CatchUpEngineTests {
             """, until: .minutes(5))
         let starts = run.catchUpStarts().filter { $0 >= t(3) }
         #expect(starts.first == t(3, 3))
-        #expect(run.log.contains { $0.at == t(3, 3) && $0.event.line.contains("catch-up started (app-active)") })
+        expectEvent(run, at: t(3, 3), containing: "catch-up started (app-active)")
         // Polling took over only after the fallback: its first poll is 60 s after that sync completed.
         let done = try #require(run.times { if case .catchUpFinished = $0 { return true } else { return false } }.first { $0 >= t(3, 3) })
         #expect(run.catchUpStarts(trigger: "poll").first.map { $0 - done } == .seconds(60))
@@ -213,7 +213,7 @@ struct PollingRefreshEngineTests {
         #expect(polls.first == launchDone + .seconds(60))  // realtime went down at 1m: 60 s after that sync completed
         for (a, b) in zip(polls, polls.dropFirst()) { #expect(b - a == .seconds(90)) }
         #expect(polls.allSatisfy { $0 < t(8, 30) })
-        #expect(run.log.contains { $0.event.line.hasPrefix("polling: stopped: realtime is back") })
+        expectEvent(run, containing: "polling: stopped: realtime is back")
         #expect(run.catchUpStarts(trigger: "rpc-restored").count == 1)
         run.checkInvariants()
     }
@@ -225,7 +225,7 @@ struct PollingRefreshEngineTests {
             at 1m realtime down
             """)
         #expect(run.catchUpStarts(trigger: "poll").isEmpty)
-        #expect(!run.log.contains { if case .polling = $0.event { return true } else { return false } })
+        expectNoEvent(run, matching: { if case .polling = $0 { true } else { false } })
         run.checkInvariants()
     }
 
@@ -336,7 +336,7 @@ struct PollingRefreshEngineTests {
             at 39m foreground
             """)
         #expect(requests(byMode).map(\.at) == [t(3)])
-        #expect(byMode.log.contains { $0.at == t(10) && $0.event.line.contains("request withdrawn: notification mode is off") })
+        expectEvent(byMode, at: t(10), containing: "request withdrawn: notification mode is off")
         #expect(byMode.world.os.grants.isEmpty)
         run.checkInvariants()
         byMode.checkInvariants()

@@ -134,7 +134,7 @@ struct WorldFaultEngineTests {
             """)
         #expect(run.scriptEnd == t(20))
         #expect(run.world.ledger.allSatisfy { $0.blockTime < t(20) + .seconds(2) })
-        #expect(run.log.contains { $0.at == t(20) && $0.event == .world("final foreground") })
+        expectEvent(run, at: t(20), matching: { $0 == .world("final foreground") })
         #expect(run.scheduler.now == t(35))
         run.checkInvariants()
         run.checkNothingLost()

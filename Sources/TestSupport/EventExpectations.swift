@@ -1,0 +1,133 @@
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+// Expectations over a run's event log (STYLE.md "Tests", layer 2: assert on the event log).
+// A failure prints the log around the time the event was expected, so the reader sees what
+// happened instead:
+//
+//     expectEvent(run, at: t(3, 3), containing: "catch-up started (app-active)")
+//     let fall = expectEvent(run, matching: { if case .pushState(_, .unreliable, _) = $0 { true } else { false } })
+//     expectNoEvent(run, containing: "catch-up started")
+
+/// Expects an event for which `matching` holds, at `at` give or take `within` when a time is
+/// given, anywhere in the log otherwise. Returns the first such event, nil after failing.
+@discardableResult
+public func expectEvent(_ log: [TimedEvent], at time: Instant? = nil, within tolerance: Interval = .zero,
+                        matching: (SyncEvent) -> Bool, _ comment: Comment? = nil,
+                        sourceLocation: SourceLocation = #_sourceLocation) -> TimedEvent? {
+    let found = log.first { matching($0.event) && EventWindow(time, tolerance).contains($0.at) }
+    if found == nil {
+        Issue.record(Comment(rawValue: "no such event \(EventWindow(time, tolerance))" + (comment.map { " (\($0.rawValue))" } ?? "")
+                             + "; " + EventWindow(time, tolerance).excerpt(of: log)), sourceLocation: sourceLocation)
+    }
+    return found
+}
+
+/// Expects an event whose line (`event.line`, without its time) contains `text`.
+@discardableResult
+public func expectEvent(_ log: [TimedEvent], at time: Instant? = nil, within tolerance: Interval = .zero, containing text: String,
+                        _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> TimedEvent? {
+    expectEvent(log, at: time, within: tolerance, matching: { $0.line.contains(text) },
+                Comment(rawValue: "a line containing \"\(text)\"" + (comment.map { "; \($0.rawValue)" } ?? "")), sourceLocation: sourceLocation)
+}
+
+/// Expects no event for which `matching` holds (at `at` give or take `within`, when given);
+/// a failure lists those that did.
+public func expectNoEvent(_ log: [TimedEvent], at time: Instant? = nil, within tolerance: Interval = .zero,
+                          matching: (SyncEvent) -> Bool, _ comment: Comment? = nil,
+                          sourceLocation: SourceLocation = #_sourceLocation) {
+    let window = EventWindow(time, tolerance)
+    let found = log.filter { matching($0.event) && window.contains($0.at) }
+    guard !found.isEmpty else { return }
+    Issue.record(Comment(rawValue: "\(found.count) unexpected event\(found.count == 1 ? "" : "s") \(window)"
+                         + (comment.map { " (\($0.rawValue))" } ?? "") + ":\n"
+                         + found.prefix(EventWindow.maxLines).map { "  " + $0.line }.joined(separator: "\n")),
+                 sourceLocation: sourceLocation)
+}
+
+/// Expects no event whose line contains `text`.
+public func expectNoEvent(_ log: [TimedEvent], at time: Instant? = nil, within tolerance: Interval = .zero, containing text: String,
+                          _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    expectNoEvent(log, at: time, within: tolerance, matching: { $0.line.contains(text) },
+                  Comment(rawValue: "a line containing \"\(text)\"" + (comment.map { "; \($0.rawValue)" } ?? "")), sourceLocation: sourceLocation)
+}
+
+// The same on a scenario run's log.
+
+@discardableResult
+public func expectEvent(_ run: ScenarioRun, at time: Instant? = nil, within tolerance: Interval = .zero,
+                        matching: (SyncEvent) -> Bool, _ comment: Comment? = nil,
+                        sourceLocation: SourceLocation = #_sourceLocation) -> TimedEvent? {
+    expectEvent(run.log, at: time, within: tolerance, matching: matching, comment, sourceLocation: sourceLocation)
+}
+
+@discardableResult
+public func expectEvent(_ run: ScenarioRun, at time: Instant? = nil, within tolerance: Interval = .zero, containing text: String,
+                        _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> TimedEvent? {
+    expectEvent(run.log, at: time, within: tolerance, containing: text, comment, sourceLocation: sourceLocation)
+}
+
+public func expectNoEvent(_ run: ScenarioRun, at time: Instant? = nil, within tolerance: Interval = .zero,
+                          matching: (SyncEvent) -> Bool, _ comment: Comment? = nil,
+                          sourceLocation: SourceLocation = #_sourceLocation) {
+    expectNoEvent(run.log, at: time, within: tolerance, matching: matching, comment, sourceLocation: sourceLocation)
+}
+
+public func expectNoEvent(_ run: ScenarioRun, at time: Instant? = nil, within tolerance: Interval = .zero, containing text: String,
+                          _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    expectNoEvent(run.log, at: time, within: tolerance, containing: text, comment, sourceLocation: sourceLocation)
+}
+
+/// Where an event is looked for, and the part of the log a failure shows.
+struct EventWindow: CustomStringConvertible {
+    /// The log shown on a failure: this much either side of the expected time …
+    static let context = Interval.seconds(30)
+    /// … and at most this many lines, those nearest the expected time.
+    static let maxLines = 40
+
+    var time: Instant?
+    var tolerance: Interval
+
+    init(_ time: Instant?, _ tolerance: Interval) {
+        self.time = time
+        self.tolerance = tolerance
+    }
+
+    func contains(_ instant: Instant) -> Bool {
+        guard let time else { return true }
+        return instant >= time - tolerance && instant <= time + tolerance
+    }
+
+    var description: String {
+        guard let time else { return "in the log" }
+        return tolerance == .zero ? "at \(time)" : "at \(time) ± \(tolerance)"
+    }
+
+    /// The log around the expected time (or all of it, when no time was given), cut to
+    /// `maxLines` lines nearest that time.
+    func excerpt(of log: [TimedEvent]) -> String {
+        guard !log.isEmpty else { return "the log is empty" }
+        var lines = log
+        var heading = "the log (\(log.count) events)"
+        if let time {
+            let from = time - tolerance - Self.context, to = time + tolerance + Self.context
+            lines = log.filter { $0.at >= from && $0.at <= to }
+            heading = "the log from \(from) to \(to)"
+            if lines.isEmpty {  // nothing near: show the events just before and after
+                let after = log.firstIndex { $0.at > to } ?? log.endIndex
+                lines = Array(log[max(0, after - Self.maxLines / 2)..<min(log.count, after + Self.maxLines / 2)])
+                heading = "nothing in the log from \(from) to \(to); the nearest events"
+            }
+        }
+        var cut = ""
+        if lines.count > Self.maxLines {
+            let centre = time.map { t in lines.firstIndex { $0.at >= t } ?? lines.count } ?? 0
+            let start = min(max(0, centre - Self.maxLines / 2), lines.count - Self.maxLines)
+            cut = " (\(lines.count - Self.maxLines) more not shown)"
+            lines = Array(lines[start..<(start + Self.maxLines)])
+        }
+        return heading + cut + ":\n" + lines.map { "  " + $0.line }.joined(separator: "\n")
+    }
+}
