@@ -21,7 +21,7 @@ import PackageDescription
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness and the bench.
 //   TestSupport   what the test targets share (time words, temporary directories, spawning, event
-//                 expectations); no executable links it.
+//                 expectations, the reducer's TestStore); no executable links it.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        // Tests only (TestSupport's TestStore): the whole-state diff a failing reducer test prints.
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", exact: "1.7.3"),
     ],
     targets: [
         .target(name: "SyncCore"),
@@ -50,10 +52,10 @@ let package = Package(
         .target(name: "CrashHarness", dependencies: ["ChatStore", "Spawn"]),
         .target(name: "Spawn"),
         // What the test targets share: time words, temporary directories, spawning, event
-        // expectations. Tests only.
+        // expectations, the reducer's TestStore. Tests only.
         .target(
             name: "TestSupport",
-            dependencies: ["Spawn", "SyncCore", "SyncEngine", "Simulation"]
+            dependencies: ["Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")]
         ),
         .target(name: "CWidth"),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),

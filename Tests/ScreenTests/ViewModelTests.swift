@@ -13,115 +13,134 @@ struct ViewModelTests {
         return s
     }
 
+    // The key tests read as TCA's TestStore tests: each key, then the whole change of state it
+    // makes and the commands it gives. Anything else that changed fails the test with a diff.
+
     @Test("Tab cycles focus: list → messages → compose → list")
     func focus() {
-        var s = listFocused()
-        _ = ViewModel.reduce(&s, .key(.tab)); #expect(s.focus == .messages)
-        _ = ViewModel.reduce(&s, .key(.tab)); #expect(s.focus == .compose)
-        _ = ViewModel.reduce(&s, .key(.tab)); #expect(s.focus == .list)
+        let store = TestStore(listFocused())
+        store.send(.key(.tab)) { $0.focus = .messages }
+        store.send(.key(.tab)) { $0.focus = .compose }
+        store.send(.key(.tab)) { $0.focus = .list }
     }
 
     @Test("↑/↓ and j/k move the selection in the list and scroll in the messages")
     func moveAndScroll() {
-        var s = listFocused()
-        _ = ViewModel.reduce(&s, .key(.down)); #expect(s.selected == 1)
-        _ = ViewModel.reduce(&s, .key(.char("j"))); #expect(s.selected == 2)
-        _ = ViewModel.reduce(&s, .key(.down)); #expect(s.selected == 2)  // stays at the end
-        _ = ViewModel.reduce(&s, .key(.char("k"))); #expect(s.selected == 1)
-        _ = ViewModel.reduce(&s, .key(.tab))
-        _ = ViewModel.reduce(&s, .key(.up)); #expect(s.scroll == 1)
-        _ = ViewModel.reduce(&s, .key(.down)); #expect(s.scroll == 0)
-        _ = ViewModel.reduce(&s, .key(.pageUp)); #expect(s.scroll == 10)
-        _ = ViewModel.reduce(&s, .key(.pageDown)); #expect(s.scroll == 0)
-        _ = ViewModel.reduce(&s, .key(.pageUp))
-        _ = ViewModel.reduce(&s, .key(.end)); #expect(s.scroll == 0)
+        let store = TestStore(listFocused())
+        store.send(.key(.down)) { $0.selected = 1 }
+        store.send(.key(.char("j"))) { $0.selected = 2 }
+        store.send(.key(.down))  // stays at the end
+        store.send(.key(.char("k"))) { $0.selected = 1 }
+        store.send(.key(.tab)) { $0.focus = .messages }
+        store.send(.key(.up)) { $0.scroll = 1 }
+        store.send(.key(.down)) { $0.scroll = 0 }
+        store.send(.key(.pageUp)) { $0.scroll = 10 }
+        store.send(.key(.pageDown)) { $0.scroll = 0 }
+        store.send(.key(.pageUp)) { $0.scroll = 10 }
+        store.send(.key(.end)) { $0.scroll = 0 }
     }
 
     @Test("Enter opens the selected conversation, marks it read and focuses the compose line")
     func open() {
-        var s = listFocused()
-        _ = ViewModel.reduce(&s, .key(.down))
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [.markRead(bob)])
-        #expect(s.open == bob)
-        #expect(s.focus == .compose)
+        let store = TestStore(listFocused())
+        store.send(.key(.down)) { $0.selected = 1 }
+        store.send(.key(.enter), commands: [.markRead(bob)]) {
+            $0.open = bob
+            $0.focus = .compose
+        }
     }
 
     @Test("lifecycle and fault keys become directives; p cycles ok → drop all → delay 90 s → ok")
     func faultKeys() {
-        var s = listFocused()
-        #expect(ViewModel.reduce(&s, .key(.char("b"))) == [.apply(.background)])
-        #expect(ViewModel.reduce(&s, .key(.char("f"))) == [.apply(.foreground)])
-        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [.apply(.pushDrop(percent: 100))])
-        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [.apply(.pushDrop(percent: 0)), .apply(.pushDelay(.seconds(90)))])
-        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [.apply(.pushUp)])
-        #expect(ViewModel.reduce(&s, .key(.char("r"))) == [.apply(.realtimeDown)])
-        #expect(ViewModel.reduce(&s, .key(.char("r"))) == [.apply(.realtimeUp)])
-        #expect(ViewModel.reduce(&s, .key(.char("s"))) == [.apply(.realtimeStale)])
-        #expect(ViewModel.reduce(&s, .key(.char("x"))) == [.apply(.indexerDown)])
-        #expect(ViewModel.reduce(&s, .key(.char("x"))) == [.apply(.indexerUp)])
-        #expect(ViewModel.reduce(&s, .key(.char("t"))) == [.apply(.tokenExpire)])
-        #expect(ViewModel.reduce(&s, .key(.char("S"))) == [.apply(.sync)])
+        let store = TestStore(listFocused())
+        store.send(.key(.char("b")), commands: [.apply(.background)])
+        store.send(.key(.char("f")), commands: [.apply(.foreground)])
+        store.send(.key(.char("p")), commands: [.apply(.pushDrop(percent: 100))]) { $0.pushFault = 1 }
+        store.send(.key(.char("p")), commands: [.apply(.pushDrop(percent: 0)), .apply(.pushDelay(.seconds(90)))]) { $0.pushFault = 2 }
+        store.send(.key(.char("p")), commands: [.apply(.pushUp)]) { $0.pushFault = 0 }
+        store.send(.key(.char("r")), commands: [.apply(.realtimeDown)]) { $0.realtimeDown = true }
+        store.send(.key(.char("r")), commands: [.apply(.realtimeUp)]) { $0.realtimeDown = false }
+        store.send(.key(.char("s")), commands: [.apply(.realtimeStale)])
+        store.send(.key(.char("x")), commands: [.apply(.indexerDown)]) { $0.indexerDown = true }
+        store.send(.key(.char("x")), commands: [.apply(.indexerUp)]) { $0.indexerDown = false }
+        store.send(.key(.char("t")), commands: [.apply(.tokenExpire)])
+        store.send(.key(.char("S")), commands: [.apply(.sync)])
     }
 
     @Test("m cycles the notification mode, +/- step the speed, l toggles the log, q quits")
     func settingsKeys() {
-        var s = listFocused()
-        #expect(ViewModel.reduce(&s, .key(.char("m"))) == [.setMode(.backgroundFetch)])
-        #expect(ViewModel.reduce(&s, .key(.char("v"))) == [.setPreview(.contact)])
-        #expect(ViewModel.reduce(&s, .key(.char("+"))) == [.setSpeed(60)])
-        #expect(ViewModel.reduce(&s, .key(.char("-"))) == [.setSpeed(10)])
-        _ = ViewModel.reduce(&s, .clock(s.status.clock, speed: 600))
-        #expect(ViewModel.reduce(&s, .key(.char("+"))) == [.setSpeed(600)])
-        #expect(s.showLog)
-        _ = ViewModel.reduce(&s, .key(.char("l"))); #expect(!s.showLog)
-        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit])
-        #expect(s.quitting)
+        let store = TestStore(listFocused())
+        // The mode, preview and speed are the app's to change: the keys only ask.
+        store.send(.key(.char("m")), commands: [.setMode(.backgroundFetch)])
+        store.send(.key(.char("v")), commands: [.setPreview(.contact)])
+        store.send(.key(.char("+")), commands: [.setSpeed(60)])
+        store.send(.key(.char("-")), commands: [.setSpeed(10)])
+        store.send(.clock(store.state.status.clock, speed: 600)) { $0.status.speed = 600 }
+        store.send(.key(.char("+")), commands: [.setSpeed(600)])  // the fastest already
+        store.send(.key(.char("l"))) { $0.showLog = false }
+        store.send(.key(.char("q")), commands: [.quit]) { $0.quitting = true }
     }
 
     @Test("? opens the help; any key closes it without acting")
     func help() {
-        var s = listFocused()
-        _ = ViewModel.reduce(&s, .key(.char("?")))
-        #expect(s.showHelp)
-        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [])
-        #expect(!s.showHelp && !s.quitting)
+        let store = TestStore(listFocused())
+        store.send(.key(.char("?"))) { $0.showHelp = true }
+        store.send(.key(.char("q"))) { $0.showHelp = false }  // no .quit, not quitting
     }
 
     @Test("the compose line edits like readline, keeps history, and Enter sends")
     func compose() {
-        var s = sampleState()
-        #expect(s.focus == .compose)
-        for ch in "hello world" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.ctrl("w")))
-        #expect(s.compose.string == "hello ")
-        _ = ViewModel.reduce(&s, .key(.ctrl("a")))
-        _ = ViewModel.reduce(&s, .key(.char(">")))
-        _ = ViewModel.reduce(&s, .key(.end))
-        _ = ViewModel.reduce(&s, .key(.left))
-        _ = ViewModel.reduce(&s, .key(.backspace))
-        #expect(s.compose.string == ">hell ")
-        _ = ViewModel.reduce(&s, .key(.home))
-        _ = ViewModel.reduce(&s, .key(.delete))
-        _ = ViewModel.reduce(&s, .key(.right))
-        _ = ViewModel.reduce(&s, .key(.ctrl("e")))
-        #expect(s.compose.string == "hell " && s.compose.cursor == 5)
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [.send(to: alice, text: "hell ")])
-        #expect(s.compose.string.isEmpty)
-        for ch in "second" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.ctrl("u")))
-        #expect(s.compose.string.isEmpty)
-        for ch in "draft" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.up))
-        #expect(s.compose.string == "hell ")
-        _ = ViewModel.reduce(&s, .key(.down))
-        #expect(s.compose.string == "draft")
-        _ = ViewModel.reduce(&s, .key(.ctrl("u")))
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [])  // blank lines are not sent
+        let store = TestStore(sampleState())
+        #expect(store.state.focus == .compose && store.state.open == alice)
+        store.type("hello world") { $0.drafts[alice] = LineEditor("hello world") }
+        store.send(.key(.ctrl("w"))) { $0.drafts[alice] = LineEditor("hello ") }
+        store.send(.key(.ctrl("a"))) { $0.drafts[alice]!.home() }
+        store.send(.key(.char(">"))) { $0.drafts[alice] = editor(">hello ", cursor: 1) }
+        store.send(.key(.end)) { $0.drafts[alice]!.end() }
+        store.send(.key(.left)) { $0.drafts[alice]!.left() }
+        store.send(.key(.backspace)) { $0.drafts[alice] = editor(">hell ", cursor: 5) }
+        store.send(.key(.home)) { $0.drafts[alice]!.home() }
+        store.send(.key(.delete)) { $0.drafts[alice] = editor("hell ", cursor: 0) }
+        store.send(.key(.right)) { $0.drafts[alice]!.right() }
+        store.send(.key(.ctrl("e"))) { $0.drafts[alice] = LineEditor("hell ") }
+        store.send(.key(.enter), commands: [.send(to: alice, text: "hell ")]) {
+            $0.drafts[alice] = nil  // a sent line leaves no draft behind
+            $0.history.record("hell ")
+        }
+        store.type("second") { $0.drafts[alice] = LineEditor("second") }
+        store.send(.key(.ctrl("u"))) { $0.drafts[alice] = LineEditor() }
+        store.type("draft") { $0.drafts[alice] = LineEditor("draft") }
+        store.send(.key(.up)) { $0.drafts[alice]!.historyUp($0.history) }
+        #expect(store.state.compose.string == "hell ")
+        store.send(.key(.down)) { $0.drafts[alice] = LineEditor("draft") }
+        store.send(.key(.ctrl("u"))) { $0.drafts[alice] = LineEditor() }
+        store.send(.key(.enter))  // blank lines are not sent
         // Keys that are commands elsewhere are typed here.
-        for ch in "qbfp" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        #expect(s.compose.string == "qbfp" && !s.quitting)
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(s.focus == .list)
+        store.type("qbfp") { $0.drafts[alice] = LineEditor("qbfp") }
+        store.send(.key(.escape)) { $0.focus = .list }
+    }
+
+    @Test("the TestStore is exhaustive: a change nobody stated, or a command nobody expected, fails with a diff")
+    func testStoreCatchesWhatWasNotSaid() {
+        let store = TestStore(listFocused())
+        withKnownIssue {
+            store.send(.key(.down))  // moves the selection, unstated
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("the state differs") && text.contains("-   selected: 0") && text.contains("+   selected: 1")
+        }
+        withKnownIssue {
+            store.send(.key(.char("b")))  // asks for the background, unstated
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("the commands differ")
+        }
+    }
+
+    /// A line holding `text` with the cursor at `cursor`, as the keys leave it.
+    func editor(_ text: String, cursor: Int) -> LineEditor {
+        var e = LineEditor(text)
+        for _ in cursor..<text.count { e.left() }
+        return e
     }
 
     /// Plays keys and returns every command they gave.
@@ -133,33 +152,57 @@ struct ViewModelTests {
 
     @Test("issue 11 #7: a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing to Bob, and Alice's draft and cursor come back")
     func draftPerConversation() {
-        var s = listFocused()
-        #expect(s.selectedConversation?.address == alice)
-        let commands = play(&s, [.enter] + typing("secret for alice only") + [.left, .left, .escape, .down, .enter, .enter])
-        #expect(s.open == bob)
-        #expect(!commands.contains { if case .send = $0 { return true } else { return false } })
-        #expect(s.compose.string.isEmpty)  // Bob's line is his own, and empty
-        _ = play(&s, typing("for bob") + [.escape, .up, .enter])
-        #expect(s.open == alice)
-        #expect(s.compose.string == "secret for alice only")
-        #expect(s.compose.cursor == 19)  // where it was left
+        let store = TestStore(listFocused())
+        #expect(store.state.selectedConversation?.address == alice)
+        store.send(.key(.enter), commands: [.markRead(alice)]) { $0.focus = .compose }
+        store.type("secret for alice only") { $0.drafts[alice] = LineEditor("secret for alice only") }
+        store.send(.key(.left)) { $0.drafts[alice]!.left() }
+        store.send(.key(.left)) { $0.drafts[alice]!.left() }
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.down)) { $0.selected = 1 }
+        store.send(.key(.enter), commands: [.markRead(bob)]) {
+            $0.open = bob
+            $0.focus = .compose
+        }
+        store.send(.key(.enter))  // Bob's line is his own, and empty: nothing is sent
+        store.type("for bob") { $0.drafts[bob] = LineEditor("for bob") }
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.up)) { $0.selected = 0 }
+        store.send(.key(.enter), commands: [.markRead(alice)]) {
+            $0.open = alice
+            $0.focus = .compose
+        }
+        #expect(store.state.compose.string == "secret for alice only")
+        #expect(store.state.compose.cursor == 19)  // where it was left
         // Each line is sent to its own conversation; the history is shared.
-        #expect(play(&s, [.enter]) == [.send(to: alice, text: "secret for alice only")])
-        _ = play(&s, [.escape, .down, .enter])
-        #expect(s.compose.string == "for bob")
-        #expect(play(&s, [.ctrl("u"), .up]) == [])
-        #expect(s.compose.string == "secret for alice only")
-        _ = play(&s, [.down])
-        #expect(s.compose.string.isEmpty)
+        store.send(.key(.enter), commands: [.send(to: alice, text: "secret for alice only")]) {
+            $0.drafts[alice] = nil
+            $0.history.record("secret for alice only")
+        }
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.down)) { $0.selected = 1 }
+        store.send(.key(.enter), commands: [.markRead(bob)]) {
+            $0.open = bob
+            $0.focus = .compose
+        }
+        #expect(store.state.compose.string == "for bob")
+        store.send(.key(.ctrl("u"))) { $0.drafts[bob] = LineEditor() }
+        store.send(.key(.up)) { $0.drafts[bob]!.historyUp($0.history) }
+        #expect(store.state.compose.string == "secret for alice only")
+        store.send(.key(.down)) { $0.drafts[bob] = LineEditor() }
     }
 
     @Test("o opens the latest notification's conversation and foregrounds the app")
     func openBanner() {
-        var s = listFocused()
-        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: carol, title: "Carol", body: "hey", at: at(9))))
-        #expect(ViewModel.reduce(&s, .key(.char("o"))) == [.apply(.foreground), .markRead(carol)])
-        #expect(s.open == carol)
-        #expect(s.selectedConversation?.address == carol)
+        let store = TestStore(listFocused())
+        let banner = BannerRow(conversation: carol, title: "Carol", body: "hey", at: at(9))
+        store.send(.banner(banner)) { $0.banners = [banner] }
+        store.send(.key(.char("o")), commands: [.apply(.foreground), .markRead(carol)]) {
+            $0.open = carol
+            $0.selected = 2
+            $0.focus = .compose
+        }
+        #expect(store.state.selectedConversation?.address == carol)
     }
 
     @Test("the conversation list sorts by last activity and keeps the selection")
