@@ -21,7 +21,7 @@ import PackageDescription
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness and the bench.
 //   TestSupport   what the test targets share (time words, temporary directories, spawning, event
-//                 expectations, the reducer's TestStore); no executable links it.
+//                 and golden-screen expectations, the reducer's TestStore); no executable links it.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -51,8 +51,8 @@ let package = Package(
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "Spawn"]),
         .target(name: "Spawn"),
-        // What the test targets share: time words, temporary directories, spawning, event
-        // expectations, the reducer's TestStore. Tests only.
+        // What the test targets share: time words, temporary directories, spawning, event and
+        // golden-screen expectations, the reducer's TestStore. Tests only.
         .target(
             name: "TestSupport",
             dependencies: ["Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")]
@@ -78,7 +78,10 @@ let package = Package(
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "TestSupport"]),
-        .testTarget(name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "TestSupport"]),  // Simulation: to read scenario files
+        .testTarget(
+            name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "TestSupport"],  // Simulation: to read scenario files
+            exclude: ["Golden"]  // the golden screens the tests read from disk
+        ),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
