@@ -2,6 +2,7 @@ import Foundation
 import Fuzzing
 import Simulation
 import Testing
+import TestSupport
 
 /// The shipped files, read from the package (tests run from its root).
 func shipped(_ folder: String, _ ext: String) throws -> [(String, String)] {
@@ -15,19 +16,21 @@ struct FileFuzzTests {
     func scenarios() throws {
         var corpus = try shipped("Scenarios", ".scenario")
         corpus += (1...20).map { ("fuzz-\($0).scenario", FuzzScenario.generate(seed: UInt64($0)).text) }
-        let report = FileFuzzer.checkScenarios(count: 1500, seed: 1, corpus: corpus)
+        let files = FuzzBudget.scaled(6, floor: 250)
+        let report = FileFuzzer.checkScenarios(count: files, seed: 1, corpus: corpus)
         #expect(report.failures.isEmpty, "\(report.failures.prefix(5))")
-        #expect(report.files == 1500)
-        #expect(report.rejected > 900)  // most breakage is caught, not silently accepted
+        #expect(report.files == files)
+        #expect(report.rejected > files * 6 / 10)  // most breakage is caught, not silently accepted
         #expect(report.stillValid + report.rejected == report.files)
     }
 
     @Test("a broken theme file is never fatal: warnings naming the file, and the default's style for what could not be read")
     func themes() throws {
-        let report = FileFuzzer.checkThemes(count: 800, seed: 1, corpus: try shipped("Themes", ".toml"))
+        let files = FuzzBudget.scaled(3, floor: 100)
+        let report = FileFuzzer.checkThemes(count: files, seed: 1, corpus: try shipped("Themes", ".toml"))
         #expect(report.failures.isEmpty, "\(report.failures.prefix(5))")
-        #expect(report.files == 800)
-        #expect(report.rejected > 300)
+        #expect(report.files == files)
+        #expect(report.rejected > files * 3 / 8)
     }
 
     @Test("a file that is not UTF-8 is reported at the line of its first bad byte")

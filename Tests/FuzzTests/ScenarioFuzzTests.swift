@@ -3,14 +3,16 @@ import Simulation
 import SyncCore
 import SyncEngine
 import Testing
+import TestSupport
 
 @Suite("Scenario fuzzer: generated scenarios × three policies, invariants after each run")
 struct ScenarioFuzzTests {
-    /// 4 × 60 = 240 cases, 1,440 runs (each policy twice, for determinism).
-    @Test("generated scenarios keep every invariant under naive, seed and adaptive", arguments: 0..<4)
-    func fuzzBatch(batch: Int) {
+    /// `FuzzBudget.cases` cases (20, or `SYNCHAT_FUZZ_CASES`) in up to four batches, each case
+    /// run six times: three policies, each twice (determinism).
+    @Test("generated scenarios keep every invariant under naive, seed and adaptive", arguments: FuzzBudget.batches())
+    func fuzzBatch(seeds: ClosedRange<UInt64>) {
         var messages = 0, errors = 0, gaps = 0
-        for seed in UInt64(batch * 60 + 1)...UInt64(batch * 60 + 60) {
+        for seed in seeds {
             let outcome = ScenarioFuzzer.check(seed: seed)
             messages += outcome.messages
             errors += outcome.errorEvents
@@ -19,9 +21,12 @@ struct ScenarioFuzzTests {
                 Issue.record(Comment(rawValue: report))
             }
         }
-        // Not vacuous: the batch carried traffic and the engine lived through faults.
-        #expect(messages > 1000)
-        #expect(errors > 0)
+        // Not vacuous: the batch carried traffic and the engine lived through faults (a batch
+        // of fewer than 10 cases may be quiet by chance).
+        if seeds.count >= 10 {
+            #expect(messages > 10 * seeds.count)
+            #expect(errors > 0)
+        }
         _ = gaps  // seed's rule-6 losses are counted by the bench, not failed
     }
 
@@ -52,7 +57,7 @@ struct ScenarioFuzzTests {
             .first { $0.violations.contains { $0.kind == .falseUnreliable } }
         #expect(failing != nil)
         // With the spec's grace the same generated runs never fall for it.
-        for seed in UInt64(1)...40 {
+        for seed in UInt64(1)...UInt64(min(40, FuzzBudget.cases)) {
             #expect(!ScenarioFuzzer.check(seed: seed).violations.contains { $0.kind == .falseUnreliable })
         }
     }

@@ -5,21 +5,24 @@ import Simulation
 import SyncCore
 import SyncEngine
 import Testing
+import TestSupport
 
 @Suite("Wire fuzzer: broken push payloads and indexer replies")
 struct WireFuzzTests {
     @Test("every broken document is rejected by the decoders with a WireError — none accepted, none crashes")
     func decoders() {
-        let report = WireFuzzer.checkDecoders(count: 3000, seed: 3)
-        #expect(report.documents == 3000)
-        #expect(report.rejected == 3000)
+        let documents = FuzzBudget.scaled(12, floor: 500)
+        let report = WireFuzzer.checkDecoders(count: documents, seed: 3)
+        #expect(report.documents == documents)
+        #expect(report.rejected == documents)
         #expect(report.accepted.isEmpty, "\(report.accepted.prefix(5))")
         #expect(Set(report.byMutation.keys) == Set(WireFuzzer.Mutation.allCases.map(\.rawValue)))
     }
 
-    @Test("with a fifth of the replies and pushes broken, every policy keeps every invariant and nothing is invented", arguments: 0..<2)
-    func engine(batch: Int) {
-        for seed in UInt64(batch * 20 + 1)...UInt64(batch * 20 + 20) {
+    @Test("with a fifth of the replies and pushes broken, every policy keeps every invariant and nothing is invented",
+          arguments: FuzzBudget.batches(of: FuzzBudget.scaled(1.0 / 6, floor: 5), 2, minimumSize: 5))
+    func engine(seeds: ClosedRange<UInt64>) {
+        for seed in seeds {
             let outcome = WireFuzzer.checkEngine(seed: seed)
             for v in outcome.violations { Issue.record("wire case \(seed): \(v)\n\(outcome.scenario.text)") }
         }
