@@ -21,8 +21,8 @@ import PackageDescription
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness and the bench.
 //   TestSupport   what the test targets share (time words, temporary directories, spawning, event
-//                 and golden-screen expectations, the reducer's TestStore, the fuzz budget); no
-//                 executable links it.
+//                 and golden-screen expectations, the reducer's TestStore, the fuzz budget, the
+//                 .timingSensitive trait); no executable links it.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -53,7 +53,8 @@ let package = Package(
         .target(name: "CrashHarness", dependencies: ["ChatStore", "Spawn"]),
         .target(name: "Spawn"),
         // What the test targets share: time words, temporary directories, spawning, event and
-        // golden-screen expectations, the reducer's TestStore, the fuzz budget. Tests only.
+        // golden-screen expectations, the reducer's TestStore, the fuzz budget, the lock of the
+        // timing-sensitive suites. Tests only.
         .target(
             name: "TestSupport",
             dependencies: ["Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")]

@@ -6,7 +6,7 @@ func runSynchat(_ args: [String]) throws -> (status: Int32, out: String, err: St
     try TmuxSession.spawn([TmuxSession.binary] + args, captureOutput: true, captureErrors: true)
 }
 
-@Suite("Command line")
+@Suite("Command line", .timingSensitive)
 struct CLITests {
     init() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")

@@ -3,7 +3,7 @@ import Testing
 
 /// A real full filesystem: a 1 MiB tmpfs holds the profile, a filler file takes the rest.
 /// Needs root to mount (as CI and the dev machines run); skipped, saying so, elsewhere.
-@Suite("End to end: the profile on a full disk", .serialized)
+@Suite("End to end: the profile on a full disk", .serialized, .timingSensitive)
 struct FullDiskEndToEndTests {
     static let mountPoint = NSTemporaryDirectory() + "synchat-full-\(getpid())"
 

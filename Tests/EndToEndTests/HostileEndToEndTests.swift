@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Hostile text and hostile sizes against the real binary in tmux.
-@Suite("End to end: escape injection and resize storms", .serialized)
+@Suite("End to end: escape injection and resize storms", .serialized, .timingSensitive)
 struct HostileEndToEndTests {
     init() throws {
         try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// A played scenario in the real TUI: its end hands the world over instead of freezing it.
-@Suite("End to end: a played scenario hands over to the live world", .serialized)
+@Suite("End to end: a played scenario hands over to the live world", .serialized, .timingSensitive)
 struct ScriptHandOverEndToEndTests {
     init() throws {
         try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")

@@ -3,7 +3,7 @@ import Testing
 
 /// The real `synchat` in tmux. Needs tmux (`.ci/run` installs it) and the built binary
 /// (`swift build` first, or SYNCHAT_BIN).
-@Suite("End to end: the TUI in tmux", .serialized)
+@Suite("End to end: the TUI in tmux", .serialized, .timingSensitive)
 struct TUIEndToEndTests {
     static let args = "--ephemeral --seed 1 --speed 60"
 

@@ -5,6 +5,10 @@ import Testing
 
 /// The real binary in a private tmux server (STYLE.md, test layer 4): `send-keys` to type,
 /// `capture-pane` to read, and a deadline when waiting for the screen — never a blind sleep.
+///
+/// A suite that uses it is `@Suite("…", .serialized, .timingSensitive)`: its tests one at a
+/// time, and never beside another tmux suite or the crash harness, whose deadlines and
+/// timings they would skew (TestSupport's `.timingSensitive`).
 final class TmuxSession {
     let socket: String
     let name = "e2e"

@@ -2,7 +2,7 @@ import CrashHarness
 import Foundation
 import Testing
 
-@Suite("Crash safety")
+@Suite("Crash safety", .timingSensitive)
 struct CrashTests {
     @Test("SIGKILL at random moments under heavy traffic: integrity ok, nothing lost, nothing twice, no cursor ahead")
     func killAtRandom() throws {
