@@ -3,8 +3,8 @@ import Fuzzing
 import Simulation
 import SyncCore
 
-// `synchat-bench fuzz [--count N] [--from SEED]`: the hostile-input figures of the README's
-// Reliability section. A failing case prints its seed and the minimised scenario, and writes
+// `synchat-bench fuzz [--count N] [--from SEED]`: the hostile-input figures of
+// docs/reliability.md. A failing case prints its seed and the minimised scenario, and writes
 // it to ./fuzz-failures/SEED.scenario; once fixed, it belongs in Tests/FuzzTests/Regressions/.
 
 /// `--count N` (default 10 000) and `--from SEED` (default 1); anything else is a one-line

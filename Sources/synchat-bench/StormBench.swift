@@ -1,6 +1,6 @@
 import Foundation
 
-// `synchat-bench storm`: the resize-storm figures of the README's Reliability section. The
+// `synchat-bench storm`: the resize-storm figures of docs/reliability.md. The
 // release TUI runs in a private tmux server on a busy world while the window is resized 200
 // times between 20x5 and 300x100; then it must still run, have kept receiving, and draw the
 // right screen at 100x30. The end-to-end test does the same with the debug build and fails;
