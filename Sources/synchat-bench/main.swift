@@ -7,6 +7,7 @@ import Simulation
 import Spawn
 import SyncCore
 import SyncEngine
+import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
 //   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
@@ -286,9 +287,15 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "render", "compose", "memory", "store", "fuzz", "storm", "crash", "all"]
+let sections = ["policies", "speed", "render", "compose", "memory", "store", "fuzz", "storm", "crash", "widths", "all"]
+// The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
+if what == "probe-widths" {
+    guard rest.count == 2 else { usage("probe-widths takes IN and OUT files") }
+    do { try TerminalProbe.runProbe(input: rest[0], output: rest[1]) } catch { usage("probe-widths: \(error)") }
+    exit(0)
+}
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|render|compose|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]")
+    say("usage: synchat-bench [policies|speed|render|compose|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -298,7 +305,7 @@ var kills = 120
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
-} else if what != "fuzz", !rest.isEmpty {
+} else if what != "fuzz", what != "widths", !rest.isEmpty {
     usage("\(what) takes no arguments")
 }
 say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
@@ -311,3 +318,4 @@ if what == "store" || what == "all" { try storeBench() }
 if what == "fuzz" || what == "all" { fuzzBench(count: fuzzCount.count, from: fuzzCount.from) }
 if what == "storm" || what == "all" { stormBench() }
 if what == "crash" || what == "all" { crashBench(kills: kills) }
+if what == "widths" || what == "all" { widthsBench(arguments: what == "widths" ? rest : []) }

@@ -1,0 +1,230 @@
+import Foundation
+
+/// What a message of a width run must show: its body and, for the display-name part, the
+/// names its sender may carry (the name it had when the message was stored, or the next one).
+public struct ExpectedMessage: Sendable {
+    public let index: Int
+    public let body: String
+    public let senders: [String]?
+    public let entry: CorpusEntry?
+}
+
+/// Judges a screen captured from tmux, knowing only what the README promises about the layout
+/// (a title row that ends in `? help`, the list's border `│` in one column, the sync log's
+/// timestamped rows, the compose prompt, the status bar) and the columns **tmux** gives each
+/// character, measured by `TerminalProbe`. It never asks synchat's width model.
+public struct ScreenJudge {
+    public let width: Int
+    public let height: Int
+    /// Columns the terminal advances for each scalar (measured on that terminal).
+    public var advance: [UInt32: Int]
+    public var expected: [Int: ExpectedMessage]
+
+    public init(width: Int, height: Int, advance: [UInt32: Int], expected: [Int: ExpectedMessage]) {
+        self.width = width
+        self.height = height
+        self.advance = advance
+        self.expected = expected
+    }
+
+    public struct Verdict {
+        public var problems: [String] = []
+        /// Messages seen whole on this screen, top to bottom.
+        public var messages: [Int] = []
+        /// Messages seen whole whose text was not readable (with why).
+        public var unreadable: [(Int, String)] = []
+        public var broken: Bool { !problems.isEmpty || !unreadable.isEmpty }
+    }
+
+    /// Scalars of `screen` the judge has no measurement for.
+    public func unmeasured(_ screen: String) -> Set<UInt32> {
+        Set(screen.unicodeScalars.map(\.value).filter { advance[$0] == nil && $0 != 0x0A })
+    }
+
+    func columns(_ row: String) -> Int { row.unicodeScalars.reduce(0) { $0 + (advance[$1.value] ?? 1) } }
+
+    public func judge(_ screen: String) -> Verdict {
+        var v = Verdict()
+        var rows = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if screen.hasSuffix("\n") { rows.removeLast() }
+        guard rows.count == height else {
+            v.problems.append("the screen has \(rows.count) rows, not \(height)")
+            return v
+        }
+        if screen.unicodeScalars.contains("\u{200D}") {
+            v.problems.append("a zero-width joiner reached the terminal (tmux joins what follows it)")
+        }
+        for (y, row) in rows.enumerated() where columns(row) > width {
+            v.problems.append("row \(y) is \(columns(row)) columns wide in a \(width)-column terminal")
+        }
+        // Title row: " Conversations", the border, and "? help" ending in the last column but one.
+        let title = rows[0]
+        guard title.hasPrefix(" Conversations"), let borderIndex = title.firstIndex(of: "│") else {
+            v.problems.append("title row broken: \(title)")
+            return v
+        }
+        let border = title[..<borderIndex].unicodeScalars.count  // ASCII up to the border
+        if !title.hasSuffix("? help") || columns(title) != width - 1 {
+            v.problems.append("title row: \"? help\" is not at the right edge (\(columns(title)) columns): \(title)")
+        }
+        // Bottom up: status bar (one or two rows), compose row, sync log.
+        var y = height - 1
+        var statusRows = 0
+        while y > 0, statusRows < 2, isStatusRow(rows[y]) { statusRows += 1; y -= 1 }
+        if statusRows == 0 || !rows[y + 1].contains("push: ") || !(rows[y + 1].hasPrefix(" foreground │ ") || rows[y + 1].hasPrefix(" background │ ")) {
+            v.problems.append("status bar broken: \(rows[height - 1])")
+        }
+        let composeY = y
+        let compose = rows[composeY]
+        if !(compose.hasPrefix("to ") && compose.hasSuffix("> Tab or Enter to write")) && !compose.hasPrefix("  select a conversation") {
+            v.problems.append("compose row broken: \(compose)")
+        }
+        let logY = rows.firstIndex { $0.hasPrefix("─ sync log") }
+        if let logY {
+            if columns(rows[logY]) != width { v.problems.append("sync log title is not \(width) columns wide") }
+            for ly in (logY + 1)..<composeY where !rows[ly].isEmpty {
+                if rows[ly].range(of: #"^\d\d:\d\d:\d\d(\.\d\d\d)? "#, options: .regularExpression) == nil {
+                    v.problems.append("log row \(ly) does not start with a time: \(rows[ly])")
+                }
+            }
+        }
+        let paneBottom = logY ?? composeY
+        // The border on every row of the panes, and what is right of it.
+        var pane: [(y: Int, text: String)] = []
+        for py in 1..<paneBottom {
+            var col = 0
+            var rest: String?
+            var scalars = rows[py].unicodeScalars[...]
+            while let s = scalars.first {
+                if s == "│" && col == border { rest = String(String.UnicodeScalarView(scalars.dropFirst())); break }
+                if col > border { break }
+                col += advance[s.value] ?? 1
+                scalars = scalars.dropFirst()
+            }
+            guard let rest else {
+                v.problems.append("row \(py): the border is not in column \(border): \(rows[py])")
+                continue
+            }
+            pane.append((py, rest))
+        }
+        checkMessages(pane, &v)
+        return v
+    }
+
+    func isStatusRow(_ row: String) -> Bool {
+        row.hasPrefix(" ") && row.unicodeScalars.allSatisfy { ($0.value >= 0x20 && $0.value < 0x7F) || $0 == "│" }
+            && (row.contains(" │ ") || row.hasPrefix(" catch-up") || row.hasPrefix(" foreground") || row.hasPrefix(" background"))
+    }
+
+    /// Message rows: " HH:MM c TEXT", continuation rows "         TEXT", day separators, blanks.
+    func checkMessages(_ pane: [(y: Int, text: String)], _ v: inout Verdict) {
+        var current: [String]? = nil
+        var whole: [[String]] = []
+        for (y, text) in pane {
+            if text.range(of: #"^ \d\d:\d\d . "#, options: .regularExpression) != nil {
+                if let c = current { whole.append(c) }
+                current = [String(text.dropFirst(9))]
+            } else if text.hasPrefix("         "), text.contains(where: { $0 != " " }) {
+                current?.append(String(text.dropFirst(9)))  // a continuation of a message above the pane is skipped
+            } else if text.allSatisfy({ $0 == " " }) || text.contains("── day ") || text.hasPrefix(" no messages yet") || text.hasPrefix(" waiting for contacts") {
+                if let c = current { whole.append(c) }
+                current = nil
+            } else {
+                v.problems.append("row \(y): not a message row: \(text)")
+                if let c = current { whole.append(c) }
+                current = nil
+            }
+        }
+        if let c = current { whole.append(c) }
+        guard !expected.isEmpty else { return }
+        for rowsOfMessage in whole {
+            let full = rowsOfMessage.joined()
+            guard let (k, sender, body) = parse(full) else {
+                v.unreadable.append((-1, "no [k|…|k] markers: \(full)"))
+                continue
+            }
+            v.messages.append(k)
+            guard let e = expected[k] else { v.unreadable.append((k, "unknown message \(k)")); continue }
+            if let why = Self.unreadable(shown: body, original: e.body) {
+                v.unreadable.append((k, "body \(why): \(full)"))
+            }
+            if let senders = e.senders, !senders.contains(where: { Self.unreadable(shown: sender, original: $0) == nil }) {
+                v.unreadable.append((k, "sender \(Self.unreadable(shown: sender, original: senders[0]) ?? ""): \(full)"))
+            }
+        }
+        if v.messages != v.messages.sorted() || Set(v.messages).count != v.messages.count {
+            v.problems.append("messages out of order: \(v.messages)")
+        }
+    }
+
+    /// "SENDER: [k|BODY|k]" → (k, SENDER, BODY).
+    func parse(_ full: String) -> (Int, String, String)? {
+        guard full.hasSuffix("]"), let bar = full.lastIndex(of: "|") else { return nil }
+        let digits = full[full.index(after: bar)..<full.index(before: full.endIndex)]
+        guard let k = Int(digits), let open = full.range(of: ": [\(k)|") else { return nil }
+        guard open.upperBound <= bar else { return nil }
+        return (k, String(full[..<open.lowerBound]), String(full[open.upperBound..<bar]))
+    }
+
+    // MARK: - Readable
+
+    /// What SPEC §6 promises for untrusted text, written out again here (not imported): C0 and
+    /// DEL as `^X`, C1 and the bidi controls as `<U+XXXX>`.
+    public static func madeVisible(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c.value {
+            case 0x00...0x1F: out += "^" + String(Character(Unicode.Scalar(UInt8(c.value + 0x40))))
+            case 0x7F: out += "^?"
+            case 0x80...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                out += "<U+" + String(format: "%04X", c.value) + ">"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// Placeholders a screen may show instead of what it cannot draw the same everywhere.
+    static let placeholders: Set<UInt32> = [0xFFFD, 0x25CC, 0x2026]
+
+    static func isKeep(_ s: Unicode.Scalar) -> Bool {
+        switch s.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber, .spacingMark: return true
+        default: return false
+        }
+    }
+
+    /// Nil when `shown` reads as `original` made visible: nothing on screen that the text did not
+    /// hold (bar spaces and placeholders, and a flag's letters), in its order, and every letter,
+    /// digit and spacing mark of it there. Otherwise why not.
+    public static func unreadable(shown: String, original: String) -> String? {
+        let orig = Array(madeVisible(original).unicodeScalars)
+        let hasFlags = orig.contains { (0x1F1E6...0x1F1FF).contains($0.value) }
+        func isFlagLetter(_ s: Unicode.Scalar) -> Bool { hasFlags && (0x41...0x5A).contains(s.value) }
+        let shownScalars = shown.unicodeScalars.filter { $0 != " " && !placeholders.contains($0.value) }
+        // Nothing foreign, in order.
+        var i = 0
+        for s in shownScalars {
+            while i < orig.count, orig[i] != s { i += 1 }
+            if i == orig.count {
+                if isFlagLetter(s) { continue }
+                return "shows \(Self.describe(s)), which the text does not hold (or out of order)"
+            }
+            i += 1
+        }
+        // Nothing readable lost.
+        let want = orig.filter(isKeep)
+        let have = shownScalars.filter { isKeep($0) }
+        var j = 0
+        for s in have {
+            if j < want.count, want[j] == s { j += 1; continue }
+            if isFlagLetter(s) { continue }
+            return "shows \(Self.describe(s)) where \(j < want.count ? Self.describe(want[j]) : "nothing") was expected"
+        }
+        if j < want.count { return "lost \(Self.describe(want[j])) and what follows" }
+        return nil
+    }
+
+    static func describe(_ s: Unicode.Scalar) -> String { "U+" + String(format: "%04X", s.value) }
+}
