@@ -33,8 +33,9 @@ public enum Role: String, CaseIterable, Sendable {
     case warning = "warning"
 }
 
-/// One terminal cell. A wide character takes two cells: the first holds it with width 2,
-/// the second is a continuation (width 0) that the adapter never writes.
+/// One terminal cell: what `TextWidth.cells` draws there (one spacing scalar and its marks).
+/// A wide character takes two cells: the first holds it with width 2, the second is a
+/// continuation (width 0) that the adapter never writes.
 public struct Cell: Equatable, Sendable {
     public var character: Character
     public var width: UInt8
@@ -77,23 +78,28 @@ public struct Grid: Equatable, Sendable {
     }
 
     /// Writes text from (x, y), clipped at `maxX` (exclusive). Text must already be safe
-    /// (sanitised at the view-state boundary). Returns the column after the last cell written.
+    /// (sanitised at the view-state boundary). Each grapheme cluster becomes the cells
+    /// `TextWidth.cells` draws for it, so a cell never holds what a terminal could draw at
+    /// another width. Returns the column after the last cell written.
     @discardableResult
     public mutating func put(_ text: String, x: Int, y: Int, role: Role, maxX: Int? = nil) -> Int {
         guard y >= 0, y < height else { return x }
         let limit = min(width, maxX ?? width)
         var col = x
         for ch in text {
-            let w = TextWidth.of(ch)
-            if w == 0 { continue }  // combining marks stay with the cell before (ncurses does the same)
-            if col + w > limit { break }
-            if col >= 0 {
-                // Overwriting half of a wide character leaves a blank, never half a glyph.
-                if self[col, y].width == 0, col > 0 { self[col - 1, y] = Cell(" ", role: self[col - 1, y].role) }
-                self[col, y] = Cell(ch, width: UInt8(w), role: role)
-                if w == 2 { self[col + 1, y] = Cell(" ", width: 0, role: role) }
+            for drawn in TextWidth.cells(ch) {
+                let w = drawn.width
+                if col + w > limit { return col }
+                if col >= 0 {
+                    // Overwriting half of a wide character leaves a blank, never half a glyph.
+                    if self[col, y].width == 0, col > 0 { self[col - 1, y] = Cell(" ", role: self[col - 1, y].role) }
+                    self[col, y] = Cell(Character(drawn.text), width: UInt8(w), role: role)
+                    if w == 2 { self[col + 1, y] = Cell(" ", width: 0, role: role) }
+                    // …and overwriting the first half leaves no orphaned second half.
+                    if col + w < width, self[col + w, y].width == 0 { self[col + w, y] = Cell(" ", role: self[col + w, y].role) }
+                }
+                col += w
             }
-            col += w
         }
         return col
     }

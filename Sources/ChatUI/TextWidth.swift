@@ -1,22 +1,118 @@
 import CWidth
 
-/// Display widths from the C library's `wcwidth` under a UTF-8 locale: the terminal's own
-/// idea of how many columns a character takes (CJK and most emoji: 2).
+/// One terminal cell as synchat draws it: one spacing scalar whose `wcwidth` is `width`, and at
+/// most four zero-width marks that every terminal keeps in that cell.
+public struct DrawnCell: Equatable, Sendable {
+    public let text: String
+    public let width: Int
+}
+
+/// Display widths, and what is drawn for each grapheme cluster: the one place that decides both
+/// (grid, wrapping, truncation, the compose line and the terminal adapter all come here).
+///
+/// Measured on this machine (`synchat-bench widths --measure`, the whole corpus of
+/// `Tests/WidthCorpus`): ncursesw lays a string out one cell per scalar with `wcwidth` ≥ 1, the
+/// zero-width ones riding in the cell before, and tmux 3.3a advances by the same sum for every
+/// class of the corpus but one: after a zero-width joiner it joins the next emoji into the
+/// cell (👨‍👩‍👧: tmux 2 columns, ncursesw 6). Other terminals disagree elsewhere too (kitty,
+/// WezTerm, foot and iTerm2 draw 👍🏽, ❤️ and flags by grapheme cluster). So synchat draws
+/// every cluster in the form all of them agree on, and its width is the sum of those cells:
+///
+/// - text without emoji machinery: one cell per scalar of `wcwidth` ≥ 1, zero-width marks in
+///   the cell before (as ncursesw does), at most four of them (ncursesw's `CCHARW_MAX`);
+/// - an emoji sequence (ZWJ, VS15/VS16, skin tone, keycap, tags): its emoji one by one, without
+///   the joiners, selectors, modifiers, keycap marks and tags (UTS #51's fallback for a
+///   sequence a terminal cannot draw); a flag: its two region letters (`🇺🇸` → `US`);
+/// - format characters (Cf: ZWSP, ZWNJ, soft hyphen, BOM, …), line and paragraph separators,
+///   variation selectors: nothing (WeeChat's choice for U+00AD and U+200B);
+/// - a mark with nothing to ride on: on a dotted circle `◌`; a code point the C library
+///   calls unprintable (unassigned, noncharacter): `�`.
 public enum TextWidth {
     /// Must run once before the first measurement (the TUI and the tests call it).
     public static let localeReady: Bool = synchat_use_utf8_locale() == 1
 
-    /// Columns one character takes: 0 (combining), 1 or 2.
-    public static func of(_ ch: Character) -> Int {
+    /// The cells synchat draws for one grapheme cluster (none for a format character).
+    public static func cells(_ ch: Character) -> [DrawnCell] {
         _ = localeReady
-        guard let first = ch.unicodeScalars.first else { return 0 }
-        if first.isASCII { return 1 }
-        let w = Int(synchat_wcwidth(first.value))
-        if w < 0 { return 1 }  // not printable here: text is sanitised before, count it as one
-        if w == 0 { return ch.unicodeScalars.count > 1 ? 1 : 0 }
-        // An emoji presentation sequence (e.g. ❤️) draws wide in modern terminals.
-        if ch.unicodeScalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
-        return min(w, 2)
+        let scalars = ch.unicodeScalars
+        if scalars.count == 1, let s = scalars.first, s.isASCII { return [DrawnCell(text: String(ch), width: 1)] }
+        if scalars.contains(where: isRegionalIndicator) {
+            return scalars.filter(isRegionalIndicator).map { DrawnCell(text: String(Character(Unicode.Scalar($0.value - 0x1F1E6 + 0x41)!)), width: 1) }
+        }
+        if scalars.contains(where: isEmojiMachinery) {
+            // Each component's emoji alone: what follows a joiner starts a new one.
+            var out: [DrawnCell] = []
+            var startOfComponent = true
+            for s in scalars {
+                if s.value == 0x200D { startOfComponent = true; continue }
+                guard startOfComponent, !isEmojiMachinery(s), !isDropped(s) else { continue }
+                startOfComponent = false
+                let w = Int(synchat_wcwidth(s.value))
+                if w >= 1 { out.append(DrawnCell(text: String(Character(s)), width: min(w, 2))) }
+                else if w < 0 { out.append(replacement) }
+            }
+            return out
+        }
+        var out: [DrawnCell] = []
+        var cell = String.UnicodeScalarView(), cellWidth = 0, marks = 0
+        func flush() {
+            // A mark that does not extend what it rides on (a lone Hangul vowel on ◌) stays out:
+            // a cell is one grapheme cluster.
+            if let first = String(cell).first { out.append(DrawnCell(text: String(first), width: cellWidth)) }
+            cell = String.UnicodeScalarView()
+            marks = 0
+        }
+        for s in scalars where !isDropped(s) {
+            let w = Int(synchat_wcwidth(s.value))
+            if w >= 1 {
+                flush()
+                cell.append(s)
+                cellWidth = min(w, 2)
+            } else if w == 0 {
+                if cell.isEmpty {
+                    // Nothing to ride on. A lone Hangul vowel or final goes on the fillers, as
+                    // Unicode §3.12 shows isolated jamo; anything else on a dotted circle.
+                    switch s.value {
+                    case 0x1160...0x11A7, 0xD7B0...0xD7C6: cell.append("\u{115F}"); cellWidth = 2
+                    case 0x11A8...0x11FF, 0xD7CB...0xD7FB: cell.append("\u{115F}"); cell.append("\u{1160}"); cellWidth = 2
+                    default: cell.append("\u{25CC}"); cellWidth = 1
+                    }
+                }
+                if marks < 4 { cell.append(s); marks += 1 }
+            } else {
+                flush()
+                out.append(replacement)
+            }
+        }
+        flush()
+        return out
+    }
+
+    static let replacement = DrawnCell(text: "\u{FFFD}", width: 1)
+
+    static func isRegionalIndicator(_ s: Unicode.Scalar) -> Bool { (0x1F1E6...0x1F1FF).contains(s.value) }
+
+    /// Scalars that make an emoji sequence: the joiner, the presentation selectors, skin tones,
+    /// the keycap mark and tags.
+    static func isEmojiMachinery(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x200D, 0xFE0E, 0xFE0F, 0x1F3FB...0x1F3FF, 0x20E3, 0xE0020...0xE007F: return true
+        default: return false
+        }
+    }
+
+    /// Never drawn: format characters, line and paragraph separators, variation selectors.
+    static func isDropped(_ s: Unicode.Scalar) -> Bool {
+        switch s.properties.generalCategory {
+        case .format, .lineSeparator, .paragraphSeparator: return true
+        default: return (0xFE00...0xFE0F).contains(s.value) || (0xE0100...0xE01EF).contains(s.value)
+        }
+    }
+
+    /// Columns one grapheme cluster takes: the sum of its drawn cells.
+    public static func of(_ ch: Character) -> Int {
+        if ch.isASCII { return 1 }
+        return cells(ch).reduce(0) { $0 + $1.width }
     }
 
     public static func of(_ s: String) -> Int { s.reduce(0) { $0 + of($1) } }
