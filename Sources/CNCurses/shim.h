@@ -31,6 +31,22 @@ static inline int synchat_put(WINDOW *w, int y, int x, const wchar_t *s, int n, 
     return mvwaddnwstr(w, y, x, s, n);
 }
 
+/// Writes one grid cell at (y, x): `s` holds one spacing character of `width` columns and up to
+/// four zero-width marks. Anything else is refused (ERR, nothing written), so that ncursesw never
+/// lays a cell out at another width than the grid gave it.
+static inline int synchat_put_cell(WINDOW *w, int y, int x, const wchar_t *s, int n, int width, attr_t attrs, short pair) {
+    if (n < 1 || n > 5 || n >= CCHARW_MAX + 1 || wcwidth(s[0]) != width) return ERR;
+    wchar_t text[CCHARW_MAX + 1];
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && wcwidth(s[i]) != 0) return ERR;
+        text[i] = s[i];
+    }
+    text[n] = 0;
+    cchar_t cell;
+    if (setcchar(&cell, text, attrs, pair, NULL) != OK) return ERR;
+    return mvwadd_wch(w, y, x, &cell);
+}
+
 /// Opens the terminal without `initscr`, which exits the process on an unknown TERM.
 /// Returns NULL (and leaves the terminal alone) when that fails.
 static inline SCREEN *synchat_newterm(void) {

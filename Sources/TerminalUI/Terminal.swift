@@ -113,31 +113,24 @@ public final class Terminal {
         }
     }
 
-    /// Draws a frame: only the runs of changed cells are written.
+    /// Draws a frame: only the cells that changed are written, each on its own at its column
+    /// (`TextWidth.cells` decided what a cell may hold; ncursesw checks it again and a cell it
+    /// would lay out at another width is drawn as `�` and blanks).
     public func draw(_ grid: Grid) {
         guard let window else { return }
         let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
         if full { werase(window) }
         for y in 0..<grid.height {
-            var x = 0
-            while x < grid.width {
+            for x in 0..<grid.width {
                 let cell = grid[x, y]
-                if !full, previous![x, y] == cell { x += 1; continue }
-                // A run of changed cells of one role.
-                var run: [wchar_t] = []
-                let start = x
-                let role = cell.role
-                while x < grid.width {
-                    let c = grid[x, y]
-                    if c.role != role || (!full && previous![x, y] == c && c.width != 0) { break }
-                    if c.width != 0 {
-                        for scalar in c.character.unicodeScalars { run.append(wchar_t(bitPattern: scalar.value)) }
-                    }
-                    x += 1
+                guard cell.width != 0, full || previous![x, y] != cell else { continue }
+                let (attrs, pair) = style(cell.role)
+                let text = cell.character.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+                if synchat_put_cell(window, Int32(y), Int32(x), text, Int32(text.count), Int32(cell.width), attrs, pair) == ERR,
+                   !(y == grid.height - 1 && x + Int(cell.width) == grid.width) {  // the last cell always answers ERR
+                    let blank: [wchar_t] = [0xFFFD, 0x20]
+                    _ = synchat_put(window, Int32(y), Int32(x), blank, Int32(cell.width), attrs, pair)
                 }
-                // Never start a run on the right half of a wide character.
-                let (attrs, pair) = style(role)
-                if !run.isEmpty { _ = synchat_put(window, Int32(y), Int32(start), run, Int32(run.count), attrs, pair) }
             }
         }
         previous = grid
