@@ -99,6 +99,12 @@ public struct WidthRun {
         guard Tmux.poll(seconds: 30, until: { tmux.capture().contains("Conversations") }) else {
             throw Corpus.FormatError(description: "synchat did not start in tmux: \(tmux.capture())")
         }
+        // Open the first conversation (alice's), then leave the compose line.
+        tmux.keys("Enter")
+        guard Tmux.poll(seconds: 10, until: { tmux.capture().contains("to Alice>") }) else {
+            throw Corpus.FormatError(description: "Enter did not open Alice's conversation: \(tmux.capture())")
+        }
+        tmux.keys("Escape")
         // Capture as fast as tmux answers until the last message has shown.
         var screens: [String] = []
         let marker = "|\(last)]"
@@ -106,9 +112,13 @@ public struct WidthRun {
         let deadline = Date().addingTimeInterval(playSeconds * 3 + 60)
         var lastReport = Date()
         var settled = 0
+        // A screen counts when two captures in a row agree: tmux may be read between two
+        // chunks of one frame, and a torn frame is no verdict on the layout.
+        var previous = ""
         while Date() < deadline, settled < 5 {
             let s = tmux.capture()
-            if s != screens.last { screens.append(s) }
+            if s == previous, s != screens.last { screens.append(s) }
+            previous = s
             if s.contains(marker) { settled += 1 }
             if Date().timeIntervalSince(lastReport) > 15 {
                 progress("  \(width)x\(height): \(screens.count) screens captured")
@@ -120,6 +130,7 @@ public struct WidthRun {
         var judge = ScreenJudge(width: width, height: height, advance: [:], expected: expected)
         var missing = Set<UInt32>()
         for s in screens { missing.formUnion(judge.unmeasured(s)) }
+        for e in expected.values { missing.formUnion(judge.unmeasured(e.body + (e.senders ?? []).joined())) }
         let scalars = missing.sorted()
         let advances = try TerminalProbe.measureInTmux(scalars.map { String(Character(Unicode.Scalar($0)!)) }, probe: probe)
         for (s, a) in zip(scalars, advances) { judge.advance[s] = a ?? 1 }
@@ -137,8 +148,14 @@ public struct WidthRun {
             for p in v.problems { result.problems[String(p.prefix { $0 != ":" }), default: 0] += 1 }
             if !v.unreadable.isEmpty { result.problems["a message not readable", default: 0] += 1 }
             for k in v.messages { if let kind = expected[k]?.entry?.kind { result.brokenClasses[kind, default: 0] += 1 } }
+            if let dump = ProcessInfo.processInfo.environment["SYNCHAT_WIDTHS_DUMP"] {
+                let ks = v.messages.map { k in "\(k) \(expected[k]?.entry?.kind ?? "") \(expected[k].map { String(reflecting: $0.body) } ?? "")" }
+                let text = (v.problems + v.unreadable.map { $0.1 }).joined(separator: "\n") + "\n" + ks.joined(separator: "\n") + "\n" + s
+                try? text.write(toFile: dump + "/broken-\(width)x\(height)-\(result.broken).txt", atomically: true, encoding: .utf8)
+            }
             if result.examples.count < 3 { result.examples.append((v.problems + v.unreadable.map { $0.1 }).prefix(3).joined(separator: "\n") + "\n" + s) }
         }
+        for (k, why) in result.unreadable.sorted(by: { $0.key < $1.key }).prefix(8) { result.examples.append("unreadable \(k): \(why)") }
         result.unseen = expected.keys.filter { !seen.contains($0) }.sorted()
         result.seconds = Date().timeIntervalSince(start)
         return result
