@@ -126,7 +126,8 @@ public struct ScreenJudge {
                 current = [String(text.dropFirst(9))]
             } else if text.hasPrefix("         "), text.contains(where: { $0 != " " }) {
                 current?.append(String(text.dropFirst(9)))  // a continuation of a message above the pane is skipped
-            } else if text.allSatisfy({ $0 == " " }) || text.contains("── day ") || text.hasPrefix(" no messages yet") || text.hasPrefix(" waiting for contacts") {
+            } else if text.allSatisfy({ $0 == " " }) || text.contains("── day ") || text.hasPrefix(" no messages yet") || text.hasPrefix(" waiting for contacts")
+                        || text.hasPrefix(" background · badge") || text.hasPrefix("  🔔 ") {
                 if let c = current { whole.append(c) }
                 current = nil
             } else {

@@ -29,6 +29,8 @@ public struct WidthRun {
     public var nameGap = 3.0
     /// Contacts renamed per round of names (the first is the open conversation).
     public static let contacts = 8
+    /// Captures in a row that must agree before a screen is judged.
+    public static let settledCaptures = 3
 
     public init(binary: String, probe: [String], entries: [CorpusEntry], width: Int, height: Int) {
         self.binary = binary
@@ -85,6 +87,43 @@ public struct WidthRun {
         }.joined()
     }
 
+    /// Plays a scenario file as it is (the hostile one, say) with the conversation of `open`
+    /// shown, and judges every settled screen on the layout alone. Returns the screens and the
+    /// broken ones with their problems.
+    public static func playFile(binary: String, probe: [String], scenario: String, width: Int, height: Int, speed: Int,
+                                until done: (String) -> Bool) throws -> (screens: Int, broken: [String]) {
+        let tmux = Tmux(tag: "widths-file")
+        defer { tmux.close() }
+        try tmux.start(width: width, height: height, argv: [binary, "--ephemeral", "--speed", "\(speed)", "--scenario", scenario])
+        guard Tmux.poll(seconds: 30, until: { tmux.capture().contains("Conversations") }) else {
+            throw Corpus.FormatError(description: "synchat did not start in tmux: \(tmux.capture())")
+        }
+        tmux.keys("Enter")
+        _ = Tmux.poll(seconds: 10) { tmux.capture().contains("> ") || tmux.capture().hasSuffix(">\n") }
+        tmux.keys("Escape")
+        var screens: [String] = []
+        var previous = "", same = 0
+        var finished = 0
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline, finished < 5 {
+            let s = tmux.capture()
+            same = s == previous ? same + 1 : 0
+            if same == Self.settledCaptures - 1, s != screens.last { screens.append(s) }
+            previous = s
+            if done(s) { finished += 1 }
+        }
+        tmux.keys("q")
+        var judge = ScreenJudge(width: width, height: height, advance: [:], expected: [:])
+        let missing = screens.reduce(into: Set<UInt32>()) { $0.formUnion(judge.unmeasured($1)) }.sorted()
+        let advances = try TerminalProbe.measureInTmux(missing.map { String(Character(Unicode.Scalar($0)!)) }, probe: probe)
+        for (s, a) in zip(missing, advances) { judge.advance[s] = a ?? 1 }
+        let broken = screens.compactMap { s -> String? in
+            let v = judge.judge(s)
+            return v.broken ? v.problems.joined(separator: "\n") + "\n" + s : nil
+        }
+        return (screens.count, broken)
+    }
+
     /// Runs the TUI on the generated scenario, then judges every captured screen.
     public func run(progress: (String) -> Void = { _ in }) throws -> Result {
         let start = Date()
@@ -112,12 +151,14 @@ public struct WidthRun {
         let deadline = Date().addingTimeInterval(playSeconds * 3 + 60)
         var lastReport = Date()
         var settled = 0
-        // A screen counts when two captures in a row agree: tmux may be read between two
-        // chunks of one frame, and a torn frame is no verdict on the layout.
-        var previous = ""
+        // A screen counts when three captures in a row agree: tmux may be read between two
+        // chunks of one frame (a busy machine can hold the rest back a while), and a torn
+        // frame is no verdict on the layout.
+        var previous = "", same = 0
         while Date() < deadline, settled < 5 {
             let s = tmux.capture()
-            if s == previous, s != screens.last { screens.append(s) }
+            same = s == previous ? same + 1 : 0
+            if same == Self.settledCaptures - 1, s != screens.last { screens.append(s) }
             previous = s
             if s.contains(marker) { settled += 1 }
             if Date().timeIntervalSince(lastReport) > 15 {

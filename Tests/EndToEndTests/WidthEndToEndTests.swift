@@ -1,0 +1,93 @@
+import Foundation
+import TestSupport
+import Testing
+import WidthCorpus
+
+/// STYLE.md test layer 5: the real terminal and public data judge widths. The width corpus
+/// (generated from Unicode's data, `Tests/WidthCorpus/corpus.txt`) is played through the real
+/// binary in tmux, as message bodies and as display names, and every settled screen is judged
+/// by the columns tmux itself gives each character (asked with CSI 6n), never by synchat's model.
+/// `swift test` plays a deterministic sample of every class; `synchat-bench widths` all of it.
+@Suite("End to end: the width corpus in tmux", .timingSensitive)
+struct WidthEndToEndTests {
+    static var bench: String { BuiltProducts.bench }
+    static var probe: [String] { [bench, "probe-widths"] }
+
+    init() throws {
+        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
+        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+        try #require(FileManager.default.isExecutableFile(atPath: Self.bench), "build synchat-bench first: \(Self.bench)")
+    }
+
+    static func sample() throws -> [CorpusEntry] {
+        let all = try Corpus.load(path: Corpus.defaultPath(packageRoot: TmuxSession.packageRoot.path))
+        return Corpus.sample(all, count: 150)
+    }
+
+    @Test("the corpus is generated, not picked: every class the issue names is there, thousands of strings", .timeLimit(.minutes(1)))
+    func corpusClasses() throws {
+        let all = try Corpus.load(path: Corpus.defaultPath(packageRoot: TmuxSession.packageRoot.path))
+        #expect(all.count > 9_000)
+        let kinds = Set(all.map(\.kind))
+        for k in ["emoji-zwj", "emoji-flag", "emoji-keycap", "emoji-skin-tone", "emoji-vs15", "emoji-vs16", "indic-conjunct", "indic-mark",
+                  "hangul-jamo", "hangul-lv", "halfwidth-kana-mark", "format", "separator", "unassigned", "private-use", "blns"] {
+            #expect(kinds.contains(k), "no \(k)")
+        }
+        #expect(all.contains { $0.text == "👨\u{200D}👩\u{200D}👧" } && all.contains { $0.text.unicodeScalars.starts(with: "क्".unicodeScalars) })
+        #expect(Set(try Self.sample().map(\.kind)) == kinds)
+    }
+
+    @Test("the judge can fail: a skin-tone sequence padded as two columns, printed raw in tmux, moves the border", .timeLimit(.minutes(1)))
+    func canary() throws {
+        let dir = NSTemporaryDirectory() + "synchat-width-canary-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A screen laid out the way the old model counted 👍🏽 (two columns); tmux draws four.
+        let pad = { (s: String, n: Int) in s + String(repeating: " ", count: max(0, n)) }
+        var rows = [pad(" Conversations", 16) + "│" + pad(" Alice", 76) + "? help"]
+        rows.append(pad("▸ 👍🏽", 30 - 4) + "│")
+        for _ in 2..<22 { rows.append(pad("", 30) + "│") }
+        rows.append("─ sync log (l hides) " + String(repeating: "─", count: 99))
+        for _ in 23..<33 { rows.append("") }
+        rows.append("to Alice> Tab or Enter to write")
+        rows.append(" foreground │ live │ push: reliable 0/3 │ token active")
+        rows.append(" catch-up 1m ago │ req 3 │ remote-push │ d1 08:00:10 x20")
+        try rows.joined(separator: "\r\n").write(toFile: dir + "/screen.txt", atomically: true, encoding: .utf8)
+        let tmux = Tmux(tag: "canary")
+        defer { tmux.close() }
+        try tmux.start(width: 120, height: 36, argv: ["sh", "-c", "printf '\\033[H\\033[2J'; cat \(dir)/screen.txt; sleep 60"])
+        #expect(Tmux.poll(seconds: 10) { tmux.capture().contains("token active") })
+        let screen = tmux.capture()
+        var judge = ScreenJudge(width: 120, height: 36, advance: [:], expected: [:])
+        let missing = judge.unmeasured(screen).sorted()
+        for (s, a) in zip(missing, try TerminalProbe.measureInTmux(missing.map { String(Character(Unicode.Scalar($0)!)) }, probe: Self.probe)) {
+            judge.advance[s] = a ?? 1
+        }
+        let problems = judge.judge(screen).problems
+        #expect(problems.contains { $0.hasPrefix("the border is not in its column: row 1") }, "\(problems)\n\(screen)")
+        #expect(problems.count == 1, "only row 1 is broken: \(problems)")
+    }
+
+    @Test("every sampled string as a body and as a display name, in tmux: no broken screen, every message readable", .timeLimit(.minutes(3)),
+          arguments: [(120, 36), (80, 24)])
+    func corpusInTmux(size: (Int, Int)) throws {
+        var run = WidthRun(binary: TmuxSession.binary, probe: Self.probe, entries: try Self.sample(), width: size.0, height: size.1)
+        run.speed = 10  // the clock in the status bar changes every 100 ms: time for screens to settle
+        let r = try run.run()
+        #expect(r.screens > 100, "too few screens captured: \(r.screens)")
+        #expect(r.broken == 0, "\(r.broken) of \(r.screens) screens broken: \(r.problems)\n\(r.examples.prefix(2).joined(separator: "\n\n"))")
+        #expect(r.unreadable.isEmpty, "\(r.unreadable.sorted { $0.key < $1.key }.prefix(5))")
+        // A message the captures missed proves nothing either way; a handful at most.
+        #expect(r.unseen.count <= r.strings / 50, "messages never seen whole: \(r.unseen)")
+    }
+
+    @Test("Scenarios/hostile.scenario passes the same judge on every screen, at 120x36 and 80x24", .timeLimit(.minutes(2)),
+          arguments: [(120, 36), (80, 24)])
+    func hostile(size: (Int, Int)) throws {
+        let scenario = TmuxSession.packageRoot.appendingPathComponent("Scenarios/hostile.scenario").path
+        let (screens, broken) = try WidthRun.playFile(binary: TmuxSession.binary, probe: Self.probe, scenario: scenario,
+                                                      width: size.0, height: size.1, speed: 10) { $0.range(of: #"d1 08:0[3-9]"#, options: .regularExpression) != nil }
+        #expect(screens > 10)
+        #expect(broken.isEmpty, "\(broken.count) of \(screens) screens broken; the first:\n\(broken.first ?? "")")
+    }
+}
