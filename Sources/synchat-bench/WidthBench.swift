@@ -68,23 +68,30 @@ func widthsBench(arguments: [String]) {
 func measureWidths(_ entries: [CorpusEntry], probe: [String]) {
     _ = TextWidth.localeReady
     let printable = entries.filter { !$0.text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } }
-    guard let advances = try? TerminalProbe.measureInTmux(printable.map(\.text), probe: probe) else { say("failed: the terminal probe did not answer"); return }
-    struct Tally { var n = 0, sumAgrees = 0, synchatAgrees = 0 }
+    // What synchat draws for each string (the cells of TextWidth), measured as well.
+    let drawnForms = printable.map { $0.text.flatMap { TextWidth.cells($0) }.map(\.text).joined() }
+    guard let advances = try? TerminalProbe.measureInTmux(printable.map(\.text), probe: probe),
+          let drawnAdvances = try? TerminalProbe.measureInTmux(drawnForms, probe: probe)
+    else { say("failed: the terminal probe did not answer"); return }
+    struct Tally { var n = 0, sumAgrees = 0, synchatAgrees = 0, drawnAgrees = 0 }
     var tallies: [String: Tally] = [:]
-    for (e, a) in zip(printable, advances) {
+    for ((e, a), d) in zip(zip(printable, advances), drawnAdvances) {
         guard let a else { continue }
         let sum = e.text.unicodeScalars.reduce(0) { $0 + max(0, Int(synchat_wcwidth($1.value))) }
         var t = tallies[e.kind, default: Tally()]
         t.n += 1
         if sum == a { t.sumAgrees += 1 }
         if TextWidth.of(e.text) == a { t.synchatAgrees += 1 }
+        if TextWidth.of(e.text) == d { t.drawnAgrees += 1 }
         tallies[e.kind] = t
     }
-    say("class".padding(toLength: 24, withPad: " ", startingAt: 0) + "strings".leftPad(9) + "  tmux = wcwidth sum" + "  tmux = synchat")
+    say("How far tmux 3.3a moves its cursor for each string, against the C library's wcwidth summed per scalar (what")
+    say("ncursesw counts) and synchat's width; last column: tmux's advance for what synchat draws instead of the string.")
+    say("class".padding(toLength: 24, withPad: " ", startingAt: 0) + "strings".leftPad(9) + "  tmux = wcwidth sum" + "  tmux = synchat" + "  drawn: tmux = synchat")
     var total = Tally()
     for (k, t) in tallies.sorted(by: { $0.key < $1.key }) {
-        say(k.padding(toLength: 24, withPad: " ", startingAt: 0) + "\(t.n)".leftPad(9) + "\(t.sumAgrees)".leftPad(21) + "\(t.synchatAgrees)".leftPad(17))
-        total.n += t.n; total.sumAgrees += t.sumAgrees; total.synchatAgrees += t.synchatAgrees
+        say(k.padding(toLength: 24, withPad: " ", startingAt: 0) + "\(t.n)".leftPad(9) + "\(t.sumAgrees)".leftPad(21) + "\(t.synchatAgrees)".leftPad(17) + "\(t.drawnAgrees)".leftPad(24))
+        total.n += t.n; total.sumAgrees += t.sumAgrees; total.synchatAgrees += t.synchatAgrees; total.drawnAgrees += t.drawnAgrees
     }
-    say("all".padding(toLength: 24, withPad: " ", startingAt: 0) + "\(total.n)".leftPad(9) + "\(total.sumAgrees)".leftPad(21) + "\(total.synchatAgrees)".leftPad(17))
+    say("all".padding(toLength: 24, withPad: " ", startingAt: 0) + "\(total.n)".leftPad(9) + "\(total.sumAgrees)".leftPad(21) + "\(total.synchatAgrees)".leftPad(17) + "\(total.drawnAgrees)".leftPad(24))
 }
