@@ -186,7 +186,7 @@ public struct WidthRun {
             for (k, why) in v.unreadable where result.unreadable[k] == nil { result.unreadable[k] = why }
             guard v.broken else { continue }
             result.broken += 1
-            for p in v.problems { result.problems[String(p.prefix { $0 != ":" }), default: 0] += 1 }
+            for p in Set(v.problems.map { String($0.prefix { $0 != ":" }) }) { result.problems[p, default: 0] += 1 }
             if !v.unreadable.isEmpty { result.problems["a message not readable", default: 0] += 1 }
             for k in v.messages { if let kind = expected[k]?.entry?.kind { result.brokenClasses[kind, default: 0] += 1 } }
             if let dump = ProcessInfo.processInfo.environment["SYNCHAT_WIDTHS_DUMP"] {
