@@ -47,6 +47,15 @@ static inline int synchat_put_cell(WINDOW *w, int y, int x, const wchar_t *s, in
     return mvwadd_wch(w, y, x, &cell);
 }
 
+/// Sends the cursor to (y, x) by absolute addressing (cup), whatever ncursesw believes about
+/// where it is: `mvcur` from an unknown place (-1, -1) never moves relatively.
+/// `mvcur` writes through stdio, not ncursesw's own buffer: flushed at once, so that the move
+/// reaches the terminal before the next refresh's output.
+static inline void synchat_replace_cursor(int y, int x) {
+    mvcur(-1, -1, y, x);
+    fflush(stdout);
+}
+
 /// Opens the terminal without `initscr`, which exits the process on an unknown TERM.
 /// Returns NULL (and leaves the terminal alone) when that fails.
 static inline SCREEN *synchat_newterm(void) {

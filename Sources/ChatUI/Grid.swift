@@ -40,11 +40,15 @@ public struct Cell: Equatable, Sendable {
     public var character: Character
     public var width: UInt8
     public var role: Role
+    /// Part of a grapheme cluster drawn in several cells (`DrawnCell.isolated`): the adapter
+    /// writes it on its own and puts the cursor where the grid says it ends.
+    public var isolated: Bool
 
-    public init(_ character: Character, width: UInt8 = 1, role: Role = .normal) {
+    public init(_ character: Character, width: UInt8 = 1, role: Role = .normal, isolated: Bool = false) {
         self.character = character
         self.width = width
         self.role = role
+        self.isolated = isolated
     }
 
     public static let blank = Cell(" ")
@@ -93,7 +97,7 @@ public struct Grid: Equatable, Sendable {
                 if col >= 0 {
                     // Overwriting half of a wide character leaves a blank, never half a glyph.
                     if self[col, y].width == 0, col > 0 { self[col - 1, y] = Cell(" ", role: self[col - 1, y].role) }
-                    self[col, y] = Cell(Character(drawn.text), width: UInt8(w), role: role)
+                    self[col, y] = Cell(Character(drawn.text), width: UInt8(w), role: role, isolated: drawn.isolated)
                     if w == 2 { self[col + 1, y] = Cell(" ", width: 0, role: role) }
                     // …and overwriting the first half leaves no orphaned second half.
                     if col + w < width, self[col + w, y].width == 0 { self[col + w, y] = Cell(" ", role: self[col + w, y].role) }

@@ -5,6 +5,18 @@ import CWidth
 public struct DrawnCell: Equatable, Sendable {
     public let text: String
     public let width: Int
+    /// One of several cells a single grapheme cluster was drawn in (Indic conjuncts and
+    /// spacing marks, halfwidth sound marks): a terminal that lays text out by cluster (kitty,
+    /// WezTerm, foot, iTerm2, Windows Terminal) may draw the cluster in fewer columns than
+    /// ncursesw and tmux 3.3a. The adapter re-places the cursor after such a cell, so that a
+    /// disagreement stays in the cluster's own cells.
+    public let isolated: Bool
+
+    public init(text: String, width: Int, isolated: Bool = false) {
+        self.text = text
+        self.width = width
+        self.isolated = isolated
+    }
 }
 
 /// Display widths, and what is drawn for each grapheme cluster: the one place that decides both
@@ -85,6 +97,7 @@ public enum TextWidth {
             }
         }
         flush()
+        if out.count > 1 { return out.map { DrawnCell(text: $0.text, width: $0.width, isolated: true) } }
         return out
     }
 

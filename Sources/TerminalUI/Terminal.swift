@@ -116,26 +116,51 @@ public final class Terminal {
     /// Draws a frame: only the cells that changed are written, each on its own at its column
     /// (`TextWidth.cells` decided what a cell may hold; ncursesw checks it again and a cell it
     /// would lay out at another width is drawn as `�` and blanks).
+    ///
+    /// A cell of a grapheme cluster drawn in several cells (`Cell.isolated`: Indic conjuncts,
+    /// spacing marks) is where terminals may disagree (one laying text out by cluster draws it
+    /// narrower than ncursesw counts). Such cells are blank in the first pass; then each is
+    /// written in a refresh of its own, followed by an absolute cursor move to where the grid
+    /// says it ends, so that no disagreement moves any other cell (ratatui's crossterm backend
+    /// moves the cursor before any cell that does not follow the last one written).
     public func draw(_ grid: Grid) {
         guard let window else { return }
         let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
         if full { werase(window) }
+        var isolated: [(x: Int, y: Int, cell: Cell)] = []
         for y in 0..<grid.height {
             for x in 0..<grid.width {
                 let cell = grid[x, y]
                 guard cell.width != 0, full || previous![x, y] != cell else { continue }
-                let (attrs, pair) = style(cell.role)
-                let text = cell.character.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
-                if synchat_put_cell(window, Int32(y), Int32(x), text, Int32(text.count), Int32(cell.width), attrs, pair) == ERR,
-                   !(y == grid.height - 1 && x + Int(cell.width) == grid.width) {  // the last cell always answers ERR
-                    let blank: [wchar_t] = [0xFFFD, 0x20]
-                    _ = synchat_put(window, Int32(y), Int32(x), blank, Int32(cell.width), attrs, pair)
+                if cell.isolated {
+                    isolated.append((x, y, cell))
+                    put(Cell(" ", role: cell.role), x: x, y: y, last: false)
+                } else {
+                    put(cell, x: x, y: y, last: y == grid.height - 1 && x + Int(cell.width) == grid.width)
                 }
             }
         }
         previous = grid
         wnoutrefresh(window)
         doupdate()
+        for (x, y, cell) in isolated {
+            put(cell, x: x, y: y, last: y == grid.height - 1 && x + Int(cell.width) == grid.width)
+            wnoutrefresh(window)
+            doupdate()
+            synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), grid.width - 1)))
+        }
+    }
+
+    /// Writes one cell; one ncursesw refuses is drawn as `�` and blanks of its width.
+    private func put(_ cell: Cell, x: Int, y: Int, last: Bool) {
+        guard let window else { return }
+        let (attrs, pair) = style(cell.role)
+        let text = cell.character.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+        if synchat_put_cell(window, Int32(y), Int32(x), text, Int32(text.count), Int32(cell.width), attrs, pair) == ERR,
+           !last {  // the last cell of the screen always answers ERR: the cursor cannot move on
+            let blank: [wchar_t] = [0xFFFD, 0x20]
+            _ = synchat_put(window, Int32(y), Int32(x), blank, Int32(cell.width), attrs, pair)
+        }
     }
 
     /// Forgets the last frame, so that the next one is drawn whole (after a resize).

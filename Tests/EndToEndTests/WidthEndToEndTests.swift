@@ -68,6 +68,39 @@ struct WidthEndToEndTests {
         #expect(problems.count == 1, "only row 1 is broken: \(problems)")
     }
 
+    @Test("the bytes on the wire: every cell of a cluster drawn in several cells (an Indic conjunct) is followed by an absolute cursor move", .timeLimit(.minutes(1)))
+    func cursorReplacedAfterSplitClusters() throws {
+        let dir = NSTemporaryDirectory() + "synchat-width-bytes-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "seed 1\nduration 10m\ncontacts 1\ntraffic 0/h\nat 20s receive alice \"x \\u{915}\\u{94d}\\u{937}\\u{93f} y\"\n"
+            .write(toFile: dir + "/indic.scenario", atomically: true, encoding: .utf8)
+        let tmux = Tmux(tag: "bytes")
+        defer { tmux.close() }
+        try tmux.start(width: 100, height: 30, argv: [TmuxSession.binary, "--ephemeral", "--speed", "10", "--scenario", dir + "/indic.scenario"])
+        try tmux.run(["pipe-pane", "-O", "-t", tmux.session, "cat > \(dir)/bytes"])
+        #expect(Tmux.poll(seconds: 20) { tmux.capture().contains("Conversations") })
+        tmux.keys("Enter")
+        #expect(Tmux.poll(seconds: 20) { tmux.capture().contains("Alice: x \u{915}\u{94d}\u{937}\u{93f} y") })
+        tmux.keys("Escape")
+        tmux.keys("q")
+        _ = Tmux.poll(seconds: 5) { (try? Data(contentsOf: URL(fileURLWithPath: dir + "/bytes")))?.count ?? 0 > 0 }
+        let bytes = String(decoding: try Data(contentsOf: URL(fileURLWithPath: dir + "/bytes")), as: UTF8.self)
+        // Each of the conjunct's cells (क्, ष, ि), wherever it was drawn (the pane and the sync log),
+        // then at most attribute resets, then CUP.
+        for cell in ["\u{915}\u{94d}", "\u{937}", "\u{93f}"] {
+            let pattern = NSRegularExpression.escapedPattern(for: cell) + #"(?:\e\[[0-9;]*m|\e\(B)*(.{0,12})"#
+            let re = try NSRegularExpression(pattern: pattern.replacingOccurrences(of: #"\e"#, with: "\u{1B}"))
+            let matches = re.matches(in: bytes, range: NSRange(bytes.startIndex..., in: bytes))
+            #expect(!matches.isEmpty, "\(cell.unicodeScalars.map { $0.value }) never written")
+            for m in matches {
+                let after = String(bytes[Range(m.range(at: 1), in: bytes)!])
+                #expect(after.range(of: "^\u{1B}\\[[0-9]+;[0-9]+H", options: .regularExpression) != nil,
+                        "after \(cell.unicodeScalars.map { $0.value }) came \(after.debugDescription), not a cursor move")
+            }
+        }
+    }
+
     @Test("every sampled string as a body and as a display name, in tmux: no broken screen, every message readable", .timeLimit(.minutes(3)),
           arguments: [(120, 36), (80, 24)])
     func corpusInTmux(size: (Int, Int)) throws {

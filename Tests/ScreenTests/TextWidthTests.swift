@@ -39,6 +39,11 @@ struct TextWidthTests {
         #expect(drawn("क्षि") == ["क्", "ष", "ि"] && widths("क्षि") == [1, 1, 1])
         #expect(TextWidth.of("నిజ్ఞా") == 3)
         #expect(TextWidth.of("ｶﾟ") == 2)
+        // A cluster drawn in several cells is where terminals that lay text out by cluster differ:
+        // the adapter writes each of its cells on its own, the cursor re-placed after it.
+        let split = "क्षि".flatMap { TextWidth.cells($0) }, whole = "के👨\u{200D}👩🇺🇸e\u{0301}".flatMap { TextWidth.cells($0) }
+        #expect(split.allSatisfy { $0.isolated })
+        #expect(!whole.contains { $0.isolated })
     }
 
     @Test("format characters, separators and lone selectors are not drawn; a lone mark sits on ◌; unprintable code points are �")
