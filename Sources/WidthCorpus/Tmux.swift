@@ -26,6 +26,63 @@ public final class Tmux {
 
     public func keys(_ keys: String...) { _ = try? run(["send-keys", "-t", session] + keys) }
 
+    /// The process of the pane (the command given to `start`: `env` runs it in its place).
+    public func panePid() -> pid_t? {
+        (try? run(["display-message", "-p", "-t", session, "#{pane_pid}"], output: true))
+            .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// Starts `argv` under a shell that waits for it, and returns its pid once it runs. tmux
+    /// continues a pane's own process when it stops, so a program to be stopped for a capture
+    /// (`quiescentCapture`) must be the shell's child, not the pane's.
+    public func startStoppable(width: Int, height: Int, argv: [String]) throws -> pid_t {
+        try start(width: width, height: height, argv: ["sh", "-c", "\"$@\"; echo EXIT=$?", "sh"] + argv)
+        var child: pid_t?
+        _ = Self.poll(seconds: 10) {
+            child = panePid().flatMap { shell in
+                (try? Self.spawn(["pgrep", "-P", "\(shell)"], captureOutput: true)).flatMap { pid_t($0.split(separator: "\n").first ?? "") }
+            }
+            return child != nil
+        }
+        guard let child else { throw Corpus.FormatError(description: "\(argv[0]) did not start in tmux") }
+        return child
+    }
+
+    /// A screen that is a whole frame, never one torn between two writes: the program is
+    /// stopped (SIGSTOP) at a moment it waits for input in poll (its last frame written out
+    /// whole), tmux is read until it has taken in all of it, then the program goes on
+    /// (SIGCONT). Nil when no such moment came (the program has gone, say).
+    public func quiescentCapture(pid: pid_t, attempts: Int = 200) -> String? {
+        for _ in 0..<attempts {
+            guard kill(pid, SIGSTOP) == 0 else { return nil }
+            defer { kill(pid, SIGCONT) }
+            guard Self.poll(seconds: 1, every: 200, until: { Self.state(pid) == "T" }) else { continue }
+            // poll(7), select(23), pselect6(270), ppoll(271), or a poll restarted after our last stop (219).
+            guard let number = Self.syscall(pid), [7, 23, 219, 270, 271].contains(number) else {
+                kill(pid, SIGCONT)
+                usleep(1_000)
+                continue
+            }
+            var last = capture()
+            while true {
+                let next = capture()
+                if next == last { return next }
+                last = next
+            }
+        }
+        return nil
+    }
+
+    static func state(_ pid: pid_t) -> Character? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].dropFirst().first
+    }
+
+    static func syscall(_ pid: pid_t) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8) else { return nil }
+        return text.split(separator: " ").first.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
     /// Ends the session; the server exits with it (a bare kill-server can leave tmux 3.3a running).
     public func close() {
         _ = try? run(["kill-session", "-t", session])

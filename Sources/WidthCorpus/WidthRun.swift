@@ -29,8 +29,6 @@ public struct WidthRun {
     public var nameGap = 3.0
     /// Contacts renamed per round of names (the first is the open conversation).
     public static let contacts = 8
-    /// Captures in a row that must agree before a screen is judged.
-    public static let settledCaptures = 3
 
     public init(binary: String, probe: [String], entries: [CorpusEntry], width: Int, height: Int) {
         self.binary = binary
@@ -94,23 +92,21 @@ public struct WidthRun {
                                 until done: (String) -> Bool) throws -> (screens: Int, broken: [String]) {
         let tmux = Tmux(tag: "widths-file")
         defer { tmux.close() }
-        try tmux.start(width: width, height: height, argv: [binary, "--ephemeral", "--speed", "\(speed)", "--scenario", scenario])
+        let pid = try tmux.startStoppable(width: width, height: height, argv: [binary, "--ephemeral", "--speed", "\(speed)", "--scenario", scenario])
         guard Tmux.poll(seconds: 30, until: { tmux.capture().contains("Conversations") }) else {
             throw Corpus.FormatError(description: "synchat did not start in tmux: \(tmux.capture())")
         }
         tmux.keys("Enter")
-        _ = Tmux.poll(seconds: 10) { tmux.capture().contains("> ") || tmux.capture().hasSuffix(">\n") }
+        _ = Tmux.poll(seconds: 10) { tmux.capture().split(separator: "\n").contains { $0.hasPrefix("to ") } }
         tmux.keys("Escape")
         var screens: [String] = []
-        var previous = "", same = 0
         var finished = 0
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline, finished < 5 {
-            let s = tmux.capture()
-            same = s == previous ? same + 1 : 0
-            if same == Self.settledCaptures - 1, s != screens.last { screens.append(s) }
-            previous = s
+            guard let s = tmux.quiescentCapture(pid: pid) else { break }
+            if s != screens.last { screens.append(s) }
             if done(s) { finished += 1 }
+            usleep(20_000)
         }
         tmux.keys("q")
         var judge = ScreenJudge(width: width, height: height, advance: [:], expected: [:])
@@ -134,7 +130,7 @@ public struct WidthRun {
         try text.write(toFile: dir + "/widths.scenario", atomically: true, encoding: .utf8)
         let tmux = Tmux(tag: "widths")
         defer { tmux.close() }
-        try tmux.start(width: width, height: height, argv: [binary, "--ephemeral", "--speed", "\(speed)", "--scenario", dir + "/widths.scenario"])
+        let pid = try tmux.startStoppable(width: width, height: height, argv: [binary, "--ephemeral", "--speed", "\(speed)", "--scenario", dir + "/widths.scenario"])
         guard Tmux.poll(seconds: 30, until: { tmux.capture().contains("Conversations") }) else {
             throw Corpus.FormatError(description: "synchat did not start in tmux: \(tmux.capture())")
         }
@@ -146,25 +142,22 @@ public struct WidthRun {
         tmux.keys("Escape")
         // Capture as fast as tmux answers until the last message has shown.
         var screens: [String] = []
-        let marker = "|\(last)]"
+        let marker = "|\(last)]\n"  // at the end of a pane row (the sync log quotes it: `…|k]"`)
         let playSeconds = (Double(entries.count) * bodyGap + Double(entries.count / Self.contacts + 1) * nameGap + 20) / Double(speed)
         let deadline = Date().addingTimeInterval(playSeconds * 3 + 60)
         var lastReport = Date()
         var settled = 0
-        // A screen counts when three captures in a row agree: tmux may be read between two
-        // chunks of one frame (a busy machine can hold the rest back a while), and a torn
-        // frame is no verdict on the layout.
-        var previous = "", same = 0
+        // Each screen a whole frame (Tmux.quiescentCapture): a frame torn between two writes
+        // is no verdict on the layout.
         while Date() < deadline, settled < 5 {
-            let s = tmux.capture()
-            same = s == previous ? same + 1 : 0
-            if same == Self.settledCaptures - 1, s != screens.last { screens.append(s) }
-            previous = s
+            guard let s = tmux.quiescentCapture(pid: pid) else { break }
+            if s != screens.last { screens.append(s) }
             if s.contains(marker) { settled += 1 }
             if Date().timeIntervalSince(lastReport) > 15 {
                 progress("  \(width)x\(height): \(screens.count) screens captured")
                 lastReport = Date()
             }
+            usleep(20_000)  // let it run
         }
         tmux.keys("q")
         // Measure, on the terminal, every character the screens hold.

@@ -105,7 +105,7 @@ struct WidthEndToEndTests {
           arguments: [(120, 36), (80, 24)])
     func corpusInTmux(size: (Int, Int)) throws {
         var run = WidthRun(binary: TmuxSession.binary, probe: Self.probe, entries: try Self.sample(), width: size.0, height: size.1)
-        run.speed = 10  // the clock in the status bar changes every 100 ms: time for screens to settle
+        run.speed = 20
         let r = try run.run()
         #expect(r.screens > 100, "too few screens captured: \(r.screens)")
         #expect(r.broken == 0, "\(r.broken) of \(r.screens) screens broken: \(r.problems)\n\(r.examples.prefix(2).joined(separator: "\n\n"))")
@@ -119,7 +119,7 @@ struct WidthEndToEndTests {
     func hostile(size: (Int, Int)) throws {
         let scenario = TmuxSession.packageRoot.appendingPathComponent("Scenarios/hostile.scenario").path
         let (screens, broken) = try WidthRun.playFile(binary: TmuxSession.binary, probe: Self.probe, scenario: scenario,
-                                                      width: size.0, height: size.1, speed: 10) { $0.range(of: #"d1 08:0[3-9]"#, options: .regularExpression) != nil }
+                                                      width: size.0, height: size.1, speed: 20) { $0.range(of: #"d1 08:0[3-9]"#, options: .regularExpression) != nil }
         #expect(screens > 10)
         #expect(broken.isEmpty, "\(broken.count) of \(screens) screens broken; the first:\n\(broken.first ?? "")")
     }
