@@ -54,6 +54,10 @@ public final class Terminal {
         nonl()
         keypad(window, true)
         set_escdelay(25)
+        // No typeahead check in a refresh: ncursesw would cut a frame short when a key waits,
+        // and a frame drawn in passes (see draw) must always be finished. Keys waiting are all
+        // read before the next frame anyway.
+        typeahead(-1)
         curs_set(0)
         setUpColours()
     }

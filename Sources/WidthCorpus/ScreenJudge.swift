@@ -212,7 +212,8 @@ public struct ScreenJudge {
         let orig = Array(madeVisible(original).unicodeScalars)
         let hasFlags = orig.contains { (0x1F1E6...0x1F1FF).contains($0.value) }
         func isFlagLetter(_ s: Unicode.Scalar) -> Bool { hasFlags && (0x41...0x5A).contains(s.value) }
-        let shownScalars = shown.unicodeScalars.filter { $0 != " " && !placeholders.contains($0.value) }
+        let own = Set(orig.map(\.value))
+        let shownScalars = shown.unicodeScalars.filter { $0 != " " && !(placeholders.contains($0.value) && !own.contains($0.value)) }
         // Nothing foreign, in order.
         var i = 0
         for s in shownScalars {

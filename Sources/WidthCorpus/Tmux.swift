@@ -57,8 +57,9 @@ public final class Tmux {
             guard kill(pid, SIGSTOP) == 0 else { return nil }
             defer { kill(pid, SIGCONT) }
             guard Self.poll(seconds: 1, every: 200, until: { Self.state(pid) == "T" }) else { continue }
-            // poll(7), select(23), pselect6(270), ppoll(271), or a poll restarted after our last stop (219).
-            guard let number = Self.syscall(pid), [7, 23, 219, 270, 271].contains(number) else {
+            // Waiting for input: poll(7) with a timeout (a poll with none is a check inside a
+            // refresh), select(23), pselect6(270), ppoll(271), or a wait restarted after our last stop (219).
+            guard let (number, args) = Self.syscall(pid), [7, 23, 219, 270, 271].contains(number), number != 7 || args.count > 2 && args[2] != "0x0" else {
                 kill(pid, SIGCONT)
                 usleep(1_000)
                 continue
@@ -78,9 +79,12 @@ public final class Tmux {
         return stat[stat.index(after: close)...].dropFirst().first
     }
 
-    static func syscall(_ pid: pid_t) -> Int? {
+    /// The system call a stopped process is in, and its arguments (hex, as the kernel gives them).
+    static func syscall(_ pid: pid_t) -> (Int, [Substring])? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8) else { return nil }
-        return text.split(separator: " ").first.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard let number = fields.first.flatMap({ Int($0) }) else { return nil }
+        return (number, Array(fields.dropFirst()))
     }
 
     /// Ends the session; the server exits with it (a bare kill-server can leave tmux 3.3a running).
