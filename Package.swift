@@ -19,7 +19,8 @@ import PackageDescription
 //   CNCurses      ncursesw through a system library target (with Swift-visible shims).
 //   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
 //   synchat       the thin executable: argument parsing and wiring.
-//   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness and the bench.
+//   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness, the bench
+//                 and the width corpus.
 //   TestSupport   what the test targets share (time words, temporary directories, spawning, event
 //                 and golden-screen expectations, the reducer's TestStore, the fuzz budget, the
 //                 .timingSensitive trait); no executable links it.
@@ -62,7 +63,7 @@ let package = Package(
         .target(name: "CWidth"),
         // The width corpus played through the real binary in tmux and judged on what tmux shows;
         // it shares nothing with ChatUI's width model on purpose (STYLE.md, test layer 5).
-        .target(name: "WidthCorpus"),
+        .target(name: "WidthCorpus", dependencies: ["Spawn"]),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
         .target(

@@ -41,8 +41,10 @@ public enum ChildProcess {
         }
         let pid = try spawn(argv, stdout: outPath, stderr: errPath)
         let status = wait(pid)
+        // Bytes that are not UTF-8 become U+FFFD rather than losing the whole output.
         func read(_ path: String, _ wanted: Bool) -> String {
-            wanted ? (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" : ""
+            guard wanted, let data = FileManager.default.contents(atPath: path) else { return "" }
+            return String(decoding: data, as: UTF8.self)
         }
         return Exit(status: status, out: read(outPath, captureOutput), err: read(errPath, captureErrors))
     }

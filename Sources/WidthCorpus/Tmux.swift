@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// A private tmux server (its own socket) with one session: start a command in a pane of a
 /// given size, read the pane with `capture-pane`, type keys. Every wait polls against a
@@ -110,27 +111,10 @@ public final class Tmux {
         try Self.spawn(["tmux", "-L", socket] + args, captureOutput: output)
     }
 
-    /// posix_spawn and waitpid (Foundation's Process can miss a child's exit in a test
-    /// runner); output through a file, and only when asked for, since a command that starts
-    /// the tmux server would keep a pipe open forever.
+    /// Runs a program to its end (`ChildProcess.run`: output through a file, never a pipe
+    /// the tmux server would keep open); what it printed, when asked for.
     @discardableResult
     public static func spawn(_ argv: [String], captureOutput: Bool = false) throws -> String {
-        let path = NSTemporaryDirectory() + "synchat-tmux-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
-        defer { unlink(path) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, captureOutput ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var cargs = argv.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cargs, environ)
-        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        guard captureOutput, let data = FileManager.default.contents(atPath: path) else { return "" }
-        return String(decoding: data, as: UTF8.self)
+        try ChildProcess.run(argv, captureOutput: captureOutput).out
     }
 }
