@@ -286,7 +286,9 @@ public enum Render {
             ("req \(st.requests)", .statusBar, 2),
             (st.mode.rawValue, .statusBar, 4),
             (Clock.full(info.clock) + " x" + speed, .statusBar, 2),
-        ] + (info.script.map { [($0, .statusBar, 2)] } ?? []) + (st.storeTrouble.map { [("store: \($0), \(st.unsaved) unsaved", .warning, 0)] } ?? [])
+        ] + (info.script.map { [($0, .statusBar, 2)] } ?? [])
+            + (info.faults.isEmpty ? [] : [("fault: " + info.faults.joined(separator: ", "), .warning, 1)])
+            + (st.storeTrouble.map { [("store: \($0), \(st.unsaved) unsaved", .warning, 0)] } ?? [])
     }
 
     typealias Segment = (text: String, role: Role, priority: Int)

@@ -35,6 +35,8 @@ public enum ViewInput: Equatable, Sendable {
     case clock(Instant, speed: Double)
     /// A played scenario's progress, nil without one.
     case script(String?)
+    /// The faults the world has now (the session's ground truth, not the engine's).
+    case faults([String])
     case notice(String)
 }
 
@@ -124,6 +126,9 @@ public enum ViewModel {
             return []
         case .script(let script):
             state.status.script = script
+            return []
+        case .faults(let faults):
+            state.status.faults = faults
             return []
         case .notice(let text):
             state.notice = text

@@ -63,6 +63,8 @@ public struct StatusInfo: Equatable, Sendable {
     public var speed: Double = 1
     /// A played scenario's progress (`script 3m/15m`, `script over: live`); nil without one.
     public var script: String?
+    /// The faults the world has now (`push drop 100%`, `indexer down`), as the session says.
+    public var faults: [String] = []
 
     public init() {}
 

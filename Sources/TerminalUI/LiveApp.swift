@@ -105,6 +105,8 @@ public final class LiveApp {
         perform(ViewModel.reduce(&state, .clock(session.scheduler.now, speed: speed)))
         let script = player?.scriptStatus
         if script != state.status.script { perform(ViewModel.reduce(&state, .script(script))) }
+        let faults = session.activeFaults
+        if faults != state.status.faults { perform(ViewModel.reduce(&state, .faults(faults))) }
     }
 
     /// The conversation list as the store has it, once at start; the events keep it since.

@@ -44,3 +44,23 @@ struct HandOverTests {
         #expect(run.world.ledger.allSatisfy { $0.blockTime < t(5, 5) })
     }
 }
+
+@Suite("The world's faults, as the session tells a view")
+struct ActiveFaultsTests {
+    @Test("each fault directive shows in the session's active faults in its own words, and leaves when healed")
+    func activeFaults() throws {
+        let run = ScenarioRun(scenario: try scenario("duration 10m"), policy: .adaptive)
+        run.advance(to: t(1))
+        #expect(run.session.activeFaults.isEmpty)
+        for d: Directive in [.pushDrop(percent: 100), .indexerDown, .indexerLatency(.seconds(2)), .realtimeFlaky(percent: 20), .tokenExpire] {
+            run.apply(d)
+        }
+        run.advance(to: t(1, 1))
+        #expect(run.session.activeFaults == ["push drop 100%", "token expired", "realtime flaky 20%", "indexer down", "indexer latency 2s"])
+        run.apply(.pushUp)
+        run.apply(.indexerUp)
+        run.apply(.indexerLatency(.zero))
+        run.apply(.realtimeUp)
+        #expect(run.session.activeFaults == ["token expired"])
+    }
+}

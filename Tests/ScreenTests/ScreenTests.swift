@@ -87,6 +87,23 @@ struct ScreenTests {
         #expect(!Render.screen(s, width: 100, height: 24).text.contains { $0.contains("store:") })
     }
 
+    @Test("the status bar shows the world's active faults in words, in the warning role")
+    func statusFaults() {
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .faults(["push drop 100%", "indexer down"]))
+        let g = Render.screen(s, width: 120, height: 24)
+        let rows = [g.text[22], g.text[23]]
+        let row = rows.firstIndex { $0.contains("fault: push drop 100%, indexer down") }
+        #expect(row != nil)
+        if let row {
+            let bar = rows[row]
+            let x = bar.distance(from: bar.startIndex, to: bar.range(of: "fault:")!.lowerBound)
+            #expect(g.roles(row: 22 + row)[x] == .warning)
+        }
+        _ = ViewModel.reduce(&s, .faults([]))
+        #expect(!Render.screen(s, width: 120, height: 24).text.contains { $0.contains("fault:") })
+    }
+
     @Test("backgrounded: the message pane is dimmed and banners show with the badge")
     func backgroundBanners() {
         var s = sampleState()
