@@ -95,15 +95,16 @@ struct SansIOEngineTests {
             return all
         }
 
-        /// Launch, foreground, token active, subscription live, first catch-up done.
-        func launchedAndLive() {
+        /// Launch, foreground, token active, subscription live, first catch-up asked for (and,
+        /// unless told otherwise, answered with empty pages).
+        func launchedAndLive(answering: Bool = true) {
             send(.launched)
             send(.tokenStatus(.active))
             send(.becameActive)
             send(.connectionOpened(1))
             send(.connected(1), at: now + .milliseconds(400))
             send(.deadline, at: try! #require(engine.nextDeadline))  // the catch-up waits 3 s for the indexer
-            answerAllEmpty()
+            if answering { answerAllEmpty() }
         }
     }
 
@@ -297,12 +298,7 @@ struct SansIOEngineTests {
     @Test("rule 9: a reply's messages and its object's cursor are one write; a reply that fails to decode writes nothing and moves no cursor")
     func cursorMovesWithItsMessages() throws {
         let h = Harness()
-        h.send(.launched)
-        h.send(.tokenStatus(.active))
-        h.send(.becameActive)
-        h.send(.connectionOpened(1))
-        h.send(.connected(1), at: .zero + .milliseconds(400))
-        h.send(.deadline, at: .zero + .milliseconds(3_400))
+        h.launchedAndLive(answering: false)
         let object = SyncObject.contextual(Self.alice.address, .incoming)
         func aliceIn() throws -> Int {
             try #require(h.requests.first { if case .contextual(_, .incoming, _) = $0.value { true } else { false } }).key

@@ -6,6 +6,18 @@ import SyncEngine
 
 let alice = Address("kaspa:alice"), bob = Address("kaspa:bob"), carol = Address("kaspa:carol")
 
+/// The sample state sent to the background, with a banner from Bob and the badge at 3.
+func backgroundedSampleState() -> ViewState {
+    var s = sampleState()
+    var st = s.status.engine
+    st.lifecycle = .background
+    st.realtime = .stale
+    st.badge = 3
+    _ = ViewModel.reduce(&s, .engineStatus(st))
+    _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "are you there?", at: at(400))))
+    return s
+}
+
 /// A small, fixed world for screen tests.
 func sampleState() -> ViewState {
     var s = ViewState()

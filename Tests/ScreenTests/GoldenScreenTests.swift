@@ -15,14 +15,7 @@ struct GoldenScreenTests {
 
     @Test("backgrounded at 100x24: the dimmed pane, a banner and the badge")
     func background() {
-        var s = sampleState()
-        var st = s.status.engine
-        st.lifecycle = .background
-        st.realtime = .stale
-        st.badge = 3
-        _ = ViewModel.reduce(&s, .engineStatus(st))
-        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "are you there?", at: at(400))))
-        expectGolden(Render.screen(s, width: 100, height: 24), named: "background-banner-100x24")
+        expectGolden(Render.screen(backgroundedSampleState(), width: 100, height: 24), named: "background-banner-100x24")
     }
 
     @Test("the help overlay at 100x40")

@@ -106,14 +106,7 @@ struct ScreenTests {
 
     @Test("backgrounded: the message pane is dimmed and banners show with the badge")
     func backgroundBanners() {
-        var s = sampleState()
-        var st = s.status.engine
-        st.lifecycle = .background
-        st.realtime = .stale
-        st.badge = 3
-        _ = ViewModel.reduce(&s, .engineStatus(st))
-        _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "are you there?", at: at(400))))
-        let g = Render.screen(s, width: 100, height: 24)
+        let g = Render.screen(backgroundedSampleState(), width: 100, height: 24)
         #expect(g.text[1].contains("background · badge 3 · f: foreground · o: open the latest notification"))
         #expect(g.text[2].contains("🔔 Bob: are you there?"))
         #expect(g.text[22].hasPrefix(" background │ stale │"))
