@@ -348,12 +348,6 @@ public final class Engine {
         settle()
     }
 
-    /// Syncs running right now (0 or 1 unless a policy lets them overlap).
-    public var runningSyncs: Int { runs.count }
-
-    /// For a status bar: time since the last complete catch-up and rule 6's time left.
-    public var lastCatchUpAge: Interval? { gate.lastFinishedAt.map { now - $0 } }
-    public var debounceLeft: Interval? { gate.debounceRemaining(pushState: reliability.state, now: now) }
 
     // MARK: - ClientEndpoint: what the world tells the app
 

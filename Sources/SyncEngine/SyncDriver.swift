@@ -149,9 +149,6 @@ public final class SyncDriver: ClientEndpoint {
     public func message(txId: String) -> StoredMessage? { engine.message(txId: txId) }
     public var storeTrouble: String? { engine.storeTrouble }
     public var unsavedChanges: Int { engine.unsavedChanges }
-    public var runningSyncs: Int { engine.runningSyncs }
-    public var lastCatchUpAge: Interval? { engine.lastCatchUpAge }
-    public var debounceLeft: Interval? { engine.debounceLeft }
 
     // MARK: - ClientEndpoint: what the world tells the app
 

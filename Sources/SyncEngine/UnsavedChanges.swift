@@ -27,7 +27,6 @@ struct UnsavedChanges {
         defer { pendingPushes.removeAll() }
         return pendingPushes
     }
-    mutating func firstPendingPushStored() { pendingPushes.removeFirst() }
     /// Processed pending pushes whose removal failed (harmless if replayed: they are stored).
     var clearPendingPushes = false
     /// Why the store cannot write; nil while writes land.

@@ -306,7 +306,7 @@ struct PollingRefreshEngineTests {
         let ok = run.log.last { if case .catchUpFinished("retry", .full, _, _, 0, _, nil) = $0.event { return true } else { return false } }
         #expect(ok?.at ?? .zero > t(5))
         #expect(run.driver.gate.owed == nil)
-        #expect(run.driver.gate.nextDeadline == nil || run.driver.gate.retryDue == nil)
+        #expect(run.driver.gate.retryDue == nil)  // paid: no retry is due any more
         run.checkInvariants()
     }
 

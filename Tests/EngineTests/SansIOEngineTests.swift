@@ -95,6 +95,19 @@ struct SansIOEngineTests {
             return all
         }
 
+        /// A realtime sighting at `t0 + 1 s` and its push at `t0 + 2 s`: one hit (rules 2–3).
+        func hit(_ txId: String, landedAt t0: Instant, connection: Int = 1) {
+            send(.realtimeTx(connection: connection, SansIOEngineTests.tx(txId, at: t0)), at: t0 + .seconds(1))
+            send(.pushDelivered(SansIOEngineTests.push(txId, blockTime: t0)), at: t0 + .seconds(2))
+        }
+
+        /// The app comes to the foreground at `t` and connection `id` goes live a second later.
+        func foreground(connection id: Int, at t: Instant) {
+            send(.becameActive, at: t)
+            send(.connectionOpened(id))
+            send(.connected(id), at: t + .seconds(1))
+        }
+
         /// Launch, foreground, token active, subscription live, first catch-up asked for (and,
         /// unless told otherwise, answered with empty pages).
         func launchedAndLive(answering: Bool = true) {
@@ -249,8 +262,7 @@ struct SansIOEngineTests {
         let h = Harness()
         h.launchedAndLive()
         let t0 = h.now + .seconds(5)
-        h.send(.realtimeTx(connection: 1, Self.tx("a", at: t0)), at: t0 + .seconds(1))
-        h.send(.pushDelivered(Self.push("a", blockTime: t0)), at: t0 + .seconds(2))
+        h.hit("a", landedAt: t0)
         #expect(h.engine.reliability.state == .reliable)
         #expect(!h.send(.enteredBackground, at: t0 + .seconds(60)).contains { if case .requestBackgroundRefresh = $0 { true } else { false } })
         #expect(h.send(.setMode(.backgroundFetch), at: t0 + .seconds(90)).contains(.requestBackgroundRefresh(earliest: t0 + .seconds(90) + .minutes(15))))
@@ -260,18 +272,13 @@ struct SansIOEngineTests {
         #expect(h.engine.reliability.state == .unknown)
         // … so it is made reliable again first, and then the app comes back within the debounce.
         let t1 = t0 + .seconds(100)
-        h.send(.becameActive, at: t1)
-        h.send(.connectionOpened(2))
-        h.send(.connected(2), at: t1 + .seconds(1))
+        h.foreground(connection: 2, at: t1)
         h.advance(to: t1 + .seconds(5))
-        h.send(.realtimeTx(connection: 2, Self.tx("b", at: t1 + .seconds(10))), at: t1 + .seconds(11))
-        h.send(.pushDelivered(Self.push("b", blockTime: t1 + .seconds(10))), at: t1 + .seconds(12))
+        h.hit("b", landedAt: t1 + .seconds(10), connection: 2)
         #expect(h.engine.reliability.state == .reliable)
         h.send(.enteredBackground, at: t1 + .seconds(30))
         _ = h.events()
-        h.send(.becameActive, at: t1 + .seconds(60))
-        h.send(.connectionOpened(3))
-        h.send(.connected(3), at: t1 + .seconds(61))
+        h.foreground(connection: 3, at: t1 + .seconds(60))
         let skips = h.events().compactMap { if case .catchUpSkipped(let t, _, let left) = $0 { (t, left) } else { nil } }
         #expect(skips.map(\.0) == [.subscriptionRestart, .appActive])  // one foreground, both skipped
         #expect(skips.allSatisfy { $0.1 > .minutes(8) && $0.1 < .minutes(10) })
