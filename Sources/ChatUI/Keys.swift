@@ -12,6 +12,7 @@ public enum KeyAction: Hashable, Sendable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
+    case togglePause, step, toggleInspector
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -46,8 +47,11 @@ public enum KeyTable {
         KeyBinding(keys: [.char("m")], label: "m", help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),
         KeyBinding(keys: [.char("v")], label: "v", help: "notification preview: message → contact → hidden", action: .cyclePreview),
         KeyBinding(keys: [.char("l")], label: "l", help: "show / hide the sync log", action: .toggleLog),
-        KeyBinding(keys: [.char("+"), .char("=")], label: "+ -", help: "simulated time faster / slower", action: .faster),
+        KeyBinding(keys: [.char("+"), .char("=")], label: "+ -", help: "simulated time faster / slower (×0.25 to ×300)", action: .faster),
         KeyBinding(keys: [.char("-")], label: "", help: "", action: .slower),
+        KeyBinding(keys: [.char(" ")], label: "Space", help: "pause / resume simulated time", action: .togglePause),
+        KeyBinding(keys: [.char(".")], label: ".", help: "while paused: step to the next event of the log", action: .step),
+        KeyBinding(keys: [.char("i")], label: "i", help: "inspector: the engine's push, gate, cursors, timers and faults", action: .toggleInspector),
         KeyBinding(keys: [.char("?")], label: "?", help: "this help", action: .toggleHelp),
         KeyBinding(keys: [.char("q"), .ctrl("c")], label: "q ^C", help: "quit", action: .quit),
     ]

@@ -18,7 +18,7 @@ public enum Render {
         let layout = Layout(width: width, height: height, showLog: s.showLog, statusRows: statusRows.count)
         drawTitles(&g, s, layout)
         drawList(&g, s, layout)
-        drawMessages(&g, s, layout)
+        if s.showInspector { drawInspector(&g, s, layout) } else { drawMessages(&g, s, layout) }
         if s.showLog { drawLog(&g, s, layout) }
         drawCompose(&g, s, layout)
         for (i, line) in statusRows.enumerated() {
@@ -58,7 +58,8 @@ public enum Render {
         g.fill(x: 0, y: 0, width: l.width, height: 1, role: .title)
         g.put(" Conversations", x: 0, y: 0, role: .title, maxX: l.listWidth)
         g.put("│", x: l.listWidth, y: 0, role: .border)
-        let name = s.openRow.map { " " + $0.name + ($0.muted ? " (muted)" : "") } ?? " no conversation open — Enter on one"
+        let name = s.showInspector ? " inspector — i closes"
+            : s.openRow.map { " " + $0.name + ($0.muted ? " (muted)" : "") } ?? " no conversation open — Enter on one"
         let right = " ? help "
         g.put(TextWidth.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: .title)
         g.put(right, x: l.width - TextWidth.of(right), y: 0, role: .title)
@@ -262,9 +263,11 @@ public enum Render {
 
     // MARK: - Status bar
 
-    /// The status bar, with the literal words of SPEC §7. Segments are dropped from the
-    /// least important when the terminal is narrow.
-    public static func statusSegments(_ info: StatusInfo) -> [(text: String, role: Role, priority: Int)] {
+    /// The status bar, with the literal words of SPEC §7, in two rows: the state of the
+    /// channels first (and what is wrong with the world or the store), then time and
+    /// counters. Segments are dropped from the least important (highest `priority`) when a
+    /// row is too narrow.
+    public static func statusSegments(_ info: StatusInfo) -> (state: [Segment], time: [Segment]) {
         let st = info.engine
         let pushRole: Role
         switch st.push {
@@ -276,27 +279,39 @@ public enum Render {
         let lifecycle = st.lifecycle == .background ? "background" : "foreground"
         var catchUp = st.lastCatchUpAt.map { "catch-up \(rounded(info.clock - $0)) ago" } ?? "catch-up never"
         if let end = st.debounceEndsAt, end > info.clock { catchUp += ", next \(rounded(end - info.clock))" }
-        let speed = info.speed == info.speed.rounded() ? String(Int(info.speed)) : String(info.speed)
-        return [
+        var state: [Segment] = [
             (lifecycle, st.lifecycle == .background ? .statusBackground : .statusLifecycle, 0),
             (st.realtime.rawValue, st.realtime == .live ? .statusRealtimeLive : .statusRealtimeDegraded, 0),
             ("push: \(st.push.rawValue) \(min(st.misses, st.missThreshold))/\(st.missThreshold)", pushRole, 0),
             ("token \(st.token.rawValue)", .statusBar, 3),
+        ]
+        if !info.faults.isEmpty { state.append(("fault: " + info.faults.joined(separator: ", "), .warning, 1)) }
+        if let trouble = st.storeTrouble { state.append(("store: \(trouble), \(st.unsaved) unsaved", .warning, 0)) }
+        var time: [Segment] = [
             (catchUp, .statusBar, 1),
             ("req \(st.requests)", .statusBar, 2),
             (st.mode.rawValue, .statusBar, 4),
-            (Clock.full(info.clock) + " x" + speed, .statusBar, 2),
-        ] + (info.script.map { [($0, .statusBar, 2)] } ?? [])
-            + (info.faults.isEmpty ? [] : [("fault: " + info.faults.joined(separator: ", "), .warning, 1)])
-            + (st.storeTrouble.map { [("store: \($0), \(st.unsaved) unsaved", .warning, 0)] } ?? [])
+            (Clock.full(info.clock) + " x" + speedWord(info.speed), .statusBar, 0),
+        ]
+        if info.paused { time.append(("paused", .warning, 0)) }
+        if let script = info.script { time.append((script, .statusBar, 2)) }
+        return (state, time)
     }
 
-    typealias Segment = (text: String, role: Role, priority: Int)
+    /// `30`, `0.25`: the speed as the status bar and the keys say it.
+    static func speedWord(_ speed: Double) -> String {
+        speed == speed.rounded() ? String(Int(speed)) : String(speed)
+    }
 
-    /// One status line when everything fits, else two (the state words first), dropping the
-    /// least important segments only when even two lines are too narrow.
+    public typealias Segment = (text: String, role: Role, priority: Int)
+
+    /// The status bar's rows: always two, whatever they say, so that the screen above does
+    /// not jump when a fault or a script adds a word (issue 14). A row too narrow for its
+    /// segments drops the least important first; what still does not fit is cut at the edge.
+    static let statusRowCount = 2
+
     static func statusLines(_ st: StatusInfo, width: Int) -> [[Segment]] {
-        let all = statusSegments(st)
+        let (state, time) = statusSegments(st)
         func fits(_ segs: [Segment]) -> Bool { segs.reduce(-2) { $0 + TextWidth.of($1.text) + 3 } <= width }
         func trimmed(_ segs: [Segment]) -> [Segment] {
             var segs = segs
@@ -305,16 +320,15 @@ public enum Render {
             }
             return segs
         }
-        if fits(all) { return [all] }
-        return [trimmed(Array(all.prefix(4))), trimmed(Array(all.dropFirst(4)))]
+        return [trimmed(state), trimmed(time)]
     }
 
     static func drawStatusLine(_ g: inout Grid, _ segments: [Segment], y: Int, width: Int) {
         g.fill(x: 0, y: y, width: width, height: 1, role: .statusBar)
         var x = 1
         for (i, seg) in segments.enumerated() {
-            if i > 0 { x = g.put(" │ ", x: x, y: y, role: .statusBar) }
-            x = g.put(seg.text, x: x, y: y, role: seg.role)
+            if i > 0 { x = g.put(" │ ", x: x, y: y, role: .statusBar, maxX: width) }
+            x = g.put(TextWidth.truncate(seg.text, to: max(0, width - x)), x: x, y: y, role: seg.role, maxX: width)
         }
     }
 

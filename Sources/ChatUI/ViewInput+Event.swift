@@ -17,6 +17,8 @@ extension ViewInput {
             return [.engineStatus(status)]
         case .contact(let c):
             return [.contact(c)]
+        case .inspection(let i):
+            return [.inspection(i)]
         case .banner(let b, _):
             return [.banner(BannerRow(conversation: b.conversation, title: b.title, body: b.body, at: e.at)), logLine(e)]
         default:

@@ -12,6 +12,12 @@ public enum Command: Equatable, Sendable {
     case setMode(NotificationMode)
     case setPreview(PreviewMode)
     case setSpeed(Double)
+    /// Stop or restart the world's clock (the app's pacing, not the world: nothing is recorded).
+    case togglePause
+    /// While paused: run the world to its next logged event.
+    case step
+    /// Ask the engine for its `.inspection` events (true) or stop (false).
+    case inspect(Bool)
     case quit
 }
 
@@ -37,6 +43,10 @@ public enum ViewInput: Equatable, Sendable {
     case script(String?)
     /// The faults the world has now (the session's ground truth, not the engine's).
     case faults([String])
+    /// The world's clock stopped (true) or runs (false).
+    case paused(Bool)
+    /// What the engine's inspector shows (its `.inspection` event, while `i` is open).
+    case inspection(EngineInspection)
     case notice(String)
 }
 
@@ -52,7 +62,8 @@ public enum Notices {
 
 /// The reducer (Elm / bubbletea `Update`, TCA `Reduce`).
 public enum ViewModel {
-    public static let speeds: [Double] = [1, 2, 5, 10, 30, 60, 120, 300, 600]
+    /// The speeds `+` and `-` step through (issue 14: from a quarter of real time to ×300).
+    public static let speeds: [Double] = [0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
     public static func reduce(_ state: inout ViewState, _ input: ViewInput) -> [Command] {
         switch input {
@@ -129,6 +140,12 @@ public enum ViewModel {
             return []
         case .faults(let faults):
             state.status.faults = faults
+            return []
+        case .paused(let paused):
+            state.status.paused = paused
+            return []
+        case .inspection(let inspection):
+            state.inspection = inspection
             return []
         case .notice(let text):
             state.notice = text
@@ -220,6 +237,17 @@ public enum ViewModel {
             let j = action == .faster ? min(speeds.count - 1, i + 1) : max(0, i - 1)
             return [.setSpeed(speeds[j])]
         case .toggleHelp: state.showHelp = true
+        case .togglePause: return [.togglePause]
+        case .step:
+            guard state.status.paused else {
+                state.notice = "the clock runs: space pauses it, then . steps to the next event"
+                return []
+            }
+            return [.step]
+        case .toggleInspector:
+            state.showInspector.toggle()
+            if !state.showInspector { state.inspection = nil }  // a reopened inspector never shows stale values
+            return [.inspect(state.showInspector)]
         case .quit:
             state.quitting = true
             return [.quit]

@@ -65,6 +65,8 @@ public struct StatusInfo: Equatable, Sendable {
     public var script: String?
     /// The faults the world has now (`push drop 100%`, `indexer down`), as the session says.
     public var faults: [String] = []
+    /// The world's clock is stopped (`space`); `.` steps it.
+    public var paused = false
 
     public init() {}
 
@@ -100,6 +102,10 @@ public struct ViewState: Equatable, Sendable {
     /// Notification banners raised while backgrounded, newest last.
     public var banners: [BannerRow] = []
     public var showHelp = false
+    /// The inspector (`i`) shows in place of the message pane.
+    public var showInspector = false
+    /// The engine's last `.inspection`; nil while the inspector is closed.
+    public var inspection: EngineInspection?
     /// The fault keys' own state, so that each press moves one step.
     public var pushFault = 0
     public var realtimeDown = false

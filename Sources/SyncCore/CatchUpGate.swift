@@ -85,6 +85,8 @@ public struct CatchUpGate: Sendable {
     /// (b): when the last complete full catch-up finished.
     public private(set) var lastFullSyncAt: Instant?
     private var failuresInARow = 0
+    /// Failed catch-ups in a row: the retry backoff's step.
+    public var retriesInARow: Int { failuresInARow }
     /// Delays before retrying a failed foreground catch-up (not in the §3 table).
     public var retryBackoff: [Interval] = [.seconds(30), .seconds(60), .minutes(2), .minutes(5)]
 

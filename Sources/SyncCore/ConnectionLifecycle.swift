@@ -126,6 +126,35 @@ public struct ConnectionLifecycle: Sendable {
         }
     }
 
+    /// The machine's timers as an inspector shows them; each nil when not armed.
+    public struct Timers: Equatable, Sendable {
+        /// Rule 11's fallback, while a foreground recovery waits for its reconnect.
+        public var recoveryFallbackAt: Instant?
+        /// The next reconnect attempt (backoff), while offline in the foreground.
+        public var reconnectAt: Instant?
+        /// Attempts failed since the last success.
+        public var reconnectFailures = 0
+        /// The next keepalive ping, while live.
+        public var keepalivePingAt: Instant?
+        /// The deadline of the ping in flight.
+        public var keepaliveAnswerBy: Instant?
+
+        public init() {}
+    }
+
+    public var timers: Timers {
+        var t = Timers()
+        if case .awaitingReconnect(let at) = recovery { t.recoveryFallbackAt = at }
+        switch link {
+        case .offline(let retryAt, let failures): t.reconnectAt = retryAt; t.reconnectFailures = failures
+        case .connecting(let failures): t.reconnectFailures = failures
+        case .live(.due(let at)): t.keepalivePingAt = at
+        case .live(.awaiting(_, let deadline)): t.keepaliveAnswerBy = deadline
+        case .live(.off), .stale: break
+        }
+        return t
+    }
+
     public var nextDeadline: Instant? {
         var deadlines: [Instant] = []
         if case .awaitingReconnect(let at) = recovery { deadlines.append(at) }

@@ -133,6 +133,30 @@ public struct PushReliability: Sendable {
 
     public var pendingObservations: Int { pending.count }
 
+    /// A realtime (or fetched) sighting waiting for its push, as an inspector shows it.
+    public struct Sighting: Equatable, Sendable {
+        public var txId: String
+        public var seenAt: Instant
+        /// When it becomes a miss unless its push comes (rule 2's grace).
+        public var graceEndsAt: Instant
+        public var via: EvidenceChannel
+
+        public init(txId: String, seenAt: Instant, graceEndsAt: Instant, via: EvidenceChannel) {
+            self.txId = txId
+            self.seenAt = seenAt
+            self.graceEndsAt = graceEndsAt
+            self.via = via
+        }
+    }
+
+    /// The observations waiting for their push, oldest first (rule 2).
+    public var sightings: [Sighting] {
+        pending.map { Sighting(txId: $0.txId, seenAt: $0.seenAt, graceEndsAt: $0.seenAt + settings.pushGrace, via: $0.via) }
+    }
+
+    /// Pushes received that no sighting has matched yet (a push may lead by up to 30 s).
+    public var unmatchedPushes: Int { recentPushes.count }
+
     /// The earliest grace deadline among pending observations; none while suspended.
     public var nextDeadline: Instant? {
         guard !suspended else { return nil }

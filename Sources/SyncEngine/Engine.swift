@@ -60,6 +60,8 @@ public final class Engine {
         var stored = 0
         var requests = 0
         var failed = 0
+        /// Triggers that joined it (rule 8), for an inspector.
+        var joined: [String] = []
     }
 
     private var runs: [Int: SyncRun] = [:]
@@ -110,6 +112,11 @@ public final class Engine {
     private var retryBatch: Set<Int>?
     /// The last status sent.
     private var lastStatus: EngineStatus?
+    /// Someone looks at the inspector: `.inspection` events are sent (see `EngineInspection`).
+    private var inspecting = false
+    private var lastInspection: EngineInspection?
+    /// The earliest instant of the refresh asked of the OS, while one is asked.
+    private var refreshEarliest: Instant?
     /// How often writes that failed are tried again (not in the §3 table).
     public static let storeRetryInterval = Interval.seconds(5)
 
@@ -177,6 +184,7 @@ public final class Engine {
         case .indexerReplied(let id, let result): indexerReplied(id: id, result: result)
         case .utxoSetReplied(let id, let result): utxoReplied(requestId: id, result: result)
         case .deadline: deadlineFired()
+        case .inspect(let on): inspect(on)
         }
     }
 
@@ -530,9 +538,11 @@ public final class Engine {
         for action in actions {
             switch action {
             case .request(let earliest, let reason):
+                refreshEarliest = earliest
                 effects.append(.requestBackgroundRefresh(earliest: earliest))
                 emit(.backgroundRefresh("requested, earliest \(earliest) (\(reason))"))
             case .cancelRequest(let reason):
+                refreshEarliest = nil
                 effects.append(.cancelBackgroundRefresh)
                 emit(.backgroundRefresh("request withdrawn: \(reason)"))
             case .runLightSync, .runFullSync:
@@ -565,6 +575,9 @@ public final class Engine {
             }
         case .join(let t, let running):
             counters.joined += 1
+            if let id = runs.first(where: { $0.key != refreshRunId && $0.value.startedAt == running.startedAt && $0.value.trigger == running.trigger })?.key {
+                runs[id]?.joined.append(t.rawValue)
+            }
             emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger)"))
         case .skip(let t, let ago, let left):
             counters.skipped += 1
@@ -974,6 +987,52 @@ public final class Engine {
             lastStatus = current
             emit(.status(current))
         }
+        if inspecting {
+            let detail = inspection
+            if detail != lastInspection {
+                lastInspection = detail
+                emit(.inspection(detail))
+            }
+        }
+    }
+
+    private func inspect(_ on: Bool) {
+        inspecting = on
+        lastInspection = nil  // the first look gets the state at once
+        settle()
+    }
+
+    /// What an inspector shows, as of now (sent as `.inspection` while inspecting).
+    public var inspection: EngineInspection {
+        var i = EngineInspection()
+        i.push.state = reliability.state
+        i.push.misses = reliability.consecutiveMisses
+        i.push.missThreshold = settings.missesToUnreliable
+        i.push.pending = reliability.sightings
+        i.push.unmatchedPushes = reliability.unmatchedPushes
+        i.push.suspended = reliability.suspended
+        i.push.lastReregisterAt = reliability.lastReregisterAt
+        i.push.notOperational = reliability.conditions?.whyNotOperational
+        i.gate.lastCatchUpAt = gate.lastFinishedAt
+        i.gate.lastFullSyncAt = gate.lastFullSyncAt
+        i.gate.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }
+        i.gate.running = runs.values.sorted { $0.id < $1.id }.map {
+            .init(kind: $0.kind, trigger: $0.trigger, forced: $0.forced, startedAt: $0.startedAt, outstanding: $0.outstanding,
+                  stored: $0.stored, joined: $0.joined)
+        }
+        i.gate.trailingAt = gate.trailingDue
+        i.gate.owed = gate.owed
+        i.gate.retryAt = gate.retryDue
+        i.gate.retriesInARow = gate.retriesInARow
+        i.cursors = fullSyncObjects().map { .init(object: $0, at: cursor(of: $0).lastFetchedBlockTime) }
+        i.timers.polling = poller.active
+        i.timers.nextPollAt = poller.nextDeadline
+        i.timers.refreshRequested = refresh.requested
+        i.timers.refreshEarliest = refresh.requested ? refreshEarliest : nil
+        i.timers.refreshBudgetEndsAt = refresh.budgetEndsAt
+        i.timers.connection = connection.timers
+        i.timers.storeRetryAt = storeRetryAt
+        return i
     }
 
     /// What a status bar says, as of now (sent as `.status` whenever it changes).

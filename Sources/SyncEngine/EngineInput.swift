@@ -56,6 +56,10 @@ public enum EngineInput {
     // MARK: Time
     /// `Engine.nextDeadline` has come (a spurious one does nothing).
     case deadline
+
+    // MARK: Looking at it
+    /// An inspector opened (or closed): while on, the engine sends `.inspection` events.
+    case inspect(Bool)
 }
 
 /// What the `Engine` wants done. The runner performs each, in order, and hands the replies

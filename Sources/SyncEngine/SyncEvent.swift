@@ -34,11 +34,13 @@ public enum SyncEvent: Equatable, Sendable {
     case status(EngineStatus)
     /// A contact (a conversation) was added, renamed, muted or unmuted. Not a decision.
     case contact(Contact)
+    /// What an inspector shows changed (sent only while one looks). Not a decision.
+    case inspection(EngineInspection)
 
     /// Every event but `.status` and `.contact` is a decision of the log.
     public var isDecision: Bool {
         switch self {
-        case .status, .contact: return false
+        case .status, .contact, .inspection: return false
         default: return true
         }
     }
@@ -97,6 +99,8 @@ public enum SyncEvent: Equatable, Sendable {
             return "world: \(UntrustedText.visible(s))"
         case .contact(let c):
             return "contact \(UntrustedText.visible(c.handle)): \(UntrustedText.visible(c.displayName))" + (c.muted ? ", muted" : "")
+        case .inspection(let i):
+            return "inspection: push \(i.push.state.rawValue), \(i.push.pending.count) pending, \(i.gate.running.count) running, \(i.cursors.count) cursors"
         case .status(let s):
             return "status: \(s.lifecycle.rawValue), \(s.realtime.rawValue), push \(s.push.rawValue) \(s.misses)/\(s.missThreshold), token \(s.token.rawValue)"
         }

@@ -17,6 +17,8 @@ public final class LiveApp {
     public static let trafficPerHour = 24.0
     private var state = ViewState()
     private var speed: Double
+    /// The world's clock is stopped (`space`): virtual time stays at `anchorVirtual`.
+    private var paused = false
     private var anchorWall: UInt64
     private var anchorVirtual: Instant
     private var pending: [TimedEvent] = []
@@ -41,6 +43,7 @@ public final class LiveApp {
 
     /// The virtual instant that corresponds to the wall clock now.
     private var virtualNow: Instant {
+        guard !paused else { return anchorVirtual }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - anchorWall) / 1_000_000
         return anchorVirtual + .milliseconds(Int64(elapsed * speed))
     }
@@ -49,6 +52,32 @@ public final class LiveApp {
         anchorVirtual = virtualNow
         anchorWall = DispatchTime.now().uptimeNanoseconds
         speed = s
+    }
+
+    private func togglePause() {
+        anchorVirtual = virtualNow
+        anchorWall = DispatchTime.now().uptimeNanoseconds
+        paused.toggle()
+        perform(ViewModel.reduce(&state, .paused(paused)))
+    }
+
+    /// While paused: runs the world event by event until one is a line of the log (a
+    /// decision), and stops the clock there. Bounded, so a world with nothing to say cannot
+    /// hang the screen.
+    private func stepToNextEvent() {
+        guard paused else { return }
+        let before = pending.count
+        var budget = 100_000
+        while budget > 0, !session.quitRequested, let next = session.scheduler.nextEventTime {
+            advanceWorld(to: next)
+            budget -= 1
+            if pending.dropFirst(before).contains(where: { $0.event.isDecision }) { break }
+        }
+        anchorVirtual = session.scheduler.now
+    }
+
+    private func advanceWorld(to instant: Instant) {
+        if let player { player.advance(to: instant) } else { session.advance(to: instant) }
     }
 
     /// Runs until `q` (or a `quit` line of the scenario). Returns normally; the caller
@@ -95,7 +124,7 @@ public final class LiveApp {
     /// events (one typed stream), the clock and the script's progress. Nothing is read back
     /// from the engine or the store.
     func step() {
-        if let player { player.advance(to: virtualNow) } else { session.advance(to: virtualNow) }
+        advanceWorld(to: virtualNow)
         let events = pending
         pending.removeAll()
         for e in events {
@@ -135,6 +164,12 @@ public final class LiveApp {
                 session.driver.setPreview(p)
             case .setSpeed(let s):
                 setSpeed(s)
+            case .togglePause:
+                togglePause()
+            case .step:
+                stepToNextEvent()
+            case .inspect(let on):
+                session.driver.handle(.inspect(on))
             case .quit:
                 state.quitting = true
             }

@@ -75,8 +75,8 @@ struct ViewModelTests {
         store.send(.key(.char("v")), commands: [.setPreview(.contact)])
         store.send(.key(.char("+")), commands: [.setSpeed(60)])
         store.send(.key(.char("-")), commands: [.setSpeed(10)])
-        store.send(.clock(store.state.status.clock, speed: 600)) { $0.status.speed = 600 }
-        store.send(.key(.char("+")), commands: [.setSpeed(600)])  // the fastest already
+        store.send(.clock(store.state.status.clock, speed: 300)) { $0.status.speed = 300 }
+        store.send(.key(.char("+")), commands: [.setSpeed(300)])  // the fastest already
         store.send(.key(.char("l"))) { $0.showLog = false }
         store.send(.key(.char("q")), commands: [.quit]) { $0.quitting = true }
     }

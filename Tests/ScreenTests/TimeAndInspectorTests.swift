@@ -1,0 +1,171 @@
+import ChatUI
+import SyncCore
+import SyncEngine
+import Testing
+
+/// Issue 14, items 1–3 and the status bar: pause and step, the speeds, the inspector (`i`),
+/// faults in words, and a status bar whose height never changes.
+@Suite("Time, inspector and status bar")
+struct TimeAndInspectorTests {
+    func listFocused() -> ViewState {
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .key(.escape))
+        return s
+    }
+
+    // MARK: - Time
+
+    @Test("space asks to pause; the status bar says paused once the app says so; . steps only while paused")
+    func pauseAndStep() {
+        let store = TestStore(listFocused())
+        store.send(.key(.char(".")), commands: []) { $0.notice = "the clock runs: space pauses it, then . steps to the next event" }
+        store.send(.key(.char(" ")), commands: [.togglePause]) { $0.notice = nil }
+        store.send(.paused(true)) { $0.status.paused = true }
+        store.send(.key(.char(".")), commands: [.step])
+        store.send(.key(.char(".")), commands: [.step])
+        store.send(.key(.char(" ")), commands: [.togglePause])
+        store.send(.paused(false)) { $0.status.paused = false }
+        let row = Render.screen(store.state, width: 120, height: 36).text.last!
+        #expect(!row.contains("paused"))
+    }
+
+    @Test("space in the compose line types a space; it pauses nothing")
+    func spaceInCompose() {
+        let store = TestStore(sampleState())  // the compose line has focus
+        store.send(.key(.char(" ")), commands: []) { $0.drafts[alice] = LineEditor(" ") }
+    }
+
+    @Test("- goes down to x0.25 and + up to x300, one step at a time")
+    func speedRange() {
+        let store = TestStore(listFocused())
+        store.send(.clock(store.state.status.clock, speed: 1)) { $0.status.speed = 1 }
+        store.send(.key(.char("-")), commands: [.setSpeed(0.5)])
+        store.send(.clock(store.state.status.clock, speed: 0.5)) { $0.status.speed = 0.5 }
+        store.send(.key(.char("-")), commands: [.setSpeed(0.25)])
+        store.send(.clock(store.state.status.clock, speed: 0.25)) { $0.status.speed = 0.25 }
+        store.send(.key(.char("-")), commands: [.setSpeed(0.25)])  // the slowest already
+        store.send(.key(.char("+")), commands: [.setSpeed(0.5)])
+        store.send(.clock(store.state.status.clock, speed: 120)) { $0.status.speed = 120 }
+        store.send(.key(.char("+")), commands: [.setSpeed(300)])
+        store.send(.clock(store.state.status.clock, speed: 300)) { $0.status.speed = 300 }
+        store.send(.key(.char("+")), commands: [.setSpeed(300)])  // the fastest already
+        // The status bar says a quarter speed as it is.
+        var s = store.state
+        _ = ViewModel.reduce(&s, .clock(s.status.clock, speed: 0.25))
+        #expect(Render.screen(s, width: 120, height: 36).text.last!.contains(" x0.25"))
+    }
+
+    // MARK: - Status bar
+
+    @Test("the status bar has two rows at every width and content: a fault, a script, paused do not move the screen")
+    func stableStatusBar() {
+        for width in [60, 80, 120, 200] {
+            var quiet = sampleState()
+            var busy = sampleState()
+            _ = ViewModel.reduce(&busy, .faults(["push drop 100%", "realtime down", "indexer latency 2s"]))
+            _ = ViewModel.reduce(&busy, .script("script 3m/15m"))
+            _ = ViewModel.reduce(&busy, .paused(true))
+            quiet.showLog = true
+            let a = Render.screen(quiet, width: width, height: 30).text
+            let b = Render.screen(busy, width: width, height: 30).text
+            // Everything above the status bar is the same screen.
+            #expect(Array(a.prefix(28)) == Array(b.prefix(28)), "width \(width)")
+            #expect(a[28].contains("foreground") && b[28].contains("foreground"), "width \(width): row 1 is the state")
+            #expect(b[29].contains("paused"), "width \(width)")
+        }
+    }
+
+    @Test("active faults are on the state row in words, in the warning role")
+    func faultsInWords() {
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .faults(["push drop 100%", "indexer down"]))
+        let g = Render.screen(s, width: 120, height: 36)
+        let row = g.text[34]
+        #expect(row.contains("fault: push drop 100%, indexer down"))
+        let x = row.distance(from: row.startIndex, to: row.range(of: "fault:")!.lowerBound)
+        #expect(g.roles(row: 34)[x] == .warning)
+        #expect(g.roles(row: 34)[1] != .warning)  // the lifecycle word is not
+    }
+
+    // MARK: - Inspector
+
+    @Test("i opens the inspector and asks the engine for its inspection; i again closes it and forgets it")
+    func inspectorKey() {
+        let store = TestStore(listFocused())
+        store.send(.key(.char("i")), commands: [.inspect(true)]) { $0.showInspector = true }
+        store.send(.inspection(sampleInspection())) { $0.inspection = sampleInspection() }
+        store.send(.key(.char("i")), commands: [.inspect(false)]) {
+            $0.showInspector = false
+            $0.inspection = nil
+        }
+    }
+
+    @Test("the inspector shows the five sections with the engine's values and the time left against the clock")
+    func inspectorGrid() {
+        var s = listFocused()
+        _ = ViewModel.reduce(&s, .key(.char("i")))
+        _ = ViewModel.reduce(&s, .inspection(sampleInspection()))
+        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        let text = Render.screen(s, width: 120, height: 36).text.joined(separator: "\n")
+        for title in ["── push ──", "── gate ──", "── cursors ──", "── timers ──", "── faults ──"] {
+            #expect(text.contains(title), "\(title)")
+        }
+        #expect(text.contains("inspector — i closes"))
+        #expect(text.contains("state unreliable, misses 2/3"))
+        #expect(text.contains("7c12d26f realtime 40s left"))  // seen at 291 s, grace 60 s, clock 311 s
+        #expect(text.contains("a9f00e11 fetch 58s left"))
+        #expect(text.contains("running full (app-active) forced, 6s"))
+        #expect(text.contains("joined: subscription-restart"))
+        #expect(text.contains("retry full forced in 30s (1 failed)"))
+        #expect(text.contains("debounce none"))
+        #expect(text.contains("Alice       in 08:04:10  out 08:02:00"))
+        #expect(text.contains("reconnect   in 4s (2 failed)"))
+        #expect(text.contains("keepalive   off"))
+        #expect(text.contains("poll        in 42s"))
+        #expect(text.contains("push drop 100%"))
+        // The chat itself is not drawn under it.
+        #expect(!text.contains("see you at 7"))
+    }
+
+    @Test("at the smallest size the inspector says how much it leaves out, and never draws past its pane")
+    func inspectorSmall() {
+        var s = listFocused()
+        _ = ViewModel.reduce(&s, .key(.char("i")))
+        _ = ViewModel.reduce(&s, .inspection(sampleInspection()))
+        let g = Render.screen(s, width: 60, height: 16)
+        let text = g.text.joined(separator: "\n")
+        #expect(text.contains("── push ──"))
+        #expect(text.contains("more lines: enlarge the terminal"))
+        // The list column is untouched: every row of it still ends at its border.
+        for line in g.text[1..<8] { #expect(line.contains("│")) }
+    }
+
+    func sampleInspection() -> EngineInspection {
+        var i = EngineInspection()
+        i.push.state = .unreliable
+        i.push.misses = 2
+        i.push.suspended = false
+        i.push.pending = [
+            .init(txId: "7c12d26f00aa", seenAt: at(291), graceEndsAt: at(351), via: .realtime),
+            .init(txId: "a9f00e1100bb", seenAt: at(309), graceEndsAt: at(369), via: .fetch),
+        ]
+        i.gate.lastCatchUpAt = at(100)
+        i.gate.running = [.init(kind: .full, trigger: "app-active", forced: true, startedAt: at(305), outstanding: 3, stored: 1,
+                                joined: ["subscription-restart"])]
+        i.gate.owed = .init(kind: .full, forced: true)
+        i.gate.retryAt = at(341)
+        i.gate.retriesInARow = 1
+        i.cursors = [
+            .init(object: .handshakes(.incoming), at: nil),
+            .init(object: .handshakes(.outgoing), at: nil),
+            .init(object: .contextual(alice, .incoming), at: at(250)),
+            .init(object: .contextual(alice, .outgoing), at: at(120)),
+            .init(object: .payments, at: nil),
+        ]
+        i.timers.polling = true
+        i.timers.nextPollAt = at(353)
+        i.timers.connection.reconnectAt = at(315)
+        i.timers.connection.reconnectFailures = 2
+        return i
+    }
+}
