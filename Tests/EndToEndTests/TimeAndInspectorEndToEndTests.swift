@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// Issue 14 in a real terminal: space pauses the world's clock, `.` steps it to the next
+/// event of the log, and `i` shows the engine's inspector with the world's faults.
+@Suite("End to end: pause, step and the inspector in tmux", .serialized, .timingSensitive)
+struct TimeAndInspectorEndToEndTests {
+    static let args = "--ephemeral --seed 1 --speed 60"
+
+    init() throws {
+        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
+        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+    }
+
+    /// The status bar's clock, `08:04:15`.
+    static func clock(_ screen: String) -> String? {
+        guard let r = screen.range(of: #"d\d+ \d\d:\d\d:\d\d x"#, options: .regularExpression) else { return nil }
+        return String(screen[r].dropFirst(screen[r].firstIndex(of: " ").map { screen[r].distance(from: screen[r].startIndex, to: $0) + 1 } ?? 0).prefix(8))
+    }
+
+    /// The time of the newest event `--log` wrote (`info 08:04:15 …`): every event the app
+    /// lived through, message arrivals included.
+    static func lastLogTime(_ file: String) -> String? {
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").last.map { String($0.dropFirst("info ".count).prefix(8)) }
+    }
+
+    @Test("space pauses (the clock stops and the bar says paused), . steps to the next log line's time, space resumes")
+    func pauseAndStep() throws {
+        let dir = try TemporaryDirectory("step")
+        defer { dir.remove() }
+        let log = dir.file("events.log")
+        let t = try TmuxSession(width: 120, height: 36, arguments: Self.args + " --log \(log)")
+        defer { t.close() }
+        t.wait(for: "push: reliable", seconds: 60)
+        try t.keys("Space")
+        let paused = t.wait(for: "│ paused")
+        let stopped = try #require(Self.clock(paused))
+        // Paused: a real second and a half (90 simulated seconds at x60) moves nothing.
+        #expect(!t.poll(seconds: 1.5) { Self.clock($0) != stopped })
+        try t.keys(".")
+        let stepped = t.wait("the clock to move to the next event") { Self.clock($0).map { $0 > stopped } ?? false }
+        let at = try #require(Self.clock(stepped))
+        // The clock stopped at the event the step ran to: the newest line of the event log.
+        #expect(Self.lastLogTime(log) == at)
+        #expect(stepped.contains("│ paused"))
+        #expect(!t.poll(seconds: 1) { Self.clock($0) != at })
+        try t.keys("Space")
+        t.wait("the clock to run again") { !$0.contains("│ paused") && Self.clock($0).map { $0 > at } ?? false }
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
+    @Test("i shows the inspector's five sections; an injected fault shows there and on the status bar; i closes it")
+    func inspector() throws {
+        let t = try TmuxSession(width: 120, height: 36, arguments: Self.args)
+        defer { t.close() }
+        t.wait(for: "push: reliable", seconds: 60)
+        try t.keys("i")
+        let shown = t.wait("the inspector") { $0.contains("── push ──") && $0.contains("── timers ──") }
+        for title in ["── gate ──", "── cursors ──", "── faults ──", "inspector — i closes", "state reliable, misses 0/3", "keepalive   ping in"] {
+            #expect(shown.contains(title), "\(title)")
+        }
+        try t.keys("x")
+        let fault = t.wait("the fault in the inspector and the status bar") {
+            $0.components(separatedBy: "indexer down").count - 1 >= 2 && $0.contains("fault: indexer down")
+        }
+        #expect(fault.contains("inspector — i closes"))
+        try t.keys("x")
+        t.wait("the fault gone") { !$0.contains("indexer down") || $0.contains("world: indexer up") }
+        try t.keys("i")
+        t.wait("the chat back") { !$0.contains("── push ──") && !$0.contains("inspector — i closes") }
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+}
