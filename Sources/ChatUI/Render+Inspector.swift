@@ -79,8 +79,9 @@ extension Render {
             return line(label + pad + "in " + cursorText(pair.incoming) + "  out " + cursorText(pair.outgoing))
         }
         cursors.insert(pairLine("handshakes", handshakes), at: 0)
+        let names = Dictionary(s.conversations.map { ($0.address, $0.name) }, uniquingKeysWith: { a, _ in a })
         for a in order {
-            let name = s.conversations.first { $0.address == a }?.name ?? String(a.value.prefix(10))
+            let name = names[a] ?? String(a.value.prefix(10))
             cursors.append(pairLine(name, byConversation[a] ?? (nil, nil)))
         }
 

@@ -72,6 +72,22 @@ func renderBench() throws {
     row("render 200x60, median", fmt(percentile(times, 0.5)), "goal ≤ 1 ms")
     row("render 200x60, p95", fmt(percentile(times, 0.95)))
 
+    // The inspector (`i`) in place of the messages, with this world's 402 cursors.
+    var inspected = state
+    _ = ViewModel.reduce(&inspected, .key(.escape))
+    _ = ViewModel.reduce(&inspected, .key(.char("i")))
+    _ = ViewModel.reduce(&inspected, .inspection(run.driver.engine.inspection))
+    _ = ViewModel.reduce(&inspected, .faults(["push drop 100%", "indexer latency 2s"]))
+    precondition(Render.screen(inspected, width: 200, height: 60).text.contains { $0.contains("── cursors ──") })
+    var inspectorTimes: [Double] = []
+    for _ in 0..<2000 {
+        let t0 = now()
+        _ = Render.screen(inspected, width: 200, height: 60)
+        inspectorTimes.append(Double(now() - t0) / 1e6)
+    }
+    row("render 200x60 with the inspector, median", fmt(percentile(inspectorTimes, 0.5)), "goal ≤ 1 ms")
+    row("render 200x60 with the inspector, p95", fmt(percentile(inspectorTimes, 0.95)))
+
     // Key press to updated screen: reduce the key, render, and diff against the previous
     // frame as the ncurses adapter does (what it then writes is a few changed runs).
     var s = state
