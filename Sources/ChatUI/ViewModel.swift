@@ -57,6 +57,10 @@ public enum Notices {
     /// Built once: a paste past the limit says it for every key it refuses.
     public static let limitReached = limit + "; nothing more is added"
 
+    /// How a played scenario's status begins once it is over (`ScenarioRun.scriptStatus`).
+    public static let scriptOverPrefix = "script over"
+    public static let scriptOver = "the scenario is over: the world goes on live, and every key still works"
+
     public static func tooLongToSend(bytes: Int) -> String { limit + "; this line is \(bytes) bytes, nothing was sent" }
 }
 
@@ -136,7 +140,10 @@ public enum ViewModel {
             state.status.speed = speed
             return []
         case .script(let script):
+            let ended = script?.hasPrefix(Notices.scriptOverPrefix) == true && state.status.script?.hasPrefix(Notices.scriptOverPrefix) != true
             state.status.script = script
+            // The end of a played scenario is announced where the eye is, not only in the log.
+            if ended { state.notice = Notices.scriptOver }
             return []
         case .faults(let faults):
             state.status.faults = faults

@@ -19,6 +19,7 @@ struct ScriptHandOverEndToEndTests {
         defer { t.close() }
         t.wait(for: "script ", seconds: 30)
         t.wait(for: "script over: live", seconds: 30)
+        t.wait(for: "the scenario is over: the world goes on live")  // announced where the eye is
         try t.keys("b")
         t.wait(for: "background", seconds: 20)
         try t.keys("f")

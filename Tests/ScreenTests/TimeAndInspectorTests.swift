@@ -55,6 +55,22 @@ struct TimeAndInspectorTests {
         #expect(Render.screen(s, width: 120, height: 36).text.last!.contains(" x0.25"))
     }
 
+    @Test("the end of a played scenario is announced once on the compose line; the next key clears it")
+    func scriptOverAnnounced() {
+        let store = TestStore(listFocused())
+        store.send(.script("script 14m/15m")) { $0.status.script = "script 14m/15m" }
+        store.send(.script("script settling")) { $0.status.script = "script settling" }
+        store.send(.script("script over: live")) {
+            $0.status.script = "script over: live"
+            $0.notice = Notices.scriptOver
+        }
+        store.send(.key(.char("j"))) {
+            $0.notice = nil
+            $0.selected = 1
+        }
+        store.send(.script("script over: live"))  // said once
+    }
+
     // MARK: - Status bar
 
     @Test("the status bar has two rows at every width and content: a fault, a script, paused do not move the screen")
