@@ -89,7 +89,7 @@ let package = Package(
             exclude: ["Golden"]  // the golden screens the tests read from disk
         ),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus"]),
         .testTarget(name: "EngineTests", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"]),

@@ -13,7 +13,7 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
 /// The SQLite chat store (GRDB): messages exactly once, cursors moved in the same
 /// transaction as the messages they cover, the learned engine state, settings, and the
 /// profile's simulated world. WAL journal, file mode 0600.
-public final class SQLiteChatStorage: ChatStorage {
+public final class SQLiteChatStorage: ChatStorage, MessageSearching {
     public let path: String
     let db: DatabaseQueue
     /// Test hook: fail a commit after its messages are written and before its cursor is.
@@ -68,6 +68,24 @@ public final class SQLiteChatStorage: ChatStorage {
                 CREATE TABLE worldMessage (
                     txId TEXT PRIMARY KEY NOT NULL, conversation TEXT NOT NULL, direction TEXT NOT NULL,
                     kind TEXT NOT NULL, body TEXT NOT NULL, blockTime INTEGER NOT NULL);
+                """)
+        }
+        // Search (issue 15): a full-text index of message bodies (SQLite FTS5), kept by a
+        // trigger in the transaction that stores the message. It reads the bodies from the
+        // message table (external content), so the text is not stored twice. Tokens are
+        // Unicode words (letters, digits and their marks: an Indic word stays whole), case-
+        // and diacritic-insensitive; `SearchQuery` cuts and folds them the same way. Messages are never changed or
+        // deleted, so an insert trigger is the whole upkeep. A store written before it gets
+        // its index built once, when this binary first opens it.
+        m.registerMigration("v2-search") { db in
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE message_search USING fts5(
+                    body, content='message', content_rowid='id',
+                    tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co M*'");
+                CREATE TRIGGER message_search_insert AFTER INSERT ON message BEGIN
+                    INSERT INTO message_search(rowid, body) VALUES (new.id, CAST(new.body AS TEXT));
+                END;
+                INSERT INTO message_search(message_search) VALUES ('rebuild');
                 """)
         }
         return m
@@ -152,7 +170,8 @@ public final class SQLiteChatStorage: ChatStorage {
         }
     }
 
-    /// A store in memory (tests, benchmarks): the same schema and queries, no file.
+    /// A store in memory (`--ephemeral`, tests, benchmarks): the same schema, queries and
+    /// search as a profile, no file.
     public static func inMemory() throws -> SQLiteChatStorage {
         let queue = try DatabaseQueue()
         try prepare(queue, path: ":memory:")
@@ -347,6 +366,26 @@ public final class SQLiteChatStorage: ChatStorage {
     public func messages(in conversation: Address) -> [StoredMessage] {
         (try? db.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM message WHERE conversation = ? ORDER BY blockTime, id", arguments: [conversation.value]).map(Self.stored)
+        }) ?? []
+    }
+
+    /// Full-text search through the FTS5 index. In one conversation: every hit is found
+    /// through the index, then kept if it is in the conversation. In all: the index's own
+    /// newest-first order with a limit, so a word in half the messages costs `limit` rows.
+    public func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage] {
+        (try? db.read { db in
+            if let conversation {
+                return try Row.fetchAll(db, sql: """
+                    SELECT message.* FROM message_search JOIN message ON message.id = message_search.rowid
+                    WHERE message_search MATCH ? AND message.conversation = ?
+                    ORDER BY message.blockTime DESC, message.txId DESC LIMIT ?
+                    """, arguments: [query.ftsExpression, conversation.value, limit]).map(Self.stored)
+            }
+            return try Row.fetchAll(db, sql: """
+                SELECT message.* FROM (SELECT rowid FROM message_search WHERE message_search MATCH ? ORDER BY rowid DESC LIMIT ?) AS hit
+                JOIN message ON message.id = hit.rowid
+                ORDER BY message.blockTime DESC, message.txId DESC
+                """, arguments: [query.ftsExpression, limit]).map(Self.stored)
         }) ?? []
     }
 

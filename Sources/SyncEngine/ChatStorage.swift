@@ -40,6 +40,13 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
 /// The persistence port: messages, cursors, contacts, learned state. Implementations must
 /// make `commit` atomic: the messages and the cursor that covers them land together or not
 /// at all (rule 9), and a txId is stored at most once, keeping the first channel.
+/// Full-text search of the stored messages (issue 15): a read for screens, not the engine's.
+public protocol MessageSearching: AnyObject {
+    /// Messages whose words start with every term of `query` (see `SearchQuery`), in one
+    /// conversation or in all, the newest first, at most `limit`.
+    func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage]
+}
+
 public protocol ChatStorage: AnyObject {
     func loadState() -> PersistedEngineState?
     func saveState(_ state: PersistedEngineState) throws
@@ -73,7 +80,7 @@ public protocol ChatStorage: AnyObject {
 
 /// The in-memory store: for `simulate` runs and `--ephemeral`. A reference type, so that an
 /// engine restarted on the same instance finds everything the previous one stored.
-public final class InMemoryChatStorage: ChatStorage {
+public final class InMemoryChatStorage: ChatStorage, MessageSearching {
     private var state: PersistedEngineState?
     private var contactList: [Contact] = []
     private var byTxId: [String: Int] = [:]
@@ -145,4 +152,14 @@ public final class InMemoryChatStorage: ChatStorage {
     public func pendingPushes() -> [PendingPush] { pending }
     public func appendPendingPush(_ push: PendingPush) throws { pending.append(push) }
     public func removePendingPushes() throws { pending.removeAll() }
+
+    /// A scan of every message: the same answers as the SQLite index, for tests and tools.
+    public func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage] {
+        var hits: [StoredMessage] = []
+        for m in ordered.reversed() where hits.count < limit {
+            if let conversation, m.message.conversation != conversation { continue }
+            if query.matches(m.message.body) { hits.append(m) }
+        }
+        return hits.sorted { ($0.message.blockTime, $0.message.txId) > ($1.message.blockTime, $1.message.txId) }
+    }
 }
