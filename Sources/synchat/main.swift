@@ -150,7 +150,8 @@ struct Chat: ParsableArguments {
             eventLog = { logger.info("\($0)") }
         }
         // The live chat is a session; a scenario plays into one.
-        let storage: ChatStorage = profileStore ?? InMemoryChatStorage()
+        // --ephemeral: the same SQLite store in memory, so that search and every read behave as with a profile.
+        let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
         let player = script.map { ScenarioRun(scenario: $0, seed: seed, policy: SyncPolicy.named(policy)!, storage: storage, persistence: profileStore) }
         let session = player?.session ?? AppSession(
             seed: seed ?? 1, contacts: LiveApp.contacts, trafficPerHour: LiveApp.trafficPerHour,
