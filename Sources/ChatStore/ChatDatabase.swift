@@ -71,19 +71,25 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
                 """)
         }
         // Search (issue 15): a full-text index of message bodies (SQLite FTS5), kept by a
-        // trigger in the transaction that stores the message. It reads the bodies from the
-        // message table (external content), so the text is not stored twice. Tokens are
+        // trigger in the transaction that stores the message. It reads the bodies through a
+        // view of the message table (external content), so the text is not stored twice.
+        // Each message's conversation is one more token, in its own column (`c` and the
+        // address in hex), so that a search in one conversation is an AND of two lists
+        // inside the index rather than every hit of a common word filtered afterwards. Tokens are
         // Unicode words (letters, digits and their marks: an Indic word stays whole), case-
         // and diacritic-insensitive; `SearchQuery` cuts and folds them the same way. Messages are never changed or
         // deleted, so an insert trigger is the whole upkeep. A store written before it gets
         // its index built once, when this binary first opens it.
         m.registerMigration("v2-search") { db in
             try db.execute(sql: """
+                CREATE VIEW message_text AS
+                    SELECT id, CAST(body AS TEXT) AS body, 'c' || hex(conversation) AS conversation FROM message;
                 CREATE VIRTUAL TABLE message_search USING fts5(
-                    body, content='message', content_rowid='id',
+                    body, conversation, content='message_text', content_rowid='id',
                     tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co M*'");
                 CREATE TRIGGER message_search_insert AFTER INSERT ON message BEGIN
-                    INSERT INTO message_search(rowid, body) VALUES (new.id, CAST(new.body AS TEXT));
+                    INSERT INTO message_search(rowid, body, conversation)
+                    VALUES (new.id, CAST(new.body AS TEXT), 'c' || hex(new.conversation));
                 END;
                 INSERT INTO message_search(message_search) VALUES ('rebuild');
                 """)
@@ -369,23 +375,22 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
         }) ?? []
     }
 
-    /// Full-text search through the FTS5 index. In one conversation: every hit is found
-    /// through the index, then kept if it is in the conversation. In all: the index's own
-    /// newest-first order with a limit, so a word in half the messages costs `limit` rows.
+    /// Full-text search through the FTS5 index, in the index's own newest-first order with a
+    /// limit, so that a word in half the messages costs `limit` rows; in one conversation,
+    /// its token joins the query inside the index. (Newest first by arrival in the store,
+    /// then ordered by block time: the limit keeps the latest arrivals.)
     public func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage] {
         (try? db.read { db in
+            var match = "body : (" + query.ftsExpression + ")"
             if let conversation {
-                return try Row.fetchAll(db, sql: """
-                    SELECT message.* FROM message_search JOIN message ON message.id = message_search.rowid
-                    WHERE message_search MATCH ? AND message.conversation = ?
-                    ORDER BY message.blockTime DESC, message.txId DESC LIMIT ?
-                    """, arguments: [query.ftsExpression, conversation.value, limit]).map(Self.stored)
+                let hex = conversation.value.utf8.map { String(format: "%02x", $0) }.joined()
+                match = "conversation : \"c\(hex)\" AND " + match
             }
             return try Row.fetchAll(db, sql: """
                 SELECT message.* FROM (SELECT rowid FROM message_search WHERE message_search MATCH ? ORDER BY rowid DESC LIMIT ?) AS hit
                 JOIN message ON message.id = hit.rowid
                 ORDER BY message.blockTime DESC, message.txId DESC
-                """, arguments: [query.ftsExpression, limit]).map(Self.stored)
+                """, arguments: [match, limit]).map(Self.stored)
         }) ?? []
     }
 

@@ -10,7 +10,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -303,7 +303,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "render", "compose", "memory", "store", "fuzz", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "render", "compose", "memory", "store", "search", "fuzz", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 if what == "probe-widths" {
     guard rest.count == 2 else { usage("probe-widths takes IN and OUT files") }
@@ -311,16 +311,20 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|render|compose|memory|store|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
 guard sections.contains(what) else { usage("unknown section \(what) (expected \(sections.joined(separator: ", ")))") }
 let fuzzCount = what == "fuzz" ? fuzzArguments(rest) : (count: 1_000, from: UInt64(1))
 var kills = 120
+var searchMessages = 1_000_000
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
+} else if what == "search" {
+    if rest.count == 2, rest[0] == "--messages", let n = Int(rest[1]), n > 0 { searchMessages = n }
+    else if !rest.isEmpty { usage("search takes --messages N, not \(rest.joined(separator: " "))") }
 } else if what != "fuzz", what != "widths", !rest.isEmpty {
     usage("\(what) takes no arguments")
 }
@@ -328,6 +332,7 @@ say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
 if what == "policies" || what == "all" { try policiesBench(); try ablationBench() }
 if what == "speed" || what == "all" { try speedBench() }
 if what == "render" || what == "all" { try renderBench() }
+if what == "search" || what == "all" { try searchBench(messages: searchMessages) }
 if what == "compose" || what == "all" { composeBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }

@@ -86,7 +86,7 @@ struct SearchTests {
         do {
             let s = try SQLiteChatStorage.open(path: path)
             // Back to the schema before search, with a message the index never saw.
-            try s.execute("DROP TRIGGER message_search_insert; DROP TABLE message_search; DELETE FROM grdb_migrations WHERE identifier = 'v2-search'")
+            try s.execute("DROP TRIGGER message_search_insert; DROP TABLE message_search; DROP VIEW message_text; DELETE FROM grdb_migrations WHERE identifier = 'v2-search'")
             _ = try s.commit([Self.message(1, "written before the index existed", in: "kaspa:a", at: 1)], cursor: nil)
         }
         let s = try SQLiteChatStorage.open(path: path)
