@@ -169,16 +169,16 @@ public enum ThemeLoader {
 
     /// `--theme NAME|PATH`: a path when it names a file, else `NAME.toml` in
     /// `$XDG_CONFIG_HOME/synchat/themes/` (default `~/.config/…`, by the rules of
-    /// `XDGBaseDirectory`), then `./Themes/`; the
-    /// default theme is compiled in. `NO_COLOR` turns colours off, keeping attributes.
-    public static func load(_ nameOrPath: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
-                            currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> (Theme, [String]) {
-        var (theme, warnings) = try find(nameOrPath ?? "default", environment: environment, currentDirectory: currentDirectory)
+    /// `XDGBaseDirectory`), then the shipped themes, compiled in (`ShippedThemes`, from
+    /// `Themes/`), whatever the current directory. `NO_COLOR` turns colours off, keeping
+    /// attributes.
+    public static func load(_ nameOrPath: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (Theme, [String]) {
+        var (theme, warnings) = try find(nameOrPath ?? "default", environment: environment)
         if let noColor = environment["NO_COLOR"], !noColor.isEmpty { theme.colour = false }
         return (theme, warnings)
     }
 
-    static func find(_ name: String, environment: [String: String], currentDirectory: String) throws -> (Theme, [String]) {
+    static func find(_ name: String, environment: [String: String]) throws -> (Theme, [String]) {
         let fm = FileManager.default
         if name.contains("/") || name.hasSuffix(".toml") {
             return try read(path: name)
@@ -186,14 +186,17 @@ public enum ThemeLoader {
         guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw ThemeError(file: name, line: 0, message: "a theme name has letters, digits, - and _ only")
         }
-        // No usable config directory (HOME unset, say) just means no user themes.
+        // No usable config directory (HOME unset, say) just means no user themes. A user's
+        // theme of a shipped theme's name is the user's choice: it comes first.
         let config = try? XDGBaseDirectory.config.path(in: environment)
-        let candidates = (config.map { [$0 + "/synchat/themes/\(name).toml"] } ?? []) + [currentDirectory + "/Themes/\(name).toml"]
-        for path in candidates where fm.fileExists(atPath: path) {
-            return try read(path: path)
+        let userPath = config.map { $0 + "/synchat/themes/\(name).toml" }
+        if let userPath, fm.fileExists(atPath: userPath) {
+            return try read(path: userPath)
         }
         if name == "default" { return (.default, []) }
-        throw ThemeError(file: name, line: 0, message: "no such theme (looked in \(candidates.joined(separator: " and ")))")
+        if let text = ShippedThemes.files[name] { return parse(text, file: "\(name) (shipped)") }
+        let shipped = ShippedThemes.files.keys.sorted().joined(separator: ", ")
+        throw ThemeError(file: name, line: 0, message: "no such theme (shipped: \(shipped); yours go in \(userPath ?? "$XDG_CONFIG_HOME/synchat/themes/\(name).toml"))")
     }
 
     static func read(path: String) throws -> (Theme, [String]) {

@@ -138,8 +138,10 @@ struct Chat: ParsableArguments {
         do {
             (chosenTheme, themeWarnings) = try ThemeLoader.load(themeName)
         } catch let error as ThemeError where theme == nil {
+            // Said once: the profile forgets the theme, so the next launch is quiet.
             let (fallback, more) = try ThemeLoader.load(nil)
-            (chosenTheme, themeWarnings) = (fallback, [error.description + "; using the default theme"] + more)
+            (chosenTheme, themeWarnings) = (fallback, [error.description + "; using the default theme from now on"] + more)
+            try? profileStore?.setSetting("theme", "default")
         }
         if let theme { try? profileStore?.setSetting("theme", theme) }
         var eventLog: ((String) -> Void)?

@@ -23,10 +23,12 @@ final class TmuxSession {
     }
 
     /// Starts a shell in a `width`×`height` pane and runs synchat in it.
-    init(width: Int = 100, height: Int = 30, arguments: String, environment: [String: String] = [:]) throws {
+    /// `directory`: the shell's (and so synchat's) current directory; the test's by default.
+    init(width: Int = 100, height: Int = 30, arguments: String, environment: [String: String] = [:], directory: String? = nil) throws {
         socket = "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let env = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        try tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", "env", "PS1=$ ", "TERM=xterm-256color"] + env + ["sh"])
+        let start = directory.map { ["-c", $0] } ?? []
+        try tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)"] + start + ["env", "PS1=$ ", "TERM=xterm-256color"] + env + ["sh"])
         try tmux(["send-keys", "-t", name, "-l", "\(Self.binary) \(arguments); echo \"EXIT=$?\""])
         try tmux(["send-keys", "-t", name, "Enter"])
     }

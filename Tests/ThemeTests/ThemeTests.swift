@@ -93,7 +93,7 @@ struct ThemeTests {
         #expect(w2 == ["bad.toml:1: \"name\" must be a string; ignored"])
     }
 
-    @Test("a name is looked up in $XDG_CONFIG_HOME/synchat/themes, then ./Themes; default is compiled in; NO_COLOR keeps attributes only")
+    @Test("a name is looked up in $XDG_CONFIG_HOME/synchat/themes, then among the shipped themes, whatever the current directory; NO_COLOR keeps attributes only")
     func lookup() throws {
         let scratch = try TemporaryDirectory("theme")
         let tmp = scratch.url
@@ -103,22 +103,35 @@ struct ThemeTests {
         try FileManager.default.createDirectory(at: cwd, withIntermediateDirectories: true)
         defer { scratch.remove() }
         try "name = \"from-config\"".write(to: config.appendingPathComponent("mine.toml"), atomically: true, encoding: .utf8)
-        try "name = \"from-cwd\"".write(to: cwd.appendingPathComponent("mine.toml"), atomically: true, encoding: .utf8)
+        try "name = \"my-light\"".write(to: config.appendingPathComponent("light.toml"), atomically: true, encoding: .utf8)
         try "name = \"only-cwd\"".write(to: cwd.appendingPathComponent("other.toml"), atomically: true, encoding: .utf8)
         let env = ["XDG_CONFIG_HOME": tmp.appendingPathComponent("config").path]
-        let dir = tmp.appendingPathComponent("cwd").path
-        #expect(try ThemeLoader.load("mine", environment: env, currentDirectory: dir).0.name == "from-config")
-        #expect(try ThemeLoader.load("other", environment: env, currentDirectory: dir).0.name == "only-cwd")
-        let fallback = try ThemeLoader.load(nil, environment: env, currentDirectory: dir).0
-        #expect(fallback == Theme.default)
-        #expect(try ThemeLoader.load(cwd.appendingPathComponent("mine.toml").path, environment: env, currentDirectory: "/").0.name == "from-cwd")
-        #expect(throws: ThemeError.self) { try ThemeLoader.load("missing", environment: env, currentDirectory: dir) }
-        #expect(throws: ThemeError.self) { try ThemeLoader.load("../etc", environment: env, currentDirectory: dir) }
+        #expect(try ThemeLoader.load("mine", environment: env).0.name == "from-config")
+        #expect(try ThemeLoader.load("light", environment: env).0.name == "my-light")  // the user's own comes first
+        // The shipped ones need no file and no directory: the process's directory is not asked.
+        let shipped = try ThemeLoader.load("high-contrast", environment: [:])
+        #expect(shipped.0.name == "high-contrast" && shipped.1.isEmpty)
+        #expect(try ThemeLoader.load("light", environment: [:]).0.styles == ThemeLoader.read(path: Self.themes + "/light.toml").0.styles)
+        #expect(throws: ThemeError.self) { try ThemeLoader.load("other", environment: env) }  // ./Themes is not a place
+        #expect(try ThemeLoader.load(nil, environment: env).0 == Theme.default)
+        #expect(try ThemeLoader.load(cwd.appendingPathComponent("other.toml").path, environment: env).0.name == "only-cwd")  // a path is a path
+        #expect(throws: ThemeError.self) { try ThemeLoader.load("missing", environment: env) }
+        #expect(throws: ThemeError.self) { try ThemeLoader.load("../etc", environment: env) }
         var noColor = env
         noColor["NO_COLOR"] = "1"
-        let plain = try ThemeLoader.load(nil, environment: noColor, currentDirectory: dir).0
+        let plain = try ThemeLoader.load(nil, environment: noColor).0
         #expect(!plain.colour)
         #expect(plain.style(for: .statusPushUnreliable).bold)
+    }
+
+    @Test("the themes compiled into the binary are the files of Themes/, every one (tools/themes/embed.py writes them)")
+    func embeddedMatchFiles() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.themes).filter { $0.hasSuffix(".toml") }
+        #expect(Set(files.map { String($0.dropLast(5)) }) == Set(ShippedThemes.files.keys))
+        for file in files {
+            let text = try String(contentsOfFile: Self.themes + "/" + file, encoding: .utf8)
+            #expect(ShippedThemes.files[String(file.dropLast(5))] == text, "\(file) differs from the compiled-in copy: run python3 tools/themes/embed.py")
+        }
     }
 
     @Test("XDG rules for themes: a relative XDG_CONFIG_HOME is ignored for $HOME/.config; no usable config directory just means no user themes")
@@ -141,14 +154,16 @@ struct ThemeTests {
         let relativePath = String(repeating: "../", count: depth) + relative.path.dropFirst()
         #expect(fm.fileExists(atPath: relativePath + "/synchat/themes/mine.toml"))
         let env = ["XDG_CONFIG_HOME": relativePath, "HOME": home.path]
-        #expect(try ThemeLoader.load("mine", environment: env, currentDirectory: cwd.path).0.name == "from-home")
+        #expect(try ThemeLoader.load("mine", environment: env).0.name == "from-home")
         for noConfig in [[:], ["HOME": ""], ["XDG_CONFIG_HOME": relativePath]] as [[String: String]] {
-            #expect(try ThemeLoader.load("mine", environment: noConfig, currentDirectory: cwd.path).0.name == "from-cwd", "\(noConfig)")
-            #expect(try ThemeLoader.load(nil, environment: noConfig, currentDirectory: cwd.path).0 == Theme.default, "\(noConfig)")
+            #expect(throws: ThemeError.self, "\(noConfig)") { try ThemeLoader.load("mine", environment: noConfig) }
+            #expect(try ThemeLoader.load("light", environment: noConfig).0.name == "light", "\(noConfig)")
+            #expect(try ThemeLoader.load(nil, environment: noConfig).0 == Theme.default, "\(noConfig)")
             #expect {
-                try ThemeLoader.load("missing", environment: noConfig, currentDirectory: cwd.path)
+                try ThemeLoader.load("missing", environment: noConfig)
             } throws: { error in
-                (error as? ThemeError)?.description == "missing: no such theme (looked in \(cwd.path)/Themes/missing.toml)"
+                (error as? ThemeError)?.description
+                    == "missing: no such theme (shipped: default, high-contrast, light, template; yours go in $XDG_CONFIG_HOME/synchat/themes/missing.toml)"
             }
         }
     }
