@@ -51,7 +51,7 @@ let package = Package(
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
-        .target(name: "CrashHarness", dependencies: ["ChatStore", "Spawn"]),
+        .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn"]),
         .target(name: "Spawn"),
         // What the test targets share: time words, temporary directories, spawning, event and
         // golden-screen expectations, the reducer's TestStore, the fuzz budget, the lock of the

@@ -1,6 +1,9 @@
 import ChatStore
 import Foundation
+import ProfileWorld
+import Simulation
 import Spawn
+import SyncCore
 
 /// Kills a writer with SIGKILL at random moments and checks the store after each kill:
 /// `PRAGMA integrity_check` is ok, every message stored before is still there, no txId is
@@ -19,6 +22,8 @@ public struct CrashHarness {
     public var lifetime: ClosedRange<Int> = 150...700
     public var seed: UInt64 = 1
 
+    /// `binary`: a program that runs `childMain` when given `crash-child --store S --seed N`
+    /// (`synchat-bench`, so that the product's command line has no hidden writer in it).
     public init(binary: String, store: String) {
         self.binary = binary
         self.store = store
@@ -55,5 +60,49 @@ public struct CrashHarness {
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+}
+
+extension CrashHarness {
+    /// The child: the engine and its world under heavy traffic, writing to a profile store as
+    /// fast as it can, until it is killed. Each start resumes the profile, as a relaunched
+    /// app does. `arguments`: `--store PATH [--seed N]`.
+    public static func childMain(_ arguments: [String]) -> Never {
+        var store: String?
+        var seed: UInt64 = 1
+        var i = 0
+        while i + 1 < arguments.count {
+            switch arguments[i] {
+            case "--store": store = arguments[i + 1]
+            case "--seed": seed = UInt64(arguments[i + 1]) ?? 1
+            default: break
+            }
+            i += 2
+        }
+        guard let store, let db = try? SQLiteChatStorage.open(path: store) else {
+            FileHandle.standardError.write(Data("crash-child: --store PATH is needed, and must open\n".utf8))
+            exit(2)
+        }
+        var script = Scenario(source: "crash-child")
+        script.seed = seed
+        script.duration = .hours(100_000)
+        script.contacts = 12
+        script.trafficPerHour = 3_600
+        script.settle = .zero
+        // Every channel at work: background and foreground, pushes lost and late, syncs.
+        script.steps = (0..<400).flatMap { i -> [Scenario.Step] in
+            let t = Instant.zero + .minutes(Int64(i) * 6)
+            return [
+                .init(at: t, directive: .pushDrop(percent: Double(i % 3) * 40), line: 0),
+                .init(at: t + .minutes(2), directive: .background, line: 0),
+                .init(at: t + .minutes(4), directive: .foreground, line: 0),
+                .init(at: t + .minutes(5), directive: .sync, line: 0),
+            ]
+        }
+        let run = ScenarioRun(scenario: script, seed: seed, storage: db, persistence: db)
+        while true {
+            run.advance(to: run.scheduler.now + .seconds(30))
+            run.checkpoint()
+        }
     }
 }

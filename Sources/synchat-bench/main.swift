@@ -218,8 +218,7 @@ func storeBench() throws {
 /// SIGKILL the crash child again and again; check the store each time.
 func crashBench(kills: Int) {
     say("== crash safety: \(kills) SIGKILLs of a writer under heavy traffic")
-    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("synchat").path
-    guard FileManager.default.isExecutableFile(atPath: binary) else { say("skipped: \(binary) not built"); return }
+    let binary = Bundle.main.executablePath ?? CommandLine.arguments[0]  // this program is the child too
     let dir = NSTemporaryDirectory() + "synchat-bench-crash-\(getpid())"
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -305,6 +304,8 @@ let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
 let sections = ["policies", "speed", "render", "compose", "memory", "store", "search", "fuzz", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
+// The crash harness's child (see CrashHarness.childMain): a writer to be killed.
+if what == "crash-child" { CrashHarness.childMain(rest) }
 if what == "probe-widths" {
     guard rest.count == 2 else { usage("probe-widths takes IN and OUT files") }
     do { try TerminalProbe.runProbe(input: rest[0], output: rest[1]) } catch { usage("probe-widths: \(error)") }

@@ -25,7 +25,7 @@ struct Synchat: ParsableCommand {
             Press ? in the app for the keys. Time runs --speed times faster than the wall clock.
             """,
         version: "synchat 0.1.0",
-        subcommands: [Simulate.self, CrashChild.self]
+        subcommands: [Simulate.self]
     )
 
     @OptionGroup var chat: Chat
@@ -85,7 +85,7 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: "Play this scenario file live (keys still work).")
     var scenario: String?
 
-    @Option(name: .long, help: "Theme name (Themes/NAME.toml, ~/.config/synchat/themes/NAME.toml) or a path.")
+    @Option(name: .long, help: "Theme: a shipped one (default, light, high-contrast), one of yours in $XDG_CONFIG_HOME/synchat/themes/NAME.toml, or a path.")
     var theme: String?
 
     @Option(name: .long, help: "Append every engine event to this file (swift-log).")
@@ -171,42 +171,6 @@ struct Chat: ParsableArguments {
         }
         app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 })
         terminal.close()
-    }
-}
-
-/// The crash harness's child (hidden): the engine and its world under heavy traffic,
-/// writing to a profile store as fast as it can, until it is killed. Each start resumes the
-/// profile, as a relaunched app does.
-struct CrashChild: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "crash-child", shouldDisplay: false)
-
-    @Option(name: .long) var store: String
-    @Option(name: .long) var seed: UInt64 = 1
-    @OptionGroup var subcommandArguments: SubcommandArguments
-
-    func run() throws {
-        let db = try SQLiteChatStorage.open(path: store)
-        var script = Scenario(source: "crash-child")
-        script.seed = seed
-        script.duration = .hours(100_000)
-        script.contacts = 12
-        script.trafficPerHour = 3_600
-        script.settle = .zero
-        // Every channel at work: background and foreground, pushes lost and late, syncs.
-        script.steps = (0..<400).flatMap { i -> [Scenario.Step] in
-            let t = Instant.zero + .minutes(Int64(i) * 6)
-            return [
-                .init(at: t, directive: .pushDrop(percent: Double(i % 3) * 40), line: 0),
-                .init(at: t + .minutes(2), directive: .background, line: 0),
-                .init(at: t + .minutes(4), directive: .foreground, line: 0),
-                .init(at: t + .minutes(5), directive: .sync, line: 0),
-            ]
-        }
-        let run = ScenarioRun(scenario: script, seed: seed, storage: db, persistence: db)
-        while true {
-            run.advance(to: run.scheduler.now + .seconds(30))
-            run.checkpoint()
-        }
     }
 }
 

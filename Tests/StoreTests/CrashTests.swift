@@ -6,8 +6,8 @@ import Testing
 struct CrashTests {
     @Test("SIGKILL at random moments under heavy traffic: integrity ok, nothing lost, nothing twice, no cursor ahead")
     func killAtRandom() throws {
-        let binary = BuiltProducts.synchat
-        try #require(FileManager.default.isExecutableFile(atPath: binary), "build synchat first: \(binary)")
+        let binary = BuiltProducts.bench  // its `crash-child` mode is the writer
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "build first (swift build): \(binary)")
         let dir = try TemporaryDirectory("store")
         defer { dir.remove() }
         var harness = CrashHarness(binary: binary, store: dir.file("crash.sqlite"))
