@@ -130,6 +130,21 @@ struct CLITests {
         #expect(try runSynchat(["-h"]).out == r.out)
     }
 
+    @Test("shell completion scripts for bash, zsh and fish know the chat's flags and simulate's; the manual page does too")
+    func completionAndManual() throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let r = try runSynchat(["--generate-completion-script", shell])
+            #expect(r.status == 0, "\(shell)")
+            for word in ["profile", "ephemeral", "theme", "simulate", "compare"] {  // fish writes -l profile, not --profile
+                #expect(r.out.contains(word), "\(shell): \(word)")
+            }
+            #expect(!r.out.contains("crash-child"), "\(shell)")
+        }
+        let manual = try String(contentsOf: TmuxSession.packageRoot.appendingPathComponent("docs/man/synchat.1"), encoding: .utf8)
+        for flag in ["profile", "ephemeral", "theme", "simulate", "compare"] { #expect(manual.contains(flag), "\(flag)") }
+        #expect(!manual.contains("crash-child"))
+    }
+
     @Test("a bad number is one line saying what is wrong with it, exit code 2, negative numbers included")
     func badNumbers() throws {
         let demo = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
