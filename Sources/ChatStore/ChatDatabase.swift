@@ -94,6 +94,15 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
                 INSERT INTO message_search(message_search) VALUES ('rebuild');
                 """)
         }
+        // The outbox (issue 15 #7): messages written that the network has not taken yet.
+        m.registerMigration("v3-outbox") { db in
+            try db.execute(sql: """
+                CREATE TABLE outbox (
+                    position INTEGER PRIMARY KEY,
+                    localId TEXT NOT NULL UNIQUE, conversation TEXT NOT NULL, body BLOB NOT NULL,
+                    createdAt INTEGER NOT NULL, failures INTEGER NOT NULL);
+                """)
+        }
         return m
     }
 
@@ -468,6 +477,25 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
 
     public func removePendingPushes() throws {
         try db.write { try $0.execute(sql: "DELETE FROM pendingPush") }
+    }
+
+    public func outbox() -> [OutgoingMessage] {
+        (try? db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY position").map { r in
+                OutgoingMessage(localId: r["localId"], to: Address(r["conversation"]), body: StoredText.read(r, "body"),
+                                createdAt: Instant(milliseconds: r["createdAt"]), failures: r["failures"])
+            }
+        }) ?? []
+    }
+
+    public func saveOutbox(_ messages: [OutgoingMessage]) throws {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM outbox")
+            for m in messages {
+                try db.execute(sql: "INSERT INTO outbox (localId, conversation, body, createdAt, failures) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [m.localId, m.to.value, StoredText.value(m.body), m.createdAt.milliseconds, m.failures])
+            }
+        }
     }
 
     // MARK: - The profile's world

@@ -12,7 +12,7 @@ public enum KeyAction: Hashable, Sendable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
-    case togglePause, step, toggleInspector
+    case togglePause, step, toggleInspector, retrySends
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -44,6 +44,7 @@ public enum KeyTable {
         KeyBinding(keys: [.char("x")], label: "x", help: "indexer down / up", action: .toggleIndexer),
         KeyBinding(keys: [.char("t")], label: "t", help: "expire the push token", action: .expireToken),
         KeyBinding(keys: [.char("S")], label: "S", help: "sync now (forced catch-up)", action: .syncNow),
+        KeyBinding(keys: [.char("R")], label: "R", help: "retry now the messages the network refused", action: .retrySends),
         KeyBinding(keys: [.char("m")], label: "m", help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),
         KeyBinding(keys: [.char("v")], label: "v", help: "notification preview: message → contact → hidden", action: .cyclePreview),
         KeyBinding(keys: [.char("l")], label: "l", help: "show / hide the sync log", action: .toggleLog),
@@ -79,6 +80,12 @@ public enum KeyTable {
         // Exact single-key rows first, then shared rows.
         if let row = table.first(where: { $0.keys == [key] }) { return row.action }
         return table.first { $0.keys.contains(key) }?.action
+    }
+
+    /// The help overlay's two sections: one line per labelled binding, outside the compose
+    /// line and in it.
+    public static func helpSections() -> (global: [(label: String, help: String)], compose: [(label: String, help: String)]) {
+        (global.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) }, compose.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) })
     }
 
     /// The help overlay's lines: one per labelled binding.

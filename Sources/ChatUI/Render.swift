@@ -24,7 +24,7 @@ public enum Render {
         for (i, line) in statusRows.enumerated() {
             drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
         }
-        if s.showHelp { drawHelp(&g, width: width, height: height) }
+        if s.showHelp { drawHelp(&g, s, width: width, height: height) }
         return g
     }
 
@@ -101,6 +101,21 @@ public enum Render {
         let textWidth = max(10, l.paneWidth - 1 - textX)
         var lines: [(text: String, x: Int, role: Role, meta: String?, mark: String?)] = []  // newest first
         let needed = height + s.scroll
+        // Messages the network has not taken yet, newest at the bottom: `…` sending, `!` failed.
+        for m in (s.outbox[open] ?? []).reversed() {
+            let status: String, role: Role, mark: String
+            switch m.state {
+            case .sending: (status, role, mark) = ("sending…", .messageMeta, "…")
+            case .failed(let reason, let at):
+                let wait = at > s.status.clock ? "retry in " + rounded(at - s.status.clock) : "retrying"
+                (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)), \(wait) (R: now)", .warning, "!")
+            case .sent: continue
+            }
+            let wrapped = TextWidth.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)
+            for (k, part) in wrapped.enumerated().reversed() {
+                lines.append((part, textX, background ? .messageDimmed : role, k == 0 ? Clock.hhmm(m.createdAt) : nil, k == 0 ? mark : nil))
+            }
+        }
         var index = list.count - 1
         while index >= 0, lines.count < needed {
             let m = list[index]
@@ -287,6 +302,7 @@ public enum Render {
         ]
         if !info.faults.isEmpty { state.append(("fault: " + info.faults.joined(separator: ", "), .warning, 1)) }
         if let trouble = st.storeTrouble { state.append(("store: \(trouble), \(st.unsaved) unsaved", .warning, 0)) }
+        if st.unsent > 0 { state.append(("\(st.unsent) unsent", .warning, 0)) }
         var time: [Segment] = [
             (catchUp, .statusBar, 1),
             ("req \(st.requests)", .statusBar, 2),
@@ -338,21 +354,45 @@ public enum Render {
 
     // MARK: - Help
 
-    static func drawHelp(_ g: inout Grid, width: Int, height: Int) {
-        let lines = KeyTable.helpLines()
-        let labelWidth = lines.map { TextWidth.of($0.label) }.max() ?? 0
-        let rendered = lines.map { $0.label.isEmpty && $0.help.isEmpty ? "" : $0.help.isEmpty ? "── \($0.label) line ──" : $0.label.padding(toLength: labelWidth, withPad: " ", startingAt: 0) + "  " + $0.help }
-        let boxWidth = min(width - 4, (rendered.map { TextWidth.of($0) }.max() ?? 0) + 4)
-        let boxHeight = min(height - 2, rendered.count + 3)
+    /// The help overlay, from the key table: the keys outside the compose line and those in
+    /// it side by side when the screen is wide enough, one after the other when not; a help
+    /// taller than the screen scrolls (↑/↓, PgUp/PgDn) and says so.
+    static func drawHelp(_ g: inout Grid, _ s: ViewState, width: Int, height: Int) {
+        let (global, compose) = KeyTable.helpSections()
+        func rendered(_ rows: [(label: String, help: String)]) -> [(key: String, help: String)] {
+            let labelWidth = rows.map { TextWidth.of($0.label) }.max() ?? 0
+            return rows.map { ($0.label + String(repeating: " ", count: max(0, labelWidth - TextWidth.of($0.label))) + "  ", $0.help) }
+        }
+        let left = [("── keys ──", "")] + rendered(global)
+        let right = [("── compose line ──", "")] + rendered(compose)
+        func measure(_ column: [(key: String, help: String)]) -> Int {
+            var widest = 0
+            for line in column { widest = max(widest, TextWidth.of(line.key) + TextWidth.of(line.help)) }
+            return widest
+        }
+        let sideBySide: Bool = measure(left) + measure(right) + 7 <= width - 4
+        let columns: [[(key: String, help: String)]] = sideBySide ? [left, right] : [left + [("", "")] + right]
+        let columnWidths: [Int] = columns.map(measure)
+        let content: Int = columnWidths.reduce(0, +) + 3 * (columns.count - 1) + 4
+        let boxWidth = min(width - 4, content)
+        let rows: Int = columns.map(\.count).max() ?? 0
+        let boxHeight = min(height - 2, rows + 3)
+        let visibleRows = boxHeight - 3
+        let scroll = min(s.helpScroll, max(0, rows - visibleRows))
         let x0 = (width - boxWidth) / 2, y0 = (height - boxHeight) / 2
         g.fill(x: x0, y: y0, width: boxWidth, height: boxHeight, role: .help)
-        g.put(TextWidth.truncate(" keys — any key closes ", to: boxWidth), x: x0 + 1, y: y0, role: .helpKey)
-        for (i, line) in rendered.prefix(boxHeight - 3).enumerated() {
-            let y = y0 + 2 + i
-            let shown = TextWidth.truncate(line, to: boxWidth - 4)
-            let keyPart = String(shown.prefix(labelWidth))
-            g.put(keyPart, x: x0 + 2, y: y, role: .helpKey)
-            g.put(String(shown.dropFirst(keyPart.count)), x: x0 + 2 + TextWidth.of(keyPart), y: y, role: .help)
+        let more = rows > visibleRows ? " · ↑↓ scroll, \(scroll + 1)–\(scroll + visibleRows) of \(rows)" : ""
+        g.put(TextWidth.truncate(" keys — any key closes" + more + " ", to: boxWidth - 2), x: x0 + 1, y: y0, role: .helpKey)
+        var x = x0 + 2
+        for (c, column) in columns.enumerated() {
+            let room = min(columnWidths[c], x0 + boxWidth - 2 - x)
+            for (i, line) in column.dropFirst(scroll).prefix(visibleRows).enumerated() where room > 0 {
+                let y = y0 + 2 + i
+                let key = TextWidth.truncate(line.key, to: room)
+                let after = g.put(key, x: x, y: y, role: line.help.isEmpty ? .help : .helpKey, maxX: x + room)
+                g.put(TextWidth.truncate(line.help, to: max(0, room - TextWidth.of(key))), x: after, y: y, role: .help, maxX: x + room)
+            }
+            x += columnWidths[c] + 3
         }
     }
 }

@@ -19,6 +19,8 @@ extension ViewInput {
             return [.contact(c)]
         case .inspection(let i):
             return [.inspection(i)]
+        case .outgoing(let m):
+            return [.outgoing(m)]
         case .banner(let b, _):
             return [.banner(BannerRow(conversation: b.conversation, title: b.title, body: b.body, at: e.at)), logLine(e)]
         default:

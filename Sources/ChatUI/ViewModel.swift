@@ -18,6 +18,8 @@ public enum Command: Equatable, Sendable {
     case step
     /// Ask the engine for its `.inspection` events (true) or stop (false).
     case inspect(Bool)
+    /// Send the failed messages of the outbox again now.
+    case retrySends
     case quit
 }
 
@@ -47,6 +49,8 @@ public enum ViewInput: Equatable, Sendable {
     case paused(Bool)
     /// What the engine's inspector shows (its `.inspection` event, while `i` is open).
     case inspection(EngineInspection)
+    /// A message written changed state: sending, failed, sent.
+    case outgoing(OutgoingMessage)
     case notice(String)
 }
 
@@ -154,6 +158,17 @@ public enum ViewModel {
         case .inspection(let inspection):
             state.inspection = inspection
             return []
+        case .outgoing(let m):
+            var list = state.outbox[m.to] ?? []
+            if case .sent = m.state {
+                list.removeAll { $0.localId == m.localId }  // its stored message is in the pane already
+            } else if let i = list.firstIndex(where: { $0.localId == m.localId }) {
+                list[i] = m
+            } else {
+                list.append(m)
+            }
+            state.outbox[m.to] = list.isEmpty ? nil : list
+            return []
         case .notice(let text):
             state.notice = text
             return []
@@ -168,7 +183,16 @@ public enum ViewModel {
 
     private static func handleKey(_ state: inout ViewState, _ key: Key) -> [Command] {
         if state.showHelp {
-            state.showHelp = false  // any key closes the help
+            // ↑/↓/PgUp/PgDn scroll a help taller than the screen; any other key closes it.
+            switch key {
+            case .up, .char("k"): state.helpScroll = max(0, state.helpScroll - 1)
+            case .down, .char("j"): state.helpScroll += 1
+            case .pageUp: state.helpScroll = max(0, state.helpScroll - 10)
+            case .pageDown: state.helpScroll += 10
+            default:
+                state.showHelp = false
+                state.helpScroll = 0
+            }
             return []
         }
         if state.focus == .compose {
@@ -245,6 +269,12 @@ public enum ViewModel {
             return [.setSpeed(speeds[j])]
         case .toggleHelp: state.showHelp = true
         case .togglePause: return [.togglePause]
+        case .retrySends:
+            guard state.outbox.values.contains(where: { $0.contains { if case .failed = $0.state { true } else { false } } }) else {
+                state.notice = "no message is waiting to be sent again"
+                return []
+            }
+            return [.retrySends]
         case .step:
             guard state.status.paused else {
                 state.notice = "the clock runs: space pauses it, then . steps to the next event"

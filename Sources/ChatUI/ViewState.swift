@@ -102,6 +102,10 @@ public struct ViewState: Equatable, Sendable {
     /// Notification banners raised while backgrounded, newest last.
     public var banners: [BannerRow] = []
     public var showHelp = false
+    /// Lines the help is scrolled by (the render clamps it to what there is).
+    public var helpScroll = 0
+    /// Messages written and not yet taken by the network, by conversation, oldest first.
+    public var outbox: [Address: [OutgoingMessage]] = [:]
     /// The inspector (`i`) shows in place of the message pane.
     public var showInspector = false
     /// The engine's last `.inspection`; nil while the inspector is closed.

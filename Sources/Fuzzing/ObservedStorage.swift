@@ -39,4 +39,6 @@ public final class ObservedStorage: ChatStorage {
     public func pendingPushes() -> [PendingPush] { inner.pendingPushes() }
     public func appendPendingPush(_ push: PendingPush) throws { try inner.appendPendingPush(push) }
     public func removePendingPushes() throws { try inner.removePendingPushes() }
+    public func outbox() -> [OutgoingMessage] { inner.outbox() }
+    public func saveOutbox(_ messages: [OutgoingMessage]) throws { try inner.saveOutbox(messages) }
 }

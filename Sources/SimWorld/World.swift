@@ -180,7 +180,10 @@ public final class SimulatedWorld {
 extension SimulatedWorld: PublishPort {
     /// The wallet spends its oldest unspent output, whether or not the app has ever seen the
     /// message that created it.
-    public func publish(from me: Address, to contact: Address, body: String) -> Publication {
+    /// The node takes the transaction: it fails while the node is down (the realtime fault
+    /// `down`), as a submission to an unreachable node does.
+    public func publish(from me: Address, to contact: Address, body: String) -> Result<Publication, TransportError> {
+        guard !node.down else { return .failure(TransportError("node unreachable")) }
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
                                      body: body, blockTime: scheduler.now + timings.confirmation)
         let spent = utxos.isEmpty ? [] : [utxos.removeFirst()]
@@ -190,7 +193,7 @@ extension SimulatedWorld: PublishPort {
         if let c = contacts.first(where: { $0.address == contact }) {
             traffic.reply(to: message, from: c)
         }
-        return Publication(message: message, spent: spent)
+        return .success(Publication(message: message, spent: spent))
     }
 }
 

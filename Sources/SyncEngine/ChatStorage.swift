@@ -76,6 +76,10 @@ public protocol ChatStorage: AnyObject {
     func pendingPushes() -> [PendingPush]
     func appendPendingPush(_ push: PendingPush) throws
     func removePendingPushes() throws
+    /// Messages written and not yet taken by the network (issue 15 #7), oldest first.
+    func outbox() -> [OutgoingMessage]
+    /// Replaces the outbox.
+    func saveOutbox(_ messages: [OutgoingMessage]) throws
 }
 
 /// The in-memory store: for `simulate` runs and `--ephemeral`. A reference type, so that an
@@ -152,6 +156,9 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
     public func pendingPushes() -> [PendingPush] { pending }
     public func appendPendingPush(_ push: PendingPush) throws { pending.append(push) }
     public func removePendingPushes() throws { pending.removeAll() }
+    private var outboxRows: [OutgoingMessage] = []
+    public func outbox() -> [OutgoingMessage] { outboxRows }
+    public func saveOutbox(_ messages: [OutgoingMessage]) throws { outboxRows = messages }
 
     /// A scan of every message: the same answers as the SQLite index, for tests and tools.
     public func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage] {

@@ -79,7 +79,13 @@ public final class Engine {
     private var nextRequestId = 0
     private var indexerRequests: [Int: (object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant)] = [:]
     private var utxoRequests: [Int: Int] = [:]
-    private var publishRequests: Set<Int> = []
+    /// Publications in flight: request id → the outbox entry's local id.
+    private var publishRequests: [Int: String] = [:]
+    /// Messages written and not yet taken by the network, oldest first (see `OutgoingMessage`).
+    public private(set) var outbox: [OutgoingMessage] = []
+    private var nextLocalId = 0
+    /// The outbox could not be written: written again with the rest of a store retry.
+    private var outboxUnsaved = false
     /// Catch-ups waiting for the indexer to catch up with a young subscription, by when.
     private var waitingForIndexer: [(at: Instant, runId: Int, ask: () -> Void)] = []
     /// Whether the OS lets the app show notifications (rule 1).
@@ -158,7 +164,8 @@ public final class Engine {
         case .worldChanged(let description): emit(.world(description))
         case .upsertContact(let c): upsertContact(c)
         case .send(let to, let text): send(to: to, text: text)
-        case .published(let id, let publication): published(id: id, publication)
+        case .published(let id, let result): published(id: id, result)
+        case .retrySends: retrySends(failedOnly: true)
         case .setMuted(let a, let muted): setMuted(a, muted)
         case .setMode(let m): setMode(m)
         case .setPreview(let p): setPreview(p)
@@ -205,6 +212,7 @@ public final class Engine {
         if let d = refresh.nextDeadline { deadlines.append(d) }
         if let d = connection.nextDeadline { deadlines.append(d) }
         if let d = gate.nextDeadline { deadlines.append(d) }
+        for m in outbox { if case .failed(_, let at) = m.state { deadlines.append(at) } }
         if let d = storeRetryAt { deadlines.append(d) }
         if let d = waitingForIndexer.first?.at { deadlines.append(d) }
         return deadlines.min()
@@ -221,6 +229,9 @@ public final class Engine {
     /// The OS then makes the app active (`appDidBecomeActive`).
     private func launch() {
         emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
+        // Messages written before the last quit (or crash) that the network never took go now.
+        outbox = storage.outbox()
+        retrySends(failedOnly: false)
         conditionsChanged()
         if mode == .remotePush {
             registerToken(reason: tokenStatus == .active ? "launch: refreshing the active token" : "launch: registering for remote push")
@@ -250,19 +261,63 @@ public final class Engine {
             emit(.error(source: "send", message: "a message of \(text.utf8.count) bytes is over the limit of \(MessageLimits.maxBodyBytes); not sent"))
             return settle()
         }
-        let id = request()
-        publishRequests.insert(id)
-        effects.append(.publish(id: id, to: contact, body: text))
+        nextLocalId += 1
+        let m = OutgoingMessage(localId: "local-\(now.milliseconds)-\(nextLocalId)", to: contact, body: text, createdAt: now)
+        outbox.append(m)
+        writeOutbox()
+        publish(m)
         settle()
     }
 
-    /// The network took the message (the reply to `.publish`): store it as sent.
-    private func published(id: Int, _ publication: Publication) {
-        guard publishRequests.remove(id) != nil else { return settle() }
+    /// Hands an outbox entry to the network (again).
+    private func publish(_ m: OutgoingMessage) {
+        guard let i = outbox.firstIndex(where: { $0.localId == m.localId }) else { return }
+        outbox[i].state = .sending
+        emit(.outgoing(outbox[i]))
+        let id = request()
+        publishRequests[id] = m.localId
+        effects.append(.publish(id: id, to: m.to, body: m.body))
+    }
+
+    /// Tries the outbox again now: the failed entries ("retry now"), or all of it (a launch).
+    private func retrySends(failedOnly: Bool) {
+        for m in outbox {
+            if case .sending = m.state, failedOnly || publishRequests.values.contains(m.localId) { continue }
+            publish(m)
+        }
+        settle()
+    }
+
+    private func writeOutbox() { write(.outbox(outbox)) }
+
+    /// The network took the message (the reply to `.publish`): store it as sent. Or it
+    /// could not: the message stays in the outbox, failed, and is tried again after a wait.
+    private func published(id: Int, _ result: Result<Publication, TransportError>) {
+        guard let localId = publishRequests.removeValue(forKey: id), let i = outbox.firstIndex(where: { $0.localId == localId }) else {
+            return settle()
+        }
+        let publication: Publication
+        switch result {
+        case .success(let p):
+            publication = p
+        case .failure(let error):
+            outbox[i].failures += 1
+            let wait = OutgoingMessage.retryDelay(afterFailures: outbox[i].failures)
+            outbox[i].state = .failed(reason: error.message, retryAt: now + wait)
+            let to = contactsByAddress[outbox[i].to]?.handle ?? outbox[i].to.value
+            emit(.sendFailed(to: to, reason: error.message, retryIn: wait, failures: outbox[i].failures))
+            emit(.outgoing(outbox[i]))
+            writeOutbox()
+            return settle()
+        }
+        var done = outbox.remove(at: i)
+        done.state = .sent(txId: publication.message.txId)
+        writeOutbox()
         let message = publication.message
         let contact = message.conversation
         emit(.messageSent(txId: message.txId, to: contactsByAddress[contact]?.handle ?? contact.value))
         store(message, via: .sent, receivedAt: now)
+        emit(.outgoing(done))
         // (b): an output this send spent leaves the UTXO set, so the set can no longer reveal
         // its message; if the store lacks it, the next proven gap fetches it by id.
         for id in publication.spent where !has(id) { spentUnstored.insert(id) }
@@ -853,6 +908,7 @@ public final class Engine {
         case .markRead(let a): if !stored { unsaved.keepRead(a) }
         case .appendPendingPush(let p): if !stored { unsaved.keep(p) }
         case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
+        case .outbox: if !stored { outboxUnsaved = true }
         }
         if let failure {
             if retryBatch?.contains(id) == true { retryBatch = nil }  // this retry failed
@@ -905,6 +961,10 @@ public final class Engine {
             write(.removePendingPushes)
         }
         for p in unsaved.takePendingPushes() { write(.appendPendingPush(p)) }
+        if outboxUnsaved {
+            outboxUnsaved = false
+            writeOutbox()
+        }
         saveState()
         // The trouble ends when all of these land, and then the world's own writes.
         let batch = Set((before + 1)...max(before + 1, nextRequestId)).filter { writes[$0] != nil }
@@ -1052,6 +1112,7 @@ public final class Engine {
         s.badge = badge
         s.storeTrouble = unsaved.trouble
         s.unsaved = unsaved.count
+        s.unsent = outbox.count
         return s
     }
 
@@ -1066,6 +1127,9 @@ public final class Engine {
         handle(refresh.deadlineReached(now: now))
         for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
         if let at = storeRetryAt, at <= now { retryStore() }
+        for m in outbox {
+            if case .failed(_, let at) = m.state, at <= now { publish(m) }
+        }
         settle()
     }
 

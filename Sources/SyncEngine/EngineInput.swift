@@ -46,8 +46,11 @@ public enum EngineInput {
     case extensionReceived(Data)
     case indexerReplied(id: Int, Result<Data, TransportError>)
     case utxoSetReplied(id: Int, Result<[String], TransportError>)
-    /// The reply to `.publish`: the message as the network carries it, with what it spent.
-    case published(id: Int, Publication)
+    /// The reply to `.publish`: the message as the network carries it, with what it spent;
+    /// or why the network could not take it (it stays in the outbox and is tried again).
+    case published(id: Int, Result<Publication, TransportError>)
+    /// "Retry now": every failed message of the outbox goes again at once.
+    case retrySends
     /// The reply to `.retryWorldWrites`: nil when all of it was written.
     case worldWritesRetried(Error?)
     /// The reply to `.write`: nil when the store wrote it, else why not.
@@ -98,6 +101,8 @@ public enum StoreWrite: Equatable, Sendable {
     case markRead(Address)
     case appendPendingPush(PendingPush)
     case removePendingPushes
+    /// The whole outbox, replacing what the store had (a handful of rows at most).
+    case outbox([OutgoingMessage])
 }
 
 /// A sync object's cursor moved to `cursor` (rule 9).

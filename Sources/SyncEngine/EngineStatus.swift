@@ -30,6 +30,8 @@ public struct EngineStatus: Equatable, Sendable {
     public var storeTrouble: String?
     /// Changes kept in memory until the store can write them.
     public var unsaved = 0
+    /// Messages written that the network has not taken yet (sending or failed).
+    public var unsent = 0
 
     public init() {}
 }

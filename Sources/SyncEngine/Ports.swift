@@ -87,8 +87,8 @@ public struct Publication: Hashable, Sendable {
 
 public protocol PublishPort: AnyObject {
     /// Publishes an outgoing message; returns it as the network will carry it, with the
-    /// outputs it spends.
-    func publish(from me: Address, to contact: Address, body: String) -> Publication
+    /// outputs it spends, or why the network cannot take it now.
+    func publish(from me: Address, to contact: Address, body: String) -> Result<Publication, TransportError>
 }
 
 /// Everything the driver needs from the outside world.

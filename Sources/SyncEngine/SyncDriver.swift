@@ -59,9 +59,9 @@ public final class SyncDriver: ClientEndpoint {
         case .indexer(let id, let call):
             ports.indexer.send(call) { [weak self] in self?.handle(.indexerReplied(id: id, $0)) }
         case .publish(let id, let to, let body):
-            let publication = ports.network.publish(from: engine.me, to: to, body: body)
-            lastPublication = publication
-            engine.handle(.published(id: id, publication), now: now())
+            let result = ports.network.publish(from: engine.me, to: to, body: body)
+            if case .success(let publication) = result { lastPublication = publication }
+            engine.handle(.published(id: id, result), now: now())
         case .registerToken: ports.push.registerToken()
         case .unregisterToken: ports.push.unregisterToken()
         case .setMuted(let a, let muted): ports.push.setMuted(a, muted)
@@ -87,6 +87,7 @@ public final class SyncDriver: ClientEndpoint {
         case .markRead(let a): try storage.markRead(a)
         case .appendPendingPush(let p): try storage.appendPendingPush(p)
         case .removePendingPushes: try storage.removePendingPushes()
+        case .outbox(let messages): try storage.saveOutbox(messages)
         }
     }
 

@@ -18,6 +18,11 @@ public enum SyncEvent: Equatable, Sendable {
     /// write), with its conversation's contact: all a view needs to show it.
     case messageStored(StoredMessage, contact: Contact)
     case messageSent(txId: String, to: String)
+    /// The network could not take a message; it is tried again in `retryIn`.
+    case sendFailed(to: String, reason: String, retryIn: Interval, failures: Int)
+    /// An outgoing message changed state (sending, failed, sent). Not a decision: the
+    /// decisions are `messageSent` and `sendFailed`.
+    case outgoing(OutgoingMessage)
     case polling(String)
     case backgroundRefresh(String)
     case tokenStatus(TokenStatus)
@@ -40,7 +45,7 @@ public enum SyncEvent: Equatable, Sendable {
     /// Every event but `.status` and `.contact` is a decision of the log.
     public var isDecision: Bool {
         switch self {
-        case .status, .contact, .inspection: return false
+        case .status, .contact, .inspection, .outgoing: return false
         default: return true
         }
     }
@@ -77,6 +82,10 @@ public enum SyncEvent: Equatable, Sendable {
             return "message \(m.txId.prefix(8)) \(dir) \(UntrustedText.visible(contact.handle)) (\(m.message.kind.rawValue)) via \(m.via.rawValue)"
         case .messageSent(let tx, let to):
             return "sent \(tx.prefix(8)) to \(UntrustedText.visible(to))"
+        case .sendFailed(let to, let reason, let wait, let failures):
+            return "send to \(UntrustedText.visible(to)) failed: \(UntrustedText.visible(reason)); retry in \(wait) (\(failures) failed)"
+        case .outgoing(let m):
+            return "outgoing \(m.localId) to \(m.to.value): \(m.state)"
         case .polling(let s):
             return "polling: \(s)"
         case .backgroundRefresh(let s):

@@ -170,6 +170,8 @@ public final class LiveApp {
                 stepToNextEvent()
             case .inspect(let on):
                 session.driver.handle(.inspect(on))
+            case .retrySends:
+                session.driver.handle(.retrySends)
             case .quit:
                 state.quitting = true
             }

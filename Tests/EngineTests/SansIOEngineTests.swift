@@ -63,6 +63,7 @@ struct SansIOEngineTests {
             case .markRead(let a): try storage.markRead(a)
             case .appendPendingPush(let p): try storage.appendPendingPush(p)
             case .removePendingPushes: try storage.removePendingPushes()
+            case .outbox(let messages): try storage.saveOutbox(messages)
             }
         }
 
@@ -193,13 +194,13 @@ struct SansIOEngineTests {
         #expect(h.storage.messageCount() == 0)  // nothing stored before the network took it
         let sent = NetworkMessage(txId: "out1", conversation: Self.alice.address, direction: .outgoing, kind: .contextual, body: "hello",
                                   blockTime: h.now + .seconds(1))
-        h.send(.published(id: id, Publication(message: sent, spent: [])))
+        h.send(.published(id: id, .success(Publication(message: sent, spent: []))))
         #expect(h.storage.message(txId: "out1")?.via == .sent)
         // The store is written through an effect: the message, with no cursor (not a fetch).
         #expect(h.writes.contains(.messages([StoredMessage(message: sent, receivedAt: h.now, via: .sent)], cursor: nil)))
         let stored = StoredMessage(message: sent, receivedAt: h.now, via: .sent)
         #expect(h.events().filter(\.isDecision) == [.messageSent(txId: "out1", to: "alice"), .messageStored(stored, contact: Self.alice)])
-        h.send(.published(id: id, Publication(message: sent, spent: [])))  // a duplicate reply changes nothing
+        h.send(.published(id: id, .success(Publication(message: sent, spent: []))))  // a duplicate reply changes nothing
         #expect(h.events().filter(\.isDecision).isEmpty)
     }
 

@@ -45,13 +45,13 @@ struct ScreenTests {
         st.misses = state == .unreliable ? 4 : 1
         _ = ViewModel.reduce(&s, .engineStatus(st))
         let g = Render.screen(s, width: 140, height: 24)
-        let bar = g.text[23]  // one line at 140 columns
+        let bar = g.text[22]  // the state row (the status bar has two rows at any width)
         let misses = state == .unreliable ? "3/3" : "1/3"
         #expect(bar.contains("push: \(state.rawValue) \(misses)"))
         let x = bar.distance(from: bar.startIndex, to: bar.range(of: "push:")!.lowerBound)
         let expected: Role = [.reliable: .statusPushReliable, .unknown: .statusPushUnknown,
                               .unreliable: .statusPushUnreliable, .disabled: .statusPushDisabled][state]!
-        #expect(g.roles(row: 23)[x] == expected)
+        #expect(g.roles(row: 22)[x] == expected)
     }
 
     @Test("the status bar says each realtime state", arguments: ["live", "connecting", "polling", "stale", "offline"])
@@ -60,8 +60,9 @@ struct ScreenTests {
         var st = s.status.engine
         st.realtime = EngineStatus.Realtime(rawValue: word)!
         _ = ViewModel.reduce(&s, .engineStatus(st))
-        let line = Render.screen(s, width: 140, height: 24).text[23]
-        #expect(line.hasPrefix(" foreground │ \(word) │ push: reliable 0/3 │ token active │ catch-up"))
+        let rows = Render.screen(s, width: 140, height: 24).text
+        #expect(rows[22] == " foreground │ \(word) │ push: reliable 0/3 │ token active")
+        #expect(rows[23].hasPrefix(" catch-up"))
     }
 
     @Test("the status bar shows the store's trouble in the warning role, and a played script's progress")
@@ -125,8 +126,8 @@ struct ScreenTests {
         for binding in KeyTable.global where !binding.label.isEmpty {
             #expect(text.contains(binding.help), "help lacks \(binding.label)")
         }
-        #expect(text.contains("p        push fault: ok → drop all → delay 90s → ok"))
-        #expect(text.contains("^W"))
+        #expect(text.contains("p      push fault: ok → drop all → delay 90s → ok"))
+        #expect(text.contains("── compose line ──"))  // and the rest scrolls (HelpOverlayTests)
     }
 
     @Test("CJK and emoji wrap at their real width")

@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+/// Issue 15 #7 in a real terminal: written while the node is down, a message shows as not
+/// sent with its retry, the bar counts it, and it goes out by itself once the node is back.
+@Suite("End to end: a message the network cannot take", .serialized, .timingSensitive)
+struct OutboxEndToEndTests {
+    init() throws {
+        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
+        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+    }
+
+    @Test("r, then a message: ! not sent: node unreachable, 1 unsent; r again: it is sent, once")
+    func sendWhileNodeDown() throws {
+        let t = try TmuxSession(width: 140, height: 36, arguments: "--ephemeral --seed 1 --speed 10")
+        defer { t.close() }
+        t.wait(for: " live │", seconds: 60)
+        try t.keys("r")
+        t.wait(for: "fault: realtime down")
+        try t.keys("Enter")
+        t.wait("the compose prompt") { $0.split(separator: "\n").contains { $0.hasPrefix("to ") && $0.hasSuffix(">") } }
+        try t.type("written while the node is down")
+        try t.keys("Enter")
+        let failed = t.wait(for: "not sent: node unreachable")
+        #expect(failed.contains("! you: written while the node is down"))
+        #expect(failed.contains("1 unsent"))
+        try t.keys("Escape", "r")
+        let sent = t.wait("the message sent") { !$0.contains("not sent") && !$0.contains("unsent") && $0.contains("› you: written while the node is down") }
+        #expect(sent.components(separatedBy: "written while the node is down").count == 2, "shown once")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+}
