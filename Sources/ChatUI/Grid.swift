@@ -31,6 +31,8 @@ public enum Role: String, CaseIterable, Sendable {
     case help = "help"
     case helpKey = "help.key"
     case warning = "warning"
+    /// The title of the pane that has the keys (list, messages, log).
+    case focus = "pane.focus"
 }
 
 /// One terminal cell: what `TextWidth.cells` draws there (one spacing scalar and its marks).

@@ -12,7 +12,7 @@ public enum KeyAction: Hashable, Sendable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
-    case togglePause, step, toggleInspector, retrySends
+    case togglePause, step, toggleInspector, retrySends, toggleLogFilter
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -28,13 +28,13 @@ public struct KeyBinding: Sendable {
 public enum KeyTable {
     /// Keys outside the compose line (SPEC §7).
     public static let global: [KeyBinding] = [
-        KeyBinding(keys: [.tab], label: "Tab", help: "switch focus: conversations → messages → compose", action: .focusNext),
+        KeyBinding(keys: [.tab], label: "Tab", help: "switch focus: conversations → messages → compose → sync log", action: .focusNext),
         KeyBinding(keys: [.up, .char("k")], label: "↑ k", help: "move up", action: .moveUp),
         KeyBinding(keys: [.down, .char("j")], label: "↓ j", help: "move down", action: .moveDown),
         KeyBinding(keys: [.enter], label: "Enter", help: "open the conversation and compose", action: .open),
-        KeyBinding(keys: [.pageUp], label: "PgUp", help: "scroll messages back", action: .scrollUp),
-        KeyBinding(keys: [.pageDown], label: "PgDn", help: "scroll messages forward", action: .scrollDown),
-        KeyBinding(keys: [.end], label: "End", help: "jump to the newest message", action: .scrollEnd),
+        KeyBinding(keys: [.pageUp], label: "PgUp", help: "scroll the messages (or the focused log) back", action: .scrollUp),
+        KeyBinding(keys: [.pageDown], label: "PgDn", help: "scroll forward", action: .scrollDown),
+        KeyBinding(keys: [.end], label: "End", help: "jump to the newest message (or log line)", action: .scrollEnd),
         KeyBinding(keys: [.char("b")], label: "b", help: "send the app to the background", action: .background),
         KeyBinding(keys: [.char("f")], label: "f", help: "bring the app to the foreground", action: .foreground),
         KeyBinding(keys: [.char("o")], label: "o", help: "open the latest notification's conversation", action: .openBanner),
@@ -48,6 +48,7 @@ public enum KeyTable {
         KeyBinding(keys: [.char("m")], label: "m", help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),
         KeyBinding(keys: [.char("v")], label: "v", help: "notification preview: message → contact → hidden", action: .cyclePreview),
         KeyBinding(keys: [.char("l")], label: "l", help: "show / hide the sync log", action: .toggleLog),
+        KeyBinding(keys: [.char("L")], label: "L", help: "sync log: decisions only / everything (message arrivals too)", action: .toggleLogFilter),
         KeyBinding(keys: [.char("+"), .char("=")], label: "+ -", help: "simulated time faster / slower (×0.25 to ×300)", action: .faster),
         KeyBinding(keys: [.char("-")], label: "", help: "", action: .slower),
         KeyBinding(keys: [.char(" ")], label: "Space", help: "pause / resume simulated time", action: .togglePause),
@@ -70,7 +71,8 @@ public enum KeyTable {
         KeyBinding(keys: [.ctrl("w")], label: "^W", help: "delete the word before the cursor", action: .killWord),
         KeyBinding(keys: [.up, .down], label: "↑ ↓", help: "history", action: .historyUp),
         KeyBinding(keys: [.down], label: "", help: "", action: .historyDown),
-        KeyBinding(keys: [.escape, .tab], label: "Esc Tab", help: "leave the compose line", action: .leaveCompose),
+        KeyBinding(keys: [.escape], label: "Esc", help: "leave the compose line", action: .leaveCompose),
+        KeyBinding(keys: [.tab], label: "Tab", help: "leave it for the next pane (sync log, conversations)", action: .focusNext),
         KeyBinding(keys: [.ctrl("c")], label: "^C", help: "quit", action: .quit),
     ]
 

@@ -15,7 +15,7 @@ public enum Render {
             return g
         }
         let statusRows = statusLines(s.status, width: width)
-        let layout = Layout(width: width, height: height, showLog: s.showLog, statusRows: statusRows.count)
+        let layout = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log, statusRows: statusRows.count)
         drawTitles(&g, s, layout)
         drawList(&g, s, layout)
         if s.showInspector { drawInspector(&g, s, layout) } else { drawMessages(&g, s, layout) }
@@ -37,13 +37,14 @@ public enum Render {
         let logTop: Int
         let composeY: Int
 
-        init(width: Int, height: Int, showLog: Bool, statusRows: Int) {
+        init(width: Int, height: Int, showLog: Bool, logFocused: Bool = false, statusRows: Int) {
             self.width = width
             self.height = height
             listWidth = max(18, min(30, width / 4))
             paneX = listWidth + 1
             composeY = height - 1 - statusRows
-            let logHeight = showLog ? max(4, (height - 3) / 3) : 0
+            // The log takes a third of the screen, half while it has the keys.
+            let logHeight = showLog ? max(4, (height - 3) / (logFocused ? 2 : 3)) : 0
             logTop = composeY - logHeight
             contentBottom = logTop
         }
@@ -56,12 +57,14 @@ public enum Render {
 
     static func drawTitles(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
         g.fill(x: 0, y: 0, width: l.width, height: 1, role: .title)
-        g.put(" Conversations", x: 0, y: 0, role: .title, maxX: l.listWidth)
+        // The pane that has the keys says so: its title in the focus role.
+        g.put(" Conversations", x: 0, y: 0, role: s.focus == .list ? .focus : .title, maxX: l.listWidth)
         g.put("│", x: l.listWidth, y: 0, role: .border)
         let name = s.showInspector ? " inspector — i closes"
             : s.openRow.map { " " + $0.name + ($0.muted ? " (muted)" : "") } ?? " no conversation open — Enter on one"
         let right = " ? help "
-        g.put(TextWidth.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: .title)
+        let paneFocused = s.focus == .messages || (s.focus == .compose && !s.showInspector)
+        g.put(TextWidth.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: paneFocused ? .focus : .title)
         g.put(right, x: l.width - TextWidth.of(right), y: 0, role: .title)
         for y in l.contentTop..<l.contentBottom { g.put("│", x: l.listWidth, y: y, role: .border) }
     }
@@ -186,15 +189,6 @@ public enum Render {
         }
     }
 
-    static func drawLog(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
-        let title = "─ sync log (l hides) "
-        g.fill(x: 0, y: l.logTop, width: l.width, height: 1, role: .logTitle)
-        g.put(title + String(repeating: "─", count: max(0, l.width - TextWidth.of(title))), x: 0, y: l.logTop, role: .logTitle)
-        let rows = l.composeY - l.logTop - 1
-        for (i, line) in s.log.suffix(rows).enumerated() {
-            g.put(TextWidth.truncate(line, to: l.width), x: 0, y: l.logTop + 1 + i, role: .logLine)
-        }
-    }
 
     static func drawCompose(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
         let y = l.composeY

@@ -152,6 +152,42 @@ public enum TextWidth {
     /// Word-wraps by display width; breaks inside a word only when the word alone is too wide.
     public static func wrap(_ s: String, width: Int) -> [String] {
         guard width > 0 else { return [] }
+        if let lines = wrapPrintableASCII(s, width: width) { return lines }
+        return wrapCharacters(s, width: width)
+    }
+
+    /// The same wrap for text of printable ASCII only (most log lines and many messages),
+    /// on bytes: one column a byte, no grapheme clusters to walk. Nil for any other text.
+    static func wrapPrintableASCII(_ s: String, width: Int) -> [String]? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        for b in s.utf8 {
+            guard b >= 0x20, b < 0x7F else { return nil }
+            bytes.append(b)
+        }
+        var lines: [String] = []
+        var line: [UInt8] = []
+        func text(_ b: ArraySlice<UInt8>) -> String { String(decoding: b, as: UTF8.self) }
+        for word in bytes.split(separator: 0x20, omittingEmptySubsequences: false) {
+            let sep = line.isEmpty ? 0 : 1
+            if line.count + sep + word.count <= width {
+                if sep == 1 { line.append(0x20) }
+                line.append(contentsOf: word)
+                continue
+            }
+            if !line.isEmpty { lines.append(text(line[...])); line = [] }
+            var rest = word[...]
+            while rest.count > width {
+                lines.append(text(rest.prefix(width)))
+                rest = rest.dropFirst(width)
+            }
+            line = Array(rest)
+        }
+        lines.append(text(line[...]))
+        return lines
+    }
+
+    static func wrapCharacters(_ s: String, width: Int) -> [String] {
         var lines: [String] = []
         for paragraph in s.split(separator: "\n", omittingEmptySubsequences: false) {
             var line = "", used = 0

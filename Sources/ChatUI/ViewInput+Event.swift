@@ -9,10 +9,12 @@ extension ViewInput {
     public static func from(_ e: TimedEvent) -> [ViewInput] {
         switch e.event {
         case .messageStored(let m, let contact):
-            // The message pane shows it; the log keeps to decisions.
-            return [.message(m.message.conversation, MessageRow(m, contact: contact))]
+            // The message pane shows it; the log has its arrival (shown when the filter is `all`).
+            return [.message(m.message.conversation, MessageRow(m, contact: contact)), log(e, .arrival)]
+        case .observationHit(let txId, let offset, let via):
+            return [log(e, .hit(txId: txId, pushOffset: offset, via: via))]
         case .messageSent:
-            return []
+            return [log(e, .arrival)]  // the pane shows the message; "all" shows the line
         case .status(let status):
             return [.engineStatus(status)]
         case .contact(let c):
@@ -22,14 +24,14 @@ extension ViewInput {
         case .outgoing(let m):
             return [.outgoing(m)]
         case .banner(let b, _):
-            return [.banner(BannerRow(conversation: b.conversation, title: b.title, body: b.body, at: e.at)), logLine(e)]
+            return [.banner(BannerRow(conversation: b.conversation, title: b.title, body: b.body, at: e.at)), log(e, .decision)]
         default:
-            return [logLine(e)]
+            return [log(e, .decision)]
         }
     }
 
-    static func logLine(_ e: TimedEvent) -> ViewInput {
-        .logLine(Clock.time(e.at) + " " + e.event.line)
+    static func log(_ e: TimedEvent, _ kind: LogEntry.Kind) -> ViewInput {
+        .log(LogEntry(time: Clock.time(e.at), text: e.event.line, kind: kind))
     }
 }
 

@@ -32,8 +32,10 @@ public enum ViewInput: Equatable, Sendable {
     case message(Address, MessageRow)
     /// A full history for one conversation (when it is first opened).
     case history(Address, [MessageRow])
-    /// One engine decision, rendered as a log line.
+    /// A line of the app's own for the log (a notice), already with its time if it has one.
     case logLine(String)
+    /// One engine event as a line of the sync log.
+    case log(LogEntry)
     case banner(BannerRow)
     /// What the engine's status bar says (its `.status` event).
     case engineStatus(EngineStatus)
@@ -115,7 +117,10 @@ public enum ViewModel {
             state.messages[conversation] = rows
             return []
         case .logLine(let line):
-            state.log.append(line)
+            return reduce(&state, .log(LogEntry(time: "", text: line, kind: .notice)))
+        case .log(let entry):
+            state.log.append(entry)
+            state.logCount += 1
             if state.log.count > ViewState.logCapacity { state.log.removeFirst(state.log.count - ViewState.logCapacity) }
             return []
         case .banner(let banner):
@@ -213,23 +218,34 @@ public enum ViewModel {
         case .focusNext:
             switch state.focus {
             case .list: state.focus = .messages
-            case .messages: state.focus = state.open == nil ? .list : .compose
-            case .compose: state.focus = .list
+            case .messages: state.focus = state.open != nil ? .compose : state.showLog ? .log : .list
+            case .compose: state.focus = state.showLog ? .log : .list
+            case .log: state.focus = .list
             }
         case .moveUp:
-            if state.focus == .messages { state.scroll += 1 } else { state.selected = max(0, state.selected - 1) }
+            switch state.focus {
+            case .messages: state.scroll += 1
+            case .log: scrollLog(&state, by: 1)
+            default: state.selected = max(0, state.selected - 1)
+            }
         case .moveDown:
-            if state.focus == .messages { state.scroll = max(0, state.scroll - 1) }
-            else { state.selected = min(max(0, state.conversations.count - 1), state.selected + 1) }
+            switch state.focus {
+            case .messages: state.scroll = max(0, state.scroll - 1)
+            case .log: scrollLog(&state, by: -1)
+            default: state.selected = min(max(0, state.conversations.count - 1), state.selected + 1)
+            }
         case .open:
             guard let row = state.selectedConversation else { return [] }
             state.open = row.address
             state.scroll = 0
             state.focus = .compose
             return markRead(&state, row.address)
-        case .scrollUp: state.scroll += 10
-        case .scrollDown: state.scroll = max(0, state.scroll - 10)
-        case .scrollEnd: state.scroll = 0
+        case .scrollUp:
+            if state.focus == .log { scrollLog(&state, by: 10) } else { state.scroll += 10 }
+        case .scrollDown:
+            if state.focus == .log { scrollLog(&state, by: -10) } else { state.scroll = max(0, state.scroll - 10) }
+        case .scrollEnd:
+            if state.focus == .log { scrollLog(&state, by: -state.logScroll) } else { state.scroll = 0 }
         case .background: return [.apply(.background)]
         case .foreground: return [.apply(.foreground)]
         case .openBanner:
@@ -262,7 +278,12 @@ public enum ViewModel {
         case .cyclePreview:
             let all = PreviewMode.allCases
             return [.setPreview(all[((all.firstIndex(of: state.status.preview) ?? 0) + 1) % all.count])]
-        case .toggleLog: state.showLog.toggle()
+        case .toggleLog:
+            state.showLog.toggle()
+            if !state.showLog, state.focus == .log { state.focus = .list }
+        case .toggleLogFilter:
+            state.logFilter = state.logFilter == .decisions ? .all : .decisions
+            scrollLog(&state, by: -state.logScroll)  // another view: start from its newest line
         case .faster, .slower:
             let i = speeds.lastIndex { $0 <= state.status.speed } ?? 0
             let j = action == .faster ? min(speeds.count - 1, i + 1) : max(0, i - 1)
@@ -314,6 +335,17 @@ public enum ViewModel {
             return [.send(to: to, text: text)]
         }
         return []
+    }
+
+    /// Scrolls the log by `rows` (positive: back). Leaving the newest line freezes the view on
+    /// the entries there are, so new ones do not move it; coming back to it follows again.
+    private static func scrollLog(_ state: inout ViewState, by rows: Int) {
+        state.logScroll = max(0, state.logScroll + rows)
+        if state.logScroll == 0 {
+            state.logFrozenAt = nil
+        } else if state.logFrozenAt == nil {
+            state.logFrozenAt = state.logCount
+        }
     }
 
     /// Edits the open conversation's draft in place (the dictionary's own accessor: no copy

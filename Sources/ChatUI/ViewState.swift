@@ -77,7 +77,7 @@ public struct StatusInfo: Equatable, Sendable {
 }
 
 public enum Focus: String, Sendable {
-    case list, messages, compose
+    case list, messages, compose, log
 }
 
 /// The whole screen as values. The reducer changes it; `render` draws it.
@@ -97,7 +97,16 @@ public struct ViewState: Equatable, Sendable {
     /// Lines scrolled back from the newest message (0: at the bottom).
     public var scroll = 0
     public var showLog = true
-    public var log: [String] = []
+    /// The sync log's entries, oldest first, at most `logCapacity`.
+    public var log: [LogEntry] = []
+    /// Entries ever appended: entry `i` of `log` is number `logCount - log.count + i`.
+    public var logCount = 0
+    public var logFilter = LogFilter.decisions
+    /// Rows scrolled back from the newest (0: following the newest line).
+    public var logScroll = 0
+    /// While scrolled back, the view stays on the entries before this number, so that new
+    /// lines do not move it (the title counts them).
+    public var logFrozenAt: Int?
     public var status = StatusInfo()
     /// Notification banners raised while backgrounded, newest last.
     public var banners: [BannerRow] = []
@@ -118,7 +127,7 @@ public struct ViewState: Equatable, Sendable {
     /// A one-line notice (e.g. a theme warning), shown until the next key.
     public var notice: String?
 
-    public static let logCapacity = 500
+    public static let logCapacity = 2000
 
     public init() {}
 

@@ -53,6 +53,13 @@ public final class Terminal {
         noecho()
         nonl()
         keypad(window, true)
+        // Home and End come in several spellings whatever TERM says: tmux sends \e[1~ and
+        // \e[4~ to a program that believes it is in an xterm (whose terminfo says \eOH and
+        // \eOF), rxvt \e[7~ and \e[8~. Every one of them is Home or End.
+        for (sequence, key) in [("\u{1B}[1~", KEY_HOME), ("\u{1B}[4~", KEY_END), ("\u{1B}[7~", KEY_HOME), ("\u{1B}[8~", KEY_END),
+                                ("\u{1B}OH", KEY_HOME), ("\u{1B}OF", KEY_END), ("\u{1B}[H", KEY_HOME), ("\u{1B}[F", KEY_END)] {
+            _ = define_key(sequence, key)
+        }
         set_escdelay(25)
         // No typeahead check in a refresh: ncursesw would cut a frame short when a key waits,
         // and a frame drawn in passes (see draw) must always be finished. Keys waiting are all

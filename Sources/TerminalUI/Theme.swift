@@ -62,5 +62,6 @@ public struct Theme: Equatable, Sendable {
         .help: Style(fg: 15, bg: 4),
         .helpKey: Style(fg: 11, bg: 4, bold: true),
         .warning: Style(fg: 0, bg: 3, bold: true),
+        .focus: Style(fg: 0, bg: 11, bold: true),
     ])
 }

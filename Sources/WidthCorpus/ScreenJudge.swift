@@ -82,10 +82,15 @@ public struct ScreenJudge {
         let logY = rows.firstIndex { $0.hasPrefix("─ sync log") }
         if let logY {
             if columns(rows[logY]) != width { v.problems.append("sync log title is not \(width) columns wide") }
+            // A log row starts with its time, or continues the line above it, indented under
+            // its text (a long line wraps); the first row may continue one scrolled above.
             for ly in (logY + 1)..<composeY where !rows[ly].isEmpty {
-                if rows[ly].range(of: #"^\d\d:\d\d:\d\d(\.\d\d\d)? "#, options: .regularExpression) == nil {
-                    v.problems.append("a log row not starting with its time: row \(ly): \(rows[ly])")
+                let timed = rows[ly].range(of: #"^\d\d:\d\d:\d\d(\.\d\d\d)? "#, options: .regularExpression) != nil
+                let continues = rows[ly].hasPrefix("         ") && rows[ly].dropFirst(9).first != " "
+                if !timed && !continues {
+                    v.problems.append("a log row neither starting with its time nor continuing the one above: row \(ly): \(rows[ly])")
                 }
+                if columns(rows[ly]) > width { v.problems.append("a log row wider than the screen: row \(ly)") }
             }
         }
         let paneBottom = logY ?? composeY

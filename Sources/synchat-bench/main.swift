@@ -72,6 +72,31 @@ func renderBench() throws {
     row("render 200x60, median", fmt(percentile(times, 0.5)), "goal ≤ 1 ms")
     row("render 200x60, p95", fmt(percentile(times, 0.95)))
 
+    // The log at capacity, focused and scrolled 500 rows back, everything shown: hits that
+    // fold, arrivals between them, long lines that wrap.
+    var logged = state
+    logged.log = []
+    for i in 0..<ViewState.logCapacity {
+        let entry: LogEntry
+        switch i % 4 {
+        case 0: entry = LogEntry(time: "08:00:00", text: "observation hit \(i) (realtime): push 2s after realtime", kind: .hit(txId: "tx\(i)", pushOffset: .seconds(2), via: .realtime))
+        case 1: entry = LogEntry(time: "08:00:00", text: "message tx\(i) from alice (contextual) via realtime", kind: .arrival)
+        case 2: entry = LogEntry(time: "08:00:01", text: "observation hit \(i) (realtime): push 1s after realtime", kind: .hit(txId: "tx\(i)", pushOffset: .seconds(1), via: .realtime))
+        default: entry = LogEntry(time: "08:00:02", text: String(repeating: "catch-up skipped (app-active): push reliable, next allowed in 7m12s ", count: 4), kind: .decision)
+        }
+        _ = ViewModel.reduce(&logged, .log(entry))
+    }
+    logged.focus = .log
+    _ = ViewModel.reduce(&logged, .key(.char("L")))
+    for _ in 0..<50 { _ = ViewModel.reduce(&logged, .key(.pageUp)) }
+    var logTimes: [Double] = []
+    for _ in 0..<2000 {
+        let t0 = now()
+        _ = Render.screen(logged, width: 200, height: 60)
+        logTimes.append(Double(now() - t0) / 1e6)
+    }
+    row("render, log of \(ViewState.logCapacity), 500 rows back, median", fmt(percentile(logTimes, 0.5)), "goal ≤ 1 ms")
+
     // The inspector (`i`) in place of the messages, with this world's 402 cursors.
     var inspected = state
     _ = ViewModel.reduce(&inspected, .key(.escape))

@@ -16,9 +16,14 @@ struct ViewModelTests {
     // The key tests read as TCA's TestStore tests: each key, then the whole change of state it
     // makes and the commands it gives. Anything else that changed fails the test with a diff.
 
-    @Test("Tab cycles focus: list → messages → compose → list")
+    @Test("Tab cycles focus: list → messages → compose → sync log → list; without the log, compose → list")
     func focus() {
         let store = TestStore(listFocused())
+        store.send(.key(.tab)) { $0.focus = .messages }
+        store.send(.key(.tab)) { $0.focus = .compose }
+        store.send(.key(.tab)) { $0.focus = .log }
+        store.send(.key(.tab)) { $0.focus = .list }
+        store.send(.key(.char("l"))) { $0.showLog = false }
         store.send(.key(.tab)) { $0.focus = .messages }
         store.send(.key(.tab)) { $0.focus = .compose }
         store.send(.key(.tab)) { $0.focus = .list }
@@ -236,7 +241,8 @@ struct ViewModelTests {
     func logBannersStatus() {
         var s = sampleState()
         for i in 0..<(ViewState.logCapacity + 10) { _ = ViewModel.reduce(&s, .logLine("l\(i)")) }
-        #expect(s.log.count == ViewState.logCapacity && s.log.last == "l\(ViewState.logCapacity + 9)")
+        #expect(s.log.count == ViewState.logCapacity && s.log.last?.text == "l\(ViewState.logCapacity + 9)")
+        #expect(s.logCount == ViewState.logCapacity + 11)  // the sample's own line, and these
         var st = s.status.engine
         st.lifecycle = .background
         _ = ViewModel.reduce(&s, .engineStatus(st))
@@ -291,12 +297,17 @@ struct ViewModelTests {
                                                       blockTime: at(60)), receivedAt: at(61), via: .realtime)
         let contact = Contact(address: alice, handle: "alice", displayName: "Alice")
         #expect(ViewInput.from(TimedEvent(at: at(61), event: .messageStored(m, contact: contact)))
-                == [.message(alice, MessageRow(txId: "t1", outgoing: false, sender: "Alice", text: "hi\u{1B}[2J", kind: .contextual, blockTime: at(60), channel: .realtime))])
+                == [.message(alice, MessageRow(txId: "t1", outgoing: false, sender: "Alice", text: "hi\u{1B}[2J", kind: .contextual, blockTime: at(60), channel: .realtime)),
+                    .log(LogEntry(time: "08:01:01", text: "message t1 from alice (contextual) via realtime", kind: .arrival))])
         var st = EngineStatus()
         st.realtime = .polling
         #expect(ViewInput.from(TimedEvent(at: at(5), event: .status(st))) == [.engineStatus(st)])
         #expect(ViewInput.from(TimedEvent(at: at(3661), event: .polling("stopped: realtime is back")))
-                == [.logLine("09:01:01 polling: stopped: realtime is back")])
-        #expect(ViewInput.from(TimedEvent(at: at(1), event: .messageSent(txId: "x", to: "bob"))).isEmpty)
+                == [.log(LogEntry(time: "09:01:01", text: "polling: stopped: realtime is back", kind: .decision))])
+        #expect(ViewInput.from(TimedEvent(at: at(1), event: .messageSent(txId: "x", to: "bob")))
+                == [.log(LogEntry(time: "08:00:01", text: "sent x to bob", kind: .arrival))])
+        #expect(ViewInput.from(TimedEvent(at: at(2), event: .observationHit(txId: "abcdef0123", pushOffset: .seconds(2), via: .realtime)))
+                == [.log(LogEntry(time: "08:00:02", text: "observation hit abcdef01 (realtime): push 2s after realtime",
+                                  kind: .hit(txId: "abcdef0123", pushOffset: .seconds(2), via: .realtime)))])
     }
 }

@@ -1,0 +1,120 @@
+import ChatUI
+import SyncCore
+import SyncEngine
+import Testing
+
+/// Issue 14 #4: a log people can read — focusable and scrollable, wrapped not cut, filtered
+/// between decisions and everything, repeated observation hits folded.
+@Suite("Sync log pane")
+struct LogPaneTests {
+    static func decision(_ time: String, _ text: String) -> ViewInput { .log(LogEntry(time: time, text: text, kind: .decision)) }
+    static func arrival(_ time: String, _ text: String) -> ViewInput { .log(LogEntry(time: time, text: text, kind: .arrival)) }
+    static func hit(_ time: String, _ tx: String, _ seconds: Int64, via: EvidenceChannel = .realtime) -> ViewInput {
+        .log(LogEntry(time: time, text: "observation hit \(tx.prefix(8)) (\(via.rawValue)): push \(seconds)s after realtime",
+                      kind: .hit(txId: tx, pushOffset: .seconds(seconds), via: via)))
+    }
+
+    func logState() -> ViewState {
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .key(.escape))
+        s.log = []
+        return s
+    }
+
+    func logRows(_ s: ViewState, width: Int = 120, height: Int = 36) -> [String] {
+        let t = Render.screen(s, width: width, height: height).text
+        guard let top = t.firstIndex(where: { $0.hasPrefix("─ sync log") }) else { return [] }
+        return Array(t[(top + 1)...].prefix { !$0.hasPrefix("  select") && !$0.hasPrefix("to ") && !$0.hasPrefix(" foreground") })
+            .filter { !$0.isEmpty }
+    }
+
+    @Test("Tab reaches the log after the compose line; there ↑↓ and PgUp/PgDn scroll it, End follows again, Tab leaves")
+    func focusAndScroll() {
+        var s = logState()
+        for i in 0..<100 { _ = ViewModel.reduce(&s, Self.decision("08:00:\(i % 60)", "decision \(i)")) }
+        _ = ViewModel.reduce(&s, .key(.tab))  // list → messages
+        _ = ViewModel.reduce(&s, .key(.tab))  // → compose (a conversation is open)
+        _ = ViewModel.reduce(&s, .key(.tab))
+        #expect(s.focus == .log)
+        _ = ViewModel.reduce(&s, .key(.pageUp))
+        #expect(s.logScroll == 10 && s.logFrozenAt == s.logCount)
+        _ = ViewModel.reduce(&s, .key(.up))
+        #expect(s.logScroll == 11)
+        _ = ViewModel.reduce(&s, .key(.down))
+        #expect(s.logScroll == 10)
+        _ = ViewModel.reduce(&s, .key(.end))
+        #expect(s.logScroll == 0 && s.logFrozenAt == nil)
+        _ = ViewModel.reduce(&s, .key(.tab))
+        #expect(s.focus == .list)
+        // The messages are not scrolled by the log's keys.
+        #expect(s.scroll == 0)
+    }
+
+    @Test("scrolled back, new lines do not move the view; the title counts them; End shows them")
+    func frozenWhileScrolled() {
+        var s = logState()
+        for i in 0..<60 { _ = ViewModel.reduce(&s, Self.decision("08:00:00", "line \(i)")) }
+        s.focus = .log
+        _ = ViewModel.reduce(&s, .key(.pageUp))
+        let before = logRows(s)
+        for i in 60..<65 { _ = ViewModel.reduce(&s, Self.decision("08:00:01", "line \(i)")) }
+        #expect(logRows(s) == before)
+        let title = Render.screen(s, width: 120, height: 36).text.first { $0.hasPrefix("─ sync log") } ?? ""
+        #expect(title.contains("scrolled back, 5 new below (End)"))
+        _ = ViewModel.reduce(&s, .key(.end))
+        #expect(logRows(s).last == "08:00:01 line 64")
+    }
+
+    @Test("a long line wraps by display width under its text: the end of 'next allowed in …' is on screen at 60 and 120 columns")
+    func wraps() {
+        let line = "catch-up skipped (app-active): push reliable, last catch-up 6m07s ago, next allowed in 3m52s, and 漢字 wide text too"
+        for width in [60, 120] {
+            var s = logState()
+            _ = ViewModel.reduce(&s, Self.decision("08:06:08", line))
+            let rows = logRows(s, width: width, height: 30)
+            #expect(rows.first?.hasPrefix("08:06:08 catch-up skipped") == true, "\(width)")
+            #expect(rows.joined().contains("3m52s"), "\(width): \(rows)")
+            #expect(rows.last?.hasSuffix("text too") == true, "\(width): \(rows)")
+            for r in rows.dropFirst() { #expect(r.hasPrefix("         "), "continuation indented under the text: \(r)") }
+        }
+    }
+
+    @Test("the filter: decisions hides message arrivals, everything shows them; L toggles and the title says which")
+    func filter() {
+        var s = logState()
+        _ = ViewModel.reduce(&s, Self.decision("08:00:01", "realtime live: subscribed"))
+        _ = ViewModel.reduce(&s, Self.arrival("08:00:02", "message 7c12d26f from alice (contextual) via push"))
+        #expect(logRows(s) == ["08:00:01 realtime live: subscribed"])
+        _ = ViewModel.reduce(&s, .key(.char("L")))
+        #expect(s.logFilter == .all)
+        #expect(logRows(s) == ["08:00:01 realtime live: subscribed", "08:00:02 message 7c12d26f from alice (contextual) via push"])
+        #expect(Render.screen(s, width: 120, height: 36).text.contains { $0.hasPrefix("─ sync log · everything (L)") })
+    }
+
+    @Test("consecutive hits fold into one line with their count, span and channels; a miss or a decision breaks the run; arrivals break it only in everything")
+    func folding() {
+        var s = logState()
+        _ = ViewModel.reduce(&s, Self.hit("08:01:00", "aaaaaaaa11", 1))
+        _ = ViewModel.reduce(&s, Self.arrival("08:01:00", "message aaaaaaaa from alice (contextual) via realtime"))
+        _ = ViewModel.reduce(&s, Self.hit("08:02:00", "bbbbbbbb22", 3))
+        _ = ViewModel.reduce(&s, Self.hit("08:03:00", "cccccccc33", 2, via: .fetch))
+        _ = ViewModel.reduce(&s, Self.decision("08:03:30", "observation miss dddddddd (realtime): no push within grace, misses 1/3"))
+        _ = ViewModel.reduce(&s, Self.hit("08:04:00", "eeeeeeee44", 2))
+        #expect(logRows(s) == [
+            "08:03:00 observation hit ×3 since 08:01:00 (fetch, realtime): push 1s–3s after the tx, last cccccccc",
+            "08:03:30 observation miss dddddddd (realtime): no push within grace, misses 1/3",
+            "08:04:00 observation hit eeeeeeee (realtime): push 2s after realtime",
+        ])
+        _ = ViewModel.reduce(&s, .key(.char("L")))  // everything: the arrival between the first two
+        #expect(logRows(s).first == "08:01:00 observation hit aaaaaaaa (realtime): push 1s after realtime")
+        #expect(logRows(s)[2] == "08:03:00 observation hit ×2 since 08:02:00 (fetch, realtime): push 2s–3s after the tx, last cccccccc")
+    }
+
+    @Test("l hides the log and gives the keys back to the list")
+    func hideWhileFocused() {
+        var s = logState()
+        s.focus = .log
+        _ = ViewModel.reduce(&s, .key(.char("l")))
+        #expect(!s.showLog && s.focus == .list)
+    }
+}
