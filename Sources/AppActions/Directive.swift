@@ -1,3 +1,4 @@
+import Foundation
 import SyncCore
 
 // What a person or a script can do to the app and its world: one vocabulary for the keys of
@@ -29,7 +30,16 @@ public enum Directive: Equatable, Sendable {
     case mute(handle: String)
     case unmute(handle: String)
     case sync
+    /// The notification preview (`v`): message, contact or hidden.
+    case preview(PreviewMode)
+    /// Open a conversation and read it (`Enter`, `o`, and every read while it is open).
+    case open(handle: String)
+    /// Send the refused messages again now (`R`).
+    case retry
     case quit
+    /// The run ends here, as the app did when it quit: no final foreground, no settle. What
+    /// `--record` writes last, so that a recorded session replays to its last line.
+    case stop
 
     /// How the directive reads in the event log (text is made safe by the log line).
     public var summary: String {
@@ -56,8 +66,45 @@ public enum Directive: Equatable, Sendable {
         case .mute(let h): return "mute \(h)"
         case .unmute(let h): return "unmute \(h)"
         case .sync: return "sync"
+        case .preview(let p): return "preview \(p.rawValue)"
+        case .open(let h): return "open \(h)"
+        case .retry: return "retry"
         case .quit: return "quit"
+        case .stop: return "stop"
         }
+    }
+
+    /// The directive as a scenario line reads it back (`ScenarioParser`): text is quoted
+    /// with every character that would not survive as itself escaped.
+    public var scenarioText: String {
+        switch self {
+        case .send(let h, let t): return "send \(h) \(Self.quoted(t))"
+        case .receive(let h, let t): return "receive \(h) \(Self.quoted(t))"
+        case .contact(let h, let d): return "contact \(h) \(Self.quoted(d))"
+        default: return summary
+        }
+    }
+
+    /// `"…"` with `\\`, `\"`, `\n`, `\t`, `\e`, `\xHH` for other controls (C0, DEL, C1).
+    public static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\u{1B}": out += "\\e"
+            default:
+                let v = scalar.value
+                if v < 0x20 || v == 0x7F || (0x80...0x9F).contains(v) {
+                    out += "\\x" + String(format: "%02X", v)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
     }
 }
 

@@ -53,6 +53,8 @@ public enum ViewInput: Equatable, Sendable {
     case inspection(EngineInspection)
     /// A message written changed state: sending, failed, sent.
     case outgoing(OutgoingMessage)
+    /// A conversation opened from outside the keys (a played `open NAME`).
+    case openConversation(Address)
     case notice(String)
 }
 
@@ -162,6 +164,14 @@ public enum ViewModel {
             return []
         case .inspection(let inspection):
             state.inspection = inspection
+            return []
+        case .openConversation(let address):
+            guard state.open != address, let i = state.conversations.firstIndex(where: { $0.address == address }) else { return [] }
+            state.selected = i
+            state.open = address
+            state.scroll = 0
+            if state.focus == .list { state.focus = .messages }
+            state.conversations[i].unread = 0  // the session has marked it read already
             return []
         case .outgoing(let m):
             var list = state.outbox[m.to] ?? []

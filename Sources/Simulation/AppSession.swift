@@ -116,7 +116,13 @@ public final class AppSession {
 
     /// Applies one directive now: a scenario line, or a key of the TUI.
     public func apply(_ d: Directive) {
-        driver.noteWorldChange(d.summary)
+        onApply?(d, scheduler.now)
+        // Reading a conversation and the end of a recording are not changes of the world,
+        // and a read happens on every message of an open conversation: not in the log.
+        switch d {
+        case .open, .stop: break
+        default: driver.noteWorldChange(d.summary)
+        }
         switch d {
         case .foreground: world.os.moveToForeground()
         case .background: world.os.moveToBackground()
@@ -157,8 +163,30 @@ public final class AppSession {
             world.setMuted(handle: h, false)
             if let c = world.contact(handle: h) { driver.setMuted(c.address, false) }
         case .sync: driver.syncNow()
+        case .preview(let p): driver.setPreview(p)
+        case .open(let h):
+            if let c = world.contact(handle: h) ?? driver.contacts.first(where: { $0.handle == h }) {
+                driver.markRead(c.address)
+                onOpen?(c.address)
+            }
+        case .retry: driver.handle(.retrySends)
         case .quit: quitRequested = true
+        case .stop:
+            stopRequested = true
+            quitRequested = true
         }
+    }
+
+    /// Every directive as it is applied, with its instant (a recorder writes them down).
+    public var onApply: ((Directive, Instant) -> Void)?
+    /// A conversation opened by a directive (a played `open NAME`): a screen shows it.
+    public var onOpen: ((Address) -> Void)?
+    /// The run ends here (`stop`): no final foreground, no settle.
+    public private(set) var stopRequested = false
+
+    /// The handle of a contact by its address (for the lines a recorder writes).
+    public func handle(of address: Address) -> String? {
+        world.contacts.first { $0.address == address }?.handle ?? driver.contact(address)?.handle
     }
 
     /// The faults the world has now, in the words of their directives (`push drop 100%`,

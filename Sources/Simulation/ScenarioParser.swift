@@ -88,7 +88,7 @@ public enum ScenarioParser {
             }
             switch step.directive {
             case .contact(let h, _): known.insert(h)
-            case .send(let h, _), .receive(let h, _), .mute(let h), .unmute(let h):
+            case .send(let h, _), .receive(let h, _), .mute(let h), .unmute(let h), .open(let h):
                 guard known.contains(h) else {
                     throw fail("unknown contact \"\(h)\" (known: \(known.sorted().joined(separator: ", ")))")
                 }
@@ -115,6 +115,18 @@ public enum ScenarioParser {
         case "background": try end(1, "background"); return .background
         case "sync": try end(1, "sync"); return .sync
         case "quit": try end(1, "quit"); return .quit
+        case "stop": try end(1, "stop"); return .stop
+        case "retry": try end(1, "retry"); return .retry
+        case "preview":
+            let usage = "preview message|contact|hidden"
+            let v = try arg(1, usage)
+            guard let p = PreviewMode(rawValue: v) else { throw fail("unknown preview \"\(v)\" (expected message, contact or hidden)") }
+            try end(2, usage)
+            return .preview(p)
+        case "open":
+            let h = try handle(try arg(1, "open NAME"), fail)
+            try end(2, "open NAME")
+            return .open(handle: h)
         case "push":
             let usage = "push drop P%|delay D|down|up"
             switch try arg(1, usage) {
@@ -175,7 +187,7 @@ public enum ScenarioParser {
             try end(2, "\(verb) NAME")
             return verb == "mute" ? .mute(handle: h) : .unmute(handle: h)
         default:
-            throw fail("unknown verb \"\(verb)\" (expected foreground, background, push, realtime, indexer, token, mode, send, receive, contact, mute, unmute, sync or quit)")
+            throw fail("unknown verb \"\(verb)\" (expected foreground, background, push, realtime, indexer, token, mode, preview, send, receive, contact, mute, unmute, open, sync, retry, quit or stop)")
         }
     }
 

@@ -32,10 +32,20 @@ public final class ScenarioRun {
         let start = session.startedAt
         self.scriptEnd = start + scenario.duration
         session.world.traffic.stopsAt = scriptEnd
-        for step in scenario.steps {
-            session.scheduler.schedule(at: start + (step.at - .zero), "scenario line \(step.line)") { [weak session] in
-                session?.apply(step.directive)
+        // The lines of one instant are applied together, after everything else due then: as
+        // the keys of one frame are, after the TUI ran the world up to that instant. So a
+        // recorded session (`--record`) replays to the same log.
+        var i = scenario.steps.startIndex
+        while i < scenario.steps.endIndex {
+            let at = scenario.steps[i].at
+            let group = scenario.steps[i...].prefix { $0.at == at }
+            session.scheduler.schedule(at: start + (at - .zero), late: true, "scenario line \(group.first!.line)") { [weak session] in
+                for step in group {
+                    guard let session, !session.stopRequested else { return }
+                    session.apply(step.directive)
+                }
             }
+            i += group.count
         }
         session.start()
     }
@@ -68,9 +78,17 @@ public final class ScenarioRun {
 
     /// Runs everything due up to `target`: the script, its end, the settle period.
     public func advance(to target: Instant) {
+        guard !session.stopRequested else { return }  // the app quit there: nothing runs after
         if settleEnd == nil {
             while !quitRequested, let next = scheduler.nextEventTime, next <= min(target, scriptEnd) {
                 scheduler.runNext()
+            }
+            if session.stopRequested {
+                // A recorded session ends where the app quit: nothing after it.
+                scriptEnd = scheduler.now
+                settleEnd = scheduler.now
+                finished = true
+                return
             }
             if quitRequested {
                 scriptEnd = scheduler.now

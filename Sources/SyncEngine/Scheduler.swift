@@ -14,6 +14,8 @@ public final class Scheduler {
 
     private struct Entry {
         var at: Instant
+        /// Runs after every other entry due at its instant, even those scheduled later.
+        var late = false
         var seq: UInt64
         var label: String
         var action: () -> Void
@@ -34,9 +36,17 @@ public final class Scheduler {
     /// Schedules `action` at `at` (never before now). Returns a token for `cancel`.
     @discardableResult
     public func schedule(at: Instant, _ label: String, _ action: @escaping () -> Void) -> Token {
+        schedule(at: at, late: false, label, action)
+    }
+
+    /// `late`: after everything else due at `at` has run — as a key pressed at that instant
+    /// comes after the world has done all it had to do by then (the TUI runs the world up
+    /// to an instant, then handles the keys).
+    @discardableResult
+    public func schedule(at: Instant, late: Bool, _ label: String, _ action: @escaping () -> Void) -> Token {
         let seq = nextSeq
         nextSeq += 1
-        push(Entry(at: max(at, now), seq: seq, label: label, action: action))
+        push(Entry(at: max(at, now), late: late, seq: seq, label: label, action: action))
         return Token(id: seq)
     }
 
@@ -91,7 +101,9 @@ public final class Scheduler {
     // MARK: - Binary heap on (at, seq)
 
     private func less(_ a: Entry, _ b: Entry) -> Bool {
-        a.at == b.at ? a.seq < b.seq : a.at < b.at
+        if a.at != b.at { return a.at < b.at }
+        if a.late != b.late { return !a.late }
+        return a.seq < b.seq
     }
 
     private func dropCancelledTop() {

@@ -27,9 +27,14 @@ public final class LiveApp {
     /// Keys reduced at most between two frames.
     static let keysPerFrame = 2048
 
-    public init(session: AppSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil) {
+    /// Writes the session down as a scenario (`--record`), if asked.
+    private let recorder: SessionRecorder?
+
+    public init(session: AppSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
+                recorder: SessionRecorder? = nil) {
         self.session = session
         self.player = player
+        self.recorder = recorder
         self.speed = speed
         self.eventLog = eventLog
         player?.continuesLive = true  // a played scenario hands over to the live world at its end
@@ -38,6 +43,11 @@ public final class LiveApp {
         // What the engine did before the screen opened (the launch) goes to the log too.
         pending = session.log
         session.driver.subscribe { [weak self] in self?.pending.append($0) }
+        // A played `open NAME` shows that conversation (a demo shows the chat).
+        session.onOpen = { [weak self] address in
+            guard let self else { return }
+            perform(ViewModel.reduce(&state, .openConversation(address)))
+        }
         loadConversations()
     }
 
@@ -86,7 +96,7 @@ public final class LiveApp {
         for n in notices {
             _ = ViewModel.reduce(&state, .notice(n))
             _ = ViewModel.reduce(&state, .logLine(n))
-            eventLog?(n)
+            eventLog?("# " + n)  // not an event: a comment line, so replays compare the events alone
         }
         step()
         terminal.draw(frame(terminal))
@@ -112,6 +122,7 @@ public final class LiveApp {
             if session.quitRequested { break }  // a `quit` line of the scenario
             terminal.draw(frame(terminal))  // the adapter writes only what changed
         }
+        recorder?.finish(at: session.scheduler.now)
         session.checkpoint()
     }
 
@@ -128,7 +139,7 @@ public final class LiveApp {
         let events = pending
         pending.removeAll()
         for e in events {
-            if e.event.isDecision { eventLog?(Clock.time(e.at) + " " + e.event.line) }
+            if e.event.isDecision { eventLog?(e.line) }  // `HH:MM:SS.mmm line`, as simulate --events prints it
             for input in ViewInput.from(e) { perform(ViewModel.reduce(&state, input)) }
         }
         perform(ViewModel.reduce(&state, .clock(session.scheduler.now, speed: speed)))
@@ -152,16 +163,19 @@ public final class LiveApp {
     private func perform(_ commands: [Command]) {
         for c in commands {
             switch c {
+            // Everything that changes the world or the client is a directive, applied by the
+            // session, so that a key and its scenario verb are one path (and one line of a
+            // recording).
             case .send(let to, let text):
-                session.driver.send(to: to, text: text)
+                if let h = session.handle(of: to) { session.apply(.send(handle: h, text: text)) }
             case .markRead(let a):
-                session.driver.markRead(a)
+                if let h = session.handle(of: a) { session.apply(.open(handle: h)) }
             case .apply(let d):
                 session.apply(d)
             case .setMode(let m):
-                session.driver.setMode(m)
+                session.apply(.mode(m))
             case .setPreview(let p):
-                session.driver.setPreview(p)
+                session.apply(.preview(p))
             case .setSpeed(let s):
                 setSpeed(s)
             case .togglePause:
@@ -171,7 +185,7 @@ public final class LiveApp {
             case .inspect(let on):
                 session.driver.handle(.inspect(on))
             case .retrySends:
-                session.driver.handle(.retrySends)
+                session.apply(.retry)
             case .quit:
                 state.quitting = true
             }

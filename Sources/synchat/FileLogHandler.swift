@@ -13,8 +13,11 @@ struct FileLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// The events come at level info, written as they are: the very lines `simulate --events`
+    /// prints, so that a file and a replay compare line for line. Other levels say theirs.
     func log(event: LogEvent) {
-        handle.write(Data("\(event.level) \(event.message)\n".utf8))
+        let line = event.level == .info ? "\(event.message)" : "\(event.level) \(event.message)"
+        handle.write(Data((line + "\n").utf8))
     }
 
     /// Opens (creating or appending to) the file, or explains why not in one line.

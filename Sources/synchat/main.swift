@@ -91,6 +91,9 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: "Append every engine event to this file (swift-log).")
     var log: String?
 
+    @Option(name: .long, help: "Write this session as a scenario file: replayed by simulate --events, it prints the lines --log wrote. Needs a new world.")
+    var record: String?
+
     @Option(name: .long, help: .hidden)
     var history: Int = 0
 
@@ -108,6 +111,9 @@ struct Chat: ParsableArguments {
         }
         if let mode, NotificationMode(rawValue: mode) == nil {
             throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
+        }
+        if record != nil, scenario != nil {
+            throw ValidationError("--record writes a live session as a scenario; with --scenario, replay that scenario instead")
         }
         if let profile {
             guard !ephemeral else { throw ValidationError("--profile and --ephemeral exclude each other") }
@@ -162,7 +168,13 @@ struct Chat: ParsableArguments {
         if player == nil { session.start() }
         if session.resumed, let mode { session.driver.setMode(NotificationMode(rawValue: mode)!) }
         if history > 0 { try HistoryFill.fill(session, messages: history, conversations: 200) }  // synchat-bench
-        let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog)
+        var recorder: SessionRecorder?
+        if let record {
+            do { recorder = try SessionRecorder(path: record, session: session, policy: SyncPolicy.named(policy)!) } catch {
+                fail("\(error)")
+            }
+        }
+        let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder)
         let terminal = Terminal(theme: chosenTheme)
         do {
             try terminal.open()

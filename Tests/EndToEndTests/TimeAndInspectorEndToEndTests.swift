@@ -18,11 +18,14 @@ struct TimeAndInspectorEndToEndTests {
         return String(screen[r].dropFirst(screen[r].firstIndex(of: " ").map { screen[r].distance(from: screen[r].startIndex, to: $0) + 1 } ?? 0).prefix(8))
     }
 
-    /// The time of the newest event `--log` wrote (`info 08:04:15 …`): every event the app
-    /// lived through, message arrivals included.
+    /// The time of the newest event `--log` wrote (`00:04:15.123 …`, virtual time since the
+    /// world began, which the status bar shows from 08:00) as the status bar says it: every
+    /// event the app lived through, message arrivals included.
     static func lastLogTime(_ file: String) -> String? {
         let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").last.map { String($0.dropFirst("info ".count).prefix(8)) }
+        guard let last = text.split(separator: "\n").last, let hours = Int(last.prefix(2)) else { return nil }
+        let h = hours + 8
+        return (h < 10 ? "0" : "") + "\(h)" + String(last.dropFirst(2).prefix(6))
     }
 
     @Test("space pauses (the clock stops and the bar says paused), . steps to the next log line's time, space resumes")

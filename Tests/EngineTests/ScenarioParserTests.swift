@@ -51,7 +51,12 @@ struct ScenarioParserTests {
             ("mute carol", .mute(handle: "carol")),
             ("unmute carol", .unmute(handle: "carol")),
             ("sync", .sync),
+            ("preview contact", .preview(.contact)),
+            ("preview hidden", .preview(.hidden)),
+            ("open alice", .open(handle: "alice")),
+            ("retry", .retry),
             ("quit", .quit),
+            ("stop", .stop),
         ]
         let text = "contacts 3\n" + lines.enumerated().map { "at \($0.offset)m \($0.element.0)" }.joined(separator: "\n")
         let s = try ScenarioParser.parse(text, file: "v.scenario")
@@ -97,6 +102,13 @@ struct ScenarioParserTests {
         ("traffic fast", 2, "bad traffic rate"),
         ("seed -1", 2, "seed must be a non-negative integer"),
         ("at 10m sync\nat 5m sync", 3, "goes back before the previous step"),
+        ("at 1m preview everything", 2, "unknown preview \"everything\""),
+        ("at 1m preview", 2, "expected: preview message|contact|hidden"),
+        ("at 1m open mallory", 2, "unknown contact \"mallory\""),
+        ("at 1m open", 2, "expected: open NAME"),
+        ("at 1m retry now", 2, "unexpected \"now\""),
+        ("at 1m stop here", 2, "unexpected \"here\""),
+        ("at 1m2s3msx sync", 2, "bad duration"),
     ])
     func badLines(line: String, number: Int, message: String) {
         let text = "duration 2h\n" + line
