@@ -175,7 +175,12 @@ public final class AppSession {
             stopRequested = true
             quitRequested = true
         }
+        let faults = activeFaults
+        if faultHistory.last?.faults != faults { faultHistory.append((scheduler.now, faults)) }
     }
+
+    /// The world's active faults after each change (ground truth, for a timeline).
+    public private(set) var faultHistory: [(at: Instant, faults: [String])] = []
 
     /// Every directive as it is applied, with its instant (a recorder writes them down).
     public var onApply: ((Directive, Instant) -> Void)?
@@ -210,6 +215,14 @@ public final class AppSession {
     /// The decision log keeps decisions; status and contact updates are for views.
     private func record(_ e: TimedEvent) {
         if e.event.isDecision { log.append(e) }
+        switch e.event {
+        case .tokenStatus, .realtime:
+            // A bad token or a stale socket ends without a directive: re-registered, replaced.
+            let faults = activeFaults
+            if faultHistory.last?.faults != faults { faultHistory.append((e.at, faults)) }
+        default:
+            break
+        }
     }
 
     /// The event log, one line per event.

@@ -215,6 +215,9 @@ struct Simulate: ParsableCommand {
     @Flag(name: .long, help: "Print the event log instead of the measures.")
     var events = false
 
+    @Option(name: .long, help: ArgumentHelp("Also draw the run over time as an SVG timeline, one panel per policy.", valueName: "FILE.svg"))
+    var chart: String?
+
     @OptionGroup var subcommandArguments: SubcommandArguments
 
     func validate() throws {
@@ -231,6 +234,11 @@ struct Simulate: ParsableCommand {
             let run = ScenarioRun(scenario: parsed, seed: seed, policy: p)
             Progress.run(run, label: p.name)
             return (run, RunSummary(run))
+        }
+        if let chart {
+            let svg = TimelineChart.svg(summaries.map { ($0.0.policy.name, RunTimeline($0.0)) },
+                                        title: "\((scenario as NSString).lastPathComponent), seed \(summaries[0].0.seed)")
+            guard FileManager.default.createFile(atPath: chart, contents: Data(svg.utf8)) else { fail("--chart: cannot write \(chart)") }
         }
         var lines: [String]
         if events {

@@ -145,6 +145,25 @@ struct CLITests {
         #expect(!manual.contains("crash-child"))
     }
 
+    @Test("simulate --compare --chart FILE.svg writes the SVG timeline and still prints the table; an unwritable path is one line, exit 2")
+    func chart() throws {
+        let dir = try TemporaryDirectory("chart")
+        defer { dir.remove() }
+        let demo = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
+        let r = try runSynchat(["simulate", "--scenario", demo, "--compare", "--chart", dir.file("demo.svg")])
+        #expect(r.status == 0)
+        #expect(r.out.contains("adaptive/naive"))
+        let svg = try String(contentsOfFile: dir.file("demo.svg"), encoding: .utf8)
+        #expect(svg.hasPrefix("<svg ") && svg.hasSuffix("</svg>\n"))
+        #expect(svg.contains(">naive<") && svg.contains(">seed<") && svg.contains(">adaptive<"))
+        let one = try runSynchat(["simulate", "--scenario", demo, "--policy", "seed", "--chart", dir.file("seed.svg")])
+        #expect(one.status == 0)
+        #expect(try String(contentsOfFile: dir.file("seed.svg"), encoding: .utf8).contains(">seed<"))
+        let bad = try runSynchat(["simulate", "--scenario", demo, "--chart", dir.path + "/no/such/dir/x.svg"])
+        #expect(bad.status == 2)
+        #expect(bad.err == "synchat: --chart: cannot write \(dir.path)/no/such/dir/x.svg\n")
+    }
+
     @Test("a bad number is one line saying what is wrong with it, exit code 2, negative numbers included")
     func badNumbers() throws {
         let demo = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path

@@ -1,0 +1,106 @@
+import SyncCore
+import SyncEngine
+
+/// A run over time (issue 14 #6), read from its typed event stream and the faults the world
+/// had: backend requests as they were made, foreground and background, push states,
+/// catch-ups, and fault spans. The SVG chart of `simulate --chart` and the TUI's strip (`T`)
+/// both draw one; neither reads the engine.
+public struct RunTimeline: Equatable, Sendable {
+    public enum Mark: String, Sendable, CaseIterable {
+        case full, targeted, light, skipped
+    }
+
+    public struct Span<Value: Equatable & Sendable>: Equatable, Sendable {
+        public var from: Instant
+        public var to: Instant
+        public var value: Value
+    }
+
+    public var start: Instant
+    public var end: Instant
+    /// Backend requests, cumulative, as each sync that made some ended.
+    public var requests: [(at: Instant, total: Int)] = []
+    public var lifecycle: [Span<Lifecycle>] = []
+    public var push: [Span<PushState>] = []
+    public var marks: [(at: Instant, mark: Mark)] = []
+    public var faults: [Span<String>] = []
+
+    public init(start: Instant, end: Instant) {
+        self.start = start
+        self.end = end
+    }
+
+    public static func == (a: RunTimeline, b: RunTimeline) -> Bool {
+        a.start == b.start && a.end == b.end && a.requests.map(\.at) == b.requests.map(\.at) && a.requests.map(\.total) == b.requests.map(\.total)
+            && a.lifecycle == b.lifecycle && a.push == b.push && a.marks.map(\.at) == b.marks.map(\.at) && a.marks.map(\.mark) == b.marks.map(\.mark)
+            && a.faults == b.faults
+    }
+
+    /// Builds the timeline of `events` between `start` and `end`, with `faultHistory` (the
+    /// world's active faults after each change, as `AppSession.faultHistory` keeps them).
+    public init(events: [TimedEvent], faultHistory: [(at: Instant, faults: [String])], start: Instant, end: Instant) {
+        self.init(start: start, end: end)
+        var lifecycleNow: (Lifecycle, Instant)?
+        var pushNow: (PushState, Instant)?
+        func close<V>(_ open: (V, Instant)?, at t: Instant, into spans: inout [Span<V>]) {
+            if let (v, from) = open, t > from { spans.append(Span(from: from, to: t, value: v)) }
+        }
+        for e in events where e.at <= end {
+            switch e.event {
+            case .launched(_, let state, _):
+                pushNow = (state, e.at)
+            case .lifecycle(let l, _):
+                close(lifecycleNow, at: e.at, into: &lifecycle)
+                lifecycleNow = (l, e.at)
+            case .pushState(_, let to, _):
+                close(pushNow, at: e.at, into: &push)
+                pushNow = (to, e.at)
+            case .catchUpFinished(_, _, _, let made, _, _, _) where made > 0:
+                // Every backend request belongs to a sync; counted when it ends (syncs take
+                // seconds, a bucket minutes).
+                requests.append((e.at, (requests.last?.total ?? 0) + made))
+            case .catchUpStarted(_, let kind, _, _):
+                marks.append((e.at, kind == .full ? .full : kind == .targeted ? .targeted : .light))
+            case .catchUpSkipped:
+                marks.append((e.at, .skipped))
+            default:
+                break
+            }
+        }
+        close(lifecycleNow, at: end, into: &lifecycle)
+        close(pushNow, at: end, into: &push)
+        var open: [String: Instant] = [:]
+        for (t, active) in faultHistory where t <= end {
+            for f in active where open[f] == nil { open[f] = t }
+            for (f, from) in open where !active.contains(f) {
+                faults.append(Span(from: from, to: t, value: f))
+                open[f] = nil
+            }
+        }
+        for (f, from) in open.sorted(by: { $0.value < $1.value }) { faults.append(Span(from: from, to: end, value: f)) }
+        faults.sort { ($0.from, $0.value) < ($1.from, $1.value) }
+    }
+
+    /// A run's timeline, from its start to where it ended.
+    public init(_ run: ScenarioRun) {
+        self.init(events: run.log, faultHistory: run.session.faultHistory, start: run.startedAt, end: run.scheduler.now)
+    }
+
+    /// Backend requests made in each of `count` equal buckets from `start` to `end`.
+    public func requestBuckets(_ count: Int) -> [Int] {
+        guard count > 0, end > start else { return Array(repeating: 0, count: max(0, count)) }
+        var buckets = Array(repeating: 0, count: count)
+        let span = Double((end - start).milliseconds)
+        var previous = 0
+        for (t, total) in requests {
+            let i = min(count - 1, max(0, Int(Double((t - start).milliseconds) / span * Double(count))))
+            buckets[i] += total - previous
+            previous = total
+        }
+        return buckets
+    }
+
+    /// All backend requests of the run.
+    public var totalRequests: Int { requests.last?.total ?? 0 }
+}
+
