@@ -12,7 +12,7 @@ public enum KeyAction: Hashable, Sendable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
-    case togglePause, step, toggleInspector, retrySends, toggleLogFilter
+    case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -54,6 +54,7 @@ public enum KeyTable {
         KeyBinding(keys: [.char(" ")], label: "Space", help: "pause / resume simulated time", action: .togglePause),
         KeyBinding(keys: [.char(".")], label: ".", help: "while paused: step to the next event of the log", action: .step),
         KeyBinding(keys: [.char("i")], label: "i", help: "inspector: the engine's push, gate, cursors, timers and faults", action: .toggleInspector),
+        KeyBinding(keys: [.char("T")], label: "T", help: "timeline of the last hour: app, push, catch-ups, faults, requests", action: .toggleTimeline),
         KeyBinding(keys: [.char("?")], label: "?", help: "this help", action: .toggleHelp),
         KeyBinding(keys: [.char("q"), .ctrl("c")], label: "q ^C", help: "quit", action: .quit),
     ]

@@ -47,9 +47,11 @@ enum LogPane {
         var indent: Int
     }
 
-    /// Rows, newest first.
-    static func rows(_ entries: ArraySlice<LogEntry>, filter: LogFilter, width: Int, needed: Int) -> [Row] {
+    /// Rows, newest first: the `needed` rows after the newest `skip` (scrolled away), which
+    /// are only counted, never built.
+    static func rows(_ entries: ArraySlice<LogEntry>, filter: LogFilter, width: Int, needed: Int, skip: Int = 0) -> [Row] {
         var out: [Row] = []
+        var skipped = 0
         var i = entries.endIndex - 1
         while i >= entries.startIndex, out.count < needed {
             let e = entries[i]
@@ -74,8 +76,13 @@ enum LogPane {
                 i -= 1
             }
             let indent = line.time.isEmpty ? 0 : TextWidth.of(line.time) + 1
+            if skipped < skip {
+                let count = TextWidth.wrappedRowCount(line.text, width: max(10, width - indent))
+                if skipped + count <= skip { skipped += count; continue }
+            }
             let parts = TextWidth.wrap(line.text, width: max(10, width - indent))
             for (k, part) in parts.enumerated().reversed() {
+                if skipped < skip { skipped += 1; continue }
                 out.append(Row(text: k == 0 && indent > 0 ? line.time + " " + part : part, indent: k == 0 ? 0 : indent))
             }
         }

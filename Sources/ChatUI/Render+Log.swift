@@ -4,10 +4,15 @@ import SyncCore
 /// keys and whether it is scrolled back; below it the rows of `LogPane`, newest at the bottom.
 extension Render {
     static func drawLog(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
-        let rows = l.composeY - l.logTop - 1
+        let rows = l.stripTop - l.logTop - 1
         let end = s.logFrozenAt.map { max(0, min(s.log.count, s.log.count - (s.logCount - $0))) } ?? s.log.count
-        let lines = LogPane.rows(s.log[..<end], filter: s.logFilter, width: l.width, needed: rows + s.logScroll)
-        let scroll = min(s.logScroll, max(0, lines.count - rows))
+        // Scrolled back further than there is: the oldest screenful.
+        var lines = LogPane.rows(s.log[..<end], filter: s.logFilter, width: l.width, needed: rows, skip: s.logScroll)
+        if lines.count < rows, s.logScroll > 0 {
+            let all = LogPane.rows(s.log[..<end], filter: s.logFilter, width: l.width, needed: rows + s.logScroll)
+            lines = Array(all.suffix(rows))
+        }
+        let scroll = 0
         let focused = s.focus == .log
         var title = "─ sync log · " + (s.logFilter == .decisions ? "decisions" : "everything") + " (L)"
         if let frozen = s.logFrozenAt {

@@ -15,11 +15,13 @@ public enum Render {
             return g
         }
         let statusRows = statusLines(s.status, width: width)
-        let layout = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log, statusRows: statusRows.count)
+        let layout = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log, statusRows: statusRows.count,
+                            stripRows: s.showTimeline ? Self.stripRows : 0)
         drawTitles(&g, s, layout)
         drawList(&g, s, layout)
         if s.showInspector { drawInspector(&g, s, layout) } else { drawMessages(&g, s, layout) }
         if s.showLog { drawLog(&g, s, layout) }
+        if s.showTimeline { drawTimeline(&g, s, layout) }
         drawCompose(&g, s, layout)
         for (i, line) in statusRows.enumerated() {
             drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
@@ -37,15 +39,20 @@ public enum Render {
         let logTop: Int
         let composeY: Int
 
-        init(width: Int, height: Int, showLog: Bool, logFocused: Bool = false, statusRows: Int) {
+        /// The timeline strip's first row (its title), when `T` shows it: just above the
+        /// compose line.
+        let stripTop: Int
+
+        init(width: Int, height: Int, showLog: Bool, logFocused: Bool = false, statusRows: Int, stripRows: Int = 0) {
             self.width = width
             self.height = height
             listWidth = max(18, min(30, width / 4))
             paneX = listWidth + 1
             composeY = height - 1 - statusRows
+            stripTop = composeY - stripRows
             // The log takes a third of the screen, half while it has the keys.
-            let logHeight = showLog ? max(4, (height - 3) / (logFocused ? 2 : 3)) : 0
-            logTop = composeY - logHeight
+            let logHeight = showLog ? max(4, (height - 3 - stripRows) / (logFocused ? 2 : 3)) : 0
+            logTop = stripTop - logHeight
             contentBottom = logTop
         }
 

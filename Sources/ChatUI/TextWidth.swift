@@ -187,6 +187,31 @@ public enum TextWidth {
         return lines
     }
 
+    /// How many rows `wrap` gives, without building them (cheap for printable ASCII).
+    public static func wrappedRowCount(_ s: String, width: Int) -> Int {
+        guard width > 0 else { return 0 }
+        // The same greedy walk as `wrapPrintableASCII`, counting: a line is empty exactly
+        // when its length (`used`, one column a byte) is 0.
+        var rows = 1, used = 0
+        for word in s.utf8.split(separator: 0x20, omittingEmptySubsequences: false) {
+            var n = 0
+            for b in word {
+                guard b >= 0x20, b < 0x7F else { return wrap(s, width: width).count }
+                n += 1
+            }
+            let sep = used == 0 ? 0 : 1
+            if used + sep + n <= width {
+                used += sep + n
+                continue
+            }
+            if used > 0 { rows += 1; used = 0 }
+            var rest = n
+            while rest > width { rows += 1; rest -= width }
+            used = rest
+        }
+        return rows
+    }
+
     static func wrapCharacters(_ s: String, width: Int) -> [String] {
         var lines: [String] = []
         for paragraph in s.split(separator: "\n", omittingEmptySubsequences: false) {

@@ -11,6 +11,12 @@ extension ViewInput {
         case .messageStored(let m, let contact):
             // The message pane shows it; the log has its arrival (shown when the filter is `all`).
             return [.message(m.message.conversation, MessageRow(m, contact: contact)), log(e, .arrival)]
+        case .catchUpStarted(_, let kind, _, _):
+            return [log(e, .decision), .syncMark(kind == .full ? .full : kind == .targeted ? .targeted : .light, at: e.at)]
+        case .catchUpSkipped:
+            return [log(e, .decision), .syncMark(.skipped, at: e.at)]
+        case .catchUpFinished(_, _, _, let requests, _, _, _) where requests > 0:
+            return [log(e, .decision), .syncRequests(requests, at: e.at)]
         case .observationHit(let txId, let offset, let via):
             return [log(e, .hit(txId: txId, pushOffset: offset, via: via))]
         case .messageSent:

@@ -55,6 +55,10 @@ public enum ViewInput: Equatable, Sendable {
     case outgoing(OutgoingMessage)
     /// A conversation opened from outside the keys (a played `open NAME`).
     case openConversation(Address)
+    /// A catch-up started (its kind) or was skipped, for the timeline strip.
+    case syncMark(TimelineStrip.Mark, at: Instant)
+    /// A sync ended having made `n` backend requests, for the timeline strip.
+    case syncRequests(Int, at: Instant)
     case notice(String)
 }
 
@@ -132,6 +136,7 @@ public enum ViewModel {
         case .engineStatus(let status):
             let cameBack = state.status.lifecycle != .foreground && status.lifecycle == .foreground
             state.status.engine = status
+            state.timeline.status(status, at: state.status.clock)
             if cameBack {
                 state.banners.removeAll()
                 if let open = state.open { return markRead(&state, open) }
@@ -158,6 +163,13 @@ public enum ViewModel {
             return []
         case .faults(let faults):
             state.status.faults = faults
+            state.timeline.faults(faults, at: state.status.clock)
+            return []
+        case .syncMark(let mark, let at):
+            state.timeline.mark(mark, at: at)
+            return []
+        case .syncRequests(let n, let at):
+            state.timeline.requests(n, at: at)
             return []
         case .paused(let paused):
             state.status.paused = paused
@@ -299,6 +311,7 @@ public enum ViewModel {
             let j = action == .faster ? min(speeds.count - 1, i + 1) : max(0, i - 1)
             return [.setSpeed(speeds[j])]
         case .toggleHelp: state.showHelp = true
+        case .toggleTimeline: state.showTimeline.toggle()
         case .togglePause: return [.togglePause]
         case .retrySends:
             guard state.outbox.values.contains(where: { $0.contains { if case .failed = $0.state { true } else { false } } }) else {

@@ -115,6 +115,9 @@ public struct ViewState: Equatable, Sendable {
     public var helpScroll = 0
     /// Messages written and not yet taken by the network, by conversation, oldest first.
     public var outbox: [Address: [OutgoingMessage]] = [:]
+    /// The last hour as a strip above the compose line (`T`); kept whether shown or not.
+    public var showTimeline = false
+    public var timeline = TimelineStrip()
     /// The inspector (`i`) shows in place of the message pane.
     public var showInspector = false
     /// The engine's last `.inspection`; nil while the inspector is closed.

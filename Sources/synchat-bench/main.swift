@@ -97,6 +97,24 @@ func renderBench() throws {
     }
     row("render, log of \(ViewState.logCapacity), 500 rows back, median", fmt(percentile(logTimes, 0.5)), "goal ≤ 1 ms")
 
+    // The timeline strip (`T`) over a busy hour: a mark, requests and a fault change a minute.
+    var stripped = state
+    for minute in 0..<60 {
+        let t = Instant.zero + .minutes(Int64(minute))
+        _ = ViewModel.reduce(&stripped, .clock(t, speed: 30))
+        _ = ViewModel.reduce(&stripped, .syncMark(minute % 3 == 0 ? .full : .skipped, at: t))
+        _ = ViewModel.reduce(&stripped, .syncRequests(minute % 7 + 1, at: t))
+        _ = ViewModel.reduce(&stripped, .faults(minute % 10 < 3 ? ["push drop 100%"] : []))
+    }
+    _ = ViewModel.reduce(&stripped, .key(.char("T")))
+    var stripTimes: [Double] = []
+    for _ in 0..<2000 {
+        let t0 = now()
+        _ = Render.screen(stripped, width: 200, height: 60)
+        stripTimes.append(Double(now() - t0) / 1e6)
+    }
+    row("render 200x60 with the timeline strip, median", fmt(percentile(stripTimes, 0.5)), "goal ≤ 1 ms")
+
     // The inspector (`i`) in place of the messages, with this world's 402 cursors.
     var inspected = state
     _ = ViewModel.reduce(&inspected, .key(.escape))

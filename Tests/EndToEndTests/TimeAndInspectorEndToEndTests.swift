@@ -54,6 +54,23 @@ struct TimeAndInspectorEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
+    @Test("T shows the timeline strip of the last hour above the compose line, with the first catch-up's mark; T hides it")
+    func timelineStrip() throws {
+        let t = try TmuxSession(width: 120, height: 36, arguments: Self.args)
+        defer { t.close() }
+        t.wait(for: "push: reliable", seconds: 60)
+        try t.keys("T")
+        let shown = t.wait("the strip") { $0.contains("─ timeline: the last hour") && $0.contains("●") }
+        let rows = shown.split(separator: "\n").map(String.init)
+        let top = try #require(rows.firstIndex { $0.hasPrefix("─ timeline") })
+        #expect(rows[top + 1].hasPrefix("    app ") && rows[top + 2].hasPrefix("   push ") && rows[top + 3].hasPrefix("  syncs ") && rows[top + 4].hasPrefix("    req "))
+        #expect(rows[top + 2].contains("━"))  // push reliable
+        try t.keys("T")
+        t.wait("the strip gone") { !$0.contains("─ timeline") }
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
     @Test("i shows the inspector's five sections; an injected fault shows there and on the status bar; i closes it")
     func inspector() throws {
         let t = try TmuxSession(width: 120, height: 36, arguments: Self.args)

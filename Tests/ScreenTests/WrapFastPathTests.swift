@@ -6,7 +6,7 @@ import Testing
 /// longer than the width, empty text).
 @Suite("Wrap: the ASCII fast path")
 struct WrapFastPathTests {
-    @Test("for 20 000 generated ASCII texts and widths 1–40, the fast path gives exactly the lines of the general one")
+    @Test("for 20 000 generated ASCII texts and widths 1–40, the fast path gives exactly the lines of the general one, and the row count their number")
     func sameLines() {
         var rng = SystemRandomNumberGenerator()
         let alphabet = Array("abcdefghij KLMNOP  0123456789 .,;:!?-_()[]{}'\"`~@#$%^&*+=|\\/<> ")
@@ -16,6 +16,7 @@ struct WrapFastPathTests {
             let width = Int.random(in: 1...40, using: &rng)
             let fast = TextWidth.wrapPrintableASCII(text, width: width)
             #expect(fast == TextWidth.wrapCharacters(text, width: width), "\(text.debugDescription) at \(width)")
+            #expect(TextWidth.wrappedRowCount(text, width: width) == fast?.count, "count: \(text.debugDescription) at \(width)")
         }
         #expect(TextWidth.wrapPrintableASCII("tab\there", width: 10) == nil)
         #expect(TextWidth.wrapPrintableASCII("café", width: 10) == nil)
