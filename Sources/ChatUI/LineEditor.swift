@@ -30,6 +30,12 @@ public struct LineEditor: Equatable, Sendable, RandomAccessCollection {
         utf8Count = text.utf8.count
     }
 
+    /// A line holding `text` with the cursor at `cursor` (clamped to the line).
+    public init(_ text: String, cursor: Int) {
+        self.init(text)
+        moved(Swift.max(0, Swift.min(count, cursor)))
+    }
+
     // MARK: The characters, for the screen (what is visible around the cursor, never all)
 
     public var startIndex: Int { 0 }

@@ -55,6 +55,10 @@ public enum ViewInput: Equatable, Sendable {
     case outgoing(OutgoingMessage)
     /// A conversation opened from outside the keys (a played `open NAME`).
     case openConversation(Address)
+    /// Where the last session left off: open conversation, scroll, drafts (after the list).
+    case restore(ViewMemory)
+    /// Unsent lines survive a quit (a profile keeps them) or not (--ephemeral).
+    case keepsDrafts(Bool)
     /// A catch-up started (its kind) or was skipped, for the timeline strip.
     case syncMark(TimelineStrip.Mark, at: Instant)
     /// A sync ended having made `n` backend requests, for the timeline strip.
@@ -85,6 +89,7 @@ public enum ViewModel {
         switch input {
         case .key(let key):
             state.notice = nil
+            if case .char("q") = key {} else if key != .ctrl("c") { state.quitAsked = false }
             return handleKey(&state, key)
         case .conversations(let rows):
             let current = state.selectedConversation?.address
@@ -165,6 +170,21 @@ public enum ViewModel {
             state.status.faults = faults
             state.timeline.faults(faults, at: state.status.clock)
             return []
+        case .keepsDrafts(let kept):
+            state.keepsDrafts = kept
+            return []
+        case .restore(let memory):
+            for (address, draft) in memory.drafts where MessageLimits.maxBodyBytes >= draft.text.utf8.count {
+                state.drafts[Address(address)] = LineEditor(draft.text, cursor: draft.cursor)
+            }
+            guard let open = memory.open.map(Address.init), let i = state.conversations.firstIndex(where: { $0.address == open }) else {
+                return []
+            }
+            state.selected = i
+            state.open = open
+            state.scroll = max(0, memory.scroll)
+            state.focus = state.drafts[open] != nil ? .compose : .messages
+            return markRead(&state, open)
         case .syncMark(let mark, let at):
             state.timeline.mark(mark, at: at)
             return []
@@ -330,6 +350,15 @@ public enum ViewModel {
             if !state.showInspector { state.inspection = nil }  // a reopened inspector never shows stale values
             return [.inspect(state.showInspector)]
         case .quit:
+            // An unsent line is kept with a profile (and the app says so when it ends); with
+            // nothing kept (--ephemeral), the first q says what would be lost.
+            let unsent = state.drafts.filter { !$0.value.isEmpty }.keys
+            if !state.keepsDrafts, !unsent.isEmpty, !state.quitAsked {
+                state.quitAsked = true
+                let names = unsent.compactMap { a in state.conversations.first { $0.address == a }?.name }.sorted()
+                state.notice = "an unsent line to \(names.joined(separator: ", ")) would be lost (nothing is kept): press q again to quit"
+                return []
+            }
             state.quitting = true
             return [.quit]
         case .left: editDraft(&state) { $0.left() }

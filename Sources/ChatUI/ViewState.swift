@@ -127,6 +127,10 @@ public struct ViewState: Equatable, Sendable {
     public var realtimeDown = false
     public var indexerDown = false
     public var quitting = false
+    /// A profile keeps unsent lines across a quit; without one, q asks first.
+    public var keepsDrafts = false
+    /// q was pressed once with an unsent line that would be lost.
+    public var quitAsked = false
     /// A one-line notice (e.g. a theme warning), shown until the next key.
     public var notice: String?
 

@@ -29,12 +29,25 @@ public final class LiveApp {
 
     /// Writes the session down as a scenario (`--record`), if asked.
     private let recorder: SessionRecorder?
+    /// Where the view's memory (`ViewMemory`) is kept between launches: a profile's
+    /// setting; nil with --ephemeral.
+    public struct MemoryStore {
+        public var load: () -> String?
+        public var save: (String) -> Void
+        public init(load: @escaping () -> String?, save: @escaping (String) -> Void) {
+            self.load = load
+            self.save = save
+        }
+    }
+    private let memory: MemoryStore?
+    private var savedMemory: String?
 
     public init(session: AppSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
-                recorder: SessionRecorder? = nil) {
+                recorder: SessionRecorder? = nil, memory: MemoryStore? = nil) {
         self.session = session
         self.player = player
         self.recorder = recorder
+        self.memory = memory
         self.speed = speed
         self.eventLog = eventLog
         player?.continuesLive = true  // a played scenario hands over to the live world at its end
@@ -49,6 +62,27 @@ public final class LiveApp {
             perform(ViewModel.reduce(&state, .openConversation(address)))
         }
         loadConversations()
+        // Where the last session left off.
+        _ = ViewModel.reduce(&state, .keepsDrafts(memory != nil))
+        if let text = memory?.load(), let remembered = ViewMemory.decode(text) {
+            savedMemory = text
+            perform(ViewModel.reduce(&state, .restore(remembered)))
+        }
+    }
+
+    /// Keeps the view's memory in the profile when it changed.
+    private func saveMemory() {
+        guard let memory else { return }
+        let text = ViewMemory(state).encoded
+        guard text != savedMemory else { return }
+        memory.save(text)
+        savedMemory = text
+    }
+
+    /// The conversations with an unsent line when the app ended, by name (a profile keeps
+    /// them; the command says so after the screen closes).
+    public var unsentDrafts: [String] {
+        state.drafts.filter { !$0.value.isEmpty }.keys.compactMap { a in state.conversations.first { $0.address == a }?.name }.sorted()
     }
 
     /// The virtual instant that corresponds to the wall clock now.
@@ -117,12 +151,14 @@ public final class LiveApp {
             step()
             if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > 1_000_000_000 {
                 session.checkpoint()  // a profile resumes about where it was, even after a kill
+                saveMemory()
                 lastCheckpoint = DispatchTime.now().uptimeNanoseconds
             }
             if session.quitRequested { break }  // a `quit` line of the scenario
             terminal.draw(frame(terminal))  // the adapter writes only what changed
         }
         recorder?.finish(at: session.scheduler.now)
+        saveMemory()
         session.checkpoint()
     }
 

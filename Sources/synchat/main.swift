@@ -174,7 +174,10 @@ struct Chat: ParsableArguments {
                 fail("\(error)")
             }
         }
-        let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder)
+        let memory = profileStore.map { store in
+            LiveApp.MemoryStore(load: { store.setting("view") }, save: { try? store.setSetting("view", $0) })
+        }
+        let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder, memory: memory)
         let terminal = Terminal(theme: chosenTheme)
         do {
             try terminal.open()
@@ -183,6 +186,10 @@ struct Chat: ParsableArguments {
         }
         app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 })
         terminal.close()
+        if profileStore != nil, !app.unsentDrafts.isEmpty {
+            let names = app.unsentDrafts.map(UntrustedText.visible).joined(separator: ", ")
+            FileHandle.standardOutput.write(Data("synchat: your unsent line to \(names) is kept in the profile; it will be there next time\n".utf8))
+        }
     }
 }
 
