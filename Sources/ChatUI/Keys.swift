@@ -12,7 +12,7 @@ public enum KeyAction: Hashable, Sendable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
-    case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline
+    case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline, nextUnread
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -32,6 +32,7 @@ public enum KeyTable {
         KeyBinding(keys: [.up, .char("k")], label: "↑ k", help: "move up", action: .moveUp),
         KeyBinding(keys: [.down, .char("j")], label: "↓ j", help: "move down", action: .moveDown),
         KeyBinding(keys: [.enter], label: "Enter", help: "open the conversation and compose", action: .open),
+        KeyBinding(keys: [.char("u")], label: "u", help: "open the next conversation with unread messages", action: .nextUnread),
         KeyBinding(keys: [.pageUp], label: "PgUp", help: "scroll the messages (or the focused log) back", action: .scrollUp),
         KeyBinding(keys: [.pageDown], label: "PgDn", help: "scroll forward", action: .scrollDown),
         KeyBinding(keys: [.end], label: "End", help: "jump to the newest message (or log line)", action: .scrollEnd),

@@ -141,6 +141,10 @@ public enum Render {
             for (k, part) in wrapped.enumerated().reversed() {
                 lines.append((part, textX, role, k == 0 ? Clock.hhmm(m.blockTime) : nil, k == 0 ? mark(m.channel) : nil))
             }
+            if s.newMarker?.conversation == open, s.newMarker?.txId == m.txId {
+                let label = "── new ──"
+                lines.append((label, max(0, (l.paneWidth - TextWidth.of(label)) / 2), background ? .messageDimmed : .listUnread, nil, nil))
+            }
             let day = Clock.day(m.blockTime)
             if index == 0 || Clock.day(list[index - 1].blockTime) != day {
                 lines.append(("── day \(day) ──", max(0, (l.paneWidth - 12) / 2), background ? .messageDimmed : .daySeparator, nil, nil))

@@ -126,6 +126,7 @@ public enum ViewModel {
             return []
         case .history(let conversation, let rows):
             state.messages[conversation] = rows
+            placeMarker(&state)
             return []
         case .logLine(let line):
             return reduce(&state, .log(LogEntry(time: "", text: line, kind: .notice)))
@@ -222,10 +223,33 @@ public enum ViewModel {
         }
     }
 
-    /// Opening or returning to a conversation reads it: its count goes to 0 at once.
+    /// Opening or returning to a conversation reads it: its count goes to 0 at once, and
+    /// what was unread gets a `new` line above it (issue 15 #3).
     private static func markRead(_ state: inout ViewState, _ conversation: Address) -> [Command] {
-        if let c = state.conversations.firstIndex(where: { $0.address == conversation }) { state.conversations[c].unread = 0 }
+        if let c = state.conversations.firstIndex(where: { $0.address == conversation }) {
+            let unread = state.conversations[c].unread
+            if unread > 0 {
+                state.newMarker = NewMarker(conversation: conversation, unread: unread)
+                placeMarker(&state)
+            } else if state.newMarker?.conversation != conversation {
+                state.newMarker = nil
+            }
+            state.conversations[c].unread = 0
+        }
         return [.markRead(conversation)]
+    }
+
+    /// Puts the `new` line above the first unread message, once the history is there: the
+    /// `unread`-th incoming message from the end.
+    private static func placeMarker(_ state: inout ViewState) {
+        guard var marker = state.newMarker, marker.txId == nil, let list = state.messages[marker.conversation] else { return }
+        var seen = 0
+        for m in list.reversed() where !m.outgoing {
+            seen += 1
+            if seen == marker.unread { marker.txId = m.txId; break }
+        }
+        if marker.txId == nil { marker.txId = list.first { !$0.outgoing }?.txId }
+        state.newMarker = marker
     }
 
     private static func handleKey(_ state: inout ViewState, _ key: Key) -> [Command] {
@@ -332,6 +356,15 @@ public enum ViewModel {
             return [.setSpeed(speeds[j])]
         case .toggleHelp: state.showHelp = true
         case .toggleTimeline: state.showTimeline.toggle()
+        case .nextUnread:
+            let rows = state.conversations, from = state.selected
+            let n = max(1, rows.count)
+            guard let i = (1...n).map({ (from + $0) % n }).first(where: { rows.indices.contains($0) && rows[$0].unread > 0 }) else {
+                state.notice = "no unread messages"
+                return []
+            }
+            state.selected = i
+            return perform(&state, .open)
         case .togglePause: return [.togglePause]
         case .retrySends:
             guard state.outbox.values.contains(where: { $0.contains { if case .failed = $0.state { true } else { false } } }) else {

@@ -76,6 +76,20 @@ public struct StatusInfo: Equatable, Sendable {
     public var badge: Int { engine.badge }
 }
 
+/// Where the `new` line goes: above the first of the `unread` messages a conversation had
+/// when it was opened (`txId` once its history is there).
+public struct NewMarker: Equatable, Sendable {
+    public var conversation: Address
+    public var unread: Int
+    public var txId: String?
+
+    public init(conversation: Address, unread: Int, txId: String? = nil) {
+        self.conversation = conversation
+        self.unread = unread
+        self.txId = txId
+    }
+}
+
 public enum Focus: String, Sendable {
     case list, messages, compose, log
 }
@@ -113,6 +127,8 @@ public struct ViewState: Equatable, Sendable {
     public var showHelp = false
     /// Lines the help is scrolled by (the render clamps it to what there is).
     public var helpScroll = 0
+    /// The `new` line of the open conversation: above its first unread message.
+    public var newMarker: NewMarker?
     /// Messages written and not yet taken by the network, by conversation, oldest first.
     public var outbox: [Address: [OutgoingMessage]] = [:]
     /// The last hour as a strip above the compose line (`T`); kept whether shown or not.
