@@ -33,6 +33,8 @@ public enum Role: String, CaseIterable, Sendable {
     case warning = "warning"
     /// The title of the pane that has the keys (list, messages, log).
     case focus = "pane.focus"
+    /// A word a search matched.
+    case searchMatch = "search.match"
 }
 
 /// One terminal cell: what `TextWidth.cells` draws there (one spacing scalar and its marks).

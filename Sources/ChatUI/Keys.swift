@@ -13,6 +13,7 @@ public enum KeyAction: Hashable, Sendable {
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
     case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline, nextUnread
+    case search, searchOlder, searchNewer
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -33,6 +34,9 @@ public enum KeyTable {
         KeyBinding(keys: [.down, .char("j")], label: "↓ j", help: "move down", action: .moveDown),
         KeyBinding(keys: [.enter], label: "Enter", help: "open the conversation and compose", action: .open),
         KeyBinding(keys: [.char("u")], label: "u", help: "open the next conversation with unread messages", action: .nextUnread),
+        KeyBinding(keys: [.char("/")], label: "/", help: "search the open conversation's history (Tab in the prompt: all conversations)", action: .search),
+        KeyBinding(keys: [.char("n")], label: "n N", help: "the next (older) / previous (newer) match; Esc ends the search", action: .searchOlder),
+        KeyBinding(keys: [.char("N")], label: "", help: "", action: .searchNewer),
         KeyBinding(keys: [.pageUp], label: "PgUp", help: "scroll the messages (or the focused log) back", action: .scrollUp),
         KeyBinding(keys: [.pageDown], label: "PgDn", help: "scroll forward", action: .scrollDown),
         KeyBinding(keys: [.end], label: "End", help: "jump to the newest message (or log line)", action: .scrollEnd),

@@ -19,7 +19,9 @@ public enum Render {
                             stripRows: s.showTimeline ? Self.stripRows : 0)
         drawTitles(&g, s, layout)
         drawList(&g, s, layout)
-        if s.showInspector { drawInspector(&g, s, layout) } else { drawMessages(&g, s, layout) }
+        if s.showInspector { drawInspector(&g, s, layout) }
+        else if let search = s.search, search.scope == .all, search.query != nil { drawSearchResults(&g, s, search, layout) }
+        else { drawMessages(&g, s, layout) }
         if s.showLog { drawLog(&g, s, layout) }
         if s.showTimeline { drawTimeline(&g, s, layout) }
         drawCompose(&g, s, layout)
@@ -67,8 +69,12 @@ public enum Render {
         // The pane that has the keys says so: its title in the focus role.
         g.put(" Conversations", x: 0, y: 0, role: s.focus == .list ? .focus : .title, maxX: l.listWidth)
         g.put("│", x: l.listWidth, y: 0, role: .border)
-        let name = s.showInspector ? " inspector — i closes"
+        var name = s.showInspector ? " inspector — i closes"
             : s.openRow.map { " " + $0.name + ($0.muted ? " (muted)" : "") } ?? " no conversation open — Enter on one"
+        if !s.showInspector, let search = s.search, search.query != nil, case .conversation = search.scope {
+            let found = search.searching ? "searching…" : search.hits.isEmpty ? "no match" : "\(search.current + 1)/\(search.hits.count)"
+            name += " · “\(search.input.string)”: \(found) · n older · N newer · Esc"
+        }
         let right = " ? help "
         let paneFocused = s.focus == .messages || (s.focus == .compose && !s.showInspector)
         g.put(TextWidth.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: paneFocused ? .focus : .title)
@@ -110,7 +116,13 @@ public enum Render {
         let textX = 9  // " HH:MM c "
         let textWidth = max(10, l.paneWidth - 1 - textX)
         var lines: [(text: String, x: Int, role: Role, meta: String?, mark: String?)] = []  // newest first
-        let needed = height + s.scroll
+        var needed = height + s.scroll
+        // A search in this conversation: its words are highlighted, and the current hit is
+        // brought into view (found in the full history the store searched).
+        let search = s.search.flatMap { $0.scope == .conversation(open) ? $0 : nil }
+        let target = search?.currentHit?.txId
+        var targetLines: Range<Int>?
+        var bodyStarts: [Int: Int] = [:]  // line index → the column where the body starts on it
         // Messages the network has not taken yet, newest at the bottom: `…` sending, `!` failed.
         for m in (s.outbox[open] ?? []).reversed() {
             let status: String, role: Role, mark: String
@@ -127,7 +139,8 @@ public enum Render {
             }
         }
         var index = list.count - 1
-        while index >= 0, lines.count < needed {
+        // With a hit to show, on until it is built and half a pane beyond it, to centre it.
+        while index >= 0, lines.count < needed || (target != nil && (targetLines == nil || lines.count < targetLines!.upperBound + height / 2)) {
             let m = list[index]
             let who = m.outgoing ? "you" : m.sender
             let body: String
@@ -138,9 +151,12 @@ public enum Render {
             }
             let wrapped = TextWidth.wrap(who + ": " + body, width: textWidth)
             let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
+            let first = lines.count
             for (k, part) in wrapped.enumerated().reversed() {
+                if search != nil { bodyStarts[lines.count] = k == 0 ? (who + ": ").count : 0 }
                 lines.append((part, textX, role, k == 0 ? Clock.hhmm(m.blockTime) : nil, k == 0 ? mark(m.channel) : nil))
             }
+            if m.txId == target { targetLines = first..<lines.count }
             if s.newMarker?.conversation == open, s.newMarker?.txId == m.txId {
                 let label = "── new ──"
                 lines.append((label, max(0, (l.paneWidth - TextWidth.of(label)) / 2), background ? .messageDimmed : .listUnread, nil, nil))
@@ -151,7 +167,13 @@ public enum Render {
             }
             index -= 1
         }
-        let scroll = min(s.scroll, max(0, lines.count - height))
+        // The current hit in view: the pane scrolls to it when it is not.
+        var wanted = s.scroll
+        if let hit = targetLines, !(wanted <= hit.lowerBound && hit.upperBound <= wanted + height) {
+            wanted = max(0, hit.upperBound - height / 2 - 1)
+            needed = wanted + height
+        }
+        let scroll = min(wanted, max(0, lines.count - height))
         let visible = Array(lines.dropFirst(scroll).prefix(height))
         // Newest at the bottom of the pane.
         for (i, line) in visible.enumerated() {
@@ -162,8 +184,14 @@ public enum Render {
             if let mark = line.mark {
                 g.put(mark, x: l.paneX + 7, y: y, role: background ? .messageDimmed : .messageMark)
             }
-            g.put(line.text, x: l.paneX + line.x, y: y, role: line.role, maxX: l.width)
+            let row = scroll + i
+            let current = targetLines?.contains(row) == true
+            g.put(line.text, x: l.paneX + line.x, y: y, role: current && !background ? .focus : line.role, maxX: l.width)
+            if let query = search?.query, let bodyStart = bodyStarts[row] {
+                highlight(&g, line.text, query: query, from: bodyStart, x: l.paneX + line.x, y: y, maxX: l.width)
+            }
         }
+
         if list.isEmpty {
             g.put(" no messages yet", x: l.paneX, y: l.contentTop, role: .messageMeta)
         }
@@ -207,6 +235,10 @@ public enum Render {
         if let notice = s.notice {
             g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
             g.put(TextWidth.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
+            return
+        }
+        if let search = s.search, search.editing {
+            drawSearchPrompt(&g, s, search, y: y, width: l.width)
             return
         }
         guard let name = s.openRow?.name else {

@@ -20,6 +20,8 @@ public enum Command: Equatable, Sendable {
     case inspect(Bool)
     /// Send the failed messages of the outbox again now.
     case retrySends
+    /// Search the store's history: one conversation, or all (nil).
+    case search(SearchQuery, in: Address?)
     case quit
 }
 
@@ -59,6 +61,8 @@ public enum ViewInput: Equatable, Sendable {
     case restore(ViewMemory)
     /// Unsent lines survive a quit (a profile keeps them) or not (--ephemeral).
     case keepsDrafts(Bool)
+    /// What a search found, newest first.
+    case searchResults(SearchQuery, [SearchState.Hit])
     /// A catch-up started (its kind) or was skipped, for the timeline strip.
     case syncMark(TimelineStrip.Mark, at: Instant)
     /// A sync ended having made `n` backend requests, for the timeline strip.
@@ -171,6 +175,22 @@ public enum ViewModel {
             state.status.faults = faults
             state.timeline.faults(faults, at: state.status.clock)
             return []
+        case .searchResults(let query, let hits):
+            guard var search = state.search, search.query == query else { return [] }  // an older search's answer
+            let keep = search.currentHit?.txId
+            if search.scope == .all {
+                // By conversation (the one with the newest hit first), each newest first.
+                var order: [Address] = []
+                for h in hits where !order.contains(h.conversation) { order.append(h.conversation) }
+                search.hits = order.flatMap { a in hits.filter { $0.conversation == a } }
+            } else {
+                search.hits = hits
+            }
+            search.searching = false
+            search.current = keep.flatMap { k in search.hits.firstIndex { $0.txId == k } } ?? 0
+            state.search = search
+            if hits.isEmpty { state.notice = "no message has \(query.terms.joined(separator: " ")) (Esc ends the search)" }
+            return []
         case .keepsDrafts(let kept):
             state.keepsDrafts = kept
             return []
@@ -266,6 +286,17 @@ public enum ViewModel {
             }
             return []
         }
+        if state.search?.editing == true { return searchKey(&state, key) }
+        if state.search != nil {
+            switch key {
+            case .escape:
+                state.search = nil
+                return []
+            case .enter where state.search?.scope == .all && state.focus != .compose:
+                return openSearchHit(&state)
+            default: break
+            }
+        }
         if state.focus == .compose {
             if let action = KeyTable.action(for: key, in: KeyTable.compose) { return perform(&state, action) }
             if case .char(let ch) = key {
@@ -279,7 +310,7 @@ public enum ViewModel {
         return perform(&state, action)
     }
 
-    private static func perform(_ state: inout ViewState, _ action: KeyAction) -> [Command] {
+    static func perform(_ state: inout ViewState, _ action: KeyAction) -> [Command] {
         switch action {
         case .focusNext:
             switch state.focus {
@@ -356,6 +387,11 @@ public enum ViewModel {
             return [.setSpeed(speeds[j])]
         case .toggleHelp: state.showHelp = true
         case .toggleTimeline: state.showTimeline.toggle()
+        case .search:
+            state.search = SearchState(scope: state.open.map { .conversation($0) } ?? .all)
+            return []
+        case .searchOlder: stepSearch(&state, older: true)
+        case .searchNewer: stepSearch(&state, older: false)
         case .nextUnread:
             let rows = state.conversations, from = state.selected
             let n = max(1, rows.count)

@@ -127,6 +127,8 @@ public struct ViewState: Equatable, Sendable {
     public var showHelp = false
     /// Lines the help is scrolled by (the render clamps it to what there is).
     public var helpScroll = 0
+    /// A search: its prompt, or its query and hits (`/`, `n`, `N`, Esc ends it).
+    public var search: SearchState?
     /// The `new` line of the open conversation: above its first unread message.
     public var newMarker: NewMarker?
     /// Messages written and not yet taken by the network, by conversation, oldest first.

@@ -222,6 +222,16 @@ public final class LiveApp {
                 session.driver.handle(.inspect(on))
             case .retrySends:
                 session.apply(.retry)
+            case .search(let query, let conversation):
+                // The store's full-text index: all of the history, not only what is loaded.
+                let found = (session.storage as? MessageSearching)?.search(query, in: conversation, limit: 1000) ?? []
+                let hits = found.map { m -> SearchState.Hit in
+                    let sender = m.message.direction == .outgoing ? "you"
+                        : session.driver.contact(m.message.conversation)?.displayName ?? m.message.conversation.value
+                    return SearchState.Hit(txId: m.txId, conversation: m.message.conversation, sender: sender, text: m.message.body,
+                                           blockTime: m.message.blockTime)
+                }
+                perform(ViewModel.reduce(&state, .searchResults(query, hits)))
             case .quit:
                 state.quitting = true
             }

@@ -63,5 +63,6 @@ public struct Theme: Equatable, Sendable {
         .helpKey: Style(fg: 11, bg: 4, bold: true),
         .warning: Style(fg: 0, bg: 3, bold: true),
         .focus: Style(fg: 0, bg: 11, bold: true),
+        .searchMatch: Style(fg: 0, bg: 14, bold: true),
     ])
 }

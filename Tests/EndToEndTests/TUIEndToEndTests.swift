@@ -187,6 +187,8 @@ struct TUIEndToEndTests {
         try t.keys("Enter")
         t.wait("the first conversation's draft") { prompt($0)?.hasPrefix(first + " secret for the first only") == true }
         try t.keys("Escape")
+        try t.keys("q")  // --ephemeral keeps nothing: the first q says the draft would be lost
+        t.wait(for: "would be lost (nothing is kept): press q again to quit")
         try t.keys("q")
         t.wait(for: "EXIT=0")
     }

@@ -12,7 +12,8 @@ struct ScreenTests {
         #expect(t[0].hasPrefix(" Conversations           │ Alice   ") && t[0].hasSuffix("? help"))
         #expect(t[1] == "› Alice                  │")  // open, so read
         #expect(t[2] == "  Bob                  ∅ │")
-        #expect(t[10].hasSuffix("── day 1 ──"))
+        #expect(t[9].hasSuffix("── day 1 ──"))
+        #expect(t[10].hasSuffix("── new ──"))  // Alice had two unread when the sample opened her
         #expect(t[11] == "                         │ 08:01 r Alice: hi there")
         #expect(t[12] == "                         │ 08:02 › you: hello!")
         #expect(t[13] == "                         │ 08:05 p Alice: see you at 7")

@@ -52,6 +52,7 @@ struct ViewModelTests {
         store.send(.key(.enter), commands: [.markRead(bob)]) {
             $0.open = bob
             $0.focus = .compose
+            $0.newMarker = nil  // the sample's new line was Alice's
         }
     }
 
@@ -168,6 +169,7 @@ struct ViewModelTests {
         store.send(.key(.enter), commands: [.markRead(bob)]) {
             $0.open = bob
             $0.focus = .compose
+            $0.newMarker = nil  // the sample's new line was Alice's
         }
         store.send(.key(.enter))  // Bob's line is his own, and empty: nothing is sent
         store.type("for bob") { $0.drafts[bob] = LineEditor("for bob") }
@@ -189,6 +191,7 @@ struct ViewModelTests {
         store.send(.key(.enter), commands: [.markRead(bob)]) {
             $0.open = bob
             $0.focus = .compose
+            $0.newMarker = nil  // the sample's new line was Alice's
         }
         #expect(store.state.compose.string == "for bob")
         store.send(.key(.ctrl("u"))) { $0.drafts[bob] = LineEditor() }
@@ -206,6 +209,7 @@ struct ViewModelTests {
             $0.open = carol
             $0.selected = 2
             $0.focus = .compose
+            $0.newMarker = nil  // the sample's new line was Alice's
         }
         #expect(store.state.selectedConversation?.address == carol)
     }
