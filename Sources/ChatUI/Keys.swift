@@ -8,7 +8,7 @@ public enum Key: Hashable, Sendable {
 
 /// What a key does. One table maps keys to actions and also generates the help overlay, so
 /// the two cannot drift (STYLE.md, bubbles' `key.Binding`).
-public enum KeyAction: Hashable, Sendable {
+public enum KeyAction: String, Hashable, Sendable, CaseIterable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
@@ -18,88 +18,139 @@ public enum KeyAction: Hashable, Sendable {
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
 
-public struct KeyBinding: Sendable {
+public struct KeyBinding: Equatable, Sendable {
     public var keys: [Key]
-    /// How the keys read in the help overlay.
-    public var label: String
     public var help: String
     public var action: KeyAction
+
+    public init(keys: [Key], help: String, action: KeyAction) {
+        self.keys = keys
+        self.help = help
+        self.action = action
+    }
+
+    /// How the keys read in the help overlay: from the keys themselves, so a rebound key
+    /// (keys.toml) shows as it is.
+    public var label: String { keys.map(\.display).joined(separator: " ") }
+}
+
+extension Key {
+    /// How a key reads in the help and in keys.toml.
+    public var display: String {
+        switch self {
+        case .char(" "): return "Space"
+        case .char(let c): return String(c)
+        case .ctrl(let c): return "^" + String(c).uppercased()
+        case .up: return "↑"
+        case .down: return "↓"
+        case .left: return "←"
+        case .right: return "→"
+        case .home: return "Home"
+        case .end: return "End"
+        case .pageUp: return "PgUp"
+        case .pageDown: return "PgDn"
+        case .enter: return "Enter"
+        case .tab: return "Tab"
+        case .backspace: return "Bksp"
+        case .delete: return "Del"
+        case .escape: return "Esc"
+        }
+    }
 }
 
 public enum KeyTable {
     /// Keys outside the compose line (SPEC §7).
     public static let global: [KeyBinding] = [
-        KeyBinding(keys: [.tab], label: "Tab", help: "switch focus: conversations → messages → compose → sync log", action: .focusNext),
-        KeyBinding(keys: [.up, .char("k")], label: "↑ k", help: "move up", action: .moveUp),
-        KeyBinding(keys: [.down, .char("j")], label: "↓ j", help: "move down", action: .moveDown),
-        KeyBinding(keys: [.enter], label: "Enter", help: "open the conversation and compose", action: .open),
-        KeyBinding(keys: [.char("u")], label: "u", help: "open the next conversation with unread messages", action: .nextUnread),
-        KeyBinding(keys: [.char("/")], label: "/", help: "search the open conversation's history (Tab in the prompt: all conversations)", action: .search),
-        KeyBinding(keys: [.char("n")], label: "n N", help: "the next (older) / previous (newer) match; Esc ends the search", action: .searchOlder),
-        KeyBinding(keys: [.char("N")], label: "", help: "", action: .searchNewer),
-        KeyBinding(keys: [.pageUp], label: "PgUp", help: "scroll the messages (or the focused log) back", action: .scrollUp),
-        KeyBinding(keys: [.pageDown], label: "PgDn", help: "scroll forward", action: .scrollDown),
-        KeyBinding(keys: [.end], label: "End", help: "jump to the newest message (or log line)", action: .scrollEnd),
-        KeyBinding(keys: [.char("b")], label: "b", help: "send the app to the background", action: .background),
-        KeyBinding(keys: [.char("f")], label: "f", help: "bring the app to the foreground", action: .foreground),
-        KeyBinding(keys: [.char("o")], label: "o", help: "open the latest notification's conversation", action: .openBanner),
-        KeyBinding(keys: [.char("p")], label: "p", help: "push fault: ok → drop all → delay 90s → ok", action: .cyclePushFault),
-        KeyBinding(keys: [.char("r")], label: "r", help: "realtime down / up", action: .toggleRealtime),
-        KeyBinding(keys: [.char("s")], label: "s", help: "make the realtime connection stale (silent)", action: .makeStale),
-        KeyBinding(keys: [.char("x")], label: "x", help: "indexer down / up", action: .toggleIndexer),
-        KeyBinding(keys: [.char("t")], label: "t", help: "expire the push token", action: .expireToken),
-        KeyBinding(keys: [.char("S")], label: "S", help: "sync now (forced catch-up)", action: .syncNow),
-        KeyBinding(keys: [.char("R")], label: "R", help: "retry now the messages the network refused", action: .retrySends),
-        KeyBinding(keys: [.char("m")], label: "m", help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),
-        KeyBinding(keys: [.char("v")], label: "v", help: "notification preview: message → contact → hidden", action: .cyclePreview),
-        KeyBinding(keys: [.char("l")], label: "l", help: "show / hide the sync log", action: .toggleLog),
-        KeyBinding(keys: [.char("L")], label: "L", help: "sync log: decisions only / everything (message arrivals too)", action: .toggleLogFilter),
-        KeyBinding(keys: [.char("+"), .char("=")], label: "+ -", help: "simulated time faster / slower (×0.25 to ×300)", action: .faster),
-        KeyBinding(keys: [.char("-")], label: "", help: "", action: .slower),
-        KeyBinding(keys: [.char(" ")], label: "Space", help: "pause / resume simulated time", action: .togglePause),
-        KeyBinding(keys: [.char(".")], label: ".", help: "while paused: step to the next event of the log", action: .step),
-        KeyBinding(keys: [.char("i")], label: "i", help: "inspector: the engine's push, gate, cursors, timers and faults", action: .toggleInspector),
-        KeyBinding(keys: [.char("T")], label: "T", help: "timeline of the last hour: app, push, catch-ups, faults, requests", action: .toggleTimeline),
-        KeyBinding(keys: [.char("?")], label: "?", help: "this help", action: .toggleHelp),
-        KeyBinding(keys: [.char("q"), .ctrl("c")], label: "q ^C", help: "quit", action: .quit),
+        KeyBinding(keys: [.tab], help: "switch focus: conversations → messages → compose → sync log", action: .focusNext),
+        KeyBinding(keys: [.up, .char("k")], help: "move up", action: .moveUp),
+        KeyBinding(keys: [.down, .char("j")], help: "move down", action: .moveDown),
+        KeyBinding(keys: [.enter], help: "open the conversation and compose", action: .open),
+        KeyBinding(keys: [.char("u")], help: "open the next conversation with unread messages", action: .nextUnread),
+        KeyBinding(keys: [.char("/")], help: "search the open conversation's history (Tab in the prompt: all conversations)", action: .search),
+        KeyBinding(keys: [.char("n")], help: "the next (older) match of a search; Esc ends it", action: .searchOlder),
+        KeyBinding(keys: [.char("N")], help: "the previous (newer) match", action: .searchNewer),
+        KeyBinding(keys: [.pageUp], help: "scroll the messages (or the focused log) back", action: .scrollUp),
+        KeyBinding(keys: [.pageDown], help: "scroll forward", action: .scrollDown),
+        KeyBinding(keys: [.end], help: "jump to the newest message (or log line)", action: .scrollEnd),
+        KeyBinding(keys: [.char("b")], help: "send the app to the background", action: .background),
+        KeyBinding(keys: [.char("f")], help: "bring the app to the foreground", action: .foreground),
+        KeyBinding(keys: [.char("o")], help: "open the latest notification's conversation", action: .openBanner),
+        KeyBinding(keys: [.char("p")], help: "push fault: ok → drop all → delay 90s → ok", action: .cyclePushFault),
+        KeyBinding(keys: [.char("r")], help: "realtime down / up", action: .toggleRealtime),
+        KeyBinding(keys: [.char("s")], help: "make the realtime connection stale (silent)", action: .makeStale),
+        KeyBinding(keys: [.char("x")], help: "indexer down / up", action: .toggleIndexer),
+        KeyBinding(keys: [.char("t")], help: "expire the push token", action: .expireToken),
+        KeyBinding(keys: [.char("S")], help: "sync now (forced catch-up)", action: .syncNow),
+        KeyBinding(keys: [.char("R")], help: "retry now the messages the network refused", action: .retrySends),
+        KeyBinding(keys: [.char("m")], help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),
+        KeyBinding(keys: [.char("v")], help: "notification preview: message → contact → hidden", action: .cyclePreview),
+        KeyBinding(keys: [.char("l")], help: "show / hide the sync log", action: .toggleLog),
+        KeyBinding(keys: [.char("L")], help: "sync log: decisions only / everything (message arrivals too)", action: .toggleLogFilter),
+        KeyBinding(keys: [.char("+"), .char("=")], help: "simulated time faster (up to ×300)", action: .faster),
+        KeyBinding(keys: [.char("-")], help: "simulated time slower (down to ×0.25)", action: .slower),
+        KeyBinding(keys: [.char(" ")], help: "pause / resume simulated time", action: .togglePause),
+        KeyBinding(keys: [.char(".")], help: "while paused: step to the next event of the log", action: .step),
+        KeyBinding(keys: [.char("i")], help: "inspector: the engine's push, gate, cursors, timers and faults", action: .toggleInspector),
+        KeyBinding(keys: [.char("T")], help: "timeline of the last hour: app, push, catch-ups, faults, requests", action: .toggleTimeline),
+        KeyBinding(keys: [.char("?")], help: "this help", action: .toggleHelp),
+        KeyBinding(keys: [.char("q"), .ctrl("c")], help: "quit", action: .quit),
     ]
 
     /// Keys inside the compose line; any other printable character is typed.
     public static let compose: [KeyBinding] = [
-        KeyBinding(keys: [.enter], label: "Enter", help: "send", action: .send),
-        KeyBinding(keys: [.left, .right], label: "← →", help: "move the cursor", action: .left),
-        KeyBinding(keys: [.right], label: "", help: "", action: .right),
-        KeyBinding(keys: [.home, .ctrl("a")], label: "Home ^A", help: "start of line", action: .home),
-        KeyBinding(keys: [.end, .ctrl("e")], label: "End ^E", help: "end of line", action: .end),
-        KeyBinding(keys: [.backspace], label: "Bksp", help: "delete before the cursor", action: .backspace),
-        KeyBinding(keys: [.delete], label: "", help: "", action: .delete),
-        KeyBinding(keys: [.ctrl("u")], label: "^U", help: "delete to the start of the line", action: .killToStart),
-        KeyBinding(keys: [.ctrl("w")], label: "^W", help: "delete the word before the cursor", action: .killWord),
-        KeyBinding(keys: [.up, .down], label: "↑ ↓", help: "history", action: .historyUp),
-        KeyBinding(keys: [.down], label: "", help: "", action: .historyDown),
-        KeyBinding(keys: [.escape], label: "Esc", help: "leave the compose line", action: .leaveCompose),
-        KeyBinding(keys: [.tab], label: "Tab", help: "leave it for the next pane (sync log, conversations)", action: .focusNext),
-        KeyBinding(keys: [.ctrl("c")], label: "^C", help: "quit", action: .quit),
+        KeyBinding(keys: [.enter], help: "send", action: .send),
+        KeyBinding(keys: [.left], help: "cursor left", action: .left),
+        KeyBinding(keys: [.right], help: "cursor right", action: .right),
+        KeyBinding(keys: [.home, .ctrl("a")], help: "start of line", action: .home),
+        KeyBinding(keys: [.end, .ctrl("e")], help: "end of line", action: .end),
+        KeyBinding(keys: [.backspace], help: "delete before the cursor", action: .backspace),
+        KeyBinding(keys: [.delete], help: "delete under the cursor", action: .delete),
+        KeyBinding(keys: [.ctrl("u")], help: "delete to the start of the line", action: .killToStart),
+        KeyBinding(keys: [.ctrl("w")], help: "delete the word before the cursor", action: .killWord),
+        KeyBinding(keys: [.up], help: "history: an earlier line", action: .historyUp),
+        KeyBinding(keys: [.down], help: "history: a later line", action: .historyDown),
+        KeyBinding(keys: [.escape], help: "leave the compose line", action: .leaveCompose),
+        KeyBinding(keys: [.tab], help: "leave it for the next pane (sync log, conversations)", action: .focusNext),
+        KeyBinding(keys: [.ctrl("c")], help: "quit", action: .quit),
     ]
 
-    /// The first binding of `table` for `key` (a key listed under a shared label is matched
-    /// by its own row further down, so `.left`'s row wins for ←, `.right`'s for →).
+    /// The binding of `table` for `key`.
     public static func action(for key: Key, in table: [KeyBinding]) -> KeyAction? {
-        // Exact single-key rows first, then shared rows.
-        if let row = table.first(where: { $0.keys == [key] }) { return row.action }
-        return table.first { $0.keys.contains(key) }?.action
+        table.first { $0.keys.contains(key) }?.action
     }
 
-    /// The help overlay's two sections: one line per labelled binding, outside the compose
-    /// line and in it.
-    public static func helpSections() -> (global: [(label: String, help: String)], compose: [(label: String, help: String)]) {
-        (global.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) }, compose.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) })
+    /// The help overlay's two sections, one line per binding, outside the compose line and in it.
+    public static func helpSections(_ map: KeyMap = .standard) -> (global: [(label: String, help: String)], compose: [(label: String, help: String)]) {
+        (map.global.filter { !$0.keys.isEmpty }.map { ($0.label, $0.help) }, map.compose.filter { !$0.keys.isEmpty }.map { ($0.label, $0.help) })
+    }
+}
+
+/// The key table in force: the standard one, perhaps rebound by keys.toml (issue 15 #6).
+public struct KeyMap: Equatable, Sendable {
+    public var global: [KeyBinding]
+    public var compose: [KeyBinding]
+
+    public init(global: [KeyBinding], compose: [KeyBinding]) {
+        self.global = global
+        self.compose = compose
     }
 
-    /// The help overlay's lines: one per labelled binding.
-    public static func helpLines() -> [(label: String, help: String)] {
-        let g = global.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) }
-        let c = compose.filter { !$0.label.isEmpty }.map { ($0.label, $0.help) }
-        return g + [("", ""), ("compose", "")] + c
+    public static let standard = KeyMap(global: KeyTable.global, compose: KeyTable.compose)
+
+    /// `action` answers `keys` from now on, in the compose line's table or the other; any
+    /// other action of that table loses those keys. Returns the actions left with no key.
+    @discardableResult
+    public mutating func rebind(_ action: KeyAction, to keys: [Key], inCompose: Bool) -> [KeyAction] {
+        var table = inCompose ? compose : global
+        guard let i = table.firstIndex(where: { $0.action == action }) else { return [] }
+        var orphaned: [KeyAction] = []
+        for j in table.indices where j != i {
+            let before = table[j].keys
+            table[j].keys.removeAll { keys.contains($0) }
+            if !before.isEmpty, table[j].keys.isEmpty { orphaned.append(table[j].action) }
+        }
+        table[i].keys = keys
+        if inCompose { compose = table } else { global = table }
+        return orphaned
     }
 }

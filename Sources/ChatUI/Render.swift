@@ -395,7 +395,7 @@ public enum Render {
     /// it side by side when the screen is wide enough, one after the other when not; a help
     /// taller than the screen scrolls (↑/↓, PgUp/PgDn) and says so.
     static func drawHelp(_ g: inout Grid, _ s: ViewState, width: Int, height: Int) {
-        let (global, compose) = KeyTable.helpSections()
+        let (global, compose) = KeyTable.helpSections(s.keys)
         func rendered(_ rows: [(label: String, help: String)]) -> [(key: String, help: String)] {
             let labelWidth = rows.map { TextWidth.of($0.label) }.max() ?? 0
             return rows.map { ($0.label + String(repeating: " ", count: max(0, labelWidth - TextWidth.of($0.label))) + "  ", $0.help) }

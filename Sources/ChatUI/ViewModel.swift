@@ -61,6 +61,8 @@ public enum ViewInput: Equatable, Sendable {
     case restore(ViewMemory)
     /// Unsent lines survive a quit (a profile keeps them) or not (--ephemeral).
     case keepsDrafts(Bool)
+    /// The keys in force (keys.toml).
+    case keys(KeyMap)
     /// What a search found, newest first.
     case searchResults(SearchQuery, [SearchState.Hit])
     /// A catch-up started (its kind) or was skipped, for the timeline strip.
@@ -191,6 +193,9 @@ public enum ViewModel {
             state.search = search
             if hits.isEmpty { state.notice = "no message has \(query.terms.joined(separator: " ")) (Esc ends the search)" }
             return []
+        case .keys(let map):
+            state.keys = map
+            return []
         case .keepsDrafts(let kept):
             state.keepsDrafts = kept
             return []
@@ -298,7 +303,7 @@ public enum ViewModel {
             }
         }
         if state.focus == .compose {
-            if let action = KeyTable.action(for: key, in: KeyTable.compose) { return perform(&state, action) }
+            if let action = KeyTable.action(for: key, in: state.keys.compose) { return perform(&state, action) }
             if case .char(let ch) = key {
                 var fitted = true
                 editDraft(&state) { fitted = $0.insert(ch, maxBytes: MessageLimits.maxBodyBytes) }
@@ -306,7 +311,7 @@ public enum ViewModel {
             }
             return []
         }
-        guard let action = KeyTable.action(for: key, in: KeyTable.global) else { return [] }
+        guard let action = KeyTable.action(for: key, in: state.keys.global) else { return [] }
         return perform(&state, action)
     }
 

@@ -125,6 +125,9 @@ public struct ViewState: Equatable, Sendable {
     /// Notification banners raised while backgrounded, newest last.
     public var banners: [BannerRow] = []
     public var showHelp = false
+    /// The keys in force (keys.toml may rebind the standard ones); they dispatch and the
+    /// help overlay is made from them.
+    public var keys = KeyMap.standard
     /// Lines the help is scrolled by (the render clamps it to what there is).
     public var helpScroll = 0
     /// A search: its prompt, or its query and hits (`/`, `n`, `N`, Esc ends it).

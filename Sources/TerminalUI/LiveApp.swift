@@ -43,7 +43,7 @@ public final class LiveApp {
     private var savedMemory: String?
 
     public init(session: AppSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
-                recorder: SessionRecorder? = nil, memory: MemoryStore? = nil) {
+                recorder: SessionRecorder? = nil, memory: MemoryStore? = nil, keys: KeyMap = .standard) {
         self.session = session
         self.player = player
         self.recorder = recorder
@@ -62,6 +62,7 @@ public final class LiveApp {
             perform(ViewModel.reduce(&state, .openConversation(address)))
         }
         loadConversations()
+        _ = ViewModel.reduce(&state, .keys(keys))
         // Where the last session left off.
         _ = ViewModel.reduce(&state, .keepsDrafts(memory != nil))
         if let text = memory?.load(), let remembered = ViewMemory.decode(text) {

@@ -177,14 +177,15 @@ struct Chat: ParsableArguments {
         let memory = profileStore.map { store in
             LiveApp.MemoryStore(load: { store.setting("view") }, save: { try? store.setSetting("view", $0) })
         }
-        let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder, memory: memory)
+        let (keys, keyWarnings) = KeyFile.load()
+        let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder, memory: memory, keys: keys)
         let terminal = Terminal(theme: chosenTheme)
         do {
             try terminal.open()
         } catch let e as Terminal.OpenError {
             refuse(e.description)
         }
-        app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 })
+        app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 } + keyWarnings.map { "keys: " + $0 })
         terminal.close()
         if profileStore != nil, !app.unsentDrafts.isEmpty {
             let names = app.unsentDrafts.map(UntrustedText.visible).joined(separator: ", ")
