@@ -22,6 +22,26 @@ static inline attr_t synchat_a_dim(void) { return A_DIM; }
 static inline attr_t synchat_a_reverse(void) { return A_REVERSE; }
 static inline attr_t synchat_a_underline(void) { return A_UNDERLINE; }
 static inline int synchat_key_code_yes(void) { return KEY_CODE_YES; }
+static inline int synchat_key_mouse(void) { return KEY_MOUSE; }
+
+/// Mouse reporting (clicks and the wheel), or none. Returns what was granted.
+static inline mmask_t synchat_mouse(int on) {
+    mmask_t wanted = on ? (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED) : 0;
+    mouseinterval(0);
+    return mousemask(wanted, NULL);
+}
+
+/// The mouse event just read: 1 a click (or press) of the first button, 4 the wheel up, 5 the
+/// wheel down, 0 anything else; its cell in x, y.
+static inline int synchat_mouse_event(int *x, int *y) {
+    MEVENT e;
+    if (getmouse(&e) != OK) return 0;
+    *x = e.x; *y = e.y;
+    if (e.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) return 1;
+    if (e.bstate & BUTTON4_PRESSED) return 4;
+    if (e.bstate & BUTTON5_PRESSED) return 5;
+    return 0;
+}
 static inline int synchat_has_colors(void) { return has_colors(); }
 static inline int synchat_colors(void) { return COLORS; }
 

@@ -63,6 +63,8 @@ public enum ViewInput: Equatable, Sendable {
     case keepsDrafts(Bool)
     /// The keys in force (keys.toml).
     case keys(KeyMap)
+    /// A click or the wheel, over the area of the screen under it (`Render.area`).
+    case mouse(MouseEvent, ScreenArea)
     /// What a search found, newest first.
     case searchResults(SearchQuery, [SearchState.Hit])
     /// A catch-up started (its kind) or was skipped, for the timeline strip.
@@ -193,6 +195,8 @@ public enum ViewModel {
             state.search = search
             if hits.isEmpty { state.notice = "no message has \(query.terms.joined(separator: " ")) (Esc ends the search)" }
             return []
+        case .mouse(let event, let area):
+            return mouse(&state, event, area: area)
         case .keys(let map):
             state.keys = map
             return []
@@ -465,7 +469,7 @@ public enum ViewModel {
 
     /// Scrolls the log by `rows` (positive: back). Leaving the newest line freezes the view on
     /// the entries there are, so new ones do not move it; coming back to it follows again.
-    private static func scrollLog(_ state: inout ViewState, by rows: Int) {
+    static func scrollLog(_ state: inout ViewState, by rows: Int) {
         state.logScroll = max(0, state.logScroll + rows)
         if state.logScroll == 0 {
             state.logFrozenAt = nil

@@ -144,6 +144,9 @@ public final class LiveApp {
             while let next = input {
                 switch next {
                 case .resize: terminal.invalidate()
+                case .mouse(let event):
+                    let (w, h) = terminal.size
+                    perform(ViewModel.reduce(&state, .mouse(event, Render.area(state, width: w, height: h, x: event.x, y: event.y))))
                 case .key(let key): perform(ViewModel.reduce(&state, .key(key)))
                 }
                 taken += 1

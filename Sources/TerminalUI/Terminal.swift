@@ -61,6 +61,7 @@ public final class Terminal {
             _ = define_key(sequence, key)
         }
         set_escdelay(25)
+        _ = synchat_mouse(mouse ? 1 : 0)
         // No typeahead check in a refresh: ncursesw would cut a frame short when a key waits,
         // and a frame drawn in passes (see draw) must always be finished. Keys waiting are all
         // read before the next frame anyway.
@@ -85,7 +86,11 @@ public final class Terminal {
     public enum Input: Equatable {
         case key(Key)
         case resize
+        case mouse(MouseEvent)
     }
+
+    /// Clicks and the wheel are reported (`--no-mouse` leaves the terminal's own selection).
+    public var mouse = true
 
     /// Waits up to `timeoutMs` for a key.
     public func read(timeoutMs: Int32) -> Input? {
@@ -97,6 +102,14 @@ public final class Terminal {
         if r == synchat_key_code_yes() {
             switch Int32(wch) {
             case KEY_RESIZE: return .resize
+            case synchat_key_mouse():
+                var x: Int32 = 0, y: Int32 = 0
+                switch synchat_mouse_event(&x, &y) {
+                case 1: return .mouse(MouseEvent(x: Int(x), y: Int(y), kind: .click))
+                case 4: return .mouse(MouseEvent(x: Int(x), y: Int(y), kind: .wheelUp))
+                case 5: return .mouse(MouseEvent(x: Int(x), y: Int(y), kind: .wheelDown))
+                default: return nil
+                }
             case KEY_UP: return .key(.up)
             case KEY_DOWN: return .key(.down)
             case KEY_LEFT: return .key(.left)

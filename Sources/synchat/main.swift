@@ -91,6 +91,9 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: "Append every engine event to this file (swift-log).")
     var log: String?
 
+    @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own selection); by default a click opens or focuses, the wheel scrolls.")
+    var noMouse = false
+
     @Option(name: .long, help: "Write this session as a scenario file: replayed by simulate --events, it prints the lines --log wrote. Needs a new world.")
     var record: String?
 
@@ -180,6 +183,7 @@ struct Chat: ParsableArguments {
         let (keys, keyWarnings) = KeyFile.load()
         let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder, memory: memory, keys: keys)
         let terminal = Terminal(theme: chosenTheme)
+        terminal.mouse = !noMouse
         do {
             try terminal.open()
         } catch let e as Terminal.OpenError {
