@@ -22,6 +22,8 @@ public enum Command: Equatable, Sendable {
     case retrySends
     /// Search the store's history: one conversation, or all (nil).
     case search(SearchQuery, in: Address?)
+    /// Ring the terminal's bell (a message while you look elsewhere, `--bell`).
+    case bell
     case quit
 }
 
@@ -131,6 +133,8 @@ public enum ViewModel {
             if reading, !row.outgoing {
                 return [.markRead(conversation)]
             }
+            // Looking elsewhere: the bell, if asked for and the preview shows anything at all.
+            if !row.outgoing, state.bellEnabled, state.status.preview != .hidden { return [.bell] }
             return []
         case .history(let conversation, let rows):
             state.messages[conversation] = rows

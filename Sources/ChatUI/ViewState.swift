@@ -148,6 +148,16 @@ public struct ViewState: Equatable, Sendable {
     public var realtimeDown = false
     public var indexerDown = false
     public var quitting = false
+    /// `--bell`: a message in a conversation you are not reading rings the terminal's bell.
+    public var bellEnabled = false
+
+    /// The terminal's title: the app's own words and the unread count, never a message or a
+    /// name; no count when the preview is `hidden` (issue 15 #4).
+    public var terminalTitle: String {
+        let unread = status.badge
+        return unread > 0 && status.preview != .hidden ? "synchat (\(unread) unread)" : "synchat"
+    }
+
     /// A profile keeps unsent lines across a quit; without one, q asks first.
     public var keepsDrafts = false
     /// q was pressed once with an unsent line that would be lost.

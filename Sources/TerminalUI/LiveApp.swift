@@ -41,6 +41,11 @@ public final class LiveApp {
     }
     private let memory: MemoryStore?
     private var savedMemory: String?
+    private var bellDue = false
+    /// `--bell`.
+    public var bell = false {
+        didSet { state.bellEnabled = bell }
+    }
 
     public init(session: AppSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
                 recorder: SessionRecorder? = nil, memory: MemoryStore? = nil, keys: KeyMap = .standard) {
@@ -167,6 +172,9 @@ public final class LiveApp {
     }
 
     private func frame(_ terminal: Terminal) -> Grid {
+        // Outside the grid: the title, and the bell at most once a frame.
+        terminal.setTitle(state.terminalTitle)
+        if bellDue { terminal.bell(); bellDue = false }
         let (w, h) = terminal.size
         return Render.screen(state, width: w, height: h)
     }
@@ -226,6 +234,8 @@ public final class LiveApp {
                 session.driver.handle(.inspect(on))
             case .retrySends:
                 session.apply(.retry)
+            case .bell:
+                bellDue = true
             case .search(let query, let conversation):
                 // The store's full-text index: all of the history, not only what is loaded.
                 let found = (session.storage as? MessageSearching)?.search(query, in: conversation, limit: 1000) ?? []

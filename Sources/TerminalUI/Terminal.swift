@@ -74,6 +74,7 @@ public final class Terminal {
     public func close() {
         guard isOpen else { return }
         isOpen = false
+        if titleShown != nil { writeRaw("\u{1B}[23;0t") }  // the title as it was, where the terminal keeps a stack
         endwin()
         if let screen { delscreen(screen) }
         screen = nil
@@ -91,6 +92,29 @@ public final class Terminal {
 
     /// Clicks and the wheel are reported (`--no-mouse` leaves the terminal's own selection).
     public var mouse = true
+    private var titleShown: String?
+
+    /// Sets the terminal's title (OSC 2). The text is the app's own — never a message or a
+    /// name — and made of printable characters only; the title there was before is pushed
+    /// on the terminal's stack first and popped at close (xterm; elsewhere the app's stays).
+    public func setTitle(_ text: String) {
+        guard isOpen, text != titleShown else { return }
+        let safe = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) })
+        if titleShown == nil { writeRaw("\u{1B}[22;0t") }
+        titleShown = text
+        writeRaw("\u{1B}]2;" + safe + "\u{07}")
+    }
+
+    /// The terminal bell, as ncurses rings it.
+    public func bell() {
+        guard isOpen else { return }
+        _ = beep()
+    }
+
+    private func writeRaw(_ s: String) {
+        // Straight to the descriptor: curses has flushed its frame (a refresh writes it all).
+        _ = s.utf8CString.withUnsafeBufferPointer { p in Foundation.write(STDOUT_FILENO, p.baseAddress, p.count - 1) }
+    }
 
     /// Waits up to `timeoutMs` for a key.
     public func read(timeoutMs: Int32) -> Input? {

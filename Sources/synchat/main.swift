@@ -91,6 +91,9 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: "Append every engine event to this file (swift-log).")
     var log: String?
 
+    @Flag(name: .long, help: "Ring the terminal's bell when a message comes in a conversation you are not reading (not with preview hidden).")
+    var bell = false
+
     @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own selection); by default a click opens or focuses, the wheel scrolls.")
     var noMouse = false
 
@@ -182,6 +185,7 @@ struct Chat: ParsableArguments {
         }
         let (keys, keyWarnings) = KeyFile.load()
         let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder, memory: memory, keys: keys)
+        app.bell = bell
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
         do {

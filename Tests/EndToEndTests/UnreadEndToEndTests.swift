@@ -24,6 +24,15 @@ struct UnreadEndToEndTests {
         defer { t.close() }
         let screen = t.wait("a conversation with unread messages", seconds: 60) { Self.unreadRow($0) != nil }
         let row = try #require(Self.unreadRow(screen))
+        // Outside the app, the terminal's title counts them (issue 15 #4).
+        let deadline = Date().addingTimeInterval(10)
+        var paneTitle = ""
+        while Date() < deadline {
+            paneTitle = try t.tmux(["display-message", "-p", "-t", t.name, "#{pane_title}"], output: true).trimmingCharacters(in: .newlines)
+            if paneTitle.range(of: #"^synchat \(\d+ unread\)$"#, options: .regularExpression) != nil { break }
+            usleep(100_000)
+        }
+        #expect(paneTitle.range(of: #"^synchat \(\d+ unread\)$"#, options: .regularExpression) != nil, "\(paneTitle)")
         let name = row.dropFirst(2).split(separator: " ").first.map(String.init) ?? ""
         try t.keys("u")
         let opened = t.wait("the conversation open with its new line") { $0.contains("── new ──") && $0.split(separator: "\n").first?.contains(" \(name)") == true }
