@@ -27,6 +27,8 @@ public enum Directive: Equatable, Sendable {
     case send(handle: String, text: String)
     case receive(handle: String, text: String)
     case contact(handle: String, displayName: String)
+    /// A contact added by its address (the app's `a`); its handle is `handle(forAddress:)`.
+    case add(address: String, displayName: String)
     case mute(handle: String)
     case unmute(handle: String)
     case sync
@@ -63,6 +65,7 @@ public enum Directive: Equatable, Sendable {
         case .send(let h, let t): return "send \(h) \"\(t)\""
         case .receive(let h, let t): return "receive \(h) \"\(t)\""
         case .contact(let h, let d): return "contact \(h) \"\(d)\""
+        case .add(let a, let d): return "add \(a) \"\(d)\""
         case .mute(let h): return "mute \(h)"
         case .unmute(let h): return "unmute \(h)"
         case .sync: return "sync"
@@ -81,9 +84,22 @@ public enum Directive: Equatable, Sendable {
         case .send(let h, let t): return "send \(h) \(Self.quoted(t))"
         case .receive(let h, let t): return "receive \(h) \(Self.quoted(t))"
         case .contact(let h, let d): return "contact \(h) \(Self.quoted(d))"
+        case .add(let a, let d): return "add \(a) \(Self.quoted(d))"
         default: return summary
         }
     }
+
+    /// Whether `text` is an address a contact can be added by: `kaspa:` and 8 to 80 lower-case
+    /// letters and digits.
+    public static func isAddress(_ text: String) -> Bool {
+        guard text.hasPrefix("kaspa:") else { return false }
+        let rest = text.dropFirst(6)
+        return (8...80).contains(rest.count) && rest.allSatisfy { ($0.isASCII && $0.isLowercase) || ($0.isASCII && $0.isNumber) }
+    }
+
+    /// The handle a contact added by address goes by in scenario lines: `peer-` and the
+    /// address's last six characters.
+    public static func handle(forAddress address: String) -> String { "peer-" + String(address.suffix(6)) }
 
     /// `"…"` with `\\`, `\"`, `\n`, `\t`, `\e`, `\xHH` for other controls (C0, DEL, C1).
     public static func quoted(_ text: String) -> String {

@@ -13,7 +13,7 @@ public enum KeyAction: String, Hashable, Sendable, CaseIterable {
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
     case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline, nextUnread
-    case search, searchOlder, searchNewer
+    case search, searchOlder, searchNewer, addContact, renameContact, toggleMute
     // Compose line
     case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
 }
@@ -72,6 +72,9 @@ public enum KeyTable {
         KeyBinding(keys: [.pageUp], help: "scroll the messages (or the focused log) back", action: .scrollUp),
         KeyBinding(keys: [.pageDown], help: "scroll forward", action: .scrollDown),
         KeyBinding(keys: [.end], help: "jump to the newest message (or log line)", action: .scrollEnd),
+        KeyBinding(keys: [.char("a")], help: "add a contact by address", action: .addContact),
+        KeyBinding(keys: [.char("E")], help: "rename the selected contact", action: .renameContact),
+        KeyBinding(keys: [.char("M")], help: "mute / unmute the selected contact", action: .toggleMute),
         KeyBinding(keys: [.char("b")], help: "send the app to the background", action: .background),
         KeyBinding(keys: [.char("f")], help: "bring the app to the foreground", action: .foreground),
         KeyBinding(keys: [.char("o")], help: "open the latest notification's conversation", action: .openBanner),

@@ -241,6 +241,14 @@ public enum Render {
             drawSearchPrompt(&g, s, search, y: y, width: l.width)
             return
         }
+        if let prompt = s.prompt {
+            var x = g.put(prompt.label + "> ", x: 0, y: y, role: .focus)
+            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24)) {
+                x = g.put(cell.text, x: x, y: y, role: cell.isCursor ? .composeCursor : .compose, maxX: l.width)
+            }
+            g.put("  (Enter · Esc)", x: x, y: y, role: .messageMeta, maxX: l.width)
+            return
+        }
         guard let name = s.openRow?.name else {
             g.put("  select a conversation with ↑/↓ and press Enter to write", x: 0, y: y, role: .messageMeta)
             return

@@ -24,6 +24,9 @@ public enum Command: Equatable, Sendable {
     case search(SearchQuery, in: Address?)
     /// Ring the terminal's bell (a message while you look elsewhere, `--bell`).
     case bell
+    /// Rename a contact (its conversation's address), or mute / unmute it.
+    case rename(Address, String)
+    case setMuted(Address, Bool)
     case quit
 }
 
@@ -300,6 +303,7 @@ public enum ViewModel {
             return []
         }
         if state.search?.editing == true { return searchKey(&state, key) }
+        if state.prompt != nil { return contactPromptKey(&state, key) }
         if state.search != nil {
             switch key {
             case .escape:
@@ -403,6 +407,18 @@ public enum ViewModel {
         case .search:
             state.search = SearchState(scope: state.open.map { .conversation($0) } ?? .all)
             return []
+        case .addContact:
+            state.prompt = ContactPrompt(step: .address)
+            return []
+        case .renameContact:
+            guard let row = state.selectedConversation else { return [] }
+            var prompt = ContactPrompt(step: .rename(row.address))
+            prompt.input = LineEditor(row.name)
+            state.prompt = prompt
+            return []
+        case .toggleMute:
+            guard let row = state.selectedConversation else { return [] }
+            return [.setMuted(row.address, !row.muted)]
         case .searchOlder: stepSearch(&state, older: true)
         case .searchNewer: stepSearch(&state, older: false)
         case .nextUnread:

@@ -130,6 +130,8 @@ public struct ViewState: Equatable, Sendable {
     public var keys = KeyMap.standard
     /// Lines the help is scrolled by (the render clamps it to what there is).
     public var helpScroll = 0
+    /// Adding or renaming a contact: its prompt on the compose line.
+    public var prompt: ContactPrompt?
     /// A search: its prompt, or its query and hits (`/`, `n`, `N`, Esc ends it).
     public var search: SearchState?
     /// The `new` line of the open conversation: above its first unread message.

@@ -82,14 +82,14 @@ public final class SimulatedWorld {
 
     /// Adds a contact, or renames an existing one (matched by handle).
     @discardableResult
-    public func addContact(handle: String, displayName: String) -> Contact {
+    public func addContact(handle: String, displayName: String, address: Address? = nil) -> Contact {
         if let i = contacts.firstIndex(where: { $0.handle == handle }) {
             contacts[i].displayName = displayName
             let c = contacts[i]
             persist { try $0.saveWorldContact(c) }
             return c
         }
-        let contact = Contact(address: Self.address(for: handle), handle: handle, displayName: displayName)
+        let contact = Contact(address: address ?? Self.address(for: handle), handle: handle, displayName: displayName)
         contacts.append(contact)
         persist { try $0.saveWorldContact(contact) }
         return contact

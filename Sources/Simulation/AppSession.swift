@@ -149,6 +149,15 @@ public final class AppSession {
             if let c = world.contact(handle: h) { driver.send(to: c.address, text: text) }
         case .receive(let h, let text):
             if let c = world.contact(handle: h) { world.deliverIncoming(from: c, kind: .contextual, body: text) }
+        case .add(let address, let name):
+            guard Directive.isAddress(address) else { break }
+            let h = Directive.handle(forAddress: address)
+            let isNew = world.contact(handle: h) == nil
+            let c = world.addContact(handle: h, displayName: name, address: Address(address))
+            var clientSide = driver.contact(c.address) ?? c
+            clientSide.displayName = name
+            driver.upsertContact(clientSide)
+            if isNew { world.deliverIncoming(from: c, kind: .handshake, body: "handshake from \(name)") }
         case .contact(let h, let name):
             let isNew = world.contact(handle: h) == nil
             let c = world.addContact(handle: h, displayName: name)

@@ -88,6 +88,7 @@ public enum ScenarioParser {
             }
             switch step.directive {
             case .contact(let h, _): known.insert(h)
+            case .add(let a, _): known.insert(Directive.handle(forAddress: a))
             case .send(let h, _), .receive(let h, _), .mute(let h), .unmute(let h), .open(let h):
                 guard known.contains(h) else {
                     throw fail("unknown contact \"\(h)\" (known: \(known.sorted().joined(separator: ", ")))")
@@ -176,6 +177,13 @@ public enum ScenarioParser {
                 throw fail("send text is \(bytes) bytes; a message is at most \(limit) bytes (\(limit / 1024) KiB)")
             }
             return verb == "send" ? .send(handle: h, text: t) : .receive(handle: h, text: t)
+        case "add":
+            let usage = "add ADDRESS \"DISPLAY NAME\""
+            let a = try arg(1, usage)
+            guard Directive.isAddress(a) else { throw fail("bad address \"\(a)\" (expected kaspa: and 8 to 80 lower-case letters and digits)") }
+            let d = try text(2, usage)
+            try end(3, usage)
+            return .add(address: a, displayName: d)
         case "contact":
             let usage = "contact NAME \"DISPLAY NAME\""
             let h = try handle(try arg(1, usage), fail)

@@ -236,6 +236,10 @@ public final class LiveApp {
                 session.apply(.retry)
             case .bell:
                 bellDue = true
+            case .rename(let address, let name):
+                if let h = session.handle(of: address) { session.apply(.contact(handle: h, displayName: name)) }
+            case .setMuted(let address, let muted):
+                if let h = session.handle(of: address) { session.apply(muted ? .mute(handle: h) : .unmute(handle: h)) }
             case .search(let query, let conversation):
                 // The store's full-text index: all of the history, not only what is loaded.
                 let found = (session.storage as? MessageSearching)?.search(query, in: conversation, limit: 1000) ?? []

@@ -123,7 +123,7 @@ struct ScreenTests {
         var s = sampleState()
         s.focus = .list
         _ = ViewModel.reduce(&s, .key(.char("?")))
-        let text = Render.screen(s, width: 100, height: 40).text.joined(separator: "\n")
+        let text = Render.screen(s, width: 100, height: 60).text.joined(separator: "\n")  // tall enough for every key outside the compose line
         for binding in KeyTable.global where !binding.label.isEmpty {
             #expect(text.contains(binding.help), "help lacks \(binding.label)")
         }

@@ -1,0 +1,33 @@
+import AppActions
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+/// Issue 15 #8 in the session: a contact added by address reaches the world, the engine and
+/// the store, sends its handshake, and can be written to, renamed and muted by its handle.
+@Suite("Contacts added, renamed and muted")
+struct ContactDirectiveTests {
+    @Test("add ADDRESS: the engine and the store know the contact, its handshake arrives; rename and mute follow")
+    func addRenameMute() throws {
+        let scenario = try ScenarioParser.parse("""
+            duration 10m
+            contacts 1
+            traffic 0/h
+            at 1m add kaspa:qzoe12345678 "Zoë"
+            at 2m send peer-345678 "hi Zoë"
+            at 3m contact peer-345678 "Zoë Q."
+            at 4m mute peer-345678
+            """, file: "add")
+        let run = ScenarioRun(scenario: scenario, policy: .adaptive)
+        run.run()
+        let zoe = Address("kaspa:qzoe12345678")
+        #expect(run.driver.contact(zoe)?.displayName == "Zoë Q.")
+        #expect(run.driver.contact(zoe)?.muted == true)
+        #expect(run.storage.contacts().contains { $0.address == zoe && $0.muted })
+        let kinds = run.storage.messages(in: zoe).map(\.message.kind)
+        #expect(kinds.contains(.handshake))
+        #expect(run.storage.messages(in: zoe).contains { $0.message.body == "hi Zoë" && $0.via == .sent })
+        #expect(RunSummary(run).messagesLost == 0)
+    }
+}
