@@ -10,7 +10,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -345,7 +345,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "render", "compose", "memory", "store", "search", "fuzz", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "render", "compose", "memory", "store", "search", "firstframe", "fuzz", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -355,7 +355,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -366,9 +366,9 @@ var searchMessages = 1_000_000
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
-} else if what == "search" {
+} else if what == "search" || what == "firstframe" {
     if rest.count == 2, rest[0] == "--messages", let n = Int(rest[1]), n > 0 { searchMessages = n }
-    else if !rest.isEmpty { usage("search takes --messages N, not \(rest.joined(separator: " "))") }
+    else if !rest.isEmpty { usage("\(what) takes --messages N, not \(rest.joined(separator: " "))") }
 } else if what != "fuzz", what != "widths", !rest.isEmpty {
     usage("\(what) takes no arguments")
 }
@@ -377,6 +377,7 @@ if what == "policies" || what == "all" { try policiesBench(); try ablationBench(
 if what == "speed" || what == "all" { try speedBench() }
 if what == "render" || what == "all" { try renderBench() }
 if what == "search" || what == "all" { try searchBench(messages: searchMessages) }
+if what == "firstframe" { firstFrameBench(messages: searchMessages) }  // not in all: it builds a large profile
 if what == "compose" || what == "all" { composeBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }
