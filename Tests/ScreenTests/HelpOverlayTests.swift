@@ -38,3 +38,32 @@ struct HelpOverlayTests {
         #expect(row?.contains("── compose line ──") == true)
     }
 }
+
+/// Issue 15 #7: the pane that has the keys says so — its title in the focus role — so that
+/// fault letters are not typed into the compose line by mistake, nor the reverse.
+@Suite("Visible focus")
+struct VisibleFocusTests {
+    @Test("the list's, the messages' and the log's titles take the focus role when they have the keys, and only then")
+    func titles() throws {
+        var s = sampleState()
+        func roleOf(_ text: String, _ g: Grid) throws -> Role {
+            let y = try #require(g.text.firstIndex { $0.contains(text) })
+            let x = g.text[y].distance(from: g.text[y].startIndex, to: g.text[y].range(of: text)!.lowerBound)
+            return g.roles(row: y)[x + 1]
+        }
+        _ = ViewModel.reduce(&s, .key(.escape))  // the list
+        var g = Render.screen(s, width: 100, height: 24)
+        #expect(try roleOf("Conversations", g) == .focus)
+        #expect(try roleOf("Alice  ", g) == .title)
+        #expect(try roleOf("sync log", g) == .logTitle)
+        _ = ViewModel.reduce(&s, .key(.tab))  // the messages
+        g = Render.screen(s, width: 100, height: 24)
+        #expect(try roleOf("Conversations", g) == .title)
+        #expect(try roleOf("Alice  ", g) == .focus)
+        _ = ViewModel.reduce(&s, .key(.tab))  // the compose line: its cursor shows, and the pane's title
+        _ = ViewModel.reduce(&s, .key(.tab))  // the log
+        g = Render.screen(s, width: 100, height: 24)
+        #expect(try roleOf("sync log", g) == .focus)
+        #expect(try roleOf("Alice  ", g) == .title)
+    }
+}
