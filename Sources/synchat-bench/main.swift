@@ -57,6 +57,15 @@ func bigState(messages: Int) throws -> (ViewState, ScenarioRun) {
     return (s, run)
 }
 
+/// Milliseconds to render `state` at 200×60, 2 000 times.
+func frameTimes(_ state: ViewState) -> [Double] {
+    (0..<2000).map { _ in
+        let t0 = now()
+        _ = Render.screen(state, width: 200, height: 60)
+        return Double(now() - t0) / 1e6
+    }
+}
+
 func renderBench() throws {
     say("== render (ChatUI, pure): 200x60 frame, 100 000 messages in history over 200 conversations")
     let (state, run) = try bigState(messages: 100_000)
@@ -89,12 +98,7 @@ func renderBench() throws {
     logged.focus = .log
     _ = ViewModel.reduce(&logged, .key(.char("L")))
     for _ in 0..<50 { _ = ViewModel.reduce(&logged, .key(.pageUp)) }
-    var logTimes: [Double] = []
-    for _ in 0..<2000 {
-        let t0 = now()
-        _ = Render.screen(logged, width: 200, height: 60)
-        logTimes.append(Double(now() - t0) / 1e6)
-    }
+    let logTimes = frameTimes(logged)
     row("render, log of \(ViewState.logCapacity), 500 rows back, median", fmt(percentile(logTimes, 0.5)), "goal ≤ 1 ms")
 
     // The timeline strip (`T`) over a busy hour: a mark, requests and a fault change a minute.
@@ -107,12 +111,7 @@ func renderBench() throws {
         _ = ViewModel.reduce(&stripped, .faults(minute % 10 < 3 ? ["push drop 100%"] : []))
     }
     _ = ViewModel.reduce(&stripped, .key(.char("T")))
-    var stripTimes: [Double] = []
-    for _ in 0..<2000 {
-        let t0 = now()
-        _ = Render.screen(stripped, width: 200, height: 60)
-        stripTimes.append(Double(now() - t0) / 1e6)
-    }
+    let stripTimes = frameTimes(stripped)
     row("render 200x60 with the timeline strip, median", fmt(percentile(stripTimes, 0.5)), "goal ≤ 1 ms")
 
     // The inspector (`i`) in place of the messages, with this world's 402 cursors.
@@ -122,12 +121,7 @@ func renderBench() throws {
     _ = ViewModel.reduce(&inspected, .inspection(run.driver.engine.inspection))
     _ = ViewModel.reduce(&inspected, .faults(["push drop 100%", "indexer latency 2s"]))
     precondition(Render.screen(inspected, width: 200, height: 60).text.contains { $0.contains("── cursors ──") })
-    var inspectorTimes: [Double] = []
-    for _ in 0..<2000 {
-        let t0 = now()
-        _ = Render.screen(inspected, width: 200, height: 60)
-        inspectorTimes.append(Double(now() - t0) / 1e6)
-    }
+    let inspectorTimes = frameTimes(inspected)
     row("render 200x60 with the inspector, median", fmt(percentile(inspectorTimes, 0.5)), "goal ≤ 1 ms")
     row("render 200x60 with the inspector, p95", fmt(percentile(inspectorTimes, 0.95)))
 

@@ -4,10 +4,7 @@ import Testing
 /// Hostile text and hostile sizes against the real binary in tmux.
 @Suite("End to end: escape injection and resize storms", .serialized, .timingSensitive)
 struct HostileEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     func title(_ t: TmuxSession) throws -> String {
         try t.tmux(["display-message", "-p", "-t", t.name, "#{pane_title}"], output: true).trimmingCharacters(in: .newlines)

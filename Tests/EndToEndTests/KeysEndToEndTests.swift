@@ -5,10 +5,7 @@ import Testing
 /// does nothing, and the help shows the new one.
 @Suite("End to end: keys.toml", .serialized, .timingSensitive)
 struct KeysEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("background = \"B\": B backgrounds, b does not, the help lists B; a bad line is a warning with file and line")
     func rebound() throws {

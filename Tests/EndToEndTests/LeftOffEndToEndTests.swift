@@ -5,10 +5,7 @@ import Testing
 /// the command says the line is kept; the next launch opens that conversation with the line.
 @Suite("End to end: where you left off", .serialized, .timingSensitive)
 struct LeftOffEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("a relaunch opens the conversation you had open, with your unsent line in the compose line")
     func relaunchRestores() throws {

@@ -5,10 +5,7 @@ import Testing
 /// follows again, and L shows everything, message arrivals with their channel included.
 @Suite("End to end: the sync log pane in tmux", .serialized, .timingSensitive)
 struct LogPaneEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("Tab to the log, PgUp: scrolled back; End: following; L: a 'message … via …' line shows")
     func focusScrollFilter() throws {

@@ -6,10 +6,7 @@ import Testing
 /// terminal for mouse reports, so its own selection works.
 @Suite("End to end: the mouse in tmux", .serialized, .timingSensitive)
 struct MouseEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     /// A press and release of the first button at a 0-based cell, as SGR (1006) reports it.
     static func click(_ x: Int, _ y: Int) -> String { "\u{1B}[<0;\(x + 1);\(y + 1)M\u{1B}[<0;\(x + 1);\(y + 1)m" }

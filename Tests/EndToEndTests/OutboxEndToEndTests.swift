@@ -5,10 +5,7 @@ import Testing
 /// sent with its retry, the bar counts it, and it goes out by itself once the node is back.
 @Suite("End to end: a message the network cannot take", .serialized, .timingSensitive)
 struct OutboxEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("r, then a message: ! not sent: node unreachable, 1 unsent; r again: it is sent, once")
     func sendWhileNodeDown() throws {

@@ -6,10 +6,7 @@ import Testing
 /// wrote.
 @Suite("End to end: record in tmux, replay with simulate", .serialized, .timingSensitive)
 struct RecordEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("b f p r x v m, open and write, p p r x S t, q: the replay prints the log, line for line")
     func roundTrip() throws {

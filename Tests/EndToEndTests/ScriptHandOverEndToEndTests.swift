@@ -4,10 +4,7 @@ import Testing
 /// A played scenario in the real TUI: its end hands the world over instead of freezing it.
 @Suite("End to end: a played scenario hands over to the live world", .serialized, .timingSensitive)
 struct ScriptHandOverEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("after the script's end, b and f reconnect (not 'connecting' forever) and the status bar says the script is over")
     func liveAfterTheScript() throws {

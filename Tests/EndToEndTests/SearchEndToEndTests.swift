@@ -5,10 +5,7 @@ import Testing
 /// store's index and shown; Tab searches all conversations and lists the hits.
 @Suite("End to end: search in tmux", .serialized, .timingSensitive)
 struct SearchEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("/ word Enter finds the message in this conversation; / Tab word Enter lists hits in all conversations")
     func search() throws {

@@ -7,10 +7,7 @@ import Testing
 struct TUIEndToEndTests {
     static let args = "--ephemeral --seed 1 --speed 60"
 
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("the first screen shows the conversations and 'foreground'")
     func firstScreen() throws {

@@ -5,10 +5,7 @@ import Testing
 /// directory; a theme the profile remembers that has gone falls back once, then quietly.
 @Suite("End to end: themes from anywhere", .serialized, .timingSensitive)
 struct ThemeEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     @Test("--theme light works launched from a directory without Themes/, and the profile remembers it")
     func shippedFromAnywhere() throws {

@@ -7,10 +7,7 @@ import Testing
 struct TimeAndInspectorEndToEndTests {
     static let args = "--ephemeral --seed 1 --speed 60"
 
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     /// The status bar's clock, `08:04:15`.
     static func clock(_ screen: String) -> String? {

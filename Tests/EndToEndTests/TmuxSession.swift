@@ -18,6 +18,12 @@ final class TmuxSession {
     /// The `synchat` under test: `$SYNCHAT_BIN`, or the debug build.
     static var binary: String { BuiltProducts.synchat }
 
+    /// What every end-to-end suite needs first: tmux, and the built binary.
+    static func requireReady() throws {
+        try #require(available, "tmux is not installed (apt-get install tmux)")
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "build synchat first: \(binary)")
+    }
+
     static var available: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") || FileManager.default.isExecutableFile(atPath: "/usr/local/bin/tmux")
     }

@@ -5,10 +5,7 @@ import Testing
 /// with a `new` line above what was unread.
 @Suite("End to end: jump to unread", .serialized, .timingSensitive)
 struct UnreadEndToEndTests {
-    init() throws {
-        try #require(TmuxSession.available, "tmux is not installed (apt-get install tmux)")
-        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
-    }
+    init() throws { try TmuxSession.requireReady() }
 
     /// The list row of a conversation with unread messages: `  Name   3 │`.
     static func unreadRow(_ screen: String) -> String? {
