@@ -144,7 +144,7 @@ public final class LiveApp {
             // A paste arrives as thousands of keys at once: take every key already waiting
             // (up to a bound, so the world still advances) before drawing the next frame, so
             // that a key costs a reduce, not a frame (issue 11 #9).
-            var input = terminal.read(timeoutMs: 40)
+            var input = terminal.read(timeoutMs: wakeTimeout())
             var taken = 0
             while let next = input {
                 switch next {
@@ -169,6 +169,18 @@ public final class LiveApp {
         recorder?.finish(at: session.scheduler.now)
         saveMemory()
         session.checkpoint()
+    }
+
+    /// How long the loop may sleep waiting for a key (issue 16): until the world or the
+    /// engine has something due, or the status bar's clock shows its next second — at most a
+    /// second (the checkpoint, the ages on the status bar), at least a millisecond. It used
+    /// to wake every 40 ms whatever happened.
+    private func wakeTimeout() -> Int32 {
+        guard !paused else { return 1000 }
+        let now = virtualNow
+        var wall = Double(1000 - now.milliseconds % 1000) / speed  // the clock's next second
+        if let next = session.scheduler.nextEventTime { wall = min(wall, Double(max(0, (next - now).milliseconds)) / speed) }
+        return Int32(max(1, min(1000, wall.rounded(.up))))
     }
 
     private func frame(_ terminal: Terminal) -> Grid {
