@@ -10,7 +10,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -339,7 +339,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "render", "compose", "memory", "store", "search", "firstframe", "fuzz", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "render", "compose", "memory", "store", "search", "firstframe", "idle", "fuzz", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -349,7 +349,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -372,6 +372,7 @@ if what == "speed" || what == "all" { try speedBench() }
 if what == "render" || what == "all" { try renderBench() }
 if what == "search" || what == "all" { try searchBench(messages: searchMessages) }
 if what == "firstframe" { firstFrameBench(messages: searchMessages) }  // not in all: it builds a large profile
+if what == "idle" { idleBench() }  // not in all: two minutes of waiting
 if what == "compose" || what == "all" { composeBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }
