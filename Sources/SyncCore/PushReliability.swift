@@ -115,6 +115,14 @@ public struct PushReliability: Sendable {
     private var recentPushes: [String: Instant] = [:]
     /// txIds already decided, so a realtime redelivery is not observed twice.
     private var decided: [String: Instant] = [:]
+    /// What `prune` forgets, in the order it forgets it, so that a prune costs what it drops
+    /// rather than a scan of everything kept (issue 16: the scan made a busy day quadratic):
+    /// pushes by arrival (not in order: a heap), decisions in the order they were made.
+    private var pushExpiry = ExpiryHeap()
+    private var decidedOrder: [(at: Instant, txId: String)] = []
+    private var decidedHead = 0
+    /// The txIds of `pending`, for a membership test that does not walk it.
+    private var pendingIds: Set<String> = []
 
     /// `muted`: the contacts muted when the machine starts.
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, restoring persisted: Persisted = Persisted(),
@@ -179,6 +187,7 @@ public struct PushReliability: Sendable {
         }
         if let why = new.whyNotOperational {
             pending.removeAll()
+            pendingIds.removeAll()
             guard state != .disabled else { return [] }
             return [transition(to: .disabled, reason: why)]
         }
@@ -191,9 +200,10 @@ public struct PushReliability: Sendable {
     /// (rule 12): they count with the time they really arrived.
     public mutating func pushReceived(txId: String, arrivedAt: Instant, now: Instant) -> [Action] {
         prune(now: now)
-        if let index = pending.firstIndex(where: { $0.txId == txId }) {
+        if pendingIds.contains(txId), let index = pending.firstIndex(where: { $0.txId == txId }) {
             let seen = pending.remove(at: index)
-            decided[txId] = now
+            pendingIds.remove(txId)
+            decide(txId, now)
             let offset = arrivedAt - seen.seenAt
             // The app may have been suspended past the grace deadline; judge by arrival time.
             if offset <= settings.pushGrace {
@@ -203,6 +213,7 @@ public struct PushReliability: Sendable {
         }
         if decided[txId] == nil {
             recentPushes[txId] = arrivedAt
+            pushExpiry.insert(arrivedAt, txId)
         }
         return []
     }
@@ -233,19 +244,20 @@ public struct PushReliability: Sendable {
     public mutating func realtimeTxSeen(txId: String, from sender: Address, landedAt: Instant, now: Instant) -> [Action] {
         prune(now: now)
         guard state != .disabled, conditions?.operational ?? false, pushEligible(from: sender, landedAt: landedAt) else { return [] }
-        guard decided[txId] == nil, !pending.contains(where: { $0.txId == txId }) else {
+        guard decided[txId] == nil, !pendingIds.contains(txId) else {
             return []  // a redelivery of a tx already observed: one observation per tx
         }
         if let pushedAt = recentPushes.removeValue(forKey: txId) {
             let offset = pushedAt - now
             if -offset.milliseconds <= settings.pushLeadTolerance.milliseconds {
-                decided[txId] = now
+                decide(txId, now)
                 return hit(txId: txId, offset: offset, via: .realtime)
             }
             // The push came too long before the sighting to be its match: observe as usual,
             // it will be a miss unless the push comes again.
         }
         pending.append((txId, now, .realtime))
+        pendingIds.insert(txId)
         return []
     }
 
@@ -261,18 +273,19 @@ public struct PushReliability: Sendable {
         guard policy.fetchEvidence else { return [] }  // (a) is adaptive's
         prune(now: now)
         guard state != .disabled, conditions?.operational ?? false, pushEligible(from: sender, landedAt: blockTime) else { return [] }
-        guard decided[txId] == nil, !pending.contains(where: { $0.txId == txId }) else { return [] }
+        guard decided[txId] == nil, !pendingIds.contains(txId) else { return [] }
         if let pushedAt = pushArrivedAt ?? recentPushes.removeValue(forKey: txId) {
-            decided[txId] = now
+            decide(txId, now)
             let offset = pushedAt - blockTime
             return offset <= settings.pushGrace ? hit(txId: txId, offset: offset, via: .fetch) : miss(txId: txId, via: .fetch, now: now)
         }
         if now - blockTime >= settings.pushGrace {
-            decided[txId] = now
+            decide(txId, now)
             return miss(txId: txId, via: .fetch, now: now)
         }
         let i = pending.firstIndex { $0.seenAt > blockTime } ?? pending.count
         pending.insert((txId, blockTime, .fetch), at: i)
+        pendingIds.insert(txId)
         return []
     }
 
@@ -284,7 +297,8 @@ public struct PushReliability: Sendable {
         var actions: [Action] = []
         while let first = pending.first, first.seenAt + settings.pushGrace <= now {
             pending.removeFirst()
-            decided[first.txId] = now
+            pendingIds.remove(first.txId)
+            decide(first.txId, now)
             actions += miss(txId: first.txId, via: first.via, now: now)
         }
         return actions
@@ -341,14 +355,29 @@ public struct PushReliability: Sendable {
         return .stateChanged(from: old, to: new, reason: reason)
     }
 
+    /// Forgets pushes older than the retention, and (past 256 of them) decisions older than
+    /// it: the same entries a filter of both would drop, found from the oldest up.
     private mutating func prune(now: Instant) {
         let horizon = now - settings.observationRetention
-        if recentPushes.contains(where: { $0.value < horizon }) {
-            recentPushes = recentPushes.filter { $0.value >= horizon }
+        while let oldest = pushExpiry.min, oldest.at < horizon {
+            pushExpiry.removeMin()
+            if recentPushes[oldest.txId] == oldest.at { recentPushes[oldest.txId] = nil }
         }
-        if decided.count > 256, decided.contains(where: { $0.value < horizon }) {
-            decided = decided.filter { $0.value >= horizon }
+        guard decided.count > 256 else { return }
+        while decidedHead < decidedOrder.count, decidedOrder[decidedHead].at < horizon {
+            let (at, txId) = decidedOrder[decidedHead]
+            decidedHead += 1
+            if decided[txId] == at { decided[txId] = nil }
         }
+        if decidedHead > 4096, decidedHead * 2 > decidedOrder.count {
+            decidedOrder.removeFirst(decidedHead)
+            decidedHead = 0
+        }
+    }
+
+    private mutating func decide(_ txId: String, _ now: Instant) {
+        decided[txId] = now
+        decidedOrder.append((now, txId))
     }
 }
 
