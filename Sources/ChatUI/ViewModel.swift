@@ -37,8 +37,10 @@ public enum ViewInput: Equatable, Sendable {
     case conversations([ConversationRow])
     /// A message stored by the engine, in its conversation.
     case message(Address, MessageRow)
-    /// A full history for one conversation (when it is first opened).
-    case history(Address, [MessageRow])
+    /// A page of one conversation's history (`ViewState.historyWanted`), oldest first:
+    /// the first when it is opened, then older ones; `complete` when it reaches the first
+    /// message.
+    case history(Address, [MessageRow], complete: Bool = true)
     /// A line of the app's own for the log (a notice), already with its time if it has one.
     case logLine(String)
     /// One engine event as a line of the sync log.
@@ -117,14 +119,18 @@ public enum ViewModel {
             }
             return []
         case .message(let conversation, let row):
-            var list = state.messages[conversation] ?? []
-            guard !list.contains(where: { $0.txId == row.txId }) else { return [] }
-            // Keep block-time order; new messages almost always go at the end.
-            var i = list.count
-            while i > 0, list[i - 1].blockTime > row.blockTime { i -= 1 }
-            list.insert(row, at: i)
-            state.messages[conversation] = list
-            if conversation == state.open, state.scroll > 0 { state.scroll += 1 }  // keep the view still while scrolled back
+            // Keep block-time order; new messages almost always go at the end. A conversation
+            // not loaded yet gets it with its first page, from the store; one older than
+            // every loaded message of a partly loaded history comes with its page.
+            let loaded = state.messages[conversation]
+            guard loaded?.contains(where: { $0.txId == row.txId }) != true else { return [] }
+            if var list = loaded, !(state.partialHistory.contains(conversation) && list.first.map { row.blockTime < $0.blockTime } ?? false) {
+                var i = list.count
+                while i > 0, list[i - 1].blockTime > row.blockTime { i -= 1 }
+                list.insert(row, at: i)
+                state.messages[conversation] = list
+                if conversation == state.open, state.scroll > 0 { state.scroll += 1 }  // keep the view still while scrolled back
+            }
             // The list learns from the message itself: its activity, and an unread count.
             let reading = conversation == state.open && state.status.lifecycle == .foreground
             if let c = state.conversations.firstIndex(where: { $0.address == conversation }) {
@@ -139,8 +145,16 @@ public enum ViewModel {
             // Looking elsewhere: the bell, if asked for and the preview shows anything at all.
             if !row.outgoing, state.bellEnabled, state.status.preview != .hidden { return [.bell] }
             return []
-        case .history(let conversation, let rows):
-            state.messages[conversation] = rows
+        case .history(let conversation, let rows, let complete):
+            if let loaded = state.messages[conversation] {
+                // An older page: before what is loaded (a message that arrived meanwhile
+                // is not taken twice).
+                let have = Set(loaded.map(\.txId))
+                state.messages[conversation] = rows.filter { !have.contains($0.txId) } + loaded
+            } else {
+                state.messages[conversation] = rows
+            }
+            if complete { state.partialHistory.remove(conversation) } else { state.partialHistory.insert(conversation) }
             placeMarker(&state)
             return []
         case .logLine(let line):
@@ -284,7 +298,8 @@ public enum ViewModel {
             seen += 1
             if seen == marker.unread { marker.txId = m.txId; break }
         }
-        if marker.txId == nil { marker.txId = list.first { !$0.outgoing }?.txId }
+        // Not in what is loaded: the next page has it (`historyWanted`), unless this is all.
+        if marker.txId == nil, !state.partialHistory.contains(marker.conversation) { marker.txId = list.first { !$0.outgoing }?.txId }
         state.newMarker = marker
     }
 

@@ -102,6 +102,10 @@ public struct ViewState: Equatable, Sendable {
     /// The conversation shown in the message pane.
     public var open: Address?
     public var messages: [Address: [MessageRow]] = [:]
+    /// Conversations whose loaded messages do not reach back to their first (issue 16): a
+    /// conversation's history is loaded a page at a time, the newest first, and older pages
+    /// when the view scrolls near the top of what is loaded or a search hit lies beyond it.
+    public var partialHistory: Set<Address> = []
     public var focus: Focus = .list
     /// The unsent line of each conversation, with its cursor. One per conversation, so that
     /// text written for one person is never sent to another after switching (issue 11 #7).
@@ -179,4 +183,53 @@ public struct ViewState: Equatable, Sendable {
 
     /// The compose line shown: the open conversation's draft (empty when it has none).
     public var compose: LineEditor { open.flatMap { drafts[$0] } ?? LineEditor() }
+}
+
+/// A page of history the screen needs from the store: the latest `limit` messages of
+/// `conversation` older than `before` (the newest when nil).
+public struct HistoryPage: Equatable, Sendable {
+    public var conversation: Address
+    public var before: Instant?
+    public var limit: Int
+}
+
+extension ViewState {
+    /// Messages loaded per page: a few screens of a tall terminal.
+    public static let historyPage = 500
+    /// Scrolled within this many rows of the top of what is loaded, the next page is asked for.
+    static let historyMargin = 200
+
+    /// The page of history the screen needs and does not have, if any (issue 16). The first
+    /// page of the open conversation covers its unread messages, so that the `new` line
+    /// finds its place; older pages come while the view is scrolled near the top of what is
+    /// loaded (a row of text is at least one message's worth, so the margin is conservative),
+    /// while this conversation's current search hit is older than everything loaded, or
+    /// while its first unread message is (unread counts incoming messages only).
+    public var historyWanted: HistoryPage? {
+        guard let open else { return nil }
+        guard let list = messages[open] else {
+            let unread = newMarker?.conversation == open ? newMarker?.unread ?? 0 : 0
+            return HistoryPage(conversation: open, before: nil, limit: max(Self.historyPage, unread + 50))
+        }
+        guard partialHistory.contains(open), let first = list.first else { return nil }
+        let nearTop = scroll + Self.historyMargin >= list.count
+        let markerBeyond = newMarker.map { $0.conversation == open && $0.txId == nil } ?? false
+        let hitBeyond = search.flatMap { s -> Bool? in
+            guard s.scope == .conversation(open), let hit = s.currentHit else { return nil }
+            return hit.blockTime <= first.blockTime && !list.contains { $0.txId == hit.txId }
+        } ?? false
+        return nearTop || hitBeyond || markerBeyond ? HistoryPage(conversation: open, before: first.blockTime, limit: Self.historyPage) : nil
+    }
+}
+
+extension ViewModel {
+    /// Loads what `historyWanted` asks for until it asks for nothing: `read` returns a page
+    /// (oldest first) as the store has it. Each page reaches further back, or is shorter
+    /// than asked and so the last, so this ends.
+    public static func loadHistory(_ state: inout ViewState, read: (HistoryPage) -> [MessageRow]) {
+        while let page = state.historyWanted {
+            let rows = read(page)
+            _ = reduce(&state, .history(page.conversation, rows, complete: rows.count < page.limit))
+        }
+    }
 }

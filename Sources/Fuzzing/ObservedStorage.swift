@@ -29,6 +29,9 @@ public final class ObservedStorage: ChatStorage {
     public func message(txId: String) -> StoredMessage? { inner.message(txId: txId) }
     public func cursor(_ object: SyncObject) -> SyncCursor { inner.cursor(object) }
     public func messages(in conversation: Address) -> [StoredMessage] { inner.messages(in: conversation) }
+    public func messages(in conversation: Address, before: Instant?, limit: Int) -> [StoredMessage] {
+        inner.messages(in: conversation, before: before, limit: limit)
+    }
     public func messageCount() -> Int { inner.messageCount() }
     public func allMessages() -> [StoredMessage] { inner.allMessages() }
     public func lastActivity() -> [Address: Instant] { inner.lastActivity() }

@@ -61,6 +61,11 @@ public protocol ChatStorage: AnyObject {
     func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage]
     func cursor(_ object: SyncObject) -> SyncCursor
     func messages(in conversation: Address) -> [StoredMessage]
+    /// A page of a conversation's history, oldest first: its latest `limit` messages older
+    /// than `before` (the newest when nil), and every other message of the oldest instant
+    /// among them, so that a page never splits an instant and the next page can start
+    /// strictly before it. Fewer than `limit` means the history's start is in the page.
+    func messages(in conversation: Address, before: Instant?, limit: Int) -> [StoredMessage]
     func messageCount() -> Int
     /// Every stored message, in storage order.
     func allMessages() -> [StoredMessage]
@@ -92,6 +97,7 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
     private var byConversation: [Address: [Int]] = [:]
     private var cursors: [SyncObject: SyncCursor] = [:]
     private var unread: [Address: Int] = [:]
+    private var activity: [Address: Instant] = [:]
     private var pending: [PendingPush] = []
     /// Test hook: a commit for which this returns true fails before writing anything.
     public var failCommit: ((_ messages: [StoredMessage], _ cursor: SyncObject?) -> Bool)?
@@ -125,6 +131,7 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
             byConversation[m.message.conversation, default: []].append(ordered.count)
             ordered.append(m)
             if m.message.direction == .incoming { unread[m.message.conversation, default: 0] += 1 }
+            activity[m.message.conversation] = max(activity[m.message.conversation] ?? m.message.blockTime, m.message.blockTime)
             fresh.append(m)
         }
         if let (object, value) = cursor { cursors[object] = value }
@@ -137,16 +144,19 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
         (byConversation[conversation] ?? []).map { ordered[$0] }
     }
 
+    public func messages(in conversation: Address, before: Instant?, limit: Int) -> [StoredMessage] {
+        // Block-time order, then storage order, as SQLite's `ORDER BY blockTime, id`.
+        let older = (byConversation[conversation] ?? []).filter { before == nil || ordered[$0].message.blockTime < before! }
+            .sorted { (ordered[$0].message.blockTime, $0) < (ordered[$1].message.blockTime, $1) }
+        guard older.count > limit, limit > 0 else { return older.map { ordered[$0] } }
+        let boundary = ordered[older[older.count - limit]].message.blockTime
+        return older.filter { ordered[$0].message.blockTime >= boundary }.map { ordered[$0] }
+    }
+
     public func messageCount() -> Int { ordered.count }
     public func allMessages() -> [StoredMessage] { ordered }
 
-    public func lastActivity() -> [Address: Instant] {
-        var result: [Address: Instant] = [:]
-        for (address, indices) in byConversation {
-            result[address] = indices.map { ordered[$0].message.blockTime }.max()
-        }
-        return result
-    }
+    public func lastActivity() -> [Address: Instant] { activity }
 
     public func unreadCount(in conversation: Address) -> Int { unread[conversation] ?? 0 }
     public func unreadCounts() -> [Address: Int] { unread.filter { $0.value > 0 } }

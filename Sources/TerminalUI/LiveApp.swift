@@ -266,11 +266,13 @@ public final class LiveApp {
                 state.quitting = true
             }
         }
-        // Opening a conversation: load its history from the store once.
-        if let open = state.open, state.messages[open] == nil {
-            let contact = session.driver.contact(open) ?? Contact(address: open, handle: open.value, displayName: open.value)
-            let rows = session.storage.messages(in: open).map { MessageRow($0, contact: contact) }.sorted { $0.blockTime < $1.blockTime }
-            _ = ViewModel.reduce(&state, .history(open, rows))
+        // The history the screen needs, a page at a time from the store: the newest page
+        // when a conversation opens, older ones as the view scrolls back or a search hit
+        // lies beyond (issue 16: opening one of 5 000 messages read all 5 000).
+        ViewModel.loadHistory(&state) { page in
+            let contact = session.driver.contact(page.conversation)
+                ?? Contact(address: page.conversation, handle: page.conversation.value, displayName: page.conversation.value)
+            return session.storage.messages(in: page.conversation, before: page.before, limit: page.limit).map { MessageRow($0, contact: contact) }
         }
     }
 }

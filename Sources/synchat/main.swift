@@ -195,6 +195,7 @@ struct Chat: ParsableArguments {
         }
         app.loop(terminal: terminal, notices: themeWarnings.map { "theme: " + $0 } + keyWarnings.map { "keys: " + $0 })
         terminal.close()
+        profileStore?.close()  // a clean end: the next start need not read the file through
         if profileStore != nil, !app.unsentDrafts.isEmpty {
             let names = app.unsentDrafts.map(UntrustedText.visible).joined(separator: ", ")
             FileHandle.standardOutput.write(Data("synchat: your unsent line to \(names) is kept in the profile; it will be there next time\n".utf8))
