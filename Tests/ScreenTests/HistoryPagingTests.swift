@@ -130,4 +130,19 @@ struct HistoryPagingTests {
         #expect(paged.newMarker == whole.newMarker)
         #expect((paged.messages[alice]?.count ?? 0) < Self.total)  // not the whole history either
     }
+
+    @Test("a message for a conversation not opened yet does not stand in for its history: opening it reads the page from the store")
+    func arrivalBeforeOpening() throws {
+        let store = try Self.store()
+        var s = ViewState()
+        _ = ViewModel.reduce(&s, .conversations([ConversationRow(address: alice, name: "Alice", unread: 0, muted: false, lastActivity: at(60_000))]))
+        let new = StoredMessage(message: NetworkMessage(txId: "new", conversation: alice, direction: .incoming, kind: .contextual,
+                                                        body: "just now", blockTime: at(70_000)), receivedAt: .zero, via: .realtime)
+        _ = try store.commit([new], cursor: nil)
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(new, contact: Self.contact)))
+        _ = ViewModel.reduce(&s, .key(.enter))
+        ViewModel.loadHistory(&s, read: Self.read(store))
+        #expect(s.messages[alice]?.count == ViewState.historyPage)
+        #expect(s.messages[alice]?.last?.txId == "new")
+    }
 }

@@ -1,0 +1,93 @@
+import Foundation
+import Simulation
+import SyncCore
+import SyncEngine
+
+// `synchat-bench scaling`: is `simulate` linear in what it simulates? CPU time of one
+// policy's run for 24 h and for 7 days, and for 400 and 4 000 messages an hour, against the
+// ratio of messages carried; 100 000 messages an hour for an hour; a 1 000 000-line scenario
+// (run by the release `synchat`, its peak memory read from the kernel).
+
+/// CPU seconds this process has used (user + system, every thread).
+func cpuSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// A day of the speed bench's shape (background at night, a push outage), repeated.
+func dailyScenario(days: Int, hours: Int = 24, trafficPerHour: Int, contacts: Int = 20) throws -> Scenario {
+    var lines = ["seed 3", "duration \(days * hours)h", "contacts \(contacts)", "traffic \(trafficPerHour)/h"]
+    for d in 0..<days where hours == 24 {
+        let h = d * 24
+        lines += ["at \(h + 1)h background", "at \(h + 2)h foreground", "at \(h + 5)h push drop 100%", "at \(h + 6)h push drop 0%",
+                  "at \(h + 8)h background", "at \(h + 16)h foreground"]
+    }
+    return try ScenarioParser.parse(lines.joined(separator: "\n"), file: "bench-scaling")
+}
+
+/// One run: messages carried and CPU seconds.
+func measuredRun(_ scenario: Scenario, _ policy: SyncPolicy) -> (messages: Int, cpu: Double) {
+    let c0 = cpuSeconds()
+    let summary = runPolicy(scenario, policy)
+    return (summary.messagesSent, cpuSeconds() - c0)
+}
+
+func scalingBench(lines: Int) throws {
+    say("== scaling: simulate's CPU time against the messages it carries (goal: ratios within 10 % of the message ratio)")
+    say("policy      case                     messages   CPU s     ×CPU   ×messages   CPU/messages")
+    let day = try dailyScenario(days: 1, trafficPerHour: 420)
+    let week = try dailyScenario(days: 7, trafficPerHour: 420)
+    let light = try dailyScenario(days: 1, trafficPerHour: 400)
+    let heavy = try dailyScenario(days: 1, trafficPerHour: 4000)
+    func line(_ policy: String, _ name: String, _ r: (messages: Int, cpu: Double), base: (messages: Int, cpu: Double)?) {
+        var text = policy.padding(toLength: 12, withPad: " ", startingAt: 0) + name.padding(toLength: 24, withPad: " ", startingAt: 0)
+            + "\(r.messages)".leftPad(9) + String(format: "%8.2f", r.cpu)
+        if let base {
+            let cpu = r.cpu / base.cpu, messages = Double(r.messages) / Double(base.messages)
+            text += String(format: "%9.2f%12.2f%15.2f", cpu, messages, cpu / messages)
+        }
+        say(text)
+    }
+    for policy in SyncPolicy.all {
+        let d = measuredRun(day, policy), w = measuredRun(week, policy)
+        line(policy.name, "24 h, 420/h", d, base: nil)
+        line(policy.name, "7 d, 420/h", w, base: d)
+        let l = measuredRun(light, policy), h = measuredRun(heavy, policy)
+        line(policy.name, "24 h, 400/h", l, base: nil)
+        line(policy.name, "24 h, 4 000/h", h, base: l)
+    }
+    for policy in SyncPolicy.all {
+        let scenario = try dailyScenario(days: 1, hours: 1, trafficPerHour: 100_000)
+        let r = measuredRun(scenario, policy)
+        row("1 h at 100 000 messages/h, \(policy.name)", String(format: "%.2f s CPU", r.cpu), "goal ≤ 10 s (\(r.messages) messages)")
+    }
+    try bigScenario(lines: lines)
+}
+
+/// A scenario of `lines` `receive` lines, run by the release binary: wall time and peak RSS.
+func bigScenario(lines: Int) throws {
+    guard let binary = releaseBinary() else { return }
+    let path = NSTemporaryDirectory() + "synchat-bench-\(lines)-lines.scenario"
+    if !FileManager.default.fileExists(atPath: path) {
+        var text = "# synchat-bench scaling: \(lines) receive lines\nseed 5\nduration \(lines / 3600 + 2)h\ncontacts 5\ntraffic 0/h\n"
+        text.reserveCapacity(lines * 40)
+        let names = ["alice", "bob", "carol", "dave", "erin"]
+        for i in 0..<lines {
+            text += "at \(i)s receive \(names[i % 5]) \"line \(i) of the big one\"\n"
+        }
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+    var before = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &before)
+    let t0 = now()
+    let out = sh("\(binary) simulate --scenario \(path) --policy adaptive --format json > /dev/null; echo $?")
+    let wall = Double(now() - t0) / 1e9
+    var after = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &after)
+    let cpu = Double(after.ru_utime.tv_sec - before.ru_utime.tv_sec + after.ru_stime.tv_sec - before.ru_stime.tv_sec)
+        + Double(after.ru_utime.tv_usec - before.ru_utime.tv_usec + after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6
+    row("\(lines)-line scenario, adaptive: wall / CPU", String(format: "%.1f s / %.1f s", wall, cpu), out == "0" ? "" : "exit \(out)")
+    // ru_maxrss of the children is the largest any of them reached: this one, run first.
+    row("  its peak resident memory", String(format: "%.0f MB", Double(after.ru_maxrss) / 1024), "goal: bounded (flat in the lines)")
+}
