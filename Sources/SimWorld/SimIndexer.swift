@@ -82,21 +82,21 @@ public final class SimIndexer: IndexerPort {
     /// The query is evaluated when the reply leaves, as a server would.
     private func answer(_ call: IndexerCall) -> Data {
         var nextPage: Int?
-        let found: [NetworkMessage]
+        let found: ArraySlice<NetworkMessage>
         switch call {
         case .handshakes(let d, let since):
-            found = (handshakes[d] ?? []).filter { $0.blockTime >= since }
+            found = Self.since(since, in: handshakes[d] ?? [])
         case .contextual(let a, let d, let since):
-            found = (contextual[a]?[d] ?? []).filter { $0.blockTime >= since }
+            found = Self.since(since, in: contextual[a]?[d] ?? [])
         case .payments(let since, let page):
-            let all = payments.filter { $0.blockTime >= since }
+            let all = Self.since(since, in: payments)
             let size = timings.paymentsPageSize
             let start = min(all.count, page * size)
             let end = min(all.count, start + size)
-            found = Array(all[start..<end])
+            found = all[(all.startIndex + start)..<(all.startIndex + end)]
             if end < all.count { nextPage = page + 1 }
         case .messageById(let id):
-            found = byId[id].map { [$0] } ?? []
+            found = byId[id].map { [$0][...] } ?? []
         }
         let messages = found.map { m -> JSONValue in
             .object([
@@ -112,6 +112,17 @@ public final class SimIndexer: IndexerPort {
             ("messages", .array(messages)),
             ("nextPage", nextPage.map { .int(Int64($0)) } ?? .null),
         ]).data
+    }
+
+    /// The messages of a list sorted by block time from `since` on: a binary search, not a
+    /// scan (every poll read the whole of a conversation, which grew with the run: issue 16).
+    static func since(_ since: Instant, in list: [NetworkMessage]) -> ArraySlice<NetworkMessage> {
+        var low = 0, high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid].blockTime < since { low = mid + 1 } else { high = mid }
+        }
+        return list[low...]
     }
 
     private func insertSorted(_ m: NetworkMessage, into list: inout [NetworkMessage]) {

@@ -42,7 +42,26 @@ public final class SimulatedWorld {
     /// Ground truth: every message to or from the user, in the order they were created.
     public private(set) var ledger: [NetworkMessage] = []
     /// The user's unspent outputs, oldest first (txIds of incoming messages).
-    public private(set) var utxos: [String] = []
+    public var utxos: [String] { Array(outputs[spentOutputs...]) }
+    /// The outputs ever received, oldest first; the first `spentOutputs` are spent. (A
+    /// send spends the oldest: `removeFirst` on an array that only grew was a scan a send.)
+    private var outputs: [String] = []
+    private var spentOutputs = 0
+
+    private func receiveOutput(_ txId: String) { outputs.append(txId) }
+
+    /// Spends the oldest unspent output, if any.
+    private func spendOldestOutput() -> String? {
+        guard spentOutputs < outputs.count else { return nil }
+        defer {
+            spentOutputs += 1
+            if spentOutputs > 1024, spentOutputs * 2 > outputs.count {
+                outputs.removeFirst(spentOutputs)
+                spentOutputs = 0
+            }
+        }
+        return outputs[spentOutputs]
+    }
     public private(set) var contacts: [Contact] = []
 
     weak var client: ClientEndpoint?
@@ -121,7 +140,7 @@ public final class SimulatedWorld {
         func walletTime(_ m: NetworkMessage) -> Instant { m.direction == .incoming ? m.blockTime : m.blockTime - timings.confirmation }
         for m in saved.sorted(by: { walletTime($0) < walletTime($1) }) {
             indexer.add(m)
-            if m.direction == .incoming { utxos.append(m.txId) } else if !utxos.isEmpty { utxos.removeFirst() }
+            if m.direction == .incoming { receiveOutput(m.txId) } else { _ = spendOldestOutput() }
         }
     }
 
@@ -166,7 +185,7 @@ public final class SimulatedWorld {
         let pushDraw = landingDraws.unit()
         let flakyDraw = landingDraws.unit()
         scheduler.schedule(at: message.blockTime, "land \(message.txId.prefix(8))") { [self] in
-            if message.direction == .incoming { utxos.append(message.txId) }  // a send spent its inputs when published
+            if message.direction == .incoming { receiveOutput(message.txId) }  // a send spent its inputs when published
             scheduler.schedule(after: lag, "index") { [indexer] in indexer.add(message) }
             // The node reports every change to the address's outputs: outgoing txs too.
             node.schedule(message, after: realtimeDelay, flakyDraw: flakyDraw)
@@ -186,7 +205,7 @@ extension SimulatedWorld: PublishPort {
         guard !node.down else { return .failure(TransportError("node unreachable")) }
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
                                      body: body, blockTime: scheduler.now + timings.confirmation)
-        let spent = utxos.isEmpty ? [] : [utxos.removeFirst()]
+        let spent = spendOldestOutput().map { [$0] } ?? []
         ledger.append(message)
         persist { try $0.saveWorldMessage(message) }
         land(message)
