@@ -40,8 +40,12 @@ public final class SimIndexer: IndexerPort {
     }
 
     /// The message is indexed: visible to queries from now on.
+    /// The latest block time indexed, of any message to or from the user (the `tip` call).
+    private var latestIndexed: Instant?
+
     func add(_ m: NetworkMessage) {
         byId[m.txId] = m
+        latestIndexed = max(latestIndexed ?? m.blockTime, m.blockTime)
         switch m.kind {
         case .handshake: insertSorted(m, into: &handshakes[m.direction, default: []])
         case .contextual: insertSorted(m, into: &contextual[m.conversation, default: [:]][m.direction, default: []])
@@ -81,6 +85,9 @@ public final class SimIndexer: IndexerPort {
 
     /// The query is evaluated when the reply leaves, as a server would.
     private func answer(_ call: IndexerCall) -> Data {
+        if case .tip = call {
+            return JSONValue.object([("tip", latestIndexed.map { .int($0.milliseconds) } ?? .null)]).data
+        }
         var nextPage: Int?
         let found: ArraySlice<NetworkMessage>
         switch call {
@@ -97,6 +104,8 @@ public final class SimIndexer: IndexerPort {
             if end < all.count { nextPage = page + 1 }
         case .messageById(let id):
             found = byId[id].map { [$0][...] } ?? []
+        case .tip:
+            found = []  // answered above
         }
         let messages = found.map { m -> JSONValue in
             .object([

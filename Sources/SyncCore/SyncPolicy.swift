@@ -32,10 +32,14 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     /// (c) A trigger skipped by the debounce in the foreground schedules one trailing
     /// catch-up when the debounce ends.
     public var trailingCatchUp: Bool
+    /// (d) With realtime down and push not reliable, a fallback poll first asks the indexer
+    /// for the address's tip and syncs only when it moved past what the last complete full
+    /// sync covered; a full sync still runs at least every `fullSyncMaxAge`.
+    public var checkTipBeforePoll: Bool
 
     public init(name: String, gated: Bool, deferAppActive: Bool, reactsToUnreliable: Bool, fixedPollInterval: Interval?,
                 naiveBackgroundRefresh: Bool, fetchEvidence: Bool, provenGap: Bool, fullSyncMaxAge: Interval = .hours(6),
-                trailingCatchUp: Bool) {
+                trailingCatchUp: Bool, checkTipBeforePoll: Bool = false) {
         self.name = name
         self.gated = gated
         self.deferAppActive = deferAppActive
@@ -46,6 +50,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         self.provenGap = provenGap
         self.fullSyncMaxAge = fullSyncMaxAge
         self.trailingCatchUp = trailingCatchUp
+        self.checkTipBeforePoll = checkTipBeforePoll
     }
 
     /// The behaviour before these optimisations.
@@ -56,10 +61,10 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     public static let seed = SyncPolicy(name: "seed", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                         fixedPollInterval: nil, naiveBackgroundRefresh: false,
                                         fetchEvidence: false, provenGap: false, trailingCatchUp: false)
-    /// `seed` plus (a), (b) and (c). The default.
+    /// `seed` plus (a), (b), (c) and (d). The default.
     public static let adaptive = SyncPolicy(name: "adaptive", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                             fixedPollInterval: nil, naiveBackgroundRefresh: false,
-                                            fetchEvidence: true, provenGap: true, trailingCatchUp: true)
+                                            fetchEvidence: true, provenGap: true, trailingCatchUp: true, checkTipBeforePoll: true)
 
     public static let all: [SyncPolicy] = [.naive, .seed, .adaptive]
 
@@ -72,6 +77,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         case "a": p.fetchEvidence = false
         case "b": p.provenGap = false
         case "c": p.trailingCatchUp = false
+        case "d": p.checkTipBeforePoll = false
         default: preconditionFailure("no improvement \(improvement)")
         }
         p.name = "\(name)-\(improvement)"

@@ -42,6 +42,8 @@ public final class Engine {
         public var targetedSyncs = 0
         public var lightSyncs = 0
         public var skipped = 0
+        /// (d): polls the indexer's tip answered with nothing new (no sync ran).
+        public var tipSkips = 0
         public var joined = 0
         public var overlappingSyncs = 0
         /// Keepalive pings sent to the node (not backend requests: the node is not the indexer).
@@ -66,6 +68,12 @@ public final class Engine {
 
     private var runs: [Int: SyncRun] = [:]
     private var nextRunId = 0
+    /// (d): every message with a block time up to this is stored — the last full sync that
+    /// completed asked from its start, and the indexer had indexed everything that landed
+    /// `indexerLagAllowance` before it. Nil until one completes in this run.
+    private var coveredUpTo: Instant?
+    /// (d): the tip request out, if any.
+    private var tipRequest: Int?
     /// The sync a background refresh is running (light, or naive's full one).
     private var refreshRunId: Int?
     private var currentConnection: Int?
@@ -584,8 +592,49 @@ public final class Engine {
             case .scheduled(let at):
                 emit(.polling("next poll at \(at), \(settings.pollDelay) after the last sync completed"))
             case .poll:
-                trigger(.poll, forced: false)
+                poll()
             }
+        }
+    }
+
+    /// Rule 13's poll; with (d), while push is not reliable and a full sync is not due, the
+    /// indexer's tip first (one request): a sync only when something landed since the last
+    /// complete full sync.
+    private func poll() {
+        guard policy.checkTipBeforePoll, reliability.state != .reliable, tipRequest == nil, runs.isEmpty,
+              let covered = coveredUpTo, let lastFull = gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
+            return trigger(.poll, forced: false)
+        }
+        counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
+        let id = request()
+        tipRequest = id
+        poller.syncStarted(now: now)
+        effects.append(.indexer(id: id, .tip))
+        emit(.polling("asking the indexer's tip: a sync only if it moved past \(covered), what the last full sync covered"))
+    }
+
+    private func tipReplied(result: Result<Data, TransportError>) {
+        tipRequest = nil
+        guard poller.active, let covered = coveredUpTo else { return settle() }
+        let tip: Instant?
+        switch result {
+        case .failure(let error):
+            emit(.error(source: "indexer", message: "tip: \(error); polling with a sync"))
+            return trigger(.poll, forced: false)
+        case .success(let data):
+            do { tip = try IndexerTip.read(data, now: now) } catch {
+                emit(.error(source: "indexer", message: "tip: \(error); polling with a sync"))
+                return trigger(.poll, forced: false)
+            }
+        }
+        if let tip, tip > covered {
+            emit(.polling("tip \(tip) is past \(covered): something landed, syncing"))
+            trigger(.poll, forced: false)
+        } else {
+            counters.tipSkips += 1
+            emit(.polling("tip \(tip.map(\.description) ?? "none") is not past \(covered): nothing new, no sync"))
+            handle(poller.syncCompleted(now: now))
+            settle()
         }
     }
 
@@ -764,6 +813,7 @@ public final class Engine {
     }
 
     private func indexerReplied(id: Int, result: Result<Data, TransportError>) {
+        if id == tipRequest { return tipReplied(result: result) }
         guard let r = indexerRequests.removeValue(forKey: id) else { return settle() }
         fetchReplied(r.object, call: r.call, since: r.since, page: r.page, runId: r.runId, requestedAt: r.requestedAt, result: result)
     }
@@ -845,6 +895,10 @@ public final class Engine {
         let fromRefresh = refreshRunId == runId
         if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
+        if succeeded, run.kind == .full {
+            let covered = run.startedAt - settings.indexerLagAllowance
+            coveredUpTo = max(coveredUpTo ?? covered, covered)
+        }
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
                       forced: run.forced, progressed: run.failed < run.requests)
         counters.errors += run.failed

