@@ -56,9 +56,12 @@ public struct RunTimeline: Equatable, Sendable {
                 close(pushNow, at: e.at, into: &push)
                 pushNow = (to, e.at)
             case .catchUpFinished(_, _, _, let made, _, _, _) where made > 0:
-                // Every backend request belongs to a sync; counted when it ends (syncs take
-                // seconds, a bucket minutes).
+                // A sync's backend requests, counted when it ends (syncs take seconds, a
+                // bucket minutes).
                 requests.append((e.at, (requests.last?.total ?? 0) + made))
+            case .tipAsked:
+                // (d)'s one request, made outside any sync.
+                requests.append((e.at, (requests.last?.total ?? 0) + 1))
             case .catchUpStarted(_, let kind, _, _):
                 marks.append((e.at, kind == .full ? .full : kind == .targeted ? .targeted : .light))
             case .catchUpSkipped:

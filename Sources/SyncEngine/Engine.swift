@@ -610,7 +610,7 @@ public final class Engine {
         tipRequest = id
         poller.syncStarted(now: now)
         effects.append(.indexer(id: id, .tip))
-        emit(.polling("asking the indexer's tip: a sync only if it moved past \(covered), what the last full sync covered"))
+        emit(.tipAsked(coveredUpTo: covered))
     }
 
     private func tipReplied(result: Result<Data, TransportError>) {

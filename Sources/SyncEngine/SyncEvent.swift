@@ -24,6 +24,8 @@ public enum SyncEvent: Equatable, Sendable {
     /// decisions are `messageSent` and `sendFailed`.
     case outgoing(OutgoingMessage)
     case polling(String)
+    /// (d): a poll asks the indexer's tip (one backend request) before syncing.
+    case tipAsked(coveredUpTo: Instant)
     case backgroundRefresh(String)
     case tokenStatus(TokenStatus)
     case tokenRegistration(String)
@@ -88,6 +90,8 @@ public enum SyncEvent: Equatable, Sendable {
             return "outgoing \(m.localId) to \(m.to.value): \(m.state)"
         case .polling(let s):
             return "polling: \(s)"
+        case .tipAsked(let covered):
+            return "polling: asking the indexer's tip: a sync only if it moved past \(covered), what the last full sync covered"
         case .backgroundRefresh(let s):
             return "background refresh: \(s)"
         case .tokenStatus(let s):

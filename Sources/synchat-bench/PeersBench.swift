@@ -1,0 +1,120 @@
+import Foundation
+
+// `synchat-bench peers [--idle SECONDS]`: synchat beside WeeChat (when installed), in one
+// run, each the same way: a 120×36 tmux pane; the time from launch to the first screen; key
+// echo (a letter typed on the input line until tmux shows it, median of 20); resident
+// memory after start; CPU over an idle stretch, read from /proc. With ratios to WeeChat.
+// synchat runs --ephemeral, and with the 1 000 000-message profile `firstframe` builds.
+
+struct PeerFigures {
+    var name: String
+    var firstFrame: Double?
+    var echo: Double?
+    var rssMB: Double?
+    var idleCPU: Double?
+}
+
+func peersBench(idleSeconds: Int) {
+    say("== peers: synchat beside WeeChat, one after the other in this run (120x36 tmux panes)")
+    guard let binary = releaseBinary() else { return }
+    guard !sh("command -v tmux").isEmpty else { say("skipped: tmux is not installed"); return }
+    var programs: [(name: String, command: String, ready: (String) -> Bool, typeAt: String?)] = [
+        ("synchat --ephemeral", "env TERM=xterm-256color \(binary) --ephemeral --speed 1 --no-mouse",
+         { $0.contains("Conversations") && $0.contains(" foreground │") }, "Enter"),
+    ]
+    let big = NSTemporaryDirectory() + "synchat-bench-firstframe-1000000"
+    if FileManager.default.fileExists(atPath: big + "/synchat/big.sqlite") {
+        programs.append(("synchat, 1M-message profile", "env TERM=xterm-256color XDG_DATA_HOME=\(big) \(binary) --profile big --speed 1 --no-mouse",
+                         { $0.contains("Conversations") && $0.contains(" foreground │") }, "Enter"))
+    } else {
+        say("(no 1M-message profile: run `synchat-bench firstframe` once to build it)")
+    }
+    let weechat = sh("command -v weechat")
+    let weechatHome = NSTemporaryDirectory() + "synchat-bench-weechat"
+    if !weechat.isEmpty {
+        try? FileManager.default.createDirectory(atPath: weechatHome, withIntermediateDirectories: true)
+        programs.append(("WeeChat \(sh("weechat --version"))", "env TERM=xterm-256color \(weechat) --dir \(weechatHome)",
+                         { $0.contains("[core]") }, nil))
+    } else {
+        say("(WeeChat is not installed: apt-get install weechat-curses; synchat alone below)")
+    }
+    let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+    func cpuTicks(_ pid: String) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return user + system
+    }
+    var results: [PeerFigures] = []
+    for p in programs {
+        let tmux = "tmux -L synchat-bench-peers-\(getpid())"
+        defer { _ = sh("\(tmux) kill-server") }
+        func screen() -> String { sh("\(tmux) capture-pane -p -t p", raw: true) }
+        func until(_ seconds: Double, _ condition: (String) -> Bool) -> Double? {
+            let start = now()
+            while Double(now() - start) / 1e9 < seconds {
+                if condition(screen()) { return Double(now() - start) / 1e6 }
+                usleep(500)
+            }
+            return nil
+        }
+        var f = PeerFigures(name: p.name)
+        let t0 = now()
+        _ = sh("\(tmux) new-session -d -s p -x 120 -y 36 '\(p.command)'")
+        guard until(60, p.ready) != nil else { say("\(p.name): no first screen in 60 s"); continue }
+        f.firstFrame = Double(now() - t0) / 1e6
+        sleep(2)
+        let shell = sh("\(tmux) display-message -p -t p '#{pane_pid}'")
+        let child = sh("pgrep -P \(shell) | head -1")
+        let pid = child.isEmpty ? shell : child
+        if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+           let kb = Double(line.split(separator: " ").dropFirst().first ?? "") {
+            f.rssMB = kb / 1024
+        }
+        // Key echo: to the input line (synchat: open the first conversation first).
+        if let open = p.typeAt { _ = sh("\(tmux) send-keys -t p \(open)"); usleep(300_000) }
+        var echoes: [Double] = []
+        let letters = Array("abcdefghijklmnopqrst")
+        var typed = ""
+        for c in letters {
+            typed.append(c)
+            let want = typed
+            let start = now()
+            _ = sh("\(tmux) send-keys -t p -l \(c)")
+            let sent = Double(now() - start) / 1e6
+            if let t = until(5, { $0.contains(want) }) { echoes.append(sent + t) }
+        }
+        if !echoes.isEmpty { f.echo = percentile(echoes, 0.5) }
+        for _ in letters { _ = sh("\(tmux) send-keys -t p BSpace") }
+        if p.typeAt != nil { _ = sh("\(tmux) send-keys -t p Escape") }
+        sleep(3)
+        if let c0 = cpuTicks(pid) {
+            sleep(UInt32(idleSeconds))
+            if let c1 = cpuTicks(pid) { f.idleCPU = (c1 - c0) / ticksPerSecond / Double(idleSeconds) * 100 }
+        }
+        results.append(f)
+        // synchat quits with q, so that its store is closed cleanly: a killed one is read
+        // through at the next start (the `firstframe` profile, reused below and next time).
+        if p.typeAt != nil {
+            _ = sh("\(tmux) send-keys -t p q")
+            _ = until(10) { !$0.contains("Conversations") }
+            usleep(300_000)
+        }
+    }
+    let peer = results.first { $0.name.hasPrefix("WeeChat") }
+    say("program".padding(toLength: 34, withPad: " ", startingAt: 0) + "first frame".leftPad(14) + "key echo".leftPad(12)
+        + "RSS".leftPad(10) + "idle CPU (\(idleSeconds) s)".leftPad(18))
+    for r in results {
+        func cell(_ v: Double?, _ unit: String, _ format: String, _ peerValue: Double?) -> String {
+            guard let v else { return "—" }
+            var text = String(format: format, v) + unit
+            if let peerValue, peerValue > 0, !r.name.hasPrefix("WeeChat") { text += String(format: " (×%.1f)", v / peerValue) }
+            return text
+        }
+        say(r.name.padding(toLength: 34, withPad: " ", startingAt: 0)
+            + cell(r.firstFrame, " ms", "%.0f", peer?.firstFrame).leftPad(14) + cell(r.echo, " ms", "%.1f", peer?.echo).leftPad(12)
+            + cell(r.rssMB, " MB", "%.1f", peer?.rssMB).leftPad(10) + cell(r.idleCPU, " %", "%.3f", peer?.idleCPU).leftPad(18))
+    }
+    say("(×N: synchat's figure over WeeChat's from this run; key echo includes tmux's own round trip)")
+}
