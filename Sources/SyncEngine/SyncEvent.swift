@@ -3,6 +3,10 @@ import SyncCore
 /// Everything the engine decides or observes, as typed values a view-model can subscribe
 /// to. Each has a one-line human rendering that says what happened and why; untrusted text
 /// in it (names, bodies) is made visible-safe first.
+///
+/// The large cases are `indirect`: an event is as big as its largest case, and the logs keep
+/// every decision, so a status bar's worth of fields inline in each made a million-message
+/// run's log about a kilobyte an event (issue 16).
 public enum SyncEvent: Equatable, Sendable {
     case launched(messages: Int, pushState: PushState, mode: NotificationMode)
     case lifecycle(Lifecycle, detail: String)
@@ -13,36 +17,36 @@ public enum SyncEvent: Equatable, Sendable {
     case catchUpStarted(trigger: String, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
     case catchUpJoined(trigger: CatchUpTrigger, running: String)
     case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
-    case catchUpFinished(trigger: String, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
+    indirect case catchUpFinished(trigger: String, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
     /// A message the app did not have, stored (or kept in memory while the store cannot
     /// write), with its conversation's contact: all a view needs to show it.
-    case messageStored(StoredMessage, contact: Contact)
+    indirect case messageStored(StoredMessage, contact: Contact)
     case messageSent(txId: String, to: String)
     /// The network could not take a message; it is tried again in `retryIn`.
-    case sendFailed(to: String, reason: String, retryIn: Interval, failures: Int)
+    indirect case sendFailed(to: String, reason: String, retryIn: Interval, failures: Int)
     /// An outgoing message changed state (sending, failed, sent). Not a decision: the
     /// decisions are `messageSent` and `sendFailed`.
-    case outgoing(OutgoingMessage)
+    indirect case outgoing(OutgoingMessage)
     case polling(String)
     /// (d): a poll asks the indexer's tip (one backend request) before syncing.
     case tipAsked(coveredUpTo: Instant)
     case backgroundRefresh(String)
     case tokenStatus(TokenStatus)
     case tokenRegistration(String)
-    case banner(Banner, badge: Int)
+    indirect case banner(Banner, badge: Int)
     case bannerSuppressed(conversation: String, reason: String)
     case error(source: String, message: String)
     /// The store cannot write (`trouble` says why), or writes again (`trouble` nil):
     /// logged once per change; `unsaved` changes are kept in memory meanwhile.
-    case storeTrouble(String?, unsaved: Int, retryEvery: Interval)
+    indirect case storeTrouble(String?, unsaved: Int, retryEvery: Interval)
     /// A scenario directive or user action that changed the world (a fault, a mute, …).
     case world(String)
     /// What the status bar says changed. Not a decision: not in the decision log.
-    case status(EngineStatus)
+    indirect case status(EngineStatus)
     /// A contact (a conversation) was added, renamed, muted or unmuted. Not a decision.
     case contact(Contact)
     /// What an inspector shows changed (sent only while one looks). Not a decision.
-    case inspection(EngineInspection)
+    indirect case inspection(EngineInspection)
 
     /// Every event but `.status` and `.contact` is a decision of the log.
     public var isDecision: Bool {
