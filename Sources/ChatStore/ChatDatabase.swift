@@ -173,6 +173,10 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
         config.busyMode = .timeout(5)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // A small page cache (SQLite's default is 2 MB a connection): every read the
+            // screen makes is a few pages through an index, and the OS caches the file
+            // anyway. Keeps the app's memory flat in the history's size (issue 16).
+            try db.execute(sql: "PRAGMA cache_size = -512")
         }
         let queue: DatabaseQueue
         do {

@@ -139,9 +139,9 @@ public enum ViewModel {
                 if !row.outgoing, !reading { rows[c].unread += 1 }
                 _ = reduce(&state, .conversations(rows))
             }
-            if reading, !row.outgoing {
-                return [.markRead(conversation)]
-            }
+            // Read as it came (`reading`): the engine marked it read when it stored it (it
+            // knows the conversation on screen), at the message's own instant.
+            if reading { return [] }
             // Looking elsewhere: the bell, if asked for and the preview shows anything at all.
             if !row.outgoing, state.bellEnabled, state.status.preview != .hidden { return [.bell] }
             return []

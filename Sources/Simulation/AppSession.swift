@@ -176,6 +176,7 @@ public final class AppSession {
         case .preview(let p): driver.setPreview(p)
         case .open(let h):
             if let c = world.contact(handle: h) ?? driver.contacts.first(where: { $0.handle == h }) {
+                driver.viewing(c.address)
                 driver.markRead(c.address)
                 onOpen?(c.address)
             }

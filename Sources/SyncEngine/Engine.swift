@@ -72,6 +72,8 @@ public final class Engine {
     /// completed asked from its start, and the indexer had indexed everything that landed
     /// `indexerLagAllowance` before it. Nil until one completes in this run.
     private var coveredUpTo: Instant?
+    /// The conversation on screen (`EngineInput.viewing`).
+    private var viewing: Address?
     /// (d): the tip request out, if any.
     private var tipRequest: Int?
     /// The sync a background refresh is running (light, or naive's full one).
@@ -179,6 +181,7 @@ public final class Engine {
         case .setPreview(let p): setPreview(p)
         case .syncNow: syncNow()
         case .markRead(let a): markRead(a)
+        case .viewing(let a): viewing = a
         case .worldWriteFailed(let error): worldWriteFailed(error)
         case .worldWritesRetried(let error): worldWritesRetried(error)
         case .written(let id, let failure): written(id: id, failure: failure)
@@ -1030,6 +1033,10 @@ public final class Engine {
         spentUnstored.remove(m.txId)
         let a = m.message.conversation
         emit(.messageStored(m, contact: contactsByAddress[a] ?? Contact(address: a, handle: a.value, displayName: a.value)))
+        // On screen in the foreground: read as it is stored (its write is queued before this).
+        if a == viewing, m.message.direction == .incoming, connection.lifecycle == .foreground {
+            write(.markRead(a))
+        }
         if m.via == .background, m.message.direction == .incoming,
            pendingArrivals[m.txId] == nil {
             notify(m.message)  // a background refresh found it, and no push had shown it

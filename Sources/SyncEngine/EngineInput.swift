@@ -19,6 +19,10 @@ public enum EngineInput {
     /// "Sync now": forced, joins a running sync (rules 6, 8).
     case syncNow
     case markRead(Address)
+    /// The conversation on screen (nil: none). While the app is in the foreground, an
+    /// incoming message of it is read the moment it is stored, so that what the badge counts
+    /// does not depend on when a screen got round to showing it.
+    case viewing(Address?)
     /// A write of the profile's world failed (it shares the store's disk).
     case worldWriteFailed(Error)
 

@@ -119,6 +119,7 @@ public final class SyncDriver: ClientEndpoint {
     public func setPreview(_ preview: PreviewMode) { handle(.setPreview(preview)) }
     public func syncNow() { handle(.syncNow) }
     public func markRead(_ conversation: Address) { handle(.markRead(conversation)) }
+    public func viewing(_ conversation: Address?) { handle(.viewing(conversation)) }
     public func worldWriteFailed(_ error: Error) { handle(.worldWriteFailed(error)) }
 
     /// The user writes to a contact. Returns the message as published, or nil when it was

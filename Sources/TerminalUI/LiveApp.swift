@@ -24,6 +24,10 @@ public final class LiveApp {
     private var pending: [TimedEvent] = []
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
+    /// How often (wall time) the world's clock and the view's memory are written to the
+    /// profile: a kill loses at most this much of the clock. Every second was a write
+    /// transaction a second while idle (issue 16).
+    static let checkpointEvery: UInt64 = 5_000_000_000
     /// Keys reduced at most between two frames.
     static let keysPerFrame = 2048
 
@@ -158,7 +162,7 @@ public final class LiveApp {
                 input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)
             }
             step()
-            if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > 1_000_000_000 {
+            if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > Self.checkpointEvery {
                 session.checkpoint()  // a profile resumes about where it was, even after a kill
                 saveMemory()
                 lastCheckpoint = DispatchTime.now().uptimeNanoseconds

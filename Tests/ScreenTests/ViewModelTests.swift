@@ -227,12 +227,13 @@ struct ViewModelTests {
         #expect(s.selectedConversation?.address == bob)
     }
 
-    @Test("a message lands in block-time order once; the open conversation is marked read in the foreground")
+    @Test("a message lands in block-time order once; in the open conversation in the foreground it is not counted unread (the engine read it)")
     func messages() {
         var s = sampleState()
         let late = MessageRow(txId: "x", outgoing: false, sender: "Alice", text: "x", kind: .contextual, blockTime: at(90), channel: .fetch)
-        #expect(ViewModel.reduce(&s, .message(alice, late)) == [.markRead(alice)])
+        #expect(ViewModel.reduce(&s, .message(alice, late)) == [])  // the engine reads it as it stores it
         #expect(s.messages[alice]!.map(\.txId) == ["1", "x", "2", "3"])
+        #expect(s.conversations.first { $0.address == alice }?.unread == 0)
         #expect(ViewModel.reduce(&s, .message(alice, late)) == [])
         let other = MessageRow(txId: "y", outgoing: false, sender: "Bob", text: "y", kind: .contextual, blockTime: at(95), channel: .push)
         #expect(ViewModel.reduce(&s, .message(bob, other)) == [])
@@ -288,7 +289,7 @@ struct ViewModelTests {
         #expect(s.conversations.first?.unread == 1)
         #expect(s.selectedConversation?.address == alice)  // the selection stays on Alice
         let fromAlice = MessageRow(txId: "a9", outgoing: false, sender: "Alice", text: "read at once", kind: .contextual, blockTime: at(901), channel: .push)
-        #expect(ViewModel.reduce(&s, .message(alice, fromAlice)) == [.markRead(alice)])
+        #expect(ViewModel.reduce(&s, .message(alice, fromAlice)) == [])  // read by the engine at its instant
         #expect(s.conversations.first { $0.address == alice }?.unread == 0)
         _ = ViewModel.reduce(&s, .contact(Contact(address: carol, handle: "carol", displayName: "Carol R.", muted: true)))
         let c = s.conversations.first { $0.address == carol }
