@@ -18,6 +18,8 @@ import PackageDescription
 //   CWidth        the C library's wcwidth, for display widths.
 //   CNCurses      ncursesw through a system library target (with Swift-visible shims).
 //   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
+//   WorldServer   the simulated world behind real protocols (swift-nio): the indexer over HTTP.
+//                 SyncCore, SyncEngine, SimWorld, Simulation.
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness, the bench
 //                 and the width corpus.
@@ -36,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        // The networked world (issue 17): HTTP and WebSocket on loopback.
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         // Tests only (TestSupport's TestStore): the whole-state diff a failing reducer test prints.
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", exact: "1.7.3"),
     ],
@@ -51,6 +55,12 @@ let package = Package(
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
+        .target(
+            name: "WorldServer",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn"]),
         .target(name: "Spawn"),
         // What the test targets share: time words, temporary directories, spawning, event and
@@ -78,6 +88,7 @@ let package = Package(
                 "ProfileWorld",
                 "TerminalUI",
                 "ChatStore",
+                "WorldServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -91,7 +102,7 @@ let package = Package(
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus", "SyncCore", "SyncEngine"]),
         .testTarget(name: "EngineTests", dependencies: ["AppActions", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI", "TestSupport"],

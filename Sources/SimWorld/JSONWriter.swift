@@ -4,14 +4,14 @@ import Foundation
 /// thousands of payloads per virtual hour; Foundation's JSONSerialization bridges every
 /// value through NSDictionary and dominated the simulation's run time. Keys are written in
 /// the order given, so output is byte-stable.
-enum JSONValue {
+public enum JSONValue: Sendable {
     case string(String)
     case int(Int64)
     case null
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    var data: Data {
+    public var data: Data {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         write(into: &out)

@@ -55,6 +55,12 @@ public enum ChildProcess {
         try spawn(argv, stdout: "/dev/null", stderr: "/dev/null")
     }
 
+    /// Starts `argv` with its output and errors written to the file `output` (created or
+    /// truncated), and returns at once with its pid.
+    public static func start(_ argv: [String], output: String) throws -> pid_t {
+        try spawn(argv, stdout: output, stderr: output)
+    }
+
     /// Waits for a child started by `start(_:)` to end: its exit code, or 128 + its signal.
     @discardableResult
     public static func wait(_ pid: pid_t) -> Int32 {
@@ -74,8 +80,20 @@ public enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var cargs = argv.map { strdup($0) } + [nil]
         defer { for a in cargs { free(a) } }
+        // The child starts with no signal blocked and every signal at its default: a test
+        // runner's threads block signals (libdispatch waits in sigsuspend), posix_spawn would
+        // hand that mask on, and a server child would then never die of SIGTERM.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, &cargs, environ)
+        let rc = posix_spawnp(&pid, argv[0], &actions, &attributes, &cargs, environ)
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
         return pid
     }

@@ -7,6 +7,7 @@ import Simulation
 import SyncCore
 import SyncEngine
 import TerminalUI
+import WorldServer
 
 // The executable is thin: argument parsing and wiring (STYLE.md).
 
@@ -25,7 +26,7 @@ struct Synchat: ParsableCommand {
             Press ? in the app for the keys. Time runs --speed times faster than the wall clock.
             """,
         version: "synchat 0.1.0",
-        subcommands: [Simulate.self]
+        subcommands: [Simulate.self, Server.self]
     )
 
     @OptionGroup var chat: Chat
@@ -285,6 +286,65 @@ enum Progress {
             }
         }
         if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+struct Server: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the simulated world over real protocols (first step: the indexer over HTTP).",
+        discussion: """
+            One world (its contacts write to one user), its clock on the wall clock times --speed. \
+            Prints where it listens and the admin token, then serves until killed. \
+            Endpoints: GET /v1/indexer/{handshakes,contextual,payments,tip,messages/TXID}; \
+            GET /admin/truth and POST /admin/fault (a scenario directive) with Authorization: Bearer TOKEN.
+            """
+    )
+
+    @Option(name: .long, help: "Address to listen on (loopback by default).")
+    var host = "127.0.0.1"
+
+    @Option(name: .customLong("port"), parsing: .unconditional, help: ArgumentHelp("Port to listen on; 0 takes any free port.", valueName: "N"))
+    var portText = "7420"
+
+    @Option(name: .customLong("seed"), parsing: .unconditional, help: ArgumentHelp("Seed of the world (default 1).", valueName: "N"))
+    var seedText: String?
+
+    @Option(name: .customLong("speed"), parsing: .unconditional,
+            help: ArgumentHelp("Simulated seconds per wall second, more than 0 and at most 10000.", valueName: "N"))
+    var speedText = "1"
+
+    @Option(name: .customLong("contacts"), parsing: .unconditional, help: ArgumentHelp("Simulated contacts, 0 to 1000.", valueName: "N"))
+    var contactsText = "6"
+
+    @Option(name: .customLong("traffic"), parsing: .unconditional, help: ArgumentHelp("Messages an hour from the contacts.", valueName: "N/h"))
+    var trafficText = "24/h"
+
+    @OptionGroup var subcommandArguments: SubcommandArguments
+
+    func numbers() throws -> (port: Int, seed: UInt64, speed: Double, contacts: Int, traffic: Double) {
+        guard let port = Int(portText), (0...65_535).contains(port) else { throw ValidationError("--port \(portText): expected 0 to 65535") }
+        guard let contacts = Int(contactsText), (0...1000).contains(contacts) else { throw ValidationError("--contacts \(contactsText): expected 0 to 1000") }
+        let rate = trafficText.hasSuffix("/h") ? String(trafficText.dropLast(2)) : trafficText
+        guard let traffic = Double(rate), traffic.isFinite, traffic >= 0, traffic <= 1_000_000 else {
+            throw ValidationError("--traffic \(trafficText): expected messages an hour, e.g. 24/h")
+        }
+        return (port, try seedText.map(CommandLineNumber.seed) ?? 1, try CommandLineNumber.speed(speedText), contacts, traffic)
+    }
+
+    func validate() throws { _ = try numbers() }
+
+    func run() throws {
+        let n = try numbers()
+        let server = WorldServer(host: WorldHost(seed: n.seed, contacts: n.contacts, trafficPerHour: n.traffic, speed: n.speed))
+        let port: Int
+        do { port = try server.start(host: host, port: n.port) } catch {
+            refuse("server: cannot listen on \(host):\(n.port) (\(error))")
+        }
+        // One line a script can read: where, and the admin token.
+        let line = "synchat server: listening on http://\(host):\(port) (indexer /v1/indexer/, admin token \(server.adminToken); "
+            + "world seed \(n.seed), \(n.contacts) contacts, \(Int(n.traffic))/h, speed x\(n.speed.formatted()))\n"
+        FileHandle.standardOutput.write(Data(line.utf8))  // unbuffered: a script reads it at once
+        try server.wait()
     }
 }
 

@@ -1,0 +1,208 @@
+import Foundation
+import SyncCore
+import SyncEngine
+import Testing
+
+/// `synchat server` on a real socket (issue 17, a first step: the indexer over HTTP): the
+/// built binary on a free loopback port, asked over HTTP by a plain socket client written here. Its
+/// answers are read by the engine's own strict decoders and held against the server's
+/// ground truth (`/admin/truth`). Deadlines are generous; nothing here sleeps to wait.
+@Suite("synchat server: the indexer over HTTP", .serialized, .timingSensitive)
+struct ServerEndToEndTests {
+    /// The server, started with `args`: its port, admin token and pid.
+    final class Running {
+        let port: Int
+        let token: String
+        let pid: pid_t
+        let output: String
+
+        init(_ args: [String]) throws {
+            output = NSTemporaryDirectory() + "synchat-server-\(getpid())-\(UInt32.random(in: 0 ... .max)).out"
+            pid = try ChildProcess.start([TmuxSession.binary, "server", "--port", "0"] + args, output: output)
+            var line = ""
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                line = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+                if line.contains("admin token") { break }
+                usleep(20_000)
+            }
+            guard let p = line.firstMatch(of: /127\.0\.0\.1:(\d+)/), let t = line.firstMatch(of: /admin token ([0-9a-f]{32})/) else {
+                kill(pid, SIGKILL)
+                throw ServerDidNotStart(line: line)
+            }
+            port = Int(p.1)!
+            token = String(t.1)
+        }
+
+        func stop() {
+            kill(pid, SIGTERM)
+            _ = ChildProcess.wait(pid)
+            unlink(output)
+        }
+
+        func get(_ path: String, token: String? = nil, method: String = "GET", body: Data? = nil) throws -> (status: Int, data: Data) {
+            var headers = ["Host: 127.0.0.1:\(port)", "Connection: close", "Content-Length: \(body?.count ?? 0)"]
+            if let token { headers.append("Authorization: Bearer \(token)") }
+            return try httpExchange(port: port, request: Data(("\(method) \(path) HTTP/1.1\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n").utf8) + (body ?? Data()))
+        }
+
+        func truth() throws -> [String: Any] {
+            let (status, data) = try get("/admin/truth", token: token)
+            #expect(status == 200)
+            return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        }
+
+        func error(_ data: Data) -> String {
+            ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["error"] as? String ?? "(not an error document)"
+        }
+    }
+
+    struct ServerDidNotStart: Error, CustomStringConvertible {
+        var line: String
+        var description: String { "synchat server did not print its port and token: \(line)" }
+    }
+
+    init() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+    }
+
+    @Test("every contact's messages as the indexer serves them: read by the engine's decoder, each in the ledger, none missing that was indexed")
+    func servesTheLedger() throws {
+        let server = try Running(["--seed", "7", "--speed", "600", "--contacts", "4", "--traffic", "120/h"])
+        defer { server.stop() }
+        // Ten simulated minutes or so of traffic.
+        var truth = try server.truth()
+        let deadline = Date().addingTimeInterval(60)
+        while ((truth["ledger"] as? [Any])?.count ?? 0) < 8, Date() < deadline {
+            usleep(200_000)
+            truth = try server.truth()
+        }
+        let me = Address(truth["me"] as! String)
+        let ledger = truth["ledger"] as! [[String: Any]]
+        #expect(ledger.count >= 8)
+        let clock = Instant(milliseconds: Int64(truth["clock"] as! Int))
+        for contact in truth["contacts"] as! [[String: String]] {
+            let address = Address(contact["address"]!)
+            let call = IndexerCall.contextual(address, .incoming, since: .zero)
+            let (status, data) = try server.get("/v1/indexer/contextual?address=\(address.value)&direction=in&since=0")
+            #expect(status == 200)
+            let page = try IndexerPage.read(data, for: call, me: me, now: nil)
+            #expect(page.rejected.isEmpty)
+            let served = Set(page.messages.map(\.txId))
+            let expected = ledger.filter { $0["conversation"] as? String == address.value && $0["direction"] as? String == "incoming" && $0["kind"] as? String == "contextual" }
+            // Served: only what the ledger holds. Indexed 3 s after landing at the latest: all of those.
+            #expect(served.isSubset(of: Set(expected.map { $0["txId"] as! String })))
+            for m in expected where Int64(m["blockTime"] as! Int) + 3_000 < clock.milliseconds {
+                #expect(served.contains(m["txId"] as! String), "\(contact["handle"]!): \(m["txId"]!) landed before the truth was read and is not served")
+            }
+        }
+        // The tip: the newest indexed block time, one of the ledger's (read after it: the
+        // world went on), and no older than what was surely indexed before.
+        let (status, data) = try server.get("/v1/indexer/tip")
+        #expect(status == 200)
+        let tip = try #require(try IndexerTip.read(data, now: nil))
+        let after = try server.truth()
+        #expect((after["ledger"] as! [[String: Any]]).contains { Int64($0["blockTime"] as! Int) == tip.milliseconds })
+        let surelyIndexed = ledger.map { Int64($0["blockTime"] as! Int) }.filter { $0 + 3_000 < clock.milliseconds }.max() ?? 0
+        #expect(tip.milliseconds >= surelyIndexed)
+        // Each request was counted by the world, by kind.
+        let requests = after["requests"] as? [String: Int]
+        #expect(requests?["contextual_in"] == 4 && requests?["tip"] == 1)
+    }
+
+    @Test("faults through /admin/fault: indexer down answers 503 and up answers again; latency delays the answer; what is not served yet says so")
+    func faults() throws {
+        let server = try Running(["--speed", "100"])
+        defer { server.stop() }
+        #expect(try server.get("/v1/indexer/tip").status == 200)
+        let down = try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer down".utf8))
+        #expect(down.status == 200)
+        let refused = try server.get("/v1/indexer/tip")
+        #expect(refused.status == 503)
+        #expect(server.error(refused.data) == "indexer unavailable (503)")
+        #expect(try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer up".utf8)).status == 200)
+        #expect(try server.get("/v1/indexer/tip").status == 200)
+        // 200 s of world latency at x100: at least 2 s of wall time.
+        #expect(try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer latency 200s".utf8)).status == 200)
+        let start = Date()
+        #expect(try server.get("/v1/indexer/tip").status == 200)
+        #expect(Date().timeIntervalSince(start) >= 1.9)
+        let later = try server.get("/admin/fault", token: server.token, method: "POST", body: Data("push drop 100%".utf8))
+        #expect(later.status == 501)
+        #expect(server.error(later.data).contains("not served yet"))
+        let bad = try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer sideways".utf8))
+        #expect(bad.status == 400)
+        #expect(!server.error(bad.data).isEmpty && !server.error(bad.data).contains("\n"))
+    }
+
+    @Test("bad requests get one clear line and the right status, and the server goes on serving")
+    func badRequests() throws {
+        let server = try Running([])
+        defer { server.stop() }
+        let cases: [(String, String, String?, Data?, Int, String)] = [
+            ("GET", "/v1/indexer/contextual?direction=in", nil, nil, 400, "missing parameter address"),
+            ("GET", "/v1/indexer/handshakes?direction=sideways", nil, nil, 400, "direction must be in or out"),
+            ("GET", "/v1/indexer/payments?since=-5", nil, nil, 400, "since must be a non-negative integer"),
+            ("GET", "/v1/indexer/payments?since=1&since=2", nil, nil, 400, "given twice"),
+            ("GET", "/v1/indexer/tip?x=1", nil, nil, 400, "unknown parameter x"),
+            ("GET", "/v1/indexer/nothing", nil, nil, 404, "no such endpoint"),
+            ("POST", "/v1/indexer/tip", nil, nil, 405, "answers GET"),
+            ("GET", "/admin/truth", nil, nil, 401, "Authorization: Bearer"),
+            ("GET", "/admin/truth", "wrong", nil, 401, "Authorization: Bearer"),
+            ("POST", "/admin/fault", server.token, Data(repeating: 0x41, count: 70_000), 413, "larger than"),
+            ("GET", "/v1/indexer/tip?" + String(repeating: "a", count: 5_000), nil, nil, 414, "longer than"),
+        ]
+        for (method, path, token, body, status, words) in cases {
+            let answer = try server.get(path, token: token, method: method, body: body)
+            #expect(answer.status == status, "\(method) \(path.prefix(60))")
+            let message = server.error(answer.data)
+            #expect(message.contains(words), "\(method) \(path.prefix(60)): \(message)")
+            #expect(!message.contains("\n"))
+        }
+        #expect(try server.get("/v1/indexer/tip").status == 200)
+    }
+}
+
+/// One HTTP/1.1 exchange on a plain loopback socket (`Connection: close`: the answer ends
+/// with the connection). Written here so that the test shares no client code with the
+/// server and needs no HTTP library; 30 s deadlines.
+func httpExchange(port: Int, request: Data) throws -> (status: Int, data: Data) {
+    struct HTTPFailure: Error, CustomStringConvertible { var description: String }
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw HTTPFailure(description: "socket: \(errno)") }
+    defer { close(fd) }
+    var timeout = timeval(tv_sec: 30, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw HTTPFailure(description: "connect to port \(port): \(errno)") }
+    var sent = 0
+    try request.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+        while sent < raw.count {
+            let n = send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+            // The server may answer (413) and close before reading a body it refuses.
+            if n <= 0 { if errno == EPIPE || errno == ECONNRESET { break } else { throw HTTPFailure(description: "send: \(errno)") } }
+            sent += n
+        }
+    }
+    var response = Data()
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = recv(fd, &buffer, buffer.count, 0)
+        if n < 0 { if errno == ECONNRESET { break } else { throw HTTPFailure(description: "recv: \(errno) after \(response.count) bytes") } }
+        if n == 0 { break }
+        response.append(contentsOf: buffer[0..<n])
+    }
+    guard let split = response.range(of: Data("\r\n\r\n".utf8)),
+          let head = String(data: response[..<split.lowerBound], encoding: .utf8),
+          let status = head.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+        throw HTTPFailure(description: "not an HTTP answer: \(response.count) bytes")
+    }
+    return (status, Data(response[split.upperBound...]))
+}
