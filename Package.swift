@@ -57,9 +57,9 @@ let package = Package(
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
         .target(
             name: "WorldServer",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio")]
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn"]),
         .target(name: "Spawn"),

@@ -107,20 +107,23 @@ public final class SimIndexer: IndexerPort {
         case .tip:
             found = []  // answered above
         }
-        let messages = found.map { m -> JSONValue in
-            .object([
-                ("txId", .string(m.txId)),
-                ("sender", .string(m.direction == .incoming ? m.conversation.value : me.value)),
-                ("recipient", .string(m.direction == .incoming ? me.value : m.conversation.value)),
-                ("kind", .string(m.kind.rawValue)),
-                ("blockTime", .int(m.blockTime.milliseconds)),
-                ("payload", .string(m.body)),
-            ])
-        }
+        let messages = found.map { Self.document($0, me: me) }
         return JSONValue.object([
             ("messages", .array(messages)),
             ("nextPage", nextPage.map { .int(Int64($0)) } ?? .null),
         ]).data
+    }
+
+    /// One message as the wire carries it (the indexer's replies, the node's notifications).
+    public static func document(_ m: NetworkMessage, me: Address) -> JSONValue {
+        .object([
+            ("txId", .string(m.txId)),
+            ("sender", .string(m.direction == .incoming ? m.conversation.value : me.value)),
+            ("recipient", .string(m.direction == .incoming ? me.value : m.conversation.value)),
+            ("kind", .string(m.kind.rawValue)),
+            ("blockTime", .int(m.blockTime.milliseconds)),
+            ("payload", .string(m.body)),
+        ])
     }
 
     /// The messages of a list sorted by block time from `since` on: a binary search, not a

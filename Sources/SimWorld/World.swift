@@ -171,6 +171,21 @@ public final class SimulatedWorld {
         return message
     }
 
+    /// Contacts who are people, not simulated (the other users of `synchat server`): they
+    /// never reply by themselves.
+    public var people: Set<Address> = []
+    /// Told of every message the user publishes (a server passes it to its recipient).
+    public var onPublished: ((NetworkMessage) -> Void)?
+
+    /// A message someone else published to the user (another user of the server): the same
+    /// transaction, landing at its block time.
+    public func deliverIncoming(_ message: NetworkMessage) {
+        precondition(message.direction == .incoming, "deliverIncoming: an incoming message")
+        ledger.append(message)
+        persist { try $0.saveWorldMessage(message) }
+        land(message)
+    }
+
     private func newTxId() -> String {
         hex(txIds.next(), digits: 16) + hex(txIds.next(), digits: 16)
     }
@@ -209,9 +224,10 @@ extension SimulatedWorld: PublishPort {
         ledger.append(message)
         persist { try $0.saveWorldMessage(message) }
         land(message)
-        if let c = contacts.first(where: { $0.address == contact }) {
+        if !people.contains(contact), let c = contacts.first(where: { $0.address == contact }) {
             traffic.reply(to: message, from: c)
         }
+        onPublished?(message)
         return .success(Publication(message: message, spent: spent))
     }
 }

@@ -124,27 +124,16 @@ public final class AppSession {
         case .open, .stop: break
         default: driver.noteWorldChange(d.summary)
         }
+        if !world.applyFault(d) { applyToApp(d) }
+        let faults = activeFaults
+        if faultHistory.last?.faults != faults { faultHistory.append((scheduler.now, faults)) }
+    }
+
+    /// A directive of the app or the user (a fault of the network is the world's).
+    private func applyToApp(_ d: Directive) {
         switch d {
         case .foreground: world.os.moveToForeground()
         case .background: world.os.moveToBackground()
-        case .pushDrop(let p): world.push.dropPercent = p
-        case .pushDelay(let i): world.push.extraDelay = i
-        case .pushDown: world.push.down = true
-        case .pushUp:
-            world.push.down = false
-            world.push.dropPercent = 0
-            world.push.extraDelay = .zero
-        case .realtimeDown: world.node.down = true
-        case .realtimeUp:
-            world.node.down = false
-            world.node.flakyPercent = 0
-        case .realtimeStale: world.node.makeStale()
-        case .realtimeFlaky(let p): world.node.flakyPercent = p
-        case .indexerDown: world.indexer.down = true
-        case .indexerUp: world.indexer.down = false
-        case .indexerLatency(let i): world.indexer.latency = i.milliseconds > 0 ? i : nil
-        case .tokenExpire: world.push.expireToken()
-        case .tokenInvalidate: world.push.invalidateToken()
         case .mode(let m): driver.setMode(m)
         case .send(let h, let text):
             if let c = world.contact(handle: h) { driver.send(to: c.address, text: text) }
@@ -185,9 +174,8 @@ public final class AppSession {
         case .stop:
             stopRequested = true
             quitRequested = true
+        default: break  // a fault of the network: SimulatedWorld.applyFault
         }
-        let faults = activeFaults
-        if faultHistory.last?.faults != faults { faultHistory.append((scheduler.now, faults)) }
     }
 
     /// The world's active faults after each change (ground truth, for a timeline).

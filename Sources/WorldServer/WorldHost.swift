@@ -1,29 +1,51 @@
+import AppActions
 import Dispatch
+import Foundation
 import Simulation
 import SimWorld
 import SyncCore
 import SyncEngine
 
-/// The simulated world of `synchat server`, paced by scaled wall time: the same world as the
-/// embedded one (contacts, traffic, the indexer with its latency and faults), behind real
-/// protocols. Confined to the server's one event loop: every call comes from it.
+/// The world of `synchat server`: one clock (scaled wall time) and many users. Each user has
+/// the embedded world's pieces of its own — an indexer, a node, a push service, simulated
+/// contacts writing to it — on the one shared scheduler, and every other user is one of its
+/// contacts: a message one user publishes to another lands in the other's world as the same
+/// transaction. Confined to the server's one event loop: every call comes from it.
 public final class WorldHost {
-    public let world: SimulatedWorld
     public let scheduler: Scheduler
     public let speed: Double
     public let seed: UInt64
+    public let contactsPerUser: Int
+    public let trafficPerHour: Double
+    /// Users in the order they joined.
+    public private(set) var users: [User] = []
+    private var byName: [String: User] = [:]
+    private var bySecret: [String: User] = [:]
     private let anchorWall: UInt64
+
+    /// One user of the server: its world, its secret, and the sockets its client holds.
+    public final class User {
+        public let name: String
+        public let secret: String
+        public let world: SimulatedWorld
+        public let link: UserLink
+        public var address: Address { world.me }
+
+        init(name: String, secret: String, world: SimulatedWorld) {
+            self.name = name
+            self.secret = secret
+            self.world = world
+            link = UserLink()
+            world.attach(client: link)
+        }
+    }
 
     public init(seed: UInt64, contacts: Int, trafficPerHour: Double, speed: Double) {
         self.seed = seed
         self.speed = speed
+        self.contactsPerUser = contacts
+        self.trafficPerHour = trafficPerHour
         scheduler = Scheduler(start: .zero)
-        world = SimulatedWorld(seed: seed, scheduler: scheduler)
-        for handle in AppSession.defaultHandles(contacts) {
-            world.addContact(handle: handle, displayName: AppSession.displayName(for: handle))
-        }
-        world.traffic.perHour = trafficPerHour
-        world.traffic.start()
         anchorWall = DispatchTime.now().uptimeNanoseconds
     }
 
@@ -45,26 +67,115 @@ public final class WorldHost {
         return min(1000, max(1, Int64((Double(virtual) / speed).rounded(.up))))
     }
 
-    /// Applies a fault directive of the served protocols (the indexer, for now). Nil when it
-    /// applied; otherwise why not.
-    public func apply(_ d: Directive) -> String? {
-        switch d {
-        case .indexerDown: world.indexer.down = true
-        case .indexerUp: world.indexer.down = false
-        case .indexerLatency(let i): world.indexer.latency = i.milliseconds == 0 ? nil : i
-        default: return "\(d.scenarioText): not served yet (the server serves the indexer; the node, push and publishing come next)"
-        }
-        return nil
+    // MARK: - Users
+
+    /// A user name: 1 to 32 of `a-z 0-9 _ -`, starting with a letter or a digit.
+    public static func isValidName(_ name: String) -> Bool {
+        guard (1...32).contains(name.utf8.count), let first = name.utf8.first, first != UInt8(ascii: "_"), first != UInt8(ascii: "-") else { return false }
+        return name.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 
-    /// Ground truth (`GET /admin/truth`): the ledger, requests by kind, pushes sent and
-    /// dropped; what a test needs to count lost and duplicated messages as `simulate` does.
-    public var truth: JSONValue {
-        .object([
-            ("clock", .int(virtualNow.milliseconds)),
-            ("seed", .int(Int64(bitPattern: seed))),
-            ("me", .string(world.me.value)),
-            ("contacts", .array(world.contacts.map { c in .object([("handle", .string(c.handle)), ("address", .string(c.address.value))]) })),
+    public enum JoinError: Error, Equatable {
+        case badName
+        case nameOfAContact
+        case wrongSecret
+        case full
+    }
+
+    /// Users one server holds at most.
+    public static let maxUsers = 5_000
+
+    /// The user of that name, created at its first join (a new secret, returned once); a
+    /// later join must show that secret.
+    public func join(name: String, secret: String?) throws(JoinError) -> (user: User, isNew: Bool) {
+        guard Self.isValidName(name) else { throw .badName }
+        if let user = byName[name] {
+            guard let secret, Self.constantTimeEqual(secret, user.secret) else { throw .wrongSecret }
+            return (user, false)
+        }
+        guard !AppSession.defaultHandles(contactsPerUser).contains(name) else { throw .nameOfAContact }
+        guard users.count < Self.maxUsers else { throw .full }
+        advance()
+        let world = SimulatedWorld(seed: seed ^ Self.hash(name), me: SimulatedWorld.address(for: "user/" + name), scheduler: scheduler)
+        let user = User(name: name, secret: WorldServer.newToken(), world: world)
+        for handle in AppSession.defaultHandles(contactsPerUser) {
+            world.addContact(handle: handle, displayName: AppSession.displayName(for: handle))
+        }
+        for other in users {
+            world.people.insert(other.address)
+            world.addContact(handle: other.name, displayName: other.name, address: other.address)
+            other.world.people.insert(user.address)
+            other.world.addContact(handle: user.name, displayName: user.name, address: user.address)
+            other.link.contactsChanged?()
+        }
+        world.onPublished = { [weak self] message in self?.route(message, from: user) }
+        // The server's side of the phone is always listening: the client's own OS decides
+        // whether the app or its extension takes a push, and refuses to connect in background.
+        world.os.moveToForeground()
+        world.traffic.perHour = trafficPerHour
+        world.traffic.start()
+        users.append(user)
+        byName[name] = user
+        bySecret[user.secret] = user
+        return (user, true)
+    }
+
+    public func user(named name: String) -> User? { byName[name] }
+    public func user(secret: String) -> User? { bySecret[secret] }
+
+    /// A message one user published to another lands in the other's world too, as the same
+    /// transaction at the same block time.
+    private func route(_ message: NetworkMessage, from sender: User) {
+        guard let recipient = users.first(where: { $0.address == message.conversation }) else { return }
+        recipient.world.deliverIncoming(NetworkMessage(txId: message.txId, conversation: sender.address, direction: .incoming,
+                                                       kind: message.kind, body: message.body, blockTime: message.blockTime))
+    }
+
+    static func hash(_ s: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    // MARK: - Faults and truth
+
+    /// Applies a fault directive to one user's world, or to every user's. Nil when it
+    /// applied; otherwise why not.
+    public func apply(_ d: Directive, to user: User?) -> String? {
+        switch d {
+        case .receive(let handle, let text):
+            guard let user else { return "receive: name the user (?user=NAME)" }
+            guard let c = user.world.contact(handle: handle), !user.world.people.contains(c.address) else {
+                return "receive \(handle): no simulated contact of \(user.name) has that handle"
+            }
+            user.world.deliverIncoming(from: c, kind: .contextual, body: text)
+            return nil
+        default:
+            let targets = user.map { [$0] } ?? users
+            for u in targets where !u.world.applyFault(d) {
+                return "\(d.scenarioText): a directive of the app, not of the network (press its key in the client)"
+            }
+            return nil
+        }
+    }
+
+    /// Ground truth of one user (`GET /admin/truth?user=NAME`): the ledger, requests by kind,
+    /// pushes sent and dropped; what a test needs to count lost and duplicated messages as
+    /// `simulate` does.
+    public func truth(of user: User) -> JSONValue {
+        let world = user.world
+        return .object([
+            ("user", .string(user.name)),
+            ("address", .string(world.me.value)),
+            ("contacts", .array(world.contacts.map { c in
+                .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("person", .int(world.people.contains(c.address) ? 1 : 0))])
+            })),
             ("ledger", .array(world.ledger.map { m in
                 .object([("txId", .string(m.txId)), ("conversation", .string(m.conversation.value)),
                          ("direction", .string(m.direction.rawValue)), ("kind", .string(m.kind.rawValue)),
@@ -72,6 +183,80 @@ public final class WorldHost {
             })),
             ("requests", .object(world.indexer.requestsByKind.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
             ("pushes", .object([("sent", .int(Int64(world.push.sent))), ("dropped", .int(Int64(world.push.dropped)))])),
+            ("realtimeDelivered", .int(Int64(world.node.delivered.count))),
         ])
     }
+
+    /// Ground truth of the whole server (`GET /admin/truth`).
+    public var truth: JSONValue {
+        .object([
+            ("clock", .int(virtualNow.milliseconds)),
+            ("speed", .string(speed.formatted())),
+            ("seed", .int(Int64(bitPattern: seed))),
+            ("users", .array(users.map { truth(of: $0) })),
+        ])
+    }
+}
+
+/// Where a user's world calls its app back: the server's side of that user's sockets. The
+/// node's callbacks go to the socket whose subscription opened that connection; pushes and
+/// token changes to the push relay's socket, or wait for it (a phone's push service holds
+/// what it could not deliver, up to `maxHeldPushes`).
+public final class UserLink: ClientEndpoint {
+    /// A node socket's subscription, by the world's connection id.
+    public var subscriptions: [Int: NodeSubscriber] = [:]
+    public weak var pushSocket: PushSubscriber? {
+        didSet {
+            guard let pushSocket else { return }
+            if let tokenStatus { pushSocket.tokenStatus(tokenStatus) }
+            for p in heldPushes { pushSocket.push(p) }
+            heldPushes.removeAll()
+        }
+    }
+    /// Told when the user's contacts change (another user joined).
+    public var contactsChanged: (() -> Void)?
+    public private(set) var tokenStatus: TokenStatus?
+    public private(set) var heldPushes: [Data] = []
+    public static let maxHeldPushes = 100
+
+    public func appDidBecomeActive() {}
+    public func appDidEnterBackground() {}
+    public func backgroundRefreshGranted(task: Int) {}
+    public func backgroundRefreshExpired(task: Int) {}
+
+    public func realtimeConnected(connection: Int) { subscriptions[connection]?.subscribed(connection: connection) }
+    public func realtimeConnectFailed(connection: Int, error: String) {
+        subscriptions.removeValue(forKey: connection)?.failed(connection: connection, error: error)
+    }
+    public func realtimeDisconnected(connection: Int, error: String) {
+        subscriptions.removeValue(forKey: connection)?.failed(connection: connection, error: error)
+    }
+    public func realtimeNotified(connection: Int, message: NetworkMessage) { subscriptions[connection]?.notify(message) }
+
+    public func pushDelivered(payload: Data) { deliver(payload) }
+    public func notificationExtensionReceived(payload: Data) { deliver(payload) }
+
+    private func deliver(_ payload: Data) {
+        if let pushSocket { return pushSocket.push(payload) }
+        heldPushes.append(payload)
+        if heldPushes.count > Self.maxHeldPushes { heldPushes.removeFirst() }
+    }
+
+    public func tokenStatusChanged(_ status: TokenStatus) {
+        tokenStatus = status
+        pushSocket?.tokenStatus(status)
+    }
+}
+
+/// A node socket, as the world sees it.
+public protocol NodeSubscriber: AnyObject {
+    func subscribed(connection: Int)
+    func failed(connection: Int, error: String)
+    func notify(_ message: NetworkMessage)
+}
+
+/// A push relay socket, as the world sees it.
+public protocol PushSubscriber: AnyObject {
+    func push(_ payload: Data)
+    func tokenStatus(_ status: TokenStatus)
 }

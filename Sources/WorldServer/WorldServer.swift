@@ -1,38 +1,43 @@
+import AppActions
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOWebSocket
 import Simulation
 import SimWorld
 import SyncCore
 import SyncEngine
 
-/// `synchat server` (issue 17, a first step): the simulated world behind real protocols, on
-/// swift-nio. This step serves the **indexer** as HTTP/JSON — the same documents the
-/// embedded world answers with (`503` while it is down, its latency as asked) — and the
-/// admin endpoints: ground truth and faults, behind the token printed at start. One event
-/// loop owns the world; the world's clock runs on scaled wall time.
-///
-/// Routes (all answers JSON; errors are `{"error": "one line"}`):
-/// - `GET /v1/indexer/handshakes?direction=in|out&since=MS`
-/// - `GET /v1/indexer/contextual?address=ADDRESS&direction=in|out&since=MS`
-/// - `GET /v1/indexer/payments?since=MS&page=N`
-/// - `GET /v1/indexer/messages/TXID`
-/// - `GET /v1/indexer/tip`
-/// - `GET /admin/truth`, `POST /admin/fault` (body: a scenario directive, e.g. `indexer down`),
-///   with `Authorization: Bearer TOKEN`.
+/// `synchat server` (issue 17): the simulated world behind real protocols, on swift-nio,
+/// many users in one world. HTTP/JSON for the indexer, joining and publishing; WebSockets
+/// for the node (a JSON-RPC subscription in the style of Kaspa's wRPC) and the push relay;
+/// admin endpoints (truth, faults) behind the token printed at start. One event loop owns
+/// the world; the world's clock runs on scaled wall time. docs/server.md has the protocol.
 public final class WorldServer: @unchecked Sendable {  // its state is touched on `loop` only
     public let adminToken: String
     /// Request bodies larger than this are refused (413) before they are read further.
     public static let maxBodyBytes = 64 * 1024
     /// Query strings and paths longer than this are refused (414).
     public static let maxURIBytes = 4 * 1024
+    /// WebSocket frames larger than this close the socket (1009).
+    public static let maxFrameBytes = 64 * 1024
+    /// Sockets open at once, all clients together; more are refused at accept.
+    public static let maxConnections = 8_192
+    /// Node and push sockets one user may hold at once.
+    public static let maxSocketsPerUser = 8
+    /// Requests (HTTP and WebSocket) one user may make a second, in bursts of `burst`.
+    public static let requestsPerSecond = 200.0
+    public static let burst = 400.0
 
-    private let group: MultiThreadedEventLoopGroup
-    private let loop: EventLoop
-    private let host: WorldHost
+    let group: MultiThreadedEventLoopGroup
+    let loop: EventLoop
+    let host: WorldHost
     private var channel: NIOCore.Channel?
     private var wake: Scheduled<Void>?
+    var connections = 0
+    var socketsByUser: [String: Int] = [:]
+    private var buckets: [String: (tokens: Double, at: UInt64)] = [:]
 
     public init(host: WorldHost, adminToken: String = WorldServer.newToken()) {
         self.host = host
@@ -50,15 +55,37 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// Binds and starts serving; returns the port (useful with port 0: any free one).
     public func start(host bindHost: String, port: Int) throws -> Int {
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(RequestHandler(server: self))
+                    connections += 1
+                    channel.closeFuture.whenComplete { [self] _ in connections -= 1 }
+                    guard connections <= Self.maxConnections else {
+                        channel.close(promise: nil)
+                        return
+                    }
+                    let requests = RequestHandler(server: self)
+                    let upgrader = NIOWebSocketServerUpgrader(
+                        maxFrameSize: Self.maxFrameBytes,
+                        shouldUpgrade: { [self] channel, head in
+                            channel.eventLoop.makeCompletedFuture { self.shouldUpgrade(head) }
+                        },
+                        upgradePipelineHandler: { [self] channel, head in
+                            channel.eventLoop.makeCompletedFuture {
+                                try self.upgraded(channel, head)
+                            }
+                        })
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                            context.pipeline.syncOperations.removeHandler(requests, promise: nil)
+                        }),
+                        withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(requests)
                 }
             }
             .childChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
         let channel = try bootstrap.bind(host: bindHost, port: port).wait()
         self.channel = channel
         loop.execute { [self] in pump() }
@@ -76,10 +103,28 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     }
 
     /// Runs the world up to now, then sleeps until its next event (at most a second).
-    private func pump() {
+    func pump() {
         host.advance()
         wake?.cancel()
         wake = loop.scheduleTask(in: .milliseconds(host.wallMillisecondsToNextEvent)) { [self] in pump() }
+    }
+
+    /// A token bucket per user: false when this request is one too many.
+    func allow(_ user: String) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        var b = buckets[user] ?? (Self.burst, now)
+        b.tokens = min(Self.burst, b.tokens + Double(now - b.at) / 1e9 * Self.requestsPerSecond)
+        b.at = now
+        guard b.tokens >= 1 else { buckets[user] = b; return false }
+        b.tokens -= 1
+        buckets[user] = b
+        return true
+    }
+
+    /// The user a request's `Authorization: Bearer SECRET` names, if any.
+    func user(_ headers: HTTPHeaders) -> WorldHost.User? {
+        guard let value = headers.first(name: "Authorization"), value.hasPrefix("Bearer ") else { return nil }
+        return host.user(secret: String(value.dropFirst(7)))
     }
 
     // MARK: - Requests
@@ -106,18 +151,27 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             guard query[item.name] == nil else { return reply(.error(.badRequest, "parameter \(item.name) given twice")) }
             query[item.name] = item.value ?? ""
         }
-        if path.hasPrefix("/admin/") {
-            guard headers.first(name: "Authorization") == "Bearer \(adminToken)" else {
-                return reply(.error(.unauthorized, "admin endpoints need the header Authorization: Bearer TOKEN (the token synchat server printed at start)"))
-            }
-            switch (method, path) {
-            case (.GET, "/admin/truth"): return reply(.json(.ok, host.truth))
-            case (.POST, "/admin/fault"): return reply(fault(body))
-            case (_, "/admin/truth"), (_, "/admin/fault"): return reply(.error(.methodNotAllowed, "\(method) \(path): use \(path == "/admin/truth" ? "GET" : "POST")"))
-            default: return reply(.error(.notFound, "no such endpoint: \(path)"))
-            }
+        if path.hasPrefix("/admin/") { return reply(admin(method: method, path: path, query: query, headers: headers, body: body)) }
+        if path == "/v1/join" {
+            guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
+            return reply(join(body, headers: headers))
         }
-        guard path.hasPrefix("/v1/indexer/") else { return reply(.error(.notFound, "no such endpoint: \(path)")) }
+        guard path.hasPrefix("/v1/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
+        if Self.socketPaths.contains(path) { return reply(socketRefusal(path: path, headers: headers)) }
+        guard let user = user(headers) else {
+            return reply(.error(.unauthorized, "\(path.prefix(100)) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)"))
+        }
+        guard allow(user.name) else { return reply(.error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second: slow down")) }
+        switch path {
+        case "/v1/world":
+            guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): use GET")) }
+            return reply(.json(.ok, world(of: user)))
+        case "/v1/publish":
+            guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
+            return reply(publish(body, by: user))
+        default: break
+        }
+        guard path.hasPrefix("/v1/indexer/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
         guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): the indexer answers GET")) }
         let call: IndexerCall
         do { call = try Self.indexerCall(path: path, query: query) } catch let e as BadRequest {
@@ -125,11 +179,92 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         } catch {
             return reply(.error(.badRequest, "\(error)"))
         }
-        host.world.indexer.send(call) { result in
+        user.world.indexer.send(call) { result in
             switch result {
             case .success(let data): reply(Answer(status: .ok, body: data))
             case .failure(let error): reply(.error(.serviceUnavailable, error.message))
             }
+        }
+    }
+
+    private func admin(method: HTTPMethod, path: String, query: [String: String], headers: HTTPHeaders, body: Data) -> Answer {
+        guard let value = headers.first(name: "Authorization"), WorldHost.constantTimeEqual(value, "Bearer \(adminToken)") else {
+            return .error(.unauthorized, "admin endpoints need the header Authorization: Bearer TOKEN (the token synchat server printed at start)")
+        }
+        var user: WorldHost.User?
+        if let name = query["user"] {
+            guard let u = host.user(named: name) else { return .error(.notFound, "no user named \(name.prefix(40))") }
+            user = u
+        }
+        if let extra = query.keys.first(where: { $0 != "user" }) { return .error(.badRequest, "unknown parameter \(extra.prefix(40)) (expected: user)") }
+        switch (method, path) {
+        case (.GET, "/admin/truth"): return .json(.ok, user.map { host.truth(of: $0) } ?? host.truth)
+        case (.POST, "/admin/fault"): return fault(body, user: user)
+        case (_, "/admin/truth"), (_, "/admin/fault"): return .error(.methodNotAllowed, "\(method) \(path): use \(path == "/admin/truth" ? "GET" : "POST")")
+        default: return .error(.notFound, "no such endpoint: \(path.prefix(100))")
+        }
+    }
+
+    /// The body of a POST as a JSON object, or a clear error.
+    static func jsonObject(_ body: Data, _ what: String) throws -> [String: Any] {
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw BadRequest(message: "\(what): the body must be a JSON object")
+        }
+        return object
+    }
+
+    private func join(_ body: Data, headers: HTTPHeaders) -> Answer {
+        let name: String
+        do {
+            guard let n = try Self.jsonObject(body, "join")["user"] as? String else { return .error(.badRequest, "join: missing \"user\" (a name)") }
+            name = n
+        } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
+        let secret = headers.first(name: "Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        do {
+            let (user, isNew) = try host.join(name: name, secret: secret)
+            var fields: [(String, JSONValue)] = [("user", .string(user.name)), ("address", .string(user.address.value))]
+            if isNew { fields.append(("secret", .string(user.secret))) }
+            if case .object(let rest) = world(of: user) { fields += rest }
+            return .json(isNew ? .created : .ok, .object(fields))
+        } catch {
+            switch error {
+            case .badName: return .error(.badRequest, "join: a user name is 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
+            case .nameOfAContact: return .error(.conflict, "join: \(name) is the name of a simulated contact; choose another")
+            case .wrongSecret: return .error(.unauthorized, "join: \(name) exists; rejoining needs Authorization: Bearer SECRET (the secret of its first join, kept in its profile)")
+            case .full: return .error(.serviceUnavailable, "join: the server holds \(WorldHost.maxUsers) users already")
+            }
+        }
+    }
+
+    /// What a client needs to run on the server's world: its clock and speed, the user's
+    /// contacts (simulated ones and the other users).
+    func world(of user: WorldHost.User) -> JSONValue {
+        .object([
+            ("clock", .int(host.virtualNow.milliseconds)),
+            ("speed", .string(host.speed.formatted(.number.grouping(.never)))),
+            ("contacts", .array(user.world.contacts.map { c in
+                .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("displayName", .string(c.displayName)),
+                         ("person", .int(user.world.people.contains(c.address) ? 1 : 0))])
+            })),
+        ])
+    }
+
+    private func publish(_ body: Data, by user: WorldHost.User) -> Answer {
+        let object: [String: Any]
+        do { object = try Self.jsonObject(body, "publish") } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
+        guard let to = object["to"] as? String, !to.isEmpty else { return .error(.badRequest, "publish: missing \"to\" (an address)") }
+        guard let text = object["body"] as? String else { return .error(.badRequest, "publish: missing \"body\" (the text)") }
+        guard text.utf8.count <= MessageLimits.maxBodyBytes else {
+            return .error(.payloadTooLarge, "publish: a message is at most \(MessageLimits.maxBodyBytes) bytes")
+        }
+        guard user.world.contacts.contains(where: { $0.address.value == to }) else {
+            return .error(.badRequest, "publish: \(to.prefix(80)) is not a contact of \(user.name)")
+        }
+        switch user.world.publish(from: user.address, to: Address(to), body: text) {
+        case .success(let p):
+            return .json(.ok, .object([("message", SimIndexer.document(p.message, me: user.address)), ("spent", .array(p.spent.map { .string($0) }))]))
+        case .failure(let e):
+            return .error(.serviceUnavailable, e.message)
         }
     }
 
@@ -187,7 +322,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         }
     }
 
-    private func fault(_ body: Data) -> Answer {
+    private func fault(_ body: Data, user: WorldHost.User?) -> Answer {
         guard let text = String(data: body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
             return .error(.badRequest, "the body must be one scenario directive in UTF-8, e.g. indexer down")
         }
@@ -202,13 +337,14 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         } catch {
             return .error(.badRequest, "\(error)")
         }
-        if let refused = host.apply(directive) { return .error(.notImplemented, refused) }
-        return .json(.ok, .object([("applied", .string(directive.scenarioText)), ("at", .int(host.virtualNow.milliseconds))]))
+        if let refused = host.apply(directive, to: user) { return .error(.badRequest, refused) }
+        return .json(.ok, .object([("applied", .string(directive.scenarioText)), ("user", user.map { .string($0.name) } ?? .null),
+                                   ("at", .int(host.virtualNow.milliseconds))]))
     }
 }
 
 /// Reads one HTTP request (head, body up to the limit, end) and answers it in order.
-final class RequestHandler: ChannelInboundHandler {
+final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 

@@ -291,12 +291,14 @@ enum Progress {
 
 struct Server: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the simulated world over real protocols (first step: the indexer over HTTP).",
+        abstract: "Serve the simulated world over real sockets: many users in one world.",
         discussion: """
-            One world (its contacts write to one user), its clock on the wall clock times --speed. \
-            Prints where it listens and the admin token, then serves until killed. \
-            Endpoints: GET /v1/indexer/{handshakes,contextual,payments,tip,messages/TXID}; \
-            GET /admin/truth and POST /admin/fault (a scenario directive) with Authorization: Bearer TOKEN.
+            One world, its clock on the wall clock times --speed; each user who joins gets --contacts simulated \
+            contacts writing --traffic, and every other user as a contact. Prints where it listens and the admin \
+            token, then serves until killed. HTTP: POST /v1/join, GET /v1/world, POST /v1/publish, \
+            GET /v1/indexer/...; WebSockets: /v1/node (the node), /v1/push (the push relay); \
+            GET /admin/truth and POST /admin/fault (a scenario directive) with Authorization: Bearer TOKEN. \
+            The protocol: docs/server.md.
             """
     )
 
@@ -313,17 +315,17 @@ struct Server: ParsableCommand {
             help: ArgumentHelp("Simulated seconds per wall second, more than 0 and at most 10000.", valueName: "N"))
     var speedText = "1"
 
-    @Option(name: .customLong("contacts"), parsing: .unconditional, help: ArgumentHelp("Simulated contacts, 0 to 1000.", valueName: "N"))
+    @Option(name: .customLong("contacts"), parsing: .unconditional, help: ArgumentHelp("Simulated contacts of each user, 0 to 20.", valueName: "N"))
     var contactsText = "6"
 
-    @Option(name: .customLong("traffic"), parsing: .unconditional, help: ArgumentHelp("Messages an hour from the contacts.", valueName: "N/h"))
+    @Option(name: .customLong("traffic"), parsing: .unconditional, help: ArgumentHelp("Messages an hour from each user's simulated contacts.", valueName: "N/h"))
     var trafficText = "24/h"
 
     @OptionGroup var subcommandArguments: SubcommandArguments
 
     func numbers() throws -> (port: Int, seed: UInt64, speed: Double, contacts: Int, traffic: Double) {
         guard let port = Int(portText), (0...65_535).contains(port) else { throw ValidationError("--port \(portText): expected 0 to 65535") }
-        guard let contacts = Int(contactsText), (0...1000).contains(contacts) else { throw ValidationError("--contacts \(contactsText): expected 0 to 1000") }
+        guard let contacts = Int(contactsText), (0...20).contains(contacts) else { throw ValidationError("--contacts \(contactsText): expected 0 to 20") }
         let rate = trafficText.hasSuffix("/h") ? String(trafficText.dropLast(2)) : trafficText
         guard let traffic = Double(rate), traffic.isFinite, traffic >= 0, traffic <= 1_000_000 else {
             throw ValidationError("--traffic \(trafficText): expected messages an hour, e.g. 24/h")
@@ -341,8 +343,8 @@ struct Server: ParsableCommand {
             refuse("server: cannot listen on \(host):\(n.port) (\(error))")
         }
         // One line a script can read: where, and the admin token.
-        let line = "synchat server: listening on http://\(host):\(port) (indexer /v1/indexer/, admin token \(server.adminToken); "
-            + "world seed \(n.seed), \(n.contacts) contacts, \(Int(n.traffic))/h, speed x\(n.speed.formatted()))\n"
+        let line = "synchat server: listening on http://\(host):\(port) (admin token \(server.adminToken); "
+            + "world seed \(n.seed), \(n.contacts) contacts a user, \(Int(n.traffic))/h each, speed x\(n.speed.formatted()))\n"
         FileHandle.standardOutput.write(Data(line.utf8))  // unbuffered: a script reads it at once
         try server.wait()
     }

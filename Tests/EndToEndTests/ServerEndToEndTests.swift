@@ -3,11 +3,11 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// `synchat server` on a real socket (issue 17, a first step: the indexer over HTTP): the
+/// `synchat server` on a real socket (issue 17), its HTTP side: the
 /// built binary on a free loopback port, asked over HTTP by a plain socket client written here. Its
 /// answers are read by the engine's own strict decoders and held against the server's
 /// ground truth (`/admin/truth`). Deadlines are generous; nothing here sleeps to wait.
-@Suite("synchat server: the indexer over HTTP", .serialized, .timingSensitive)
+@Suite("synchat server: HTTP (join, the indexer, publishing, truth, faults)", .serialized, .timingSensitive)
 struct ServerEndToEndTests {
     /// The server, started with `args`: its port, admin token and pid.
     final class Running {
@@ -46,7 +46,20 @@ struct ServerEndToEndTests {
             return try httpExchange(port: port, request: Data(("\(method) \(path) HTTP/1.1\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n").utf8) + (body ?? Data()))
         }
 
-        func truth() throws -> [String: Any] {
+        /// Joins as `name`: its secret.
+        func join(_ name: String) throws -> String {
+            let (status, data) = try get("/v1/join", method: "POST", body: Data("{\"user\": \"\(name)\"}".utf8))
+            #expect(status == 201)
+            return try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["secret"] as? String)
+        }
+
+        func truth(_ user: String) throws -> [String: Any] {
+            let (status, data) = try get("/admin/truth?user=\(user)", token: token)
+            #expect(status == 200)
+            return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        }
+
+        func truthOfAll() throws -> [String: Any] {
             let (status, data) = try get("/admin/truth", token: token)
             #expect(status == 200)
             return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
@@ -70,21 +83,22 @@ struct ServerEndToEndTests {
     func servesTheLedger() throws {
         let server = try Running(["--seed", "7", "--speed", "600", "--contacts", "4", "--traffic", "120/h"])
         defer { server.stop() }
+        let secret = try server.join("ada")
         // Ten simulated minutes or so of traffic.
-        var truth = try server.truth()
+        var truth = try server.truth("ada")
         let deadline = Date().addingTimeInterval(60)
         while ((truth["ledger"] as? [Any])?.count ?? 0) < 8, Date() < deadline {
             usleep(200_000)
-            truth = try server.truth()
+            truth = try server.truth("ada")
         }
-        let me = Address(truth["me"] as! String)
+        let me = Address(truth["address"] as! String)
         let ledger = truth["ledger"] as! [[String: Any]]
         #expect(ledger.count >= 8)
-        let clock = Instant(milliseconds: Int64(truth["clock"] as! Int))
-        for contact in truth["contacts"] as! [[String: String]] {
-            let address = Address(contact["address"]!)
+        let clock = Instant(milliseconds: Int64((try server.truthOfAll())["clock"] as! Int))
+        for contact in truth["contacts"] as! [[String: Any]] {
+            let address = Address(contact["address"] as! String)
             let call = IndexerCall.contextual(address, .incoming, since: .zero)
-            let (status, data) = try server.get("/v1/indexer/contextual?address=\(address.value)&direction=in&since=0")
+            let (status, data) = try server.get("/v1/indexer/contextual?address=\(address.value)&direction=in&since=0", token: secret)
             #expect(status == 200)
             let page = try IndexerPage.read(data, for: call, me: me, now: nil)
             #expect(page.rejected.isEmpty)
@@ -98,10 +112,10 @@ struct ServerEndToEndTests {
         }
         // The tip: the newest indexed block time, one of the ledger's (read after it: the
         // world went on), and no older than what was surely indexed before.
-        let (status, data) = try server.get("/v1/indexer/tip")
+        let (status, data) = try server.get("/v1/indexer/tip", token: secret)
         #expect(status == 200)
         let tip = try #require(try IndexerTip.read(data, now: nil))
-        let after = try server.truth()
+        let after = try server.truth("ada")
         #expect((after["ledger"] as! [[String: Any]]).contains { Int64($0["blockTime"] as! Int) == tip.milliseconds })
         let surelyIndexed = ledger.map { Int64($0["blockTime"] as! Int) }.filter { $0 + 3_000 < clock.milliseconds }.max() ?? 0
         #expect(tip.milliseconds >= surelyIndexed)
@@ -110,43 +124,57 @@ struct ServerEndToEndTests {
         #expect(requests?["contextual_in"] == 4 && requests?["tip"] == 1)
     }
 
-    @Test("faults through /admin/fault: indexer down answers 503 and up answers again; latency delays the answer; what is not served yet says so")
+    @Test("faults through /admin/fault: indexer down answers 503 and up answers again, for the named user only; latency delays the answer; a directive of the app says so")
     func faults() throws {
         let server = try Running(["--speed", "100"])
         defer { server.stop() }
-        #expect(try server.get("/v1/indexer/tip").status == 200)
-        let down = try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer down".utf8))
+        let ada = try server.join("ada"), bo = try server.join("bo")
+        #expect(try server.get("/v1/indexer/tip", token: ada).status == 200)
+        let down = try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data("indexer down".utf8))
         #expect(down.status == 200)
-        let refused = try server.get("/v1/indexer/tip")
+        let refused = try server.get("/v1/indexer/tip", token: ada)
         #expect(refused.status == 503)
         #expect(server.error(refused.data) == "indexer unavailable (503)")
-        #expect(try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer up".utf8)).status == 200)
-        #expect(try server.get("/v1/indexer/tip").status == 200)
-        // 200 s of world latency at x100: at least 2 s of wall time.
+        #expect(try server.get("/v1/indexer/tip", token: bo).status == 200)  // another user's world is untouched
+        #expect(try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data("indexer up".utf8)).status == 200)
+        #expect(try server.get("/v1/indexer/tip", token: ada).status == 200)
+        // 200 s of world latency at x100: at least 2 s of wall time; for everyone without ?user.
         #expect(try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer latency 200s".utf8)).status == 200)
         let start = Date()
-        #expect(try server.get("/v1/indexer/tip").status == 200)
+        #expect(try server.get("/v1/indexer/tip", token: bo).status == 200)
         #expect(Date().timeIntervalSince(start) >= 1.9)
-        let later = try server.get("/admin/fault", token: server.token, method: "POST", body: Data("push drop 100%".utf8))
-        #expect(later.status == 501)
-        #expect(server.error(later.data).contains("not served yet"))
+        let app = try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data("background".utf8))
+        #expect(app.status == 400)
+        #expect(server.error(app.data).contains("a directive of the app"))
         let bad = try server.get("/admin/fault", token: server.token, method: "POST", body: Data("indexer sideways".utf8))
         #expect(bad.status == 400)
         #expect(!server.error(bad.data).isEmpty && !server.error(bad.data).contains("\n"))
+        #expect(try server.get("/admin/fault?user=nobody", token: server.token, method: "POST", body: Data("indexer up".utf8)).status == 404)
     }
 
     @Test("bad requests get one clear line and the right status, and the server goes on serving")
     func badRequests() throws {
         let server = try Running([])
         defer { server.stop() }
+        let ada = try server.join("ada")
         let cases: [(String, String, String?, Data?, Int, String)] = [
-            ("GET", "/v1/indexer/contextual?direction=in", nil, nil, 400, "missing parameter address"),
-            ("GET", "/v1/indexer/handshakes?direction=sideways", nil, nil, 400, "direction must be in or out"),
-            ("GET", "/v1/indexer/payments?since=-5", nil, nil, 400, "since must be a non-negative integer"),
-            ("GET", "/v1/indexer/payments?since=1&since=2", nil, nil, 400, "given twice"),
-            ("GET", "/v1/indexer/tip?x=1", nil, nil, 400, "unknown parameter x"),
-            ("GET", "/v1/indexer/nothing", nil, nil, 404, "no such endpoint"),
-            ("POST", "/v1/indexer/tip", nil, nil, 405, "answers GET"),
+            ("GET", "/v1/indexer/contextual?direction=in", ada, nil, 400, "missing parameter address"),
+            ("GET", "/v1/indexer/handshakes?direction=sideways", ada, nil, 400, "direction must be in or out"),
+            ("GET", "/v1/indexer/payments?since=-5", ada, nil, 400, "since must be a non-negative integer"),
+            ("GET", "/v1/indexer/payments?since=1&since=2", ada, nil, 400, "given twice"),
+            ("GET", "/v1/indexer/tip?x=1", ada, nil, 400, "unknown parameter x"),
+            ("GET", "/v1/indexer/nothing", ada, nil, 404, "no such endpoint"),
+            ("POST", "/v1/indexer/tip", ada, nil, 405, "answers GET"),
+            ("GET", "/v1/indexer/tip", nil, nil, 401, "Authorization: Bearer SECRET"),
+            ("GET", "/v1/indexer/tip", "not-a-secret", nil, 401, "Authorization: Bearer SECRET"),
+            ("POST", "/v1/join", nil, Data("{\"user\": \"Ada Lovelace\"}".utf8), 400, "a user name is 1 to 32"),
+            ("POST", "/v1/join", nil, Data("{\"user\": \"alice\"}".utf8), 409, "simulated contact"),
+            ("POST", "/v1/join", nil, Data("{\"user\": \"ada\"}".utf8), 401, "rejoining needs"),
+            ("POST", "/v1/join", nil, Data("[1, 2".utf8), 400, "must be a JSON object"),
+            ("POST", "/v1/publish", ada, Data("{\"to\": \"kaspa:qnobody\", \"body\": \"hi\"}".utf8), 400, "is not a contact of ada"),
+            ("POST", "/v1/publish", ada, Data("{\"body\": \"hi\"}".utf8), 400, "missing \"to\""),
+            ("GET", "/v1/node", ada, nil, 426, "is a WebSocket"),
+            ("GET", "/v1/push", nil, nil, 401, "Authorization: Bearer SECRET"),
             ("GET", "/admin/truth", nil, nil, 401, "Authorization: Bearer"),
             ("GET", "/admin/truth", "wrong", nil, 401, "Authorization: Bearer"),
             ("POST", "/admin/fault", server.token, Data(repeating: 0x41, count: 70_000), 413, "larger than"),
@@ -159,7 +187,7 @@ struct ServerEndToEndTests {
             #expect(message.contains(words), "\(method) \(path.prefix(60)): \(message)")
             #expect(!message.contains("\n"))
         }
-        #expect(try server.get("/v1/indexer/tip").status == 200)
+        #expect(try server.get("/v1/indexer/tip", token: ada).status == 200)
     }
 }
 

@@ -1,0 +1,247 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+import SimWorld
+import SyncCore
+import SyncEngine
+
+// The node and the push relay as WebSockets (issue 17). Text frames of JSON; a request has
+// an `id`, a `method` and `params`; its answer has the same `id` and `method` with `params`,
+// or an `error` object with a `message`; a notification has a `method` and no `id`.
+// Protocol pings are answered as RFC 6455 says, but they prove nothing about the node: the
+// engine's keepalive is the application-level `ping` method, which a stale socket never
+// answers.
+
+extension WorldServer {
+    static let socketPaths: Set<String> = ["/v1/node", "/v1/push"]
+
+    /// The headers to upgrade with, or nil to let the request through to `handle`, which
+    /// says why not.
+    func shouldUpgrade(_ head: HTTPRequestHead) -> HTTPHeaders? {
+        let path = URLComponents(string: head.uri)?.path ?? ""
+        guard Self.socketPaths.contains(path), let user = user(head.headers) else { return nil }
+        guard socketsByUser[user.name, default: 0] < Self.maxSocketsPerUser, allow(user.name) else { return nil }
+        return HTTPHeaders()
+    }
+
+    /// Why a request to a socket's path was not upgraded.
+    func socketRefusal(path: String, headers: HTTPHeaders) -> Answer {
+        guard let user = user(headers) else {
+            return .error(.unauthorized, "\(path) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)")
+        }
+        if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser {
+            return .error(.tooManyRequests, "\(user.name) holds \(Self.maxSocketsPerUser) sockets already")
+        }
+        return .error(.upgradeRequired, "\(path) is a WebSocket: connect with Upgrade: websocket")
+    }
+
+    /// The pipeline of an upgraded socket: fragments joined up to the frame limit, then the
+    /// node's or the push relay's handler.
+    func upgraded(_ channel: NIOCore.Channel, _ head: HTTPRequestHead) throws {
+        let path = URLComponents(string: head.uri)?.path ?? ""
+        guard let user = user(head.headers) else { throw ChannelError.inputClosed }
+        socketsByUser[user.name, default: 0] += 1
+        channel.closeFuture.whenComplete { [self] _ in socketsByUser[user.name, default: 1] -= 1 }
+        try channel.pipeline.syncOperations.addHandler(
+            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: Self.maxFrameBytes))
+        if path == "/v1/node" {
+            try channel.pipeline.syncOperations.addHandler(NodeSocket(server: self, user: user))
+        } else {
+            try channel.pipeline.syncOperations.addHandler(PushSocket(server: self, user: user))
+        }
+    }
+}
+
+/// What both sockets share: frames in and out, control frames, bad frames, limits.
+class JSONSocket: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    let server: WorldServer
+    let user: WorldHost.User
+    var channel: NIOCore.Channel?
+    var closing = false
+
+    init(server: WorldServer, user: WorldHost.User) {
+        self.server = server
+        self.user = user
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            var data = frame.unmaskedData
+            let bytes = data.readBytes(length: data.readableBytes) ?? []
+            server.host.advance()
+            defer { server.pump() }
+            guard server.allow(user.name) else {
+                return send(.object([("error", .object([("message", .string("more than \(Int(WorldServer.requestsPerSecond)) requests a second: slow down"))]))]))
+            }
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
+                return send(.object([("error", .object([("message", .string("a frame must be one JSON object (\(bytes.count) bytes were not)"))]))]))
+            }
+            let id: Int? = (object["id"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) }
+            guard let method = object["method"] as? String else { return error(id, "missing \"method\"") }
+            let params = object["params"] as? [String: Any] ?? [:]
+            request(id: id, method: method, params: params)
+        case .binary:
+            send(.object([("error", .object([("message", .string("binary frames are not understood: send text frames of JSON"))]))]))
+        case .ping:
+            var payload = frame.unmaskedData
+            let bytes = payload.readBytes(length: payload.readableBytes) ?? []
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: ByteBuffer(bytes: bytes))), promise: nil)
+        case .connectionClose:
+            close(code: .normalClosure, reason: "")
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed()
+        context.fireChannelInactive()
+    }
+
+    /// A request frame; subclasses answer.
+    func request(id: Int?, method: String, params: [String: Any]) {}
+    /// The socket went away.
+    func closed() {}
+
+    func send(_ value: JSONValue) {
+        guard let channel, !closing else { return }
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: value.data)), promise: nil)
+    }
+
+    func reply(_ id: Int?, _ method: String, _ params: [(String, JSONValue)] = []) {
+        send(.object([("id", id.map { .int(Int64($0)) } ?? .null), ("method", .string(method)), ("params", .object(params))]))
+    }
+
+    func error(_ id: Int?, _ message: String) {
+        send(.object([("id", id.map { .int(Int64($0)) } ?? .null), ("error", .object([("message", .string(message))]))]))
+    }
+
+    /// A close frame with a code and a reason, then the end of the socket.
+    func close(code: WebSocketErrorCode, reason: String) {
+        guard let channel, !closing else { return }
+        closing = true
+        var buffer = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        buffer.write(webSocketErrorCode: code)
+        buffer.writeString(String(decoding: reason.utf8.prefix(120), as: UTF8.self))
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: buffer)).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+}
+
+/// `GET /v1/node` upgraded: the realtime node. Methods: `subscribeUtxosChanged` (params
+/// `addresses`: the user's own address only), answered once the node took the subscription,
+/// then `utxosChangedNotification`s; `getUtxosByAddresses` (the UTXO set); `ping` (the
+/// keepalive, answered only by a live, delivering node). A subscription the node closes
+/// (`realtime down`, `flaky`) closes the socket with 1011 and the reason.
+final class NodeSocket: JSONSocket, NodeSubscriber {
+    private var pending: [Int: Int?] = [:]  // the world's connection id → the request id to answer
+    private var active: Int?
+
+    override func request(id: Int?, method: String, params: [String: Any]) {
+        let node = user.world.node
+        switch method {
+        case "subscribeUtxosChanged":
+            guard let addresses = params["addresses"] as? [String], addresses == [user.address.value] else {
+                return error(id, "subscribeUtxosChanged: params.addresses must be [\"\(user.address.value)\"], the user's own address")
+            }
+            let connection = node.connect(subscribing: user.address, forced: true)
+            pending[connection] = id
+            user.link.subscriptions[connection] = self
+        case "getUtxosByAddresses":
+            guard let addresses = params["addresses"] as? [String], addresses == [user.address.value] else {
+                return error(id, "getUtxosByAddresses: params.addresses must be [\"\(user.address.value)\"], the user's own address")
+            }
+            node.requestUtxoSet(for: user.address) { [weak self] result in
+                switch result {
+                case .success(let entries): self?.reply(id, method, [("entries", .array(entries.map { .string($0) }))])
+                case .failure(let e): self?.error(id, e.message)
+                }
+            }
+        case "ping":
+            guard let active else { return error(id, "ping: no subscription on this socket") }
+            node.ping(connection: active) { [weak self] in self?.reply(id, "ping") }
+        default:
+            error(id, "unknown method \"\(method.prefix(40))\" (expected subscribeUtxosChanged, getUtxosByAddresses, ping)")
+        }
+    }
+
+    func subscribed(connection: Int) {
+        guard let id = pending.removeValue(forKey: connection) else { return }
+        active = connection
+        reply(id, "subscribeUtxosChanged")
+    }
+
+    func failed(connection: Int, error message: String) {
+        if let id = pending.removeValue(forKey: connection) { return error(id, message) }
+        guard connection == active else { return }
+        close(code: .unexpectedServerError, reason: message)
+    }
+
+    func notify(_ message: NetworkMessage) {
+        send(.object([("method", .string("utxosChangedNotification")),
+                      ("params", .object([("transaction", SimIndexer.document(message, me: user.address))]))]))
+    }
+
+    override func closed() {
+        for c in Array(pending.keys) + (active.map { [$0] } ?? []) where user.link.subscriptions[c] === self {
+            user.link.subscriptions[c] = nil
+        }
+    }
+}
+
+/// `GET /v1/push` upgraded: the push relay the phone's OS holds. It delivers while the app
+/// is in the background (the OS, not the app, holds the socket). Methods: `registerToken`,
+/// `unregisterToken`, `setMuted` (params `contact`, `muted`); notifications: `tokenStatus`
+/// (params `status`), `push` (params `payload`: the APNs-style userInfo as a JSON string),
+/// `contactsChanged` (another user joined: ask `GET /v1/world`). One push socket a user: a
+/// newer one replaces the older, which is closed with 1008.
+final class PushSocket: JSONSocket, PushSubscriber {
+    override func handlerAdded(context: ChannelHandlerContext) {
+        super.handlerAdded(context: context)
+        if let older = user.link.pushSocket as? PushSocket, older !== self {
+            older.close(code: .policyViolation, reason: "replaced by a newer push socket")
+        }
+        user.link.pushSocket = self
+        user.link.contactsChanged = { [weak self] in self?.send(.object([("method", .string("contactsChanged")), ("params", .object([]))])) }
+    }
+
+    override func request(id: Int?, method: String, params: [String: Any]) {
+        let push = user.world.push
+        switch method {
+        case "registerToken": push.registerToken(); reply(id, method)
+        case "unregisterToken": push.unregisterToken(); reply(id, method)
+        case "setMuted":
+            guard let contact = params["contact"] as? String, let muted = params["muted"] as? Bool else {
+                return error(id, "setMuted: params must have contact (an address) and muted (true or false)")
+            }
+            push.setMuted(Address(contact), muted)
+            reply(id, method)
+        default:
+            error(id, "unknown method \"\(method.prefix(40))\" (expected registerToken, unregisterToken, setMuted)")
+        }
+    }
+
+    func push(_ payload: Data) {
+        send(.object([("method", .string("push")), ("params", .object([("payload", .string(String(decoding: payload, as: UTF8.self)))]))]))
+    }
+
+    func tokenStatus(_ status: TokenStatus) {
+        send(.object([("method", .string("tokenStatus")), ("params", .object([("status", .string(status.rawValue))]))]))
+    }
+
+    override func closed() {
+        if user.link.pushSocket === self {
+            user.link.pushSocket = nil
+            user.link.contactsChanged = nil
+        }
+    }
+}
