@@ -18,8 +18,8 @@ import PackageDescription
 //   CWidth        the C library's wcwidth, for display widths.
 //   CNCurses      ncursesw through a system library target (with Swift-visible shims).
 //   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
-//   WorldServer   the simulated world behind real protocols (swift-nio): the indexer over HTTP.
-//                 SyncCore, SyncEngine, SimWorld, Simulation.
+//   WorldServer   `synchat server`: the simulated world behind real sockets (swift-nio), many users.
+//   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`).
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness, the bench
 //                 and the width corpus.
@@ -61,6 +61,12 @@ let package = Package(
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),
+        .target(
+            name: "WorldClient",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
+        ),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn"]),
         .target(name: "Spawn"),
         // What the test targets share: time words, temporary directories, spawning, event and
@@ -89,6 +95,7 @@ let package = Package(
                 "TerminalUI",
                 "ChatStore",
                 "WorldServer",
+                "WorldClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

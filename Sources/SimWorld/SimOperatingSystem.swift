@@ -12,13 +12,19 @@ public final class SimOperatingSystem: SystemPort {
     public private(set) var grants: [Instant] = []
 
     weak var world: SimulatedWorld?
+    /// The app, when this OS runs beside a world elsewhere (a client of `synchat server`):
+    /// then it calls this app, and `suspended` instead of the in-process node.
+    public weak var app: ClientEndpoint?
+    /// Told when the app is suspended or killed: its sockets stop being listened to.
+    public var suspended: (() -> Void)?
+    private var client: ClientEndpoint? { app ?? world?.client }
     private let scheduler: Scheduler
     private let timings: WorldTimings
     private var jitter: RandomStream
     private var pendingGrant: Scheduler.Token?
     private var nextTask = 0
 
-    init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
+    public init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
         self.scheduler = scheduler
         self.timings = timings
         self.jitter = RandomStream(seed: seed, concern: "os-refresh")
@@ -27,14 +33,15 @@ public final class SimOperatingSystem: SystemPort {
     public func moveToForeground() {
         guard !foreground else { return }
         foreground = true
-        world?.client?.appDidBecomeActive()
+        client?.appDidBecomeActive()
     }
 
     public func moveToBackground() {
         guard foreground else { return }
         foreground = false
         world?.node.appSuspended()
-        world?.client?.appDidEnterBackground()
+        suspended?()
+        client?.appDidEnterBackground()
     }
 
     /// The app process dies (killed, crashed, or swiped away): its socket goes with it and
@@ -42,6 +49,7 @@ public final class SimOperatingSystem: SystemPort {
     public func processKilled() {
         foreground = false
         world?.node.appSuspended()
+        suspended?()
         cancelBackgroundRefresh()
     }
 
@@ -52,13 +60,13 @@ public final class SimOperatingSystem: SystemPort {
         at = at + jitter.interval(timings.refreshJitter.low, timings.refreshJitter.high)
         pendingGrant = scheduler.schedule(at: at, "background refresh grant") { [self] in
             pendingGrant = nil
-            guard !foreground, let client = world?.client else { return }
+            guard !foreground, let client else { return }
             grants.append(scheduler.now)
             nextTask += 1
             let task = nextTask
             client.backgroundRefreshGranted(task: task)
             scheduler.schedule(after: timings.refreshExpiry, "background refresh expiry") { [weak self] in
-                self?.world?.client?.backgroundRefreshExpired(task: task)
+                self?.client?.backgroundRefreshExpired(task: task)
             }
         }
     }

@@ -216,6 +216,11 @@ extension SimulatedWorld: PublishPort {
     /// message that created it.
     /// The node takes the transaction: it fails while the node is down (the realtime fault
     /// `down`), as a submission to an unreachable node does.
+    public func publish(from me: Address, to contact: Address, body: String, reply: @escaping (Result<Publication, TransportError>) -> Void) {
+        reply(publish(from: me, to: contact, body: body))
+    }
+
+    /// The same, answered at once.
     public func publish(from me: Address, to contact: Address, body: String) -> Result<Publication, TransportError> {
         guard !node.down else { return .failure(TransportError("node unreachable")) }
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,

@@ -91,9 +91,10 @@ public struct Publication: Hashable, Sendable {
 }
 
 public protocol PublishPort: AnyObject {
-    /// Publishes an outgoing message; returns it as the network will carry it, with the
-    /// outputs it spends, or why the network cannot take it now.
-    func publish(from me: Address, to contact: Address, body: String) -> Result<Publication, TransportError>
+    /// Publishes an outgoing message; `reply` gets it as the network will carry it, with the
+    /// outputs it spends, or why the network cannot take it now. The in-process world
+    /// replies before returning; a network replies later.
+    func publish(from me: Address, to contact: Address, body: String, reply: @escaping (Result<Publication, TransportError>) -> Void)
 }
 
 /// Everything the driver needs from the outside world.

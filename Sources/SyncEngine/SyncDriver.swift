@@ -59,9 +59,16 @@ public final class SyncDriver: ClientEndpoint {
         case .indexer(let id, let call):
             ports.indexer.send(call) { [weak self] in self?.handle(.indexerReplied(id: id, $0)) }
         case .publish(let id, let to, let body):
-            let result = ports.network.publish(from: engine.me, to: to, body: body)
-            if case .success(let publication) = result { lastPublication = publication }
-            engine.handle(.published(id: id, result), now: now())
+            // An answer given at once (the in-process world) is handled here, in order with
+            // the other effects; one that comes later (a network) is an input of its own.
+            var answeredNow: Result<Publication, TransportError>?
+            var performing = true
+            ports.network.publish(from: engine.me, to: to, body: body) { [weak self] result in
+                if case .success(let publication) = result { self?.lastPublication = publication }
+                if performing { answeredNow = result } else { self?.handle(.published(id: id, result)) }
+            }
+            performing = false
+            if let answeredNow { engine.handle(.published(id: id, answeredNow), now: now()) }
         case .registerToken: ports.push.registerToken()
         case .unregisterToken: ports.push.unregisterToken()
         case .setMuted(let a, let muted): ports.push.setMuted(a, muted)

@@ -169,6 +169,10 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         case "/v1/publish":
             guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
             return reply(publish(body, by: user))
+        case "/v1/fault":
+            // A user's own fault keys: any fault of the network, on its own world only.
+            guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
+            return reply(fault(body, user: user))
         default: break
         }
         guard path.hasPrefix("/v1/indexer/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }

@@ -1,0 +1,350 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+import SimWorld
+import SyncCore
+import SyncEngine
+
+/// The client's sockets, on swift-nio: HTTP requests (one connection each, `Connection:
+/// close`) and WebSockets. NIO's thread does the I/O; every outcome is posted to the
+/// `inbox` and runs on the thread that owns the engine when it calls `drain()`, so the
+/// engine and its runner stay on one thread. `wakeDescriptor` becomes readable when
+/// something is posted: a loop waits on it beside the terminal.
+public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `lock`; the rest is immutable
+    public let host: String
+    public let port: Int
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let lock = NSLock()
+    private var posted: [() -> Void] = []
+    private let pipe: (read: Int32, write: Int32)
+    /// Wall seconds a request may take before it fails.
+    public static let requestTimeout: Int64 = 30
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+        var fds: [Int32] = [0, 0]
+        if Foundation.pipe(&fds) != 0 { fds = [-1, -1] }
+        for fd in fds where fd >= 0 { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        pipe = (fds[0], fds[1])
+    }
+
+    deinit {
+        try? group.syncShutdownGracefully()
+        close(pipe.read)
+        close(pipe.write)
+    }
+
+    /// Readable when something was posted.
+    public var wakeDescriptor: Int32 { pipe.read }
+
+    /// Runs `work` on the owner's thread at its next `drain()`.
+    func post(_ work: @escaping () -> Void) {
+        lock.lock()
+        posted.append(work)
+        lock.unlock()
+        var byte: UInt8 = 1
+        _ = write(pipe.write, &byte, 1)
+    }
+
+    /// Runs what the network posted, in order. Returns how many.
+    @discardableResult
+    public func drain() -> Int {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(pipe.read, &buffer, buffer.count) > 0 {}
+        lock.lock()
+        let work = posted
+        posted.removeAll()
+        lock.unlock()
+        for w in work { w() }
+        return work.count
+    }
+
+    /// Waits until something is posted or `milliseconds` pass (no terminal: a headless loop).
+    public func wait(milliseconds: Int32) {
+        var p = pollfd(fd: pipe.read, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, milliseconds)
+    }
+
+    // MARK: - HTTP
+
+    /// An HTTP answer: status and body.
+    public struct Answer: Sendable {
+        public var status: Int
+        public var body: Data
+        /// The server's `{"error": …}` line, or the status.
+        public var error: String {
+            ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?["error"] as? String ?? "HTTP \(status)"
+        }
+    }
+
+    /// One request; `reply` runs on the owner's thread (a transport failure says why).
+    public func request(_ method: HTTPMethod, _ path: String, body: Data? = nil, token: String?,
+                        reply: @escaping (Result<Answer, TransportError>) -> Void) {
+        requestFuture(method, path, body: body, token: token).whenComplete { [self] result in
+            post { reply(result.mapError { TransportError("server \(self.host):\(self.port): \($0)") }) }
+        }
+    }
+
+    /// The same, waited for on the calling thread (before the loop starts: joining).
+    public func requestNow(_ method: HTTPMethod, _ path: String, body: Data? = nil, token: String?) throws -> Answer {
+        try requestFuture(method, path, body: body, token: token).wait()
+    }
+
+    private func requestFuture(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) -> EventLoopFuture<Answer> {
+        let loop = group.next()
+        let promise = loop.makePromise(of: Answer.self)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(10))
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(AnswerCollector(promise: promise))
+                }
+            }
+        bootstrap.connect(host: host, port: port).whenComplete { [host, port] result in
+            switch result {
+            case .failure(let error): promise.fail(error)
+            case .success(let channel):
+                var headers = HTTPHeaders()
+                headers.add(name: "Host", value: "\(host):\(port)")
+                headers.add(name: "Connection", value: "close")
+                headers.add(name: "Content-Length", value: "\(body?.count ?? 0)")
+                if body != nil { headers.add(name: "Content-Type", value: "application/json") }
+                if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+                channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)), promise: nil)
+                if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                let timeout = loop.scheduleTask(in: .seconds(Self.requestTimeout)) {
+                    promise.fail(TransportError("no answer in \(Self.requestTimeout) s"))
+                    channel.close(promise: nil)
+                }
+                promise.futureResult.whenComplete { _ in timeout.cancel() }
+            }
+        }
+        return promise.futureResult
+    }
+
+    // MARK: - WebSockets
+
+    /// Opens a WebSocket to `path`. `opened` runs once it is upgraded; `text` for each text
+    /// frame; `closed` once, with the close code (1006 when none came) and reason.
+    public func openSocket(_ path: String, token: String, opened: @escaping (WebSocket) -> Void,
+                           text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) -> WebSocket {
+        let socket = WebSocket(io: self)
+        let loop = group.next()
+        let handler = ClientFrameHandler(socket: socket, opened: opened, text: text, closed: closed)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(10))
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 16, upgradePipelineHandler: { channel, _ in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: 1 << 16))
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    }
+                })
+                let watcher = UpgradeFailureWatcher(handler: handler)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(
+                        withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                            context.pipeline.syncOperations.removeHandler(watcher, promise: nil)
+                        }))
+                    try channel.pipeline.syncOperations.addHandler(watcher)
+                }
+            }
+        bootstrap.connect(host: host, port: port).whenComplete { [host, port] result in
+            switch result {
+            case .failure(let error): handler.finish(code: 1006, reason: "cannot connect: \(error)")
+            case .success(let channel):
+                socket.attach(channel)
+                var headers = HTTPHeaders()
+                headers.add(name: "Host", value: "\(host):\(port)")
+                headers.add(name: "Authorization", value: "Bearer \(token)")
+                headers.add(name: "Content-Length", value: "0")
+                channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), promise: nil)
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+            }
+        }
+        return socket
+    }
+}
+
+/// One client WebSocket: send text frames (masked, as a client must), close.
+public final class WebSocket: @unchecked Sendable {  // `channel` is guarded by `lock`
+    private let io: NetIO
+    private let lock = NSLock()
+    private var channel: NIOCore.Channel?
+    private var closeAsked = false
+
+    init(io: NetIO) { self.io = io }
+
+    func attach(_ channel: NIOCore.Channel) {
+        lock.lock()
+        self.channel = channel
+        let close = closeAsked
+        lock.unlock()
+        if close { channel.close(promise: nil) }
+    }
+
+    public func send(_ value: JSONValue) {
+        lock.lock()
+        let channel = self.channel
+        lock.unlock()
+        guard let channel else { return }
+        let data = value.data
+        channel.eventLoop.execute {
+            let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(bytes: data))
+            channel.writeAndFlush(frame, promise: nil)
+        }
+    }
+
+    /// Closes the socket (a close frame, then the end); nothing more is reported but `closed`.
+    public func close() {
+        lock.lock()
+        closeAsked = true
+        let channel = self.channel
+        lock.unlock()
+        guard let channel else { return }
+        channel.eventLoop.execute {
+            var buffer = channel.allocator.buffer(capacity: 2)
+            buffer.write(webSocketErrorCode: .normalClosure)
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: buffer))
+                .whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+/// Collects one HTTP answer.
+final class AnswerCollector: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    private let promise: EventLoopPromise<NetIO.Answer>
+    private var status = 0
+    private var body = Data()
+
+    init(promise: EventLoopPromise<NetIO.Answer>) { self.promise = promise }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): status = Int(head.status.code)
+        case .body(let buffer): body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            promise.succeed(NetIO.Answer(status: status, body: body))
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        promise.fail(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(TransportError("the connection closed before the answer"))
+    }
+}
+
+/// A refused upgrade (401, 426, 429…) ends the socket with its reason.
+final class UpgradeFailureWatcher: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    let handler: ClientFrameHandler
+    init(handler: ClientFrameHandler) { self.handler = handler }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) {
+            handler.finish(code: 1006, reason: "the server refused the socket: HTTP \(head.status.code)")
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        handler.finish(code: 1006, reason: "the server refused the socket: \(error)")
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        handler.finish(code: 1006, reason: "connection lost")
+        context.fireChannelInactive()
+    }
+}
+
+/// Frames of an upgraded client socket: text to the owner, control frames answered.
+final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  // touched on its channel's loop only
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+    private let socket: WebSocket
+    private let opened: (WebSocket) -> Void
+    private let text: (Data) -> Void
+    private let closed: (Int, String) -> Void
+    private var finished = false
+    private var closeCode: Int?
+    private var closeReason = ""
+    private let io: NetIOPoster
+
+    init(socket: WebSocket, opened: @escaping (WebSocket) -> Void, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
+        self.socket = socket
+        self.opened = opened
+        self.text = text
+        self.closed = closed
+        io = NetIOPoster(socket)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let socket = self.socket, opened = self.opened
+        io.post { opened(socket) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            var buffer = frame.unmaskedData
+            let bytes = Data(buffer.readBytes(length: buffer.readableBytes) ?? [])
+            let text = self.text
+            io.post { text(bytes) }
+        case .ping:
+            var buffer = frame.unmaskedData
+            let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: ByteBuffer(bytes: bytes))), promise: nil)
+        case .connectionClose:
+            var buffer = frame.unmaskedData
+            closeCode = buffer.readWebSocketErrorCode().map { Int(UInt16(webSocketErrorCode: $0)) } ?? 1005
+            closeReason = buffer.readString(length: buffer.readableBytes) ?? ""
+            context.close(promise: nil)
+        default: break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish(code: closeCode ?? 1006, reason: closeCode == nil ? "connection lost" : closeReason)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        closeReason = "\(error)"
+        context.close(promise: nil)
+    }
+
+    /// Reports the end once.
+    func finish(code: Int, reason: String) {
+        guard !finished else { return }
+        finished = true
+        let closed = self.closed
+        io.post { closed(code, reason) }
+    }
+}
+
+/// Posts a socket's outcomes to its `NetIO`.
+struct NetIOPoster: @unchecked Sendable {
+    let socket: WebSocket
+    init(_ socket: WebSocket) { self.socket = socket }
+    func post(_ work: @escaping () -> Void) { socket.ioForPosting.post(work) }
+}
+
+extension WebSocket {
+    var ioForPosting: NetIO { io }
+}

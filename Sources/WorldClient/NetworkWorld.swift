@@ -1,0 +1,371 @@
+import Dispatch
+import Foundation
+import NIOHTTP1
+import SimWorld
+import SyncCore
+import SyncEngine
+
+/// The engine's ports on `synchat server`'s sockets: the same `SyncDriver` and engine as the
+/// embedded world, with the indexer over HTTP, the node and the push relay as WebSockets,
+/// and publishing as a POST. The phone's OS stays on the client (`SimOperatingSystem`, with
+/// its rules for background refreshes): backgrounding closes nothing — the OS just stops
+/// listening to the app's node socket, as iOS suspends an app, and the push relay's socket
+/// (the OS's own) keeps delivering, to the notification extension. Everything runs on the
+/// owner's thread: network outcomes arrive through `io.drain()`, each at the clock's now.
+public final class NetworkWorld {
+    public let io: NetIO
+    public let user: String
+    public let secret: String
+    public let me: Address
+    public let speed: Double
+    public let scheduler: Scheduler
+    public let os: SimOperatingSystem
+    public private(set) var contacts: [Contact]
+    /// Told when the user's contacts changed (another user joined).
+    public var contactsChanged: (([Contact]) -> Void)?
+    /// Told of what goes wrong outside the engine's view (the push relay lost, a fault refused).
+    public var notice: ((String) -> Void)?
+    private weak var app: ClientEndpoint?
+    private let anchorWall: UInt64
+    private let anchorVirtual: Instant
+
+    /// What joining answered.
+    public struct Joined {
+        public var user: String
+        public var secret: String
+        public var isNew: Bool
+        public var address: Address
+        public var clock: Instant
+        public var speed: Double
+        public var contacts: [Contact]
+    }
+
+    public struct Refused: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Joins (or rejoins with `secret`) as `user`; waits for the answer.
+    public static func join(_ io: NetIO, user: String, secret: String?) throws -> Joined {
+        let answer: NetIO.Answer
+        do {
+            answer = try io.requestNow(.POST, "/v1/join", body: JSONValue.object([("user", .string(user))]).data, token: secret)
+        } catch {
+            throw Refused(description: "cannot reach synchat server at \(io.host):\(io.port) (\(error))")
+        }
+        guard answer.status == 200 || answer.status == 201 else { throw Refused(description: "server: \(answer.error)") }
+        guard let root = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any],
+              let address = root["address"] as? String,
+              let clock = (root["clock"] as? NSNumber).map({ Instant(milliseconds: $0.int64Value) }),
+              let speed = (root["speed"] as? String).flatMap(Double.init), speed > 0,
+              let contacts = (root["contacts"] as? [Any]).flatMap(Self.contacts) else {
+            throw Refused(description: "server: the answer to join is not a synchat server's")
+        }
+        let given = root["secret"] as? String
+        guard let kept = given ?? secret else { throw Refused(description: "server: no secret in the answer to join") }
+        return Joined(user: user, secret: kept, isNew: given != nil, address: Address(address), clock: clock, speed: speed, contacts: contacts)
+    }
+
+    static func contacts(_ list: [Any]) -> [Contact]? {
+        var out: [Contact] = []
+        for item in list {
+            guard let c = item as? [String: Any], let handle = c["handle"] as? String, let address = c["address"] as? String,
+                  let name = c["displayName"] as? String else { return nil }
+            out.append(Contact(address: Address(address), handle: handle, displayName: name))
+        }
+        return out
+    }
+
+    public init(io: NetIO, joined: Joined, seed: UInt64) {
+        self.io = io
+        user = joined.user
+        secret = joined.secret
+        me = joined.address
+        speed = joined.speed
+        contacts = joined.contacts
+        scheduler = Scheduler(start: joined.clock)
+        anchorVirtual = joined.clock
+        anchorWall = DispatchTime.now().uptimeNanoseconds
+        os = SimOperatingSystem(seed: seed, scheduler: scheduler, timings: WorldTimings())
+        os.suspended = { [weak self] in self?.stopListening() }
+    }
+
+    /// The server's clock now, as taken at join.
+    public var virtualNow: Instant {
+        anchorVirtual + .milliseconds(Int64(Double(DispatchTime.now().uptimeNanoseconds - anchorWall) / 1_000_000 * speed))
+    }
+
+    /// Runs what is due by now, then what the network brought (each at the clock's now).
+    public func step() {
+        scheduler.run(until: virtualNow)
+        while io.drain() > 0 { scheduler.run(until: virtualNow) }
+    }
+
+    /// Wall milliseconds until the scheduler has something due (at most `cap`).
+    public func wallMillisecondsToNextEvent(cap: Int32 = 1000) -> Int32 {
+        guard let next = scheduler.nextEventTime else { return cap }
+        let virtual = max(0, (next - virtualNow).milliseconds)
+        return Int32(min(Double(cap), max(1, (Double(virtual) / speed).rounded(.up))))
+    }
+
+    public var ports: WorldPorts {
+        WorldPorts(indexer: self, realtime: self, push: self, system: os, network: self)
+    }
+
+    /// Connects the app, opens the push relay (the OS's socket) and brings the app to the front.
+    public func attach(client: ClientEndpoint) {
+        app = client
+        os.app = client
+        openPushRelay()
+    }
+
+    /// Asks the server for the user's contacts again.
+    public func refreshContacts() {
+        io.request(.GET, "/v1/world", token: secret) { [weak self] result in
+            guard let self, case .success(let a) = result, a.status == 200,
+                  let root = (try? JSONSerialization.jsonObject(with: a.body)) as? [String: Any],
+                  let list = (root["contacts"] as? [Any]).flatMap(Self.contacts) else { return }
+            contacts = list
+            contactsChanged?(list)
+        }
+    }
+
+    /// Sends a fault directive to the server for this user (`POST /v1/fault`).
+    public func fault(_ directive: String, done: ((String?) -> Void)? = nil) {
+        io.request(.POST, "/v1/fault", body: Data(directive.utf8), token: secret) { result in
+            switch result {
+            case .success(let a) where a.status == 200: done?(nil)
+            case .success(let a): done?(a.error)
+            case .failure(let e): done?(e.message)
+            }
+        }
+    }
+
+    // MARK: - The node
+
+    private final class NodeConnection {
+        let id: Int
+        var socket: WebSocket?
+        var subscribed = false
+        /// The app is listening: false once the OS suspended it (then nothing reaches it).
+        var listened = true
+        var nextRequest = 1
+        var pending: [Int: (Result<[String: Any], TransportError>) -> Void] = [:]
+        init(id: Int) { self.id = id }
+    }
+
+    private var node: NodeConnection?
+    private var nextConnection = 0
+
+    private func stopListening() {
+        node?.listened = false
+    }
+
+    private func nodeFrame(_ connection: NodeConnection, _ data: Data) {
+        guard connection.listened, let app else { return }
+        guard let frame = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return }
+        if let id = (frame["id"] as? NSNumber)?.intValue, let reply = connection.pending.removeValue(forKey: id) {
+            if let error = frame["error"] as? [String: Any] {
+                reply(.failure(TransportError(error["message"] as? String ?? "node error")))
+            } else {
+                reply(.success(frame["params"] as? [String: Any] ?? [:]))
+            }
+            return
+        }
+        guard frame["method"] as? String == "utxosChangedNotification", connection === node,
+              let tx = (frame["params"] as? [String: Any])?["transaction"] else { return }
+        do {
+            let message = try Self.message(tx, me: me, now: scheduler.now)
+            app.realtimeNotified(connection: connection.id, message: message)
+        } catch {
+            notice?("node: \(error)")
+        }
+    }
+
+    private func call(_ connection: NodeConnection, _ method: String, _ params: JSONValue,
+                      reply: @escaping (Result<[String: Any], TransportError>) -> Void) {
+        guard let socket = connection.socket else { return reply(.failure(TransportError("node: not connected"))) }
+        let id = connection.nextRequest
+        connection.nextRequest += 1
+        connection.pending[id] = reply
+        socket.send(.object([("id", .int(Int64(id))), ("method", .string(method)), ("params", params)]))
+    }
+
+    /// One message document (the node's notification, publishing's answer), read by the
+    /// engine's own strict decoder.
+    static func message(_ document: Any, me: Address, now: Instant?) throws -> NetworkMessage {
+        guard let d = document as? [String: Any], let txId = d["txId"] as? String,
+              JSONSerialization.isValidJSONObject(["messages": [d]]) else { throw WireError("not a message document") }
+        let data = try JSONSerialization.data(withJSONObject: ["messages": [d], "nextPage": NSNull()])
+        let page = try IndexerPage.decode(data, for: .messageById(txId), me: me, now: now)
+        guard let m = page.messages.first else { throw WireError("no message in the document") }
+        return m
+    }
+
+    // MARK: - The push relay
+
+    private var pushSocket: WebSocket?
+    private var pushOpen = false
+    private var pushQueue: [JSONValue] = []
+    private var pushBackoff = Interval.seconds(1)
+
+    private func openPushRelay() {
+        pushOpen = false
+        pushSocket = io.openSocket("/v1/push", token: secret, opened: { [weak self] socket in
+            guard let self else { return }
+            pushOpen = true
+            pushBackoff = .seconds(1)
+            for frame in pushQueue { socket.send(frame) }
+            pushQueue.removeAll()
+        }, text: { [weak self] data in
+            self?.pushFrame(data)
+        }, closed: { [weak self] code, reason in
+            guard let self else { return }
+            pushOpen = false
+            pushSocket = nil
+            notice?("push relay closed (\(code) \(reason)); again in \(pushBackoff)")
+            // Reconnect with backoff, in wall time (the world's clock may run fast).
+            let wall = Double(pushBackoff.milliseconds)
+            pushBackoff = .milliseconds(min(30_000, pushBackoff.milliseconds * 2))
+            scheduler.schedule(after: .milliseconds(Int64(wall * speed)), "push relay reconnect") { [weak self] in self?.openPushRelay() }
+        })
+    }
+
+    private func pushFrame(_ data: Data) {
+        guard let app, let frame = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return }
+        let params = frame["params"] as? [String: Any] ?? [:]
+        switch frame["method"] as? String {
+        case "tokenStatus":
+            if let raw = params["status"] as? String, let status = TokenStatus(rawValue: raw) { app.tokenStatusChanged(status) }
+        case "push":
+            guard let payload = params["payload"] as? String else { return }
+            if os.foreground { app.pushDelivered(payload: Data(payload.utf8)) } else { app.notificationExtensionReceived(payload: Data(payload.utf8)) }
+        case "contactsChanged":
+            refreshContacts()
+        default:
+            break  // answers to our requests
+        }
+    }
+
+    private func sendToRelay(_ method: String, _ params: [(String, JSONValue)] = []) {
+        let frame = JSONValue.object([("id", .int(0)), ("method", .string(method)), ("params", .object(params))])
+        if pushOpen, let pushSocket { pushSocket.send(frame) } else { pushQueue.append(frame) }
+    }
+}
+
+extension NetworkWorld: IndexerPort {
+    public func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void) {
+        func q(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s }
+        let path: String
+        switch call {
+        case .handshakes(let d, let since): path = "/v1/indexer/handshakes?direction=\(d == .incoming ? "in" : "out")&since=\(since.milliseconds)"
+        case .contextual(let a, let d, let since):
+            path = "/v1/indexer/contextual?address=\(q(a.value))&direction=\(d == .incoming ? "in" : "out")&since=\(since.milliseconds)"
+        case .payments(let since, let page): path = "/v1/indexer/payments?since=\(since.milliseconds)&page=\(page)"
+        case .messageById(let id): path = "/v1/indexer/messages/\(q(id))"
+        case .tip: path = "/v1/indexer/tip"
+        }
+        io.request(.GET, path, token: secret) { result in
+            switch result {
+            case .success(let a) where a.status == 200: reply(.success(a.body))
+            case .success(let a): reply(.failure(TransportError(a.error)))
+            case .failure(let e): reply(.failure(e))
+            }
+        }
+    }
+}
+
+extension NetworkWorld: RealtimePort {
+    public func connect(subscribing address: Address, forced: Bool) -> Int {
+        nextConnection += 1
+        let connection = NodeConnection(id: nextConnection)
+        // A new connection replaces the old socket, forced or not.
+        node?.socket?.close()
+        node?.listened = false
+        node = connection
+        guard os.foreground else {
+            scheduler.schedule(after: .zero, "connect refused") { [weak self] in
+                self?.app?.realtimeConnectFailed(connection: connection.id, error: "app suspended")
+            }
+            return connection.id
+        }
+        connection.socket = io.openSocket("/v1/node", token: secret, opened: { [weak self] _ in
+            guard let self else { return }
+            call(connection, "subscribeUtxosChanged", .object([("addresses", .array([.string(me.value)]))])) { [weak self] result in
+                guard let self, connection.listened else { return }
+                switch result {
+                case .success:
+                    connection.subscribed = true
+                    app?.realtimeConnected(connection: connection.id)
+                case .failure(let e):
+                    app?.realtimeConnectFailed(connection: connection.id, error: e.message)
+                    connection.socket?.close()
+                }
+            }
+        }, text: { [weak self] data in
+            self?.nodeFrame(connection, data)
+        }, closed: { [weak self] code, reason in
+            guard let self else { return }
+            for (_, reply) in connection.pending { reply(.failure(TransportError("node: socket closed"))) }
+            connection.pending.removeAll()
+            connection.socket = nil
+            guard connection.listened else { return }  // the app was not listening: it learns nothing
+            connection.listened = false
+            let why = reason.isEmpty ? "socket closed (\(code))" : reason
+            if connection.subscribed {
+                app?.realtimeDisconnected(connection: connection.id, error: why)
+            } else {
+                app?.realtimeConnectFailed(connection: connection.id, error: why)
+            }
+        })
+        return connection.id
+    }
+
+    public func requestUtxoSet(for address: Address, reply: @escaping (Result<[String], TransportError>) -> Void) {
+        guard let connection = node, connection.subscribed, connection.listened else {
+            scheduler.schedule(after: .zero, "utxo set refused") { reply(.failure(TransportError("node: not connected"))) }
+            return
+        }
+        call(connection, "getUtxosByAddresses", .object([("addresses", .array([.string(me.value)]))])) { result in
+            reply(result.flatMap { params in
+                guard let entries = params["entries"] as? [String] else { return .failure(TransportError("node: a UTXO set without entries")) }
+                return .success(entries)
+            })
+        }
+    }
+
+    public func ping(connection id: Int, answered: @escaping () -> Void) {
+        guard let connection = node, connection.id == id, connection.subscribed else { return }  // never answered
+        call(connection, "ping", .object([])) { result in
+            if case .success = result, connection.listened { answered() }
+        }
+    }
+}
+
+extension NetworkWorld: PushPort {
+    public func registerToken() { sendToRelay("registerToken") }
+    public func unregisterToken() { sendToRelay("unregisterToken") }
+    public func setMuted(_ contact: Address, _ muted: Bool) {
+        sendToRelay("setMuted", [("contact", .string(contact.value)), ("muted", .int(muted ? 1 : 0))])
+    }
+}
+
+extension NetworkWorld: PublishPort {
+    public func publish(from me: Address, to contact: Address, body: String, reply: @escaping (Result<Publication, TransportError>) -> Void) {
+        let request = JSONValue.object([("to", .string(contact.value)), ("body", .string(body))]).data
+        io.request(.POST, "/v1/publish", body: request, token: secret) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let a) where a.status == 200:
+                do {
+                    guard let root = try JSONSerialization.jsonObject(with: a.body) as? [String: Any], let doc = root["message"],
+                          let spent = root["spent"] as? [String] else { throw WireError("publish: not a publication") }
+                    reply(.success(Publication(message: try Self.message(doc, me: self.me, now: nil), spent: spent)))
+                } catch {
+                    reply(.failure(TransportError("\(error)")))
+                }
+            case .success(let a): reply(.failure(TransportError(a.error)))
+            case .failure(let e): reply(.failure(e))
+            }
+        }
+    }
+}

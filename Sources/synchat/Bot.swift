@@ -1,0 +1,171 @@
+import ArgumentParser
+import Foundation
+import SyncCore
+import SyncEngine
+import WorldClient
+
+/// Set by SIGTERM and SIGINT: the bot writes its report and ends.
+nonisolated(unsafe) var botStopRequested: sig_atomic_t = 0
+
+struct Bot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A headless client of synchat server that chats by itself (load, tests, demos).",
+        discussion: """
+            The same engine as the TUI on the server's sockets, with no screen: it joins as --user (keeping its \\
+            secret under $XDG_DATA_HOME/synchat/servers/), writes about --rate messages an hour to its contacts \\
+            (other users first), and runs until --for has passed or it is killed (SIGTERM, SIGINT). \\
+            --report FILE writes what it stored and sent as JSON at the end; --events prints every decision.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The server, e.g. http://127.0.0.1:7420.", valueName: "URL"))
+    var server: String
+
+    @Option(name: .long, help: ArgumentHelp("The user to join as (a-z, 0-9, _ and -).", valueName: "NAME"))
+    var user: String
+
+    @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Messages an hour it writes (world time).", valueName: "N/h"))
+    var rateText = "60/h"
+
+    @Option(name: .customLong("for"), parsing: .unconditional, help: ArgumentHelp("Wall seconds to run (default: until killed).", valueName: "S"))
+    var forText: String?
+
+    @Option(name: .long, help: ArgumentHelp("Write what it stored and sent as JSON here at the end.", valueName: "FILE"))
+    var report: String?
+
+    @Option(name: .long, help: "naive, seed or adaptive.")
+    var policy = "adaptive"
+
+    @Flag(name: .long, help: "Print every decision of the engine, as simulate --events does.")
+    var events = false
+
+    @OptionGroup var subcommandArguments: SubcommandArguments
+
+    func numbers() throws -> (host: String, port: Int, rate: Double, duration: Double?, policy: SyncPolicy) {
+        let (host, port) = try ServerURL.parse(server)
+        let rate = rateText.hasSuffix("/h") ? String(rateText.dropLast(2)) : rateText
+        guard let perHour = Double(rate), perHour.isFinite, perHour >= 0, perHour <= 100_000 else {
+            throw ValidationError("--rate \(rateText): expected messages an hour, e.g. 60/h")
+        }
+        var duration: Double?
+        if let forText {
+            guard let d = Double(forText), d.isFinite, d > 0 else { throw ValidationError("--for \(forText): expected seconds, more than 0") }
+            duration = d
+        }
+        guard let p = SyncPolicy.named(policy) else { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
+        return (host, port, perHour, duration, p)
+    }
+
+    func validate() throws { _ = try numbers() }
+
+    func run() throws {
+        let n = try numbers()
+        let io = NetIO(host: n.host, port: n.port)
+        let secrets = ServerSecrets(host: n.host, port: n.port)
+        let joined: NetworkWorld.Joined
+        do { joined = try NetworkWorld.join(io, user: user, secret: secrets.load(user)) } catch { refuse("bot: \(error)") }
+        if joined.isNew {
+            do { try secrets.save(joined.secret, for: user) } catch { refuse("bot: cannot keep the secret of \(user): \(error)") }
+        }
+        let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))
+        let storage = InMemoryChatStorage()
+        for c in world.contacts { try? storage.upsertContact(c) }
+        let driver = SyncDriver(policy: n.policy, me: world.me, scheduler: world.scheduler, storage: storage, ports: world.ports)
+        if events { driver.subscribe { if $0.event.isDecision { Bot.say($0.line) } } }
+        world.notice = { if events { Bot.say("# \($0)") } }
+        world.contactsChanged = { list in for c in list where driver.contact(c.address) == nil { driver.upsertContact(c) } }
+        world.attach(client: driver)
+        driver.launch()
+        world.os.moveToForeground()
+
+        // Poisson sends, in world time, to another user when there is one.
+        var sent: [String] = []
+        var random = SystemRandomNumberGenerator()
+        var counter = 0
+        func scheduleSend() {
+            guard n.rate > 0 else { return }
+            let wait = -log(Double.random(in: Double.ulpOfOne..<1, using: &random)) * 3_600_000 / n.rate
+            world.scheduler.schedule(after: .milliseconds(Int64(wait)), "bot send") {
+                let people = Set(world.contacts.filter { $0.handle != user }.map(\.address))
+                let others = driver.contacts.filter { people.contains($0.address) }
+                let candidates = others.isEmpty ? driver.contacts : others
+                if let to = candidates.randomElement(using: &random) {
+                    counter += 1
+                    driver.send(to: to.address, text: "\(user) #\(counter): \(Bot.phrases[counter % Bot.phrases.count])")
+                }
+                scheduleSend()
+            }
+        }
+        scheduleSend()
+        signal(SIGTERM) { _ in botStopRequested = 1 }
+        signal(SIGINT) { _ in botStopRequested = 1 }
+        let deadline = n.duration.map { DispatchTime.now().uptimeNanoseconds + UInt64($0 * 1e9) }
+        Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(world.me.value)\(joined.isNew ? " (joined)" : ""), clock \(world.scheduler.now), speed x\(world.speed.formatted())")
+        while botStopRequested == 0 {
+            if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline { break }
+            world.step()
+            io.wait(milliseconds: world.wallMillisecondsToNextEvent())
+        }
+        world.step()
+        for m in storage.allMessages() where m.message.direction == .outgoing { sent.append(m.txId) }
+        if let report {
+            let stored = storage.allMessages()
+            let json = """
+                {"user": "\(user)", "address": "\(world.me.value)", "clock": \(world.scheduler.now.milliseconds), \
+                "stored": [\(stored.map { "\"\($0.txId)\"" }.joined(separator: ", "))], \
+                "incoming": [\(stored.filter { $0.message.direction == .incoming }.map { "\"\($0.txId)\"" }.joined(separator: ", "))], \
+                "sent": [\(sent.map { "\"\($0)\"" }.joined(separator: ", "))], \
+                "reliability": "\(driver.reliability.state.rawValue)", "fullSyncs": \(driver.counters.fullSyncs), \
+                "unsent": \(driver.unsavedChanges)}
+                """
+            do { try Data((json + "\n").utf8).write(to: URL(fileURLWithPath: report)) } catch { refuse("bot: cannot write --report \(report): \(error)") }
+        }
+    }
+
+    /// One line on standard output, at once (a script reads it while the bot runs).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    static let phrases = ["hello", "how are you?", "ok 👍", "see you at 7", "こんにちは", "on my way", "thanks!", "coffee?"]
+}
+
+/// `http://HOST:PORT` (the port defaults to 7420).
+enum ServerURL {
+    static func parse(_ text: String) throws -> (host: String, port: Int) {
+        guard let url = URLComponents(string: text), url.scheme == "http", let host = url.host, !host.isEmpty,
+              url.path.isEmpty || url.path == "/", url.query == nil else {
+            throw ValidationError("--server \(text): expected http://HOST:PORT, e.g. http://127.0.0.1:7420")
+        }
+        return (host, url.port ?? 7420)
+    }
+}
+
+/// Where a client keeps the secret each server gave at the first join:
+/// `$XDG_DATA_HOME/synchat/servers/HOST_PORT/NAME.secret`, readable by the user only.
+struct ServerSecrets {
+    let directory: URL
+
+    init(host: String, port: Int) {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.local/share")
+        let safe = host.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
+        directory = URL(fileURLWithPath: base).appendingPathComponent("synchat/servers/\(safe)_\(port)")
+    }
+
+    func load(_ user: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("\(user).secret").path),
+              let text = String(data: data, encoding: .utf8) else { return nil }
+        let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return secret.isEmpty ? nil : secret
+    }
+
+    func save(_ secret: String, for user: String) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = directory.appendingPathComponent("\(user).secret").path
+        guard FileManager.default.createFile(atPath: path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Spawn
+import Testing
+import TestSupport
+
+/// Several people chatting through one `synchat server` on loopback (issue 17): the built
+/// binary as the server and as headless clients (`synchat bot`: the engine of the TUI on the
+/// server's sockets), faults sent as an operator would, and the outcome held against the
+/// server's ground truth (`/admin/truth`) the way `simulate` counts it: every incoming
+/// message of the ledger that landed well before the end is stored, once. Deadlines are
+/// wall-clock and generous; the world runs at x60 so a few seconds are minutes of chat.
+@Suite("synchat server: people chatting through one world, on real sockets", .serialized, .timingSensitive)
+struct NetworkChatTests {
+    init() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+    }
+
+    /// A bot run to its end: what it printed and reported.
+    struct BotRun {
+        let user: String
+        let output: String
+        let report: [String: Any]
+        var stored: [String] { report["stored"] as? [String] ?? [] }
+        var clock: Int64 { Int64(report["clock"] as? Int ?? 0) }
+    }
+
+    /// Starts a bot for `seconds` of wall time; returns its pid and files.
+    func startBot(_ server: ServerEndToEndTests.Running, _ user: String, seconds: Int, rate: String, data: String) throws -> (pid: pid_t, out: String, report: String) {
+        let out = data + "/\(user).out", report = data + "/\(user).json"
+        // Its own data directory (where it keeps its secret), through env: not this process's.
+        let pid = try ChildProcess.start(["/usr/bin/env", "XDG_DATA_HOME=\(data)", TmuxSession.binary, "bot", "--server", "http://127.0.0.1:\(server.port)", "--user", user,
+                                          "--rate", rate, "--for", "\(seconds)", "--report", report, "--events"], output: out)
+        // Joined once it printed its first line.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains("synchat bot:") { usleep(20_000) }
+        return (pid, out, report)
+    }
+
+    func finish(_ bot: (pid: pid_t, out: String, report: String), _ user: String) throws -> BotRun {
+        let status = ChildProcess.wait(bot.pid)
+        let output = (try? String(contentsOfFile: bot.out, encoding: .utf8)) ?? ""
+        #expect(status == 0, "bot \(user) exited with \(status): \(output.suffix(400))")
+        let data = try #require(FileManager.default.contents(atPath: bot.report), "bot \(user) wrote no report: \(output.suffix(400))")
+        let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return BotRun(user: user, output: output, report: report)
+    }
+
+    /// Lost and duplicated, as `simulate` counts them: incoming messages of the ledger that
+    /// landed at least `settle` ms before the client's last instant and are not stored; and
+    /// messages stored twice.
+    func lostAndDuplicated(_ run: BotRun, _ truth: [String: Any], settle: Int64) -> (lost: [String], duplicates: Int, incoming: [[String: Any]]) {
+        let ledger = truth["ledger"] as? [[String: Any]] ?? []
+        let incoming = ledger.filter { $0["direction"] as? String == "incoming" }
+        let stored = Set(run.stored)
+        let due = incoming.filter { Int64($0["blockTime"] as! Int) < run.clock - settle }
+        let lost = due.map { $0["txId"] as! String }.filter { !stored.contains($0) }
+        return (lost, run.stored.count - stored.count, incoming)
+    }
+
+    @Test("two users exchange messages both ways, beside simulated contacts: 0 lost, 0 duplicates, each user's messages in the other's world")
+    func twoUsersChat() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "60/h"])
+        defer { server.stop() }
+        let dir = try TemporaryDirectory("network-chat")
+        defer { dir.remove() }
+        let data = dir.path
+        let ada = try startBot(server, "ada", seconds: 14, rate: "240/h", data: data)
+        let bo = try startBot(server, "bo", seconds: 13, rate: "240/h", data: data)
+        let adaRun = try finish(ada, "ada"), boRun = try finish(bo, "bo")
+        let adaTruth = try server.truth("ada"), boTruth = try server.truth("bo")
+        let adaAddress = adaTruth["address"] as! String, boAddress = boTruth["address"] as! String
+        for (run, truth, other) in [(adaRun, adaTruth, boAddress), (boRun, boTruth, adaAddress)] {
+            let (lost, duplicates, incoming) = lostAndDuplicated(run, truth, settle: 90_000)
+            #expect(lost.isEmpty, "\(run.user) lost \(lost.count) of \(incoming.count): \(lost.prefix(5))\n\(run.output.suffix(1500))")
+            #expect(duplicates == 0)
+            // Both ways: the other user's messages reached this one, through the server.
+            let fromOther = incoming.filter { $0["conversation"] as? String == other }
+            #expect(fromOther.count >= 2, "\(run.user) got \(fromOther.count) messages from the other user")
+            #expect(fromOther.allSatisfy { m in run.stored.contains(m["txId"] as! String) || Int64(m["blockTime"] as! Int) >= run.clock - 90_000 })
+        }
+        // What one user sent is, as the same transaction, what the other received.
+        let adaSent = Set(adaRun.report["sent"] as? [String] ?? [])
+        let boIncoming = Set((boTruth["ledger"] as! [[String: Any]]).filter { $0["conversation"] as? String == adaAddress }.map { $0["txId"] as! String })
+        #expect(!adaSent.isEmpty && adaSent.intersection(boIncoming).count >= 2)
+    }
+
+    @Test("push drop 100% for one user: its engine turns push unreliable and its forced catch-up fetches what push missed; then stale realtime is found by the keepalive and reconnected; indexer down fails syncs and loses nothing once it is up: 0 lost")
+    func faultsOnOneUser() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "3", "--traffic", "400/h"])
+        defer { server.stop() }
+        let dir = try TemporaryDirectory("network-faults")
+        defer { dir.remove() }
+        let data = dir.path
+        let ada = try startBot(server, "ada", seconds: 26, rate: "0/h", data: data)
+        func fault(_ line: String) throws {
+            let answer = try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data(line.utf8))
+            #expect(answer.status == 200, "\(line): \(server.error(answer.data))")
+        }
+        usleep(2_000_000)
+        try fault("push drop 100%")
+        usleep(7_000_000)
+        try fault("push up")
+        try fault("realtime stale")
+        usleep(5_000_000)
+        try fault("realtime up")
+        try fault("indexer down")
+        try fault("push drop 100%")
+        usleep(4_000_000)
+        try fault("indexer up")
+        try fault("push up")
+        let run = try finish(ada, "ada")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        // Push dropped: the engine finds out by itself and forces a catch-up.
+        let unreliable = try #require(lines.firstIndex { $0.contains("→ unreliable") }, "push never turned unreliable:\n\(run.output.suffix(2000))")
+        #expect(lines[unreliable...].contains { $0.contains("catch-up started") })
+        // Stale: the keepalive goes unanswered, the engine reconnects, realtime is live again.
+        let stale = try #require(lines.firstIndex { $0.contains("realtime stale: no keepalive answer") },
+                                 "the stale socket was not found by the keepalive:\n\(run.output.suffix(2000))")
+        #expect(lines[stale...].contains { $0.contains("realtime live") }, "no live subscription after the stale one")
+        // Indexer down: syncs fail and are retried; nothing is lost once it is up.
+        #expect(lines.contains { $0.contains("failed") }, "no sync failed while the indexer was down")
+        let (lost, duplicates, incoming) = lostAndDuplicated(run, try server.truth("ada"), settle: 120_000)
+        #expect(incoming.count >= 20)
+        #expect(lost.isEmpty, "lost \(lost.count) of \(incoming.count): \(lost.prefix(5))\n\(run.output.suffix(2000))")
+        #expect(duplicates == 0)
+    }
+}
