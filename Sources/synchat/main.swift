@@ -26,7 +26,7 @@ struct Synchat: ParsableCommand {
             Press ? in the app for the keys. Time runs --speed times faster than the wall clock.
             """,
         version: "synchat 0.1.0",
-        subcommands: [Simulate.self, Server.self, Bot.self]
+        subcommands: [Simulate.self, Server.self, Bot.self, Fault.self]
     )
 
     @OptionGroup var chat: Chat

@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 import SyncCore
 import SyncEngine
 import Testing
@@ -150,6 +151,20 @@ struct ServerEndToEndTests {
         #expect(bad.status == 400)
         #expect(!server.error(bad.data).isEmpty && !server.error(bad.data).contains("\n"))
         #expect(try server.get("/admin/fault?user=nobody", token: server.token, method: "POST", body: Data("indexer up".utf8)).status == 404)
+        // The command an operator types: synchat fault.
+        let url = "http://127.0.0.1:\(server.port)"
+        let applied = try ChildProcess.run([TmuxSession.binary, "fault", "--server", url, "--token", server.token, "--user", "bo", "indexer", "down"],
+                                           captureOutput: true, captureErrors: true)
+        #expect(applied.status == 0, "\(applied.err)")
+        #expect(applied.out.contains("\"applied\":\"indexer down\""))
+        #expect(try server.get("/v1/indexer/tip", token: bo).status == 503)
+        let refusedLine = try ChildProcess.run([TmuxSession.binary, "fault", "--server", url, "--token", server.token, "indexer", "sideways"],
+                                               captureOutput: true, captureErrors: true)
+        #expect(refusedLine.status == 1)
+        #expect(refusedLine.err.split(separator: "\n").count == 1 && refusedLine.err.contains("fault:"), "\(refusedLine.err)")
+        let wrongToken = try ChildProcess.run([TmuxSession.binary, "fault", "--server", url, "--token", "nope", "indexer", "up"],
+                                              captureOutput: true, captureErrors: true)
+        #expect(wrongToken.status == 1 && wrongToken.err.contains("Authorization"))
     }
 
     @Test("bad requests get one clear line and the right status, and the server goes on serving")

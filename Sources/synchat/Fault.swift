@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import WorldClient
+
+struct Fault: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a scenario directive to synchat server: a fault of the network, for one user or all.",
+        discussion: """
+            With the admin token (--token, or SYNCHAT_ADMIN_TOKEN) it goes to POST /admin/fault, for --user or, \\
+            without it, for every user. Without the token, --user applies it to that user's own world with the \\
+            secret kept at its first join (POST /v1/fault). Examples: synchat fault --server http://127.0.0.1:7420 \\
+            --user ada push drop 100% ; synchat fault --server URL indexer down. Prints the server's answer; exit \\
+            code 1 when it refused, with its one-line reason.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The server, e.g. http://127.0.0.1:7420.", valueName: "URL"))
+    var server: String
+
+    @Option(name: .long, help: ArgumentHelp("The user whose world it changes (default: every user, with the admin token).", valueName: "NAME"))
+    var user: String?
+
+    @Option(name: .long, help: ArgumentHelp("The admin token synchat server printed (or SYNCHAT_ADMIN_TOKEN).", valueName: "TOKEN"))
+    var token: String?
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The directive, as a scenario line says it: push drop 100%, realtime stale, indexer down…", valueName: "LINE"))
+    var words: [String] = []
+
+    func validate() throws {
+        _ = try ServerURL.parse(server)
+        guard !words.isEmpty else { throw ValidationError("no directive: say one, e.g. push drop 100%") }
+        if token == nil, ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"] == nil, user == nil {
+            throw ValidationError("without the admin token (--token or SYNCHAT_ADMIN_TOKEN), name the user whose secret to use (--user)")
+        }
+    }
+
+    func run() throws {
+        let (host, port) = try ServerURL.parse(server)
+        let io = NetIO(host: host, port: port)
+        let line = words.joined(separator: " ")
+        let admin = token ?? ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"]
+        let path: String, credential: String
+        if let admin {
+            let query = user.map { "?user=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+            (path, credential) = ("/admin/fault" + query, admin)
+        } else {
+            let name = user ?? ""
+            guard let secret = ServerSecrets(host: host, port: port).load(name) else {
+                refuse("fault: no secret kept for \(name) on \(host):\(port): pass the admin token (--token)")
+            }
+            (path, credential) = ("/v1/fault", secret)
+        }
+        let answer: NetIO.Answer
+        do { answer = try io.requestNow(.POST, path, body: Data(line.utf8), token: credential) } catch {
+            refuse("fault: cannot reach synchat server at \(host):\(port) (\(error))")
+        }
+        guard answer.status == 200 else { refuse("fault: \(answer.error)") }
+        FileHandle.standardOutput.write(answer.body + Data("\n".utf8))
+    }
+}
