@@ -63,7 +63,7 @@ let package = Package(
         ),
         .target(
             name: "WorldClient",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),

@@ -48,8 +48,11 @@ public final class Traffic {
         chainRunning = true
         scheduler.schedule(at: at, "arrival") { [self] in
             if let stop = stopsAt, scheduler.now >= stop { chainRunning = false; return }
-            if let world, !world.contacts.isEmpty {
-                let contact = world.contacts[Int(pick % UInt64(world.contacts.count))]
+            // Simulated contacts only: the people among the contacts (the other users of a
+            // server) write for themselves.
+            let writers = world.map { w in w.people.isEmpty ? w.contacts : w.contacts.filter { !w.people.contains($0.address) } } ?? []
+            if let world, !writers.isEmpty {
+                let contact = writers[Int(pick % UInt64(writers.count))]
                 if payment {
                     world.deliverIncoming(from: contact, kind: .payment, body: "\(pick % 900 + 100) KAS")
                 } else {

@@ -9,7 +9,7 @@ import SyncEngine
 /// perhaps with a scenario playing into it; the view-model fed by the engine's events; the
 /// terminal drawing each frame.
 public final class LiveApp {
-    public let session: AppSession
+    public let session: LiveSession
     /// A scenario playing into the session (`--scenario`), if any.
     public let player: ScenarioRun?
     /// The live chat's world: six contacts writing 24 messages an hour between them.
@@ -51,7 +51,7 @@ public final class LiveApp {
         didSet { state.bellEnabled = bell }
     }
 
-    public init(session: AppSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
+    public init(session: LiveSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
                 recorder: SessionRecorder? = nil, memory: MemoryStore? = nil, keys: KeyMap = .standard) {
         self.session = session
         self.player = player
@@ -103,12 +103,20 @@ public final class LiveApp {
     }
 
     private func setSpeed(_ s: Double) {
+        if let fixed = session.fixedSpeed { return fixedClock(fixed) }
         anchorVirtual = virtualNow
         anchorWall = DispatchTime.now().uptimeNanoseconds
         speed = s
     }
 
+    /// On a server the clock is the server's: said once a key asks to change it.
+    private func fixedClock(_ speed: Double) {
+        let line = "the clock is the server's: x\(speed.formatted()), not paused or changed from here"
+        perform(ViewModel.reduce(&state, .notice(line)))
+    }
+
     private func togglePause() {
+        if let fixed = session.fixedSpeed { return fixedClock(fixed) }
         anchorVirtual = virtualNow
         anchorWall = DispatchTime.now().uptimeNanoseconds
         paused.toggle()
@@ -148,7 +156,7 @@ public final class LiveApp {
             // A paste arrives as thousands of keys at once: take every key already waiting
             // (up to a bound, so the world still advances) before drawing the next frame, so
             // that a key costs a reduce, not a frame (issue 11 #9).
-            var input = terminal.read(timeoutMs: wakeTimeout())
+            var input = terminal.read(timeoutMs: wakeTimeout(), alsoWakingOn: session.wakeDescriptor)
             var taken = 0
             while let next = input {
                 switch next {

@@ -116,6 +116,17 @@ public final class Terminal {
         _ = s.utf8CString.withUnsafeBufferPointer { p in Foundation.write(STDOUT_FILENO, p.baseAddress, p.count - 1) }
     }
 
+    /// Waits up to `timeoutMs` for a key, or until `descriptor` (the network's wake pipe)
+    /// is readable: then nil, as for a timeout, and the caller looks at what came.
+    public func read(timeoutMs: Int32, alsoWakingOn descriptor: Int32?) -> Input? {
+        guard let descriptor, timeoutMs > 0 else { return read(timeoutMs: timeoutMs) }
+        // Keys already taken in by curses are read first; then both are waited on together.
+        if let key = read(timeoutMs: 0) { return key }
+        var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0), pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        _ = poll(&fds, 2, timeoutMs)
+        return fds[0].revents != 0 ? read(timeoutMs: 0) : nil
+    }
+
     /// Waits up to `timeoutMs` for a key.
     public func read(timeoutMs: Int32) -> Input? {
         guard let window else { return nil }

@@ -74,8 +74,8 @@ struct Chat: ParsableArguments {
     var seedText: String?
 
     @Option(name: .customLong("speed"), parsing: .unconditional,
-            help: ArgumentHelp("Simulated seconds per wall second, more than 0 and at most 10000; + and - change it live.", valueName: "N"))
-    var speedText = "10"
+            help: ArgumentHelp("Simulated seconds per wall second, more than 0 and at most 10000 (default 10); + and - change it live.", valueName: "N"))
+    var speedText: String?
 
     @Option(name: .long, help: "Sync policy: naive, seed or adaptive.")
     var policy: String = "adaptive"
@@ -107,12 +107,30 @@ struct Chat: ParsableArguments {
     @Flag(name: .long, help: "Keep everything in memory; nothing is written to disk.")
     var ephemeral = false
 
+    @Option(name: .long, help: ArgumentHelp("Chat on a synchat server instead of the embedded world (with --user).", valueName: "URL"))
+    var server: String?
+
+    @Option(name: .long, help: ArgumentHelp("Your name on the server; the secret of your first join is kept in the profile.", valueName: "NAME"))
+    var user: String?
+
     @Option(name: .long, help: "Profile kept in $XDG_DATA_HOME/synchat/NAME.sqlite: history, learned push state, world (default profile: default).")
     var profile: String?
 
     func validate() throws {
         _ = try seedText.map(CommandLineNumber.seed)
-        _ = try CommandLineNumber.speed(speedText)
+        _ = try CommandLineNumber.speed(speedText ?? "10")
+        if let server {
+            _ = try ServerURL.parse(server)
+            guard let user, WorldHost.isValidName(user) else {
+                throw ValidationError("--server needs --user NAME: 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
+            }
+            for (given, flag) in [(seedText != nil, "--seed"), (speedText != nil, "--speed"), (scenario != nil, "--scenario"),
+                                  (record != nil, "--record"), (history > 0, "--history")] where given {
+                throw ValidationError("\(flag) is the embedded world's: with --server the world, its clock and its speed are the server's")
+            }
+        } else if user != nil {
+            throw ValidationError("--user names you on a server: give --server URL too")
+        }
         guard SyncPolicy.named(policy) != nil else {
             throw ValidationError("--policy \(policy): expected naive, seed or adaptive")
         }
@@ -132,7 +150,8 @@ struct Chat: ParsableArguments {
 
     func run() throws {
         let seed = try seedText.map(CommandLineNumber.seed)
-        let speed = try CommandLineNumber.speed(speedText)
+        if let server, let user { return try runOnServer(server, user: user) }
+        let speed = try CommandLineNumber.speed(speedText ?? "10")
         var script: Scenario?
         if let path = scenario { script = try ScenarioParser.load(path: path) }
         if let mode { script?.mode = NotificationMode(rawValue: mode)! }

@@ -78,10 +78,14 @@ struct NetworkChatTests {
             #expect(fromOther.count >= 2, "\(run.user) got \(fromOther.count) messages from the other user")
             #expect(fromOther.allSatisfy { m in run.stored.contains(m["txId"] as! String) || Int64(m["blockTime"] as! Int) >= run.clock - 90_000 })
         }
-        // What one user sent is, as the same transaction, what the other received.
-        let adaSent = Set(adaRun.report["sent"] as? [String] ?? [])
-        let boIncoming = Set((boTruth["ledger"] as! [[String: Any]]).filter { $0["conversation"] as? String == adaAddress }.map { $0["txId"] as! String })
-        #expect(!adaSent.isEmpty && adaSent.intersection(boIncoming).count >= 2)
+        // What one user received from the other is exactly what the other sent, as the same
+        // transactions: the world writes nothing in a person's name.
+        for (sender, receiverTruth, senderAddress) in [(adaRun, boTruth, adaAddress), (boRun, adaTruth, boAddress)] {
+            let sent = Set(sender.report["sent"] as? [String] ?? [])
+            let received = Set((receiverTruth["ledger"] as! [[String: Any]])
+                .filter { $0["conversation"] as? String == senderAddress && $0["direction"] as? String == "incoming" }.map { $0["txId"] as! String })
+            #expect(received.count >= 2 && received.isSubset(of: sent), "\(sender.user): \(received.subtracting(sent).count) received that it never sent")
+        }
     }
 
     @Test("push drop 100% for one user: its engine turns push unreliable and its forced catch-up fetches what push missed; then stale realtime is found by the keepalive and reconnected; indexer down fails syncs and loses nothing once it is up: 0 lost")
@@ -123,5 +127,57 @@ struct NetworkChatTests {
         #expect(incoming.count >= 20)
         #expect(lost.isEmpty, "lost \(lost.count) of \(incoming.count): \(lost.prefix(5))\n\(run.output.suffix(2000))")
         #expect(duplicates == 0)
+    }
+
+    @Test("two terminals chat through one server: each sees the other's line, a backgrounded one gets it when it comes back; the clock is the server's")
+    func twoTerminals() throws {
+        try TmuxSession.requireReady()
+        let server = try ServerEndToEndTests.Running(["--speed", "10", "--contacts", "0"])
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)"
+        let ada = try TmuxSession(width: 120, height: 32, arguments: "--server \(url) --user ada --ephemeral")
+        defer { ada.close() }
+        ada.wait(for: " live │", seconds: 60)
+        let bo = try TmuxSession(width: 120, height: 32, arguments: "--server \(url) --user bo --ephemeral")
+        defer { bo.close() }
+        bo.wait(for: " live │", seconds: 60)
+        #expect(bo.screen().contains("on \(url) as bo (joined): the server's clock, x10"))
+        // Ada learns of bo (another user joined) and writes.
+        ada.wait("bo in ada's list") { $0.split(separator: "\n").contains { $0.hasPrefix("▸ bo") || $0.hasPrefix("› bo") } }
+        try ada.keys("Enter")
+        try ada.type("hello bo, from ada ✓")
+        try ada.keys("Enter")
+        ada.wait(for: "› you: hello bo, from ada ✓")
+        bo.wait("ada's line in bo's list") { $0.contains("ada") && $0.contains(" 1 ") || $0.contains("ada                       1") }
+        try bo.keys("Enter")
+        bo.wait(for: "ada: hello bo, from ada ✓")
+        try bo.type("hi ada!")
+        try bo.keys("Enter")
+        ada.wait(for: "bo: hi ada!")
+        // Bo goes to the background: the OS stops listening; a line written meanwhile is there when bo comes back.
+        try bo.keys("Escape", "b")
+        bo.wait(for: "background")
+        try ada.type("are you there?")
+        try ada.keys("Enter")
+        ada.wait(for: "› you: are you there?")
+        try bo.keys("f")
+        bo.wait(for: "ada: are you there?", seconds: 60)
+        // A fault key goes to the server for this user: the status bar shows it once the server took it.
+        try ada.keys("Escape", "x")
+        ada.wait(for: "fault: indexer down")
+        try ada.keys("x")
+        ada.wait("the indexer up again") { !$0.contains("indexer down │") && $0.contains("world: indexer up") }
+        // Speed keys do not change the server's clock.
+        try bo.keys("+")
+        bo.wait(for: "the clock is the server's")
+        // The world's truth agrees: nothing lost on either side, nothing written in a person's name.
+        for user in ["ada", "bo"] {
+            let ledger = try server.truth(user)["ledger"] as! [[String: Any]]
+            #expect(ledger.count == 3, "\(user): \(ledger.count) messages in the world")
+        }
+        try ada.keys("Escape", "q")
+        ada.wait(for: "EXIT=0")
+        try bo.keys("Escape", "q")
+        bo.wait(for: "EXIT=0")
     }
 }

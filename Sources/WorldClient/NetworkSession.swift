@@ -1,0 +1,116 @@
+import AppActions
+import Foundation
+import Simulation
+import SimWorld
+import SyncCore
+import SyncEngine
+
+/// The live TUI on `synchat server`: the same engine and runner as the embedded world, on
+/// `NetworkWorld`'s sockets. Keys act as they do at home: `b`/`f` move the app (the client's
+/// OS); a fault key sends its directive to the server for this user (`POST /v1/fault`), and
+/// the status bar shows it once the server took it. The clock is the server's.
+public final class NetworkSession: LiveSession {
+    public let world: NetworkWorld
+    public let driver: SyncDriver
+    public let storage: ChatStorage
+    public private(set) var log: [TimedEvent] = []
+    public var onOpen: ((Address) -> Void)?
+    public private(set) var quitRequested = false
+    /// Faults this client asked the server for, by what they break (the server's truth is
+    /// the operator's; a client knows what it asked).
+    private var faults: [String: String] = [:]
+
+    public var scheduler: Scheduler { world.scheduler }
+    public var wakeDescriptor: Int32? { world.io.wakeDescriptor }
+    public var fixedSpeed: Double? { world.speed }
+
+    public init(world: NetworkWorld, storage: ChatStorage, policy: SyncPolicy, mode: NotificationMode) {
+        self.world = world
+        self.storage = storage
+        let stored = Set(storage.contacts().map(\.address))
+        for c in world.contacts where !stored.contains(c.address) { try? storage.upsertContact(c) }
+        driver = SyncDriver(policy: policy, me: world.me, scheduler: world.scheduler, storage: storage, ports: world.ports, initialMode: mode)
+        driver.subscribe { [weak self] e in if e.event.isDecision { self?.log.append(e) } }
+        world.contactsChanged = { [weak self] list in
+            guard let self else { return }
+            for c in list where driver.contact(c.address) == nil { driver.upsertContact(c) }
+        }
+        world.notice = { [weak self] line in self?.driver.noteWorldChange(line) }
+        world.attach(client: driver)
+    }
+
+    /// The app is launched and opened.
+    public func start() {
+        driver.launch()
+        world.os.moveToForeground()
+    }
+
+    public var activeFaults: [String] { faults.keys.sorted().compactMap { faults[$0] } }
+
+    public func apply(_ d: Directive) {
+        switch d {
+        case .open, .stop: break
+        default: driver.noteWorldChange(d.summary)
+        }
+        switch d {
+        case .foreground: world.os.moveToForeground()
+        case .background: world.os.moveToBackground()
+        case .mode(let m): driver.setMode(m)
+        case .send(let h, let text):
+            if let c = contact(h) { driver.send(to: c.address, text: text) }
+        case .contact(let h, let name):
+            if var c = contact(h) { c.displayName = name; driver.upsertContact(c) }
+        case .mute(let h):
+            if let c = contact(h) { driver.setMuted(c.address, true) }
+        case .unmute(let h):
+            if let c = contact(h) { driver.setMuted(c.address, false) }
+        case .sync: driver.syncNow()
+        case .preview(let p): driver.setPreview(p)
+        case .open(let h):
+            if let c = contact(h) {
+                driver.viewing(c.address)
+                driver.markRead(c.address)
+                onOpen?(c.address)
+            }
+        case .retry: driver.handle(.retrySends)
+        case .quit, .stop: quitRequested = true
+        case .add:
+            driver.noteWorldChange("add: a handshake from a new address is not served by synchat server")
+        default:
+            // A fault of the network, or a contact's message: the server's world changes.
+            let line = d.scenarioText
+            world.fault(line) { [weak self] refused in
+                guard let self else { return }
+                if let refused { return driver.noteWorldChange("server refused \(line): \(refused)") }
+                note(d)
+            }
+        }
+    }
+
+    /// What the status bar shows of a fault the server took.
+    private func note(_ d: Directive) {
+        switch d {
+        case .pushUp: faults["push"] = nil
+        case .pushDown, .pushDrop, .pushDelay: faults["push"] = d.summary
+        case .realtimeUp: faults["realtime"] = nil
+        case .realtimeDown, .realtimeStale, .realtimeFlaky: faults["realtime"] = d.summary
+        case .indexerUp: faults["indexer"] = nil
+        case .indexerDown, .indexerLatency: faults["indexer"] = d.summary
+        case .tokenExpire, .tokenInvalidate: faults["token"] = d.summary
+        default: break
+        }
+    }
+
+    private func contact(_ handle: String) -> Contact? {
+        driver.contacts.first { $0.handle == handle }
+    }
+
+    public func advance(to target: Instant) {
+        scheduler.run(until: target)
+        while world.io.drain() > 0 { scheduler.run(until: max(target, scheduler.now)) }
+    }
+
+    public func checkpoint() {}
+
+    public func handle(of address: Address) -> String? { driver.contact(address)?.handle }
+}

@@ -1,0 +1,70 @@
+import ChatStore
+import Foundation
+import Logging
+import ProfileWorld
+import Simulation
+import SyncCore
+import SyncEngine
+import TerminalUI
+import WorldClient
+
+extension Chat {
+    /// `synchat --server URL --user NAME`: the same TUI and engine on the server's sockets.
+    /// The profile (default: NAME-at-HOST-PORT) keeps the history and the secret of the
+    /// first join; it is refused if it holds the embedded world or another server's chat.
+    func runOnServer(_ server: String, user: String) throws {
+        let (host, port) = try ServerURL.parse(server)
+        let url = "http://\(host):\(port)"
+        var profileStore: SQLiteChatStorage?
+        if !ephemeral {
+            let name = profile ?? "\(user)-at-\(host)-\(port)".map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? String($0) : "-" }.joined()
+            do { profileStore = try SQLiteChatStorage.openProfile(name, path: try Profiles.path(for: name)) } catch let e as any ProfileError {
+                refuse(e.description)
+            }
+            if let store = profileStore {
+                if (try? store.loadWorld()) != nil {
+                    refuse("profile \(name) holds the embedded world's chat; give --profile another name for \(url)")
+                }
+                if let kept = store.setting("server.url"), kept != url || store.setting("server.user") != user {
+                    refuse("profile \(name) is \(store.setting("server.user") ?? "?") on \(kept); give --profile another name for \(user) on \(url)")
+                }
+            }
+        }
+        let io = NetIO(host: host, port: port)
+        let joined: NetworkWorld.Joined
+        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret")) } catch { refuse("\(error)") }
+        if joined.isNew, let store = profileStore {
+            do {
+                try store.setSetting("server.url", url)
+                try store.setSetting("server.user", user)
+                try store.setSetting("server.secret", joined.secret)
+            } catch { refuse("cannot keep the secret of \(user) in the profile: \(error)") }
+        }
+        let (chosenTheme, themeWarnings) = try ThemeLoader.load(theme ?? profileStore?.setting("theme"))
+        var eventLog: ((String) -> Void)?
+        if let path = log {
+            let handle = try FileLogHandler.open(path)
+            LoggingSystem.bootstrap { _ in FileLogHandler(handle: handle) }
+            let logger = Logger(label: "synchat")
+            eventLog = { logger.info("\($0)") }
+        }
+        let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
+        let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))
+        let session = NetworkSession(world: world, storage: storage, policy: SyncPolicy.named(policy)!,
+                                     mode: mode.flatMap(NotificationMode.init) ?? .remotePush)
+        session.start()
+        let memory = profileStore.map { store in
+            LiveApp.MemoryStore(load: { store.setting("view") }, save: { try? store.setSetting("view", $0) })
+        }
+        let (keys, keyWarnings) = KeyFile.load()
+        let app = LiveApp(session: session, speed: world.speed, eventLog: eventLog, memory: memory, keys: keys)
+        app.bell = bell
+        let terminal = Terminal(theme: chosenTheme)
+        terminal.mouse = !noMouse
+        do { try terminal.open() } catch let e as Terminal.OpenError { refuse(e.description) }
+        let hello = "on \(url) as \(user)\(joined.isNew ? " (joined)" : ""): the server's clock, x\(world.speed.formatted())"
+        app.loop(terminal: terminal, notices: [hello] + themeWarnings.map { "theme: " + $0 } + keyWarnings.map { "keys: " + $0 })
+        terminal.close()
+        profileStore?.close()
+    }
+}
