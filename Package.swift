@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
         .target(
             name: "WorldServer",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),

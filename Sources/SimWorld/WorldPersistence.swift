@@ -31,7 +31,7 @@ extension SimulatedWorld {
     /// wallet's outputs and the token. Call before anything runs.
     public func restore(_ saved: SavedWorld) {
         for c in saved.contacts {
-            let restored = addContact(handle: c.handle, displayName: c.displayName)
+            let restored = addContact(handle: c.handle, displayName: c.displayName, address: c.address)
             if c.muted { setMuted(handle: restored.handle, true) }
         }
         restoreLedger(saved.ledger)

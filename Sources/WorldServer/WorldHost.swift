@@ -21,7 +21,6 @@ public final class WorldHost {
     public private(set) var users: [User] = []
     private var byName: [String: User] = [:]
     private var bySecret: [String: User] = [:]
-    private let anchorWall: UInt64
 
     /// One user of the server: its world, its secret, and the sockets its client holds.
     public final class User {
@@ -30,6 +29,10 @@ public final class WorldHost {
         public let world: SimulatedWorld
         public let link: UserLink
         public var address: Address { world.me }
+        /// The world's writes into the server's store (the world holds it weakly).
+        var persistence: WorldPersistence? {
+            didSet { world.persistence = persistence }
+        }
 
         init(name: String, secret: String, world: SimulatedWorld) {
             self.name = name
@@ -40,19 +43,61 @@ public final class WorldHost {
         }
     }
 
-    public init(seed: UInt64, contacts: Int, trafficPerHour: Double, speed: Double) {
+    /// Where the world is kept (`--data`), if anywhere.
+    public let store: ServerStore?
+    /// The world's instant at a wall-clock instant (Unix ms): the clock is wall time × speed
+    /// from there, across restarts.
+    private let anchor: ServerStore.Anchor
+
+    /// A new world, or with `store` holding one, the same world where it stopped: its users,
+    /// secrets, contacts and messages, its clock going on as if the server had never stopped.
+    public init(seed: UInt64, contacts: Int, trafficPerHour: Double, speed: Double, store: ServerStore? = nil) throws {
         self.seed = seed
         self.speed = speed
         self.contactsPerUser = contacts
         self.trafficPerHour = trafficPerHour
-        scheduler = Scheduler(start: .zero)
-        anchorWall = DispatchTime.now().uptimeNanoseconds
+        self.store = store
+        let wall = Self.wallUnixMs()
+        var start = Instant.zero
+        if let saved = try store?.anchor() {
+            start = saved.virtual + .milliseconds(Int64(Double(max(0, wall - saved.wallUnixMs)) * saved.speed))
+        }
+        anchor = ServerStore.Anchor(virtual: start, wallUnixMs: wall, speed: speed)
+        try store?.saveAnchor(anchor)
+        scheduler = Scheduler(start: start)
+        for saved in try store?.users() ?? [] { restore(saved) }
+        let addresses = Set(users.map(\.address))
+        for u in users { u.world.people = Set(u.world.contacts.map(\.address)).intersection(addresses) }
     }
+
+    static func wallUnixMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     /// The world's instant that corresponds to the wall clock now.
     public var virtualNow: Instant {
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - anchorWall) / 1_000_000
-        return .zero + .milliseconds(Int64(elapsed * speed))
+        anchor.virtual + .milliseconds(Int64(Double(max(0, Self.wallUnixMs() - anchor.wallUnixMs)) * speed))
+    }
+
+    /// A user as the store kept it: its world restored (every message indexed, the wallet's
+    /// outputs, the token), its random streams reseeded by the clock so that new traffic is new.
+    private func restore(_ saved: ServerStore.SavedUser) {
+        let clock = scheduler.now
+        let streamSeed = saved.seed ^ (UInt64(bitPattern: clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15)
+        let world = SimulatedWorld(seed: streamSeed, me: saved.address, scheduler: scheduler)
+        world.restore(SavedWorld(seed: saved.seed, clock: clock, tokenStatus: saved.token, contacts: saved.contacts, ledger: saved.ledger))
+        let user = User(name: saved.name, secret: saved.secret, world: world)
+        user.persistence = store?.persistence(of: saved.name)
+        world.onPublished = { [weak self] message in self?.route(message, from: user) }
+        world.os.moveToForeground()
+        world.traffic.perHour = trafficPerHour
+        world.traffic.start()
+        users.append(user)
+        byName[user.name] = user
+        bySecret[user.secret] = user
+    }
+
+    /// Writes what is not written as it happens (the tokens). Errors go to `failed`.
+    public func checkpoint() throws {
+        try store?.saveTokens(users.map { ($0.name, $0.world.push.tokenStatus) })
     }
 
     /// Runs everything due by now (replies included, which answer their requests).
@@ -80,6 +125,7 @@ public final class WorldHost {
         case nameOfAContact
         case wrongSecret
         case full
+        case storeFailed
     }
 
     /// Users one server holds at most.
@@ -96,8 +142,15 @@ public final class WorldHost {
         guard !AppSession.defaultHandles(contactsPerUser).contains(name) else { throw .nameOfAContact }
         guard users.count < Self.maxUsers else { throw .full }
         advance()
-        let world = SimulatedWorld(seed: seed ^ Self.hash(name), me: SimulatedWorld.address(for: "user/" + name), scheduler: scheduler)
+        let worldSeed = seed ^ Self.hash(name)
+        let world = SimulatedWorld(seed: worldSeed, me: SimulatedWorld.address(for: "user/" + name), scheduler: scheduler)
         let user = User(name: name, secret: WorldServer.newToken(), world: world)
+        if let store {
+            do { try store.addUser(name: name, secret: user.secret, address: user.address, seed: worldSeed, joined: scheduler.now) } catch {
+                throw .storeFailed
+            }
+            user.persistence = store.persistence(of: name)
+        }
         for handle in AppSession.defaultHandles(contactsPerUser) {
             world.addContact(handle: handle, displayName: AppSession.displayName(for: handle))
         }

@@ -36,6 +36,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     private var channel: NIOCore.Channel?
     private var wake: Scheduled<Void>?
     var connections = 0
+    private var lastCheckpoint: UInt64 = 0
     var socketsByUser: [String: Int] = [:]
     private var buckets: [String: (tokens: Double, at: UInt64)] = [:]
 
@@ -105,6 +106,11 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// Runs the world up to now, then sleeps until its next event (at most a second).
     func pump() {
         host.advance()
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now - lastCheckpoint > 5_000_000_000 {
+            lastCheckpoint = now
+            do { try host.checkpoint() } catch { FileHandle.standardError.write(Data("synchat server: cannot write the data directory: \(error)\n".utf8)) }
+        }
         wake?.cancel()
         wake = loop.scheduleTask(in: .milliseconds(host.wallMillisecondsToNextEvent)) { [self] in pump() }
     }
@@ -236,6 +242,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             case .nameOfAContact: return .error(.conflict, "join: \(name) is the name of a simulated contact; choose another")
             case .wrongSecret: return .error(.unauthorized, "join: \(name) exists; rejoining needs Authorization: Bearer SECRET (the secret of its first join, kept in its profile)")
             case .full: return .error(.serviceUnavailable, "join: the server holds \(WorldHost.maxUsers) users already")
+            case .storeFailed: return .error(.serviceUnavailable, "join: the server cannot write its data directory now; try again")
             }
         }
     }

@@ -340,6 +340,9 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("traffic"), parsing: .unconditional, help: ArgumentHelp("Messages an hour from each user's simulated contacts.", valueName: "N/h"))
     var trafficText = "24/h"
 
+    @Option(name: .long, help: ArgumentHelp("Keep the world here (world.sqlite): users, secrets, messages, the clock; a restart resumes it. Without it, the world lives in memory.", valueName: "DIR"))
+    var data: String?
+
     @OptionGroup var subcommandArguments: SubcommandArguments
 
     func numbers() throws -> (port: Int, seed: UInt64, speed: Double, contacts: Int, traffic: Double) {
@@ -356,14 +359,23 @@ struct Server: ParsableCommand {
 
     func run() throws {
         let n = try numbers()
-        let server = WorldServer(host: WorldHost(seed: n.seed, contacts: n.contacts, trafficPerHour: n.traffic, speed: n.speed))
+        var store: ServerStore?
+        if let data {
+            do { store = try ServerStore(directory: data) } catch { refuse("server: cannot open the data directory \(data): \(error)") }
+        }
+        let host: WorldHost
+        do { host = try WorldHost(seed: n.seed, contacts: n.contacts, trafficPerHour: n.traffic, speed: n.speed, store: store) } catch {
+            refuse("server: cannot read \(store?.path ?? "the data directory"): \(error)")
+        }
+        let server = WorldServer(host: host)
         let port: Int
-        do { port = try server.start(host: host, port: n.port) } catch {
-            refuse("server: cannot listen on \(host):\(n.port) (\(error))")
+        do { port = try server.start(host: self.host, port: n.port) } catch {
+            refuse("server: cannot listen on \(self.host):\(n.port) (\(error))")
         }
         // One line a script can read: where, and the admin token.
-        let line = "synchat server: listening on http://\(host):\(port) (admin token \(server.adminToken); "
-            + "world seed \(n.seed), \(n.contacts) contacts a user, \(Int(n.traffic))/h each, speed x\(n.speed.formatted()))\n"
+        let line = "synchat server: listening on http://\(self.host):\(port) (admin token \(server.adminToken); "
+            + "world seed \(n.seed), \(n.contacts) contacts a user, \(Int(n.traffic))/h each, speed x\(n.speed.formatted())"
+            + (data.map { "; data \($0), \(host.users.count) users resumed" } ?? "") + ")\n"
         FileHandle.standardOutput.write(Data(line.utf8))  // unbuffered: a script reads it at once
         try server.wait()
     }

@@ -17,9 +17,9 @@ struct ServerEndToEndTests {
         let pid: pid_t
         let output: String
 
-        init(_ args: [String]) throws {
+        init(_ args: [String], port wanted: Int = 0) throws {
             output = NSTemporaryDirectory() + "synchat-server-\(getpid())-\(UInt32.random(in: 0 ... .max)).out"
-            pid = try ChildProcess.start([TmuxSession.binary, "server", "--port", "0"] + args, output: output)
+            pid = try ChildProcess.start([TmuxSession.binary, "server", "--port", "\(wanted)"] + args, output: output)
             var line = ""
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
@@ -35,8 +35,8 @@ struct ServerEndToEndTests {
             token = String(t.1)
         }
 
-        func stop() {
-            kill(pid, SIGTERM)
+        func stop(signal: Int32 = SIGTERM) {
+            kill(pid, signal)
             _ = ChildProcess.wait(pid)
             unlink(output)
         }
