@@ -100,7 +100,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore"]),
+        .executableTarget(name: "synchat-bench", dependencies: ["WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
+                                                                    .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "TestSupport"]),
         .testTarget(
             name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "TestSupport"],  // Simulation: to read scenario files

@@ -15,16 +15,21 @@ import SyncEngine
 public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `lock`; the rest is immutable
     public let host: String
     public let port: Int
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let group: MultiThreadedEventLoopGroup
+    private let ownsGroup: Bool
     private let lock = NSLock()
     private var posted: [() -> Void] = []
     private let pipe: (read: Int32, write: Int32)
     /// Wall seconds a request may take before it fails.
     public static let requestTimeout: Int64 = 30
 
-    public init(host: String, port: Int) {
+    /// `group`: an event loop group shared by many clients in one process (a bench); by
+    /// default the client has one thread of its own.
+    public init(host: String, port: Int, group: MultiThreadedEventLoopGroup? = nil) {
         self.host = host
         self.port = port
+        self.group = group ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        ownsGroup = group == nil
         var fds: [Int32] = [0, 0]
         if Foundation.pipe(&fds) != 0 { fds = [-1, -1] }
         for fd in fds where fd >= 0 { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
@@ -32,7 +37,7 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
     }
 
     deinit {
-        try? group.syncShutdownGracefully()
+        if ownsGroup { try? group.syncShutdownGracefully() }
         close(pipe.read)
         close(pipe.write)
     }

@@ -25,6 +25,9 @@ public final class NetworkWorld {
     public var contactsChanged: (([Contact]) -> Void)?
     /// Told of what goes wrong outside the engine's view (the push relay lost, a fault refused).
     public var notice: ((String) -> Void)?
+    /// Told of each node notification as it reaches the engine: the message, the world's
+    /// instant the server sent it, and the clock's instant now (`synchat-bench net`).
+    public var onNotified: ((NetworkMessage, _ sentAt: Instant, _ arrivedAt: Instant) -> Void)?
     private weak var app: ClientEndpoint?
     private let anchorWall: UInt64
     private let anchorVirtual: Instant
@@ -175,6 +178,9 @@ public final class NetworkWorld {
               let tx = (frame["params"] as? [String: Any])?["transaction"] else { return }
         do {
             let message = try Self.message(tx, me: me, now: scheduler.now)
+            if let onNotified, let at = ((frame["params"] as? [String: Any])?["at"] as? NSNumber)?.int64Value {
+                onNotified(message, Instant(milliseconds: at), virtualNow)
+            }
             app.realtimeNotified(connection: connection.id, message: message)
         } catch {
             notice?("node: \(error)")

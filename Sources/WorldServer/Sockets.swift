@@ -139,7 +139,7 @@ class JSONSocket: ChannelInboundHandler {
 
 /// `GET /v1/node` upgraded: the realtime node. Methods: `subscribeUtxosChanged` (params
 /// `addresses`: the user's own address only), answered once the node took the subscription,
-/// then `utxosChangedNotification`s; `getUtxosByAddresses` (the UTXO set); `ping` (the
+/// then `utxosChangedNotification`s (the transaction, and `at`: the world's instant it left); `getUtxosByAddresses` (the UTXO set); `ping` (the
 /// keepalive, answered only by a live, delivering node). A subscription the node closes
 /// (`realtime down`, `flaky`) closes the socket with 1011 and the reason.
 final class NodeSocket: JSONSocket, NodeSubscriber {
@@ -188,7 +188,8 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
 
     func notify(_ message: NetworkMessage) {
         send(.object([("method", .string("utxosChangedNotification")),
-                      ("params", .object([("transaction", SimIndexer.document(message, me: user.address))]))]))
+                      ("params", .object([("transaction", SimIndexer.document(message, me: user.address)),
+                                          ("at", .int(server.host.scheduler.now.milliseconds))]))]))
     }
 
     override func closed() {

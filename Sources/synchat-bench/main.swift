@@ -10,7 +10,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -339,7 +339,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "scaling", "peers", "render", "compose", "memory", "store", "search", "firstframe", "idle", "fuzz", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "scaling", "peers", "net", "render", "compose", "memory", "store", "search", "firstframe", "idle", "fuzz", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -349,7 +349,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -359,12 +359,25 @@ var kills = 120
 var searchMessages = 1_000_000
 var scalingLines = 1_000_000
 var peersIdle = 60
+var net = (clients: 100, seconds: 30, rate: 120.0)
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
 } else if what == "peers" {
     if rest.count == 2, rest[0] == "--idle", let n = Int(rest[1]), n > 0 { peersIdle = n }
     else if !rest.isEmpty { usage("peers takes --idle SECONDS, not \(rest.joined(separator: " "))") }
+} else if what == "net" {
+    var i = 0
+    while i < rest.count {
+        guard i + 1 < rest.count, let n = Double(rest[i + 1]), n > 0 else { usage("net takes --clients N, --seconds S, --rate R (messages an hour each)") }
+        switch rest[i] {
+        case "--clients": net.clients = Int(n)
+        case "--seconds": net.seconds = Int(n)
+        case "--rate": net.rate = n
+        default: usage("net takes --clients N, --seconds S, --rate R, not \(rest[i])")
+        }
+        i += 2
+    }
 } else if what == "scaling" {
     if rest.count == 2, rest[0] == "--lines", let n = Int(rest[1]), n > 0 { scalingLines = n }
     else if !rest.isEmpty { usage("scaling takes --lines N, not \(rest.joined(separator: " "))") }
@@ -379,6 +392,7 @@ if what == "policies" || what == "all" { try policiesBench(); try ablationBench(
 if what == "speed" || what == "all" { try speedBench() }
 if what == "scaling" { try scalingBench(lines: scalingLines) }  // not in all: a minute or more
 if what == "peers" { peersBench(idleSeconds: peersIdle) }  // not in all: minutes of waiting
+if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate) }  // not in all: a server and its clients
 if what == "render" || what == "all" { try renderBench() }
 if what == "search" || what == "all" { try searchBench(messages: searchMessages) }
 if what == "firstframe" { firstFrameBench(messages: searchMessages) }  // not in all: it builds a large profile
