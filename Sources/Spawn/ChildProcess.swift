@@ -77,7 +77,11 @@ public enum ChildProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        if stderr == stdout {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)  // one file, one offset: lines do not overwrite each other
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        }
         var cargs = argv.map { strdup($0) } + [nil]
         defer { for a in cargs { free(a) } }
         // The child starts with no signal blocked and every signal at its default: a test

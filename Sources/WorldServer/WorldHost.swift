@@ -198,6 +198,40 @@ public final class WorldHost {
 
     // MARK: - Faults and truth
 
+    /// Plays a scenario's network lines on this world's clock, from now: each fault at its
+    /// instant for every user (then), each `receive HANDLE "TEXT"` for every user who has that
+    /// simulated contact. Returns the lines it does not play: directives of the app (a
+    /// client's keys), which a server has no app to apply to.
+    @discardableResult
+    public func play(_ scenario: Scenario) -> [Int] {
+        let start = scheduler.now
+        var skipped: [Int] = []
+        for step in scenario.steps {
+            switch step.directive {
+            case .receive, .pushDrop, .pushDelay, .pushDown, .pushUp, .realtimeDown, .realtimeUp, .realtimeStale, .realtimeFlaky,
+                 .indexerDown, .indexerUp, .indexerLatency, .tokenExpire, .tokenInvalidate:
+                let directive = step.directive
+                scheduler.schedule(at: start + (step.at - .zero), "scenario line \(step.line)") { [weak self] in
+                    guard let self else { return }
+                    if case .receive(let handle, _) = directive {
+                        for u in users where u.world.contact(handle: handle).map({ !u.world.people.contains($0.address) }) == true {
+                            _ = apply(directive, to: u)
+                        }
+                    } else {
+                        _ = apply(directive, to: nil)
+                    }
+                    played.append((scheduler.now, directive.scenarioText))
+                }
+            default:
+                skipped.append(step.line)
+            }
+        }
+        return skipped
+    }
+
+    /// The scenario lines played so far, with their instants (in the truth).
+    public private(set) var played: [(at: Instant, line: String)] = []
+
     /// Applies a fault directive to one user's world, or to every user's. Nil when it
     /// applied; otherwise why not.
     public func apply(_ d: Directive, to user: User?) -> String? {
@@ -247,6 +281,7 @@ public final class WorldHost {
             ("speed", .string(speed.formatted())),
             ("seed", .int(Int64(bitPattern: seed))),
             ("users", .array(users.map { truth(of: $0) })),
+            ("played", .array(played.map { .object([("at", .int($0.at.milliseconds)), ("line", .string($0.line))]) })),
         ])
     }
 }

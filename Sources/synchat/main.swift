@@ -340,6 +340,9 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("traffic"), parsing: .unconditional, help: ArgumentHelp("Messages an hour from each user's simulated contacts.", valueName: "N/h"))
     var trafficText = "24/h"
 
+    @Option(name: .long, help: ArgumentHelp("Play this scenario's network lines on the server's clock (faults for every user, receive lines); its contacts and traffic lines set --contacts and --traffic.", valueName: "FILE"))
+    var scenario: String?
+
     @Option(name: .long, help: ArgumentHelp("Keep the world here (world.sqlite): users, secrets, messages, the clock; a restart resumes it. Without it, the world lives in memory.", valueName: "DIR"))
     var data: String?
 
@@ -358,7 +361,14 @@ struct Server: ParsableCommand {
     func validate() throws { _ = try numbers() }
 
     func run() throws {
-        let n = try numbers()
+        var n = try numbers()
+        var script: Scenario?
+        if let scenario {
+            let loaded = try ScenarioParser.load(path: scenario)
+            (n.contacts, n.traffic) = (min(20, loaded.contacts), loaded.trafficPerHour)
+            if seedText == nil { n.seed = loaded.seed }
+            script = loaded
+        }
         var store: ServerStore?
         if let data {
             do { store = try ServerStore(directory: data) } catch { refuse("server: cannot open the data directory \(data): \(error)") }
@@ -368,6 +378,13 @@ struct Server: ParsableCommand {
             refuse("server: cannot read \(store?.path ?? "the data directory"): \(error)")
         }
         let server = WorldServer(host: host)
+        if let script, let scenario {
+            let skipped = host.play(script)
+            if !skipped.isEmpty {
+                let lines = skipped.prefix(8).map(String.init).joined(separator: ", ") + (skipped.count > 8 ? ", …" : "")
+                FileHandle.standardError.write(Data("synchat server: \(scenario): \(skipped.count) lines of the app not played (a client's keys): lines \(lines)\n".utf8))
+            }
+        }
         let port: Int
         do { port = try server.start(host: self.host, port: n.port) } catch {
             refuse("server: cannot listen on \(self.host):\(n.port) (\(error))")

@@ -66,6 +66,12 @@ struct ServerEndToEndTests {
             return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
         }
 
+        /// What the server wrote so far besides the line saying where it listens.
+        var errors: String {
+            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
+                .filter { !$0.hasPrefix("synchat server: listening") }.joined(separator: "\n")
+        }
+
         func error(_ data: Data) -> String {
             ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["error"] as? String ?? "(not an error document)"
         }
@@ -165,6 +171,39 @@ struct ServerEndToEndTests {
         let wrongToken = try ChildProcess.run([TmuxSession.binary, "fault", "--server", url, "--token", "nope", "indexer", "up"],
                                               captureOutput: true, captureErrors: true)
         #expect(wrongToken.status == 1 && wrongToken.err.contains("Authorization"))
+    }
+
+    @Test("--scenario plays the network's lines on the server's clock for every user (faults, receive), skips the app's with a line on stderr, and its contacts and traffic lines set the world")
+    func playsAScenario() throws {
+        let dir = try TemporaryDirectory("server-scenario")
+        defer { dir.remove() }
+        let file = dir.file("s.scenario")
+        try Data("""
+            contacts 2
+            traffic 0/h
+            at 0m foreground
+            at 1m receive bob "from the script"
+            at 2m indexer down
+
+            """.utf8).write(to: URL(fileURLWithPath: file))
+        let server = try Running(["--speed", "300", "--scenario", file])
+        defer { server.stop() }
+        #expect(server.errors.contains("1 lines of the app not played (a client's keys): lines 3"), "\(server.errors)")
+        let ada = try server.join("ada")
+        var truth = try server.truthOfAll()
+        let deadline = Date().addingTimeInterval(30)
+        while (truth["played"] as? [Any])?.count ?? 0 < 2, Date() < deadline {
+            usleep(100_000)
+            truth = try server.truthOfAll()
+        }
+        let played = try #require(truth["played"] as? [[String: Any]])
+        #expect(played.map { $0["line"] as? String } == ["receive bob \"from the script\"", "indexer down"])
+        #expect(played.map { $0["at"] as? Int } == [60_000, 120_000])
+        let mine = try server.truth("ada")
+        #expect((mine["contacts"] as? [Any])?.count == 2)
+        let ledger = try #require(mine["ledger"] as? [[String: Any]])
+        #expect(ledger.count == 1 && ledger.first?["blockTime"] as? Int == 60_000)
+        #expect(try server.get("/v1/indexer/tip", token: ada).status == 503)
     }
 
     @Test("bad requests get one clear line and the right status, and the server goes on serving")
