@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 import NIOPosix
 import Spawn
 import SyncCore
@@ -15,8 +16,8 @@ import WorldClient
 /// where "published" is the block time minus the world's confirmation (1 s): what is left is
 /// the publish request, the server's loop, the socket and the client's own loop. Also: the
 /// clients live at the end (subscribed, `live`), and CPU per message of the server process.
-func netBench(clients: Int, seconds: Int, rate: Double) {
-    say("== net: \(clients) clients of synchat server on loopback, \(seconds) s at x1, each writing \(Int(rate))/h")
+func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
+    say("== net: \(clients) clients of synchat server on loopback, \(seconds) s at x1, each writing \(Int(rate))/h after \(warmup) s")
     guard let binary = releaseBinary() else { return }
     // Sockets and pipes: a few per client on each side.
     var limit = rlimit()
@@ -48,6 +49,7 @@ func netBench(clients: Int, seconds: Int, rate: Double) {
     var all: [Client] = []
     var sentAt: [String: Instant] = [:]  // body → the sender's clock when it sent
     var overheads: [Double] = []
+    var publishLegs: [Double] = [], notifyLegs: [Double] = []
     let joinStart = now()
     for i in 0..<clients {
         let io = NetIO(host: "127.0.0.1", port: port, group: group)
@@ -60,6 +62,8 @@ func netBench(clients: Int, seconds: Int, rate: Double) {
             let total = Double((arrived - start).milliseconds)
             let world = Double((sent - published).milliseconds)
             overheads.append(total - world)
+            publishLegs.append(Double((published - start).milliseconds))
+            notifyLegs.append(Double((arrived - sent).milliseconds))
         }
         all.append(Client(world: world, driver: driver))
     }
@@ -83,7 +87,7 @@ func netBench(clients: Int, seconds: Int, rate: Double) {
                 next(after: .milliseconds(Int64(-log(Double.random(in: Double.ulpOfOne..<1, using: &random)) * 3_600_000 / rate)))
             }
         }
-        next(after: .seconds(5) + .milliseconds(Int64.random(in: 0...2000, using: &random)))
+        next(after: .seconds(Int64(warmup)) + .milliseconds(Int64.random(in: 0...2000, using: &random)))
     }
     let cpuStart = processCPU(pid), benchStart = processCPU(getpid())
     let end = now() + UInt64(seconds) * 1_000_000_000
@@ -103,11 +107,19 @@ func netBench(clients: Int, seconds: Int, rate: Double) {
         row("overhead above the world's delays, p50", fmt(percentile(overheads, 0.5)))
         row("overhead above the world's delays, p95", fmt(percentile(overheads, 0.95)), clients >= 100 ? "goal: ≤ 20 ms with 100 clients" : "")
         row("overhead above the world's delays, max", fmt(overheads.max()!))
+        row("  of it: send → the server published it, p95", fmt(percentile(publishLegs, 0.95)))
+        row("  of it: the node sent it → the engine has it, p95", fmt(percentile(notifyLegs, 0.95)))
         row("server CPU per message", String(format: "%.2f ms", serverCPU * 1000 / Double(overheads.count)))
     }
     row("server CPU, whole run", String(format: "%.2f s", serverCPU))
     row("clients' CPU (this process, \(clients) engines)", String(format: "%.2f s", clientsCPU))
     row("server resident memory", rssText(pid))
+    if let token = line.firstMatch(of: /admin token ([0-9a-f]{32})/).map({ String($0.1) }),
+       let answer = try? NetIO(host: "127.0.0.1", port: port, group: group).requestNow(.GET, "/admin/truth", token: token),
+       let truth = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any], let users = truth["users"] as? [[String: Any]] {
+        let requests = users.reduce(0) { $0 + (($1["requests"] as? [String: Int])?.values.reduce(0, +) ?? 0) }
+        row("backend requests, all users", "\(requests)")
+    }
 }
 
 /// User + system CPU seconds of a process, from /proc.

@@ -10,7 +10,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -349,7 +349,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -359,7 +359,7 @@ var kills = 120
 var searchMessages = 1_000_000
 var scalingLines = 1_000_000
 var peersIdle = 60
-var net = (clients: 100, seconds: 30, rate: 120.0)
+var net = (clients: 100, seconds: 30, rate: 120.0, warmup: 5)
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
@@ -369,11 +369,12 @@ if what == "crash", let arg = rest.first {
 } else if what == "net" {
     var i = 0
     while i < rest.count {
-        guard i + 1 < rest.count, let n = Double(rest[i + 1]), n > 0 else { usage("net takes --clients N, --seconds S, --rate R (messages an hour each)") }
+        guard i + 1 < rest.count, let n = Double(rest[i + 1]), n > 0 else { usage("net takes --clients N, --seconds S, --rate R (messages an hour each), --warmup S") }
         switch rest[i] {
         case "--clients": net.clients = Int(n)
         case "--seconds": net.seconds = Int(n)
         case "--rate": net.rate = n
+        case "--warmup": net.warmup = Int(n)
         default: usage("net takes --clients N, --seconds S, --rate R, not \(rest[i])")
         }
         i += 2
@@ -392,7 +393,7 @@ if what == "policies" || what == "all" { try policiesBench(); try ablationBench(
 if what == "speed" || what == "all" { try speedBench() }
 if what == "scaling" { try scalingBench(lines: scalingLines) }  // not in all: a minute or more
 if what == "peers" { peersBench(idleSeconds: peersIdle) }  // not in all: minutes of waiting
-if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate) }  // not in all: a server and its clients
+if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate, warmup: net.warmup) }  // not in all: a server and its clients
 if what == "render" || what == "all" { try renderBench() }
 if what == "search" || what == "all" { try searchBench(messages: searchMessages) }
 if what == "firstframe" { firstFrameBench(messages: searchMessages) }  // not in all: it builds a large profile
