@@ -303,6 +303,8 @@ extension NetworkWorld: RealtimePort {
                     connection.subscribed = true
                     app?.realtimeConnected(connection: connection.id)
                 case .failure(let e):
+                    // Said once: the socket's end that follows is not news to the app.
+                    connection.listened = false
                     app?.realtimeConnectFailed(connection: connection.id, error: e.message)
                     connection.socket?.close()
                 }

@@ -129,6 +129,52 @@ struct NetworkChatTests {
         #expect(duplicates == 0)
     }
 
+    @Test("the other network faults on one user: realtime down (the node closes the socket, the engine retries with backoff, each attempt once), realtime flaky (dropped sockets, reconnected), push delay, an expired token (registered again): 0 lost, 0 duplicates")
+    func moreFaultsOnOneUser() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "3", "--traffic", "400/h"])
+        defer { server.stop() }
+        let dir = try TemporaryDirectory("network-more-faults")
+        defer { dir.remove() }
+        let ada = try startBot(server, "ada", seconds: 25, rate: "0/h", data: dir.path)
+        func fault(_ line: String) throws {
+            let answer = try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data(line.utf8))
+            #expect(answer.status == 200, "\(line): \(server.error(answer.data))")
+        }
+        usleep(3_000_000)
+        try fault("realtime down")
+        usleep(5_000_000)
+        try fault("realtime up")
+        try fault("realtime flaky 50%")
+        usleep(5_000_000)
+        try fault("realtime up")
+        try fault("push delay 90s")
+        try fault("token expire")
+        usleep(4_000_000)
+        try fault("push up")
+        let run = try finish(ada, "ada")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        // Down: the node closes the subscription (1011, its reason); the engine retries with
+        // backoff, each failed attempt counted once, and is live again once the node is up.
+        let down = try #require(lines.firstIndex { $0.contains("realtime offline: disconnected: node went down") }, "\(run.output)")
+        let attempts = lines[down...].compactMap { $0.firstMatch(of: /reconnect attempt (\d+)/).flatMap { Int($0.1) } }
+        // Runs of attempts, each from 1 after a drop: consecutive within a run (a failure
+        // reported twice would skip a number, as it did: 1, 3, 5…).
+        var runs: [[Int]] = []
+        for a in attempts { if a == 1 || runs.isEmpty { runs.append([a]) } else { runs[runs.count - 1].append(a) } }
+        #expect(attempts.count >= 2 && runs.allSatisfy { $0 == Array(1...$0.count) }, "each failed connect counted once: attempts \(attempts)")
+        let failures = lines[down...].filter { $0.contains("connect failed") }
+        #expect(Set(failures.map { $0.prefix(12) }).count == failures.count, "a failed connect reported twice at one instant: \(failures.prefix(4))")
+        #expect(lines[down...].contains { $0.contains("realtime live") })
+        // Flaky: dropped sockets, and live again.
+        #expect(lines[down...].filter { $0.contains("realtime live") }.count >= 2)
+        let expired = try #require(lines.firstIndex { $0.contains("push token expired") }, "the expired token never reached the engine:\n\(run.output.suffix(2000))")
+        #expect(lines[expired...].contains { $0.contains("push token registration") })
+        let (lost, duplicates, incoming) = lostAndDuplicated(run, try server.truth("ada"), settle: 150_000)
+        #expect(incoming.count >= 20)
+        #expect(lost.isEmpty, "lost \(lost.count) of \(incoming.count): \(lost.prefix(5))\n\(run.output.suffix(2000))")
+        #expect(duplicates == 0)
+    }
+
     @Test("two terminals chat through one server: each sees the other's line, a backgrounded one gets it when it comes back; the clock is the server's")
     func twoTerminals() throws {
         try TmuxSession.requireReady()
