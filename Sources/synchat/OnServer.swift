@@ -1,6 +1,5 @@
 import ChatStore
 import Foundation
-import Logging
 import ProfileWorld
 import Simulation
 import SyncCore
@@ -40,14 +39,8 @@ extension Chat {
                 try store.setSetting("server.secret", joined.secret)
             } catch { refuse("cannot keep the secret of \(user) in the profile: \(error)") }
         }
-        let (chosenTheme, themeWarnings) = try ThemeLoader.load(theme ?? profileStore?.setting("theme"))
-        var eventLog: ((String) -> Void)?
-        if let path = log {
-            let handle = try FileLogHandler.open(path)
-            LoggingSystem.bootstrap { _ in FileLogHandler(handle: handle) }
-            let logger = Logger(label: "synchat")
-            eventLog = { logger.info("\($0)") }
-        }
+        let (chosenTheme, themeWarnings) = try theme(for: profileStore)
+        let eventLog = try eventLogger()
         let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
         let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))
         let session = NetworkSession(world: world, storage: storage, policy: SyncPolicy.named(policy)!,

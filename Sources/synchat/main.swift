@@ -162,27 +162,8 @@ struct Chat: ParsableArguments {
                 refuse(e.description)
             }
         }
-        // A profile remembers its theme: --theme sets it, no --theme uses it.
-        let themeName = theme ?? profileStore?.setting("theme")
-        // A theme named on the command line must exist (exit 2 if not); one the profile
-        // remembers may have gone since: then a warning and the default theme.
-        let (chosenTheme, themeWarnings): (Theme, [String])
-        do {
-            (chosenTheme, themeWarnings) = try ThemeLoader.load(themeName)
-        } catch let error as ThemeError where theme == nil {
-            // Said once: the profile forgets the theme, so the next launch is quiet.
-            let (fallback, more) = try ThemeLoader.load(nil)
-            (chosenTheme, themeWarnings) = (fallback, [error.description + "; using the default theme from now on"] + more)
-            try? profileStore?.setSetting("theme", "default")
-        }
-        if let theme { try? profileStore?.setSetting("theme", theme) }
-        var eventLog: ((String) -> Void)?
-        if let path = log {
-            let handle = try FileLogHandler.open(path)
-            LoggingSystem.bootstrap { _ in FileLogHandler(handle: handle) }
-            let logger = Logger(label: "synchat")
-            eventLog = { logger.info("\($0)") }
-        }
+        let (chosenTheme, themeWarnings) = try theme(for: profileStore)
+        let eventLog = try eventLogger()
         // The live chat is a session; a scenario plays into one.
         // --ephemeral: the same SQLite store in memory, so that search and every read behave as with a profile.
         let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
@@ -220,6 +201,35 @@ struct Chat: ParsableArguments {
             let names = app.unsentDrafts.map(UntrustedText.visible).joined(separator: ", ")
             FileHandle.standardOutput.write(Data("synchat: your unsent line to \(names) is kept in the profile; it will be there next time\n".utf8))
         }
+    }
+}
+
+extension Chat {
+    /// The theme: --theme sets it (and the profile remembers it), no --theme uses the
+    /// profile's. A theme named on the command line must exist (exit 2 if not); one the
+    /// profile remembers may have gone since: then a warning and the default theme.
+    func theme(for profileStore: SQLiteChatStorage?) throws -> (Theme, [String]) {
+        let themeName = theme ?? profileStore?.setting("theme")
+        let chosen: (Theme, [String])
+        do {
+            chosen = try ThemeLoader.load(themeName)
+        } catch let error as ThemeError where theme == nil {
+            // Said once: the profile forgets the theme, so the next launch is quiet.
+            let (fallback, more) = try ThemeLoader.load(nil)
+            chosen = (fallback, [error.description + "; using the default theme from now on"] + more)
+            try? profileStore?.setSetting("theme", "default")
+        }
+        if let theme { try? profileStore?.setSetting("theme", theme) }
+        return chosen
+    }
+
+    /// --log FILE: every engine event appended through swift-log.
+    func eventLogger() throws -> ((String) -> Void)? {
+        guard let path = log else { return nil }
+        let handle = try FileLogHandler.open(path)
+        LoggingSystem.bootstrap { _ in FileLogHandler(handle: handle) }
+        let logger = Logger(label: "synchat")
+        return { logger.info("\($0)") }
     }
 }
 

@@ -57,6 +57,26 @@ struct NetworkChatTests {
         return (lost, run.stored.count - stored.count, incoming)
     }
 
+    /// A bot as "ada" on a new server (x60, three simulated contacts writing 400/h), with
+    /// faults sent for it on a timeline of wall seconds: its run, its lines and the truth.
+    func adaUnderFaults(_ label: String, seconds: Int, _ timeline: [(wait: Double, faults: [String])]) throws
+        -> (run: BotRun, lines: [String], truth: [String: Any]) {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "3", "--traffic", "400/h"])
+        defer { server.stop() }
+        let dir = try TemporaryDirectory(label)
+        defer { dir.remove() }
+        let ada = try startBot(server, "ada", seconds: seconds, rate: "0/h", data: dir.path)
+        for step in timeline {
+            usleep(UInt32(step.wait * 1_000_000))
+            for line in step.faults {
+                let answer = try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data(line.utf8))
+                #expect(answer.status == 200, "\(line): \(server.error(answer.data))")
+            }
+        }
+        let run = try finish(ada, "ada")
+        return (run, run.output.split(separator: "\n").map(String.init), try server.truth("ada"))
+    }
+
     @Test("two users exchange messages both ways, beside simulated contacts: 0 lost, 0 duplicates, each user's messages in the other's world")
     func twoUsersChat() throws {
         let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "60/h"])
@@ -90,30 +110,10 @@ struct NetworkChatTests {
 
     @Test("push drop 100% for one user: its engine turns push unreliable and its forced catch-up fetches what push missed; then stale realtime is found by the keepalive and reconnected; indexer down fails syncs and loses nothing once it is up: 0 lost")
     func faultsOnOneUser() throws {
-        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "3", "--traffic", "400/h"])
-        defer { server.stop() }
-        let dir = try TemporaryDirectory("network-faults")
-        defer { dir.remove() }
-        let data = dir.path
-        let ada = try startBot(server, "ada", seconds: 26, rate: "0/h", data: data)
-        func fault(_ line: String) throws {
-            let answer = try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data(line.utf8))
-            #expect(answer.status == 200, "\(line): \(server.error(answer.data))")
-        }
-        usleep(2_000_000)
-        try fault("push drop 100%")
-        usleep(7_000_000)
-        try fault("push up")
-        try fault("realtime stale")
-        usleep(5_000_000)
-        try fault("realtime up")
-        try fault("indexer down")
-        try fault("push drop 100%")
-        usleep(4_000_000)
-        try fault("indexer up")
-        try fault("push up")
-        let run = try finish(ada, "ada")
-        let lines = run.output.split(separator: "\n").map(String.init)
+        let (run, lines, truth) = try adaUnderFaults("network-faults", seconds: 26, [
+            (2, ["push drop 100%"]), (7, ["push up", "realtime stale"]), (5, ["realtime up", "indexer down", "push drop 100%"]),
+            (4, ["indexer up", "push up"]),
+        ])
         // Push dropped: the engine finds out by itself and forces a catch-up.
         let unreliable = try #require(lines.firstIndex { $0.contains("→ unreliable") }, "push never turned unreliable:\n\(run.output.suffix(2000))")
         #expect(lines[unreliable...].contains { $0.contains("catch-up started") })
@@ -123,7 +123,7 @@ struct NetworkChatTests {
         #expect(lines[stale...].contains { $0.contains("realtime live") }, "no live subscription after the stale one")
         // Indexer down: syncs fail and are retried; nothing is lost once it is up.
         #expect(lines.contains { $0.contains("failed") }, "no sync failed while the indexer was down")
-        let (lost, duplicates, incoming) = lostAndDuplicated(run, try server.truth("ada"), settle: 120_000)
+        let (lost, duplicates, incoming) = lostAndDuplicated(run, truth, settle: 120_000)
         #expect(incoming.count >= 20)
         #expect(lost.isEmpty, "lost \(lost.count) of \(incoming.count): \(lost.prefix(5))\n\(run.output.suffix(2000))")
         #expect(duplicates == 0)
@@ -131,28 +131,10 @@ struct NetworkChatTests {
 
     @Test("the other network faults on one user: realtime down (the node closes the socket, the engine retries with backoff, each attempt once), realtime flaky (dropped sockets, reconnected), push delay, an expired token (registered again): 0 lost, 0 duplicates")
     func moreFaultsOnOneUser() throws {
-        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "3", "--traffic", "400/h"])
-        defer { server.stop() }
-        let dir = try TemporaryDirectory("network-more-faults")
-        defer { dir.remove() }
-        let ada = try startBot(server, "ada", seconds: 25, rate: "0/h", data: dir.path)
-        func fault(_ line: String) throws {
-            let answer = try server.get("/admin/fault?user=ada", token: server.token, method: "POST", body: Data(line.utf8))
-            #expect(answer.status == 200, "\(line): \(server.error(answer.data))")
-        }
-        usleep(3_000_000)
-        try fault("realtime down")
-        usleep(5_000_000)
-        try fault("realtime up")
-        try fault("realtime flaky 50%")
-        usleep(5_000_000)
-        try fault("realtime up")
-        try fault("push delay 90s")
-        try fault("token expire")
-        usleep(4_000_000)
-        try fault("push up")
-        let run = try finish(ada, "ada")
-        let lines = run.output.split(separator: "\n").map(String.init)
+        let (run, lines, truth) = try adaUnderFaults("network-more-faults", seconds: 25, [
+            (3, ["realtime down"]), (5, ["realtime up", "realtime flaky 50%"]), (5, ["realtime up", "push delay 90s", "token expire"]),
+            (4, ["push up"]),
+        ])
         // Down: the node closes the subscription (1011, its reason); the engine retries with
         // backoff, each failed attempt counted once, and is live again once the node is up.
         let down = try #require(lines.firstIndex { $0.contains("realtime offline: disconnected: node went down") }, "\(run.output)")
@@ -169,7 +151,7 @@ struct NetworkChatTests {
         #expect(lines[down...].filter { $0.contains("realtime live") }.count >= 2)
         let expired = try #require(lines.firstIndex { $0.contains("push token expired") }, "the expired token never reached the engine:\n\(run.output.suffix(2000))")
         #expect(lines[expired...].contains { $0.contains("push token registration") })
-        let (lost, duplicates, incoming) = lostAndDuplicated(run, try server.truth("ada"), settle: 150_000)
+        let (lost, duplicates, incoming) = lostAndDuplicated(run, truth, settle: 150_000)
         #expect(incoming.count >= 20)
         #expect(lost.isEmpty, "lost \(lost.count) of \(incoming.count): \(lost.prefix(5))\n\(run.output.suffix(2000))")
         #expect(duplicates == 0)
