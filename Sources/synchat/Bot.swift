@@ -82,14 +82,15 @@ struct Bot: ParsableCommand {
         var sent: [String] = []
         var random = SystemRandomNumberGenerator()
         var counter = 0
+        var sending = true
         func scheduleSend() {
-            guard n.rate > 0 else { return }
+            guard n.rate > 0, sending else { return }
             let wait = -log(Double.random(in: Double.ulpOfOne..<1, using: &random)) * 3_600_000 / n.rate
             world.scheduler.schedule(after: .milliseconds(Int64(wait)), "bot send") {
                 let people = Set(world.contacts.filter { $0.handle != user }.map(\.address))
                 let others = driver.contacts.filter { people.contains($0.address) }
                 let candidates = others.isEmpty ? driver.contacts : others
-                if let to = candidates.randomElement(using: &random) {
+                if sending, let to = candidates.randomElement(using: &random) {
                     counter += 1
                     driver.send(to: to.address, text: "\(user) #\(counter): \(Bot.phrases[counter % Bot.phrases.count])")
                 }
@@ -105,6 +106,14 @@ struct Bot: ParsableCommand {
             if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline { break }
             world.step()
             io.wait(milliseconds: world.wallMillisecondsToNextEvent())
+        }
+        // Answers in flight (a send the server took a moment ago) get half a second to come
+        // back, so that the report holds what the server holds; nothing new is sent meanwhile.
+        sending = false
+        let grace = DispatchTime.now().uptimeNanoseconds + 500_000_000
+        while DispatchTime.now().uptimeNanoseconds < grace {
+            world.step()
+            io.wait(milliseconds: 20)
         }
         world.step()
         for m in storage.allMessages() where m.message.direction == .outgoing { sent.append(m.txId) }
