@@ -36,6 +36,17 @@ public final class NetworkSession: LiveSession {
             for c in list where driver.contact(c.address) == nil { driver.upsertContact(c) }
         }
         world.notice = { [weak self] line in self?.driver.noteWorldChange(line) }
+        // A directive of the app sent through the server (synchat fault --user NAME …): done
+        // here as its key would do it.
+        world.onDirective = { [weak self] line in
+            guard let self else { return }
+            do {
+                guard let d = try ScenarioParser.parse("contacts 0\nat 0s " + line, file: "server").steps.first?.directive else { return }
+                apply(d)
+            } catch {
+                driver.noteWorldChange("the server sent a directive that does not parse: \(UntrustedText.visible(String(line.prefix(80))))")
+            }
+        }
         world.attach(client: driver)
     }
 

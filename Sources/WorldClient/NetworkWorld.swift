@@ -21,10 +21,14 @@ public final class NetworkWorld {
     public let scheduler: Scheduler
     public let os: SimOperatingSystem
     public private(set) var contacts: [Contact]
+    /// The contacts who are other users of the server (not simulated).
+    public private(set) var people: Set<Address>
     /// Told when the user's contacts changed (another user joined).
     public var contactsChanged: (([Contact]) -> Void)?
     /// Told of what goes wrong outside the engine's view (the push relay lost, a fault refused).
     public var notice: ((String) -> Void)?
+    /// Told of a directive of the app the server passed on (`synchat fault --user NAME background`).
+    public var onDirective: ((String) -> Void)?
     /// Told of each node notification as it reaches the engine: the message, the world's
     /// instant the server sent it, and the clock's instant now (`synchat-bench net`).
     public var onNotified: ((NetworkMessage, _ sentAt: Instant, _ arrivedAt: Instant) -> Void)?
@@ -41,6 +45,7 @@ public final class NetworkWorld {
         public var clock: Instant
         public var speed: Double
         public var contacts: [Contact]
+        public var people: Set<Address> = []
     }
 
     public struct Refused: Error, CustomStringConvertible {
@@ -60,12 +65,13 @@ public final class NetworkWorld {
               let address = root["address"] as? String,
               let clock = (root["clock"] as? NSNumber).map({ Instant(milliseconds: $0.int64Value) }),
               let speed = (root["speed"] as? String).flatMap(Double.init), speed > 0,
-              let contacts = (root["contacts"] as? [Any]).flatMap(Self.contacts) else {
+              let list = root["contacts"] as? [Any], let contacts = Self.contacts(list) else {
             throw Refused(description: "server: the answer to join is not a synchat server's")
         }
         let given = root["secret"] as? String
         guard let kept = given ?? secret else { throw Refused(description: "server: no secret in the answer to join") }
-        return Joined(user: user, secret: kept, isNew: given != nil, address: Address(address), clock: clock, speed: speed, contacts: contacts)
+        return Joined(user: user, secret: kept, isNew: given != nil, address: Address(address), clock: clock, speed: speed, contacts: contacts,
+                      people: Self.people(list))
     }
 
     static func contacts(_ list: [Any]) -> [Contact]? {
@@ -78,6 +84,14 @@ public final class NetworkWorld {
         return out
     }
 
+    /// The addresses marked `person` in a list of contacts.
+    static func people(_ list: [Any]) -> Set<Address> {
+        Set(list.compactMap { item in
+            guard let c = item as? [String: Any], (c["person"] as? NSNumber)?.intValue == 1, let a = c["address"] as? String else { return nil }
+            return Address(a)
+        })
+    }
+
     public init(io: NetIO, joined: Joined, seed: UInt64) {
         self.io = io
         user = joined.user
@@ -85,6 +99,7 @@ public final class NetworkWorld {
         me = joined.address
         speed = joined.speed
         contacts = joined.contacts
+        people = joined.people
         scheduler = Scheduler(start: joined.clock)
         anchorVirtual = joined.clock
         anchorWall = DispatchTime.now().uptimeNanoseconds
@@ -126,8 +141,9 @@ public final class NetworkWorld {
         io.request(.GET, "/v1/world", token: secret) { [weak self] result in
             guard let self, case .success(let a) = result, a.status == 200,
                   let root = (try? JSONSerialization.jsonObject(with: a.body)) as? [String: Any],
-                  let list = (root["contacts"] as? [Any]).flatMap(Self.contacts) else { return }
+                  let raw = root["contacts"] as? [Any], let list = Self.contacts(raw) else { return }
             contacts = list
+            people = Self.people(raw)
             contactsChanged?(list)
         }
     }
@@ -247,6 +263,8 @@ public final class NetworkWorld {
             if os.foreground { app.pushDelivered(payload: Data(payload.utf8)) } else { app.notificationExtensionReceived(payload: Data(payload.utf8)) }
         case "contactsChanged":
             refreshContacts()
+        case "directive":
+            if let line = params["line"] as? String { onDirective?(line) }
         default:
             break  // answers to our requests
         }

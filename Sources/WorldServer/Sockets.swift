@@ -203,7 +203,8 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
 /// is in the background (the OS, not the app, holds the socket). Methods: `registerToken`,
 /// `unregisterToken`, `setMuted` (params `contact`, `muted`); notifications: `tokenStatus`
 /// (params `status`), `push` (params `payload`: the APNs-style userInfo as a JSON string),
-/// `contactsChanged` (another user joined: ask `GET /v1/world`). One push socket a user: a
+/// `contactsChanged` (another user joined: ask `GET /v1/world`), `directive` (params `line`: a
+/// directive of the app for the client to do, sent by `synchat fault --user NAME`). One push socket a user: a
 /// newer one replaces the older, which is closed with 1008.
 final class PushSocket: JSONSocket, PushSubscriber {
     override func handlerAdded(context: ChannelHandlerContext) {
@@ -237,6 +238,10 @@ final class PushSocket: JSONSocket, PushSubscriber {
 
     func tokenStatus(_ status: TokenStatus) {
         send(.object([("method", .string("tokenStatus")), ("params", .object([("status", .string(status.rawValue))]))]))
+    }
+
+    func directive(_ line: String) {
+        send(.object([("method", .string("directive")), ("params", .object([("line", .string(line))]))]))
     }
 
     override func closed() {

@@ -244,10 +244,20 @@ public final class WorldHost {
             user.world.deliverIncoming(from: c, kind: .contextual, body: text)
             return nil
         default:
-            let targets = user.map { [$0] } ?? users
-            for u in targets where !u.world.applyFault(d) {
-                return "\(d.scenarioText): a directive of the app, not of the network (press its key in the client)"
+            if user == nil || user?.world.applyFault(d) == true {
+                // A fault for every user (a directive of the app needs one: checked first).
+                guard user == nil else { return nil }
+                guard users.allSatisfy({ $0.world.applyFault(d) }) else {
+                    return "\(d.scenarioText): a directive of the app: name the user whose client should do it (?user=NAME)"
+                }
+                return nil
             }
+            // A directive of the app (background, sync, send…): the user's client does it,
+            // told through the push relay its OS holds.
+            guard let user, let socket = user.link.pushSocket else {
+                return "\(d.scenarioText): a directive of the app, and no client of \(user?.name ?? "?") is connected to do it"
+            }
+            socket.directive(d.scenarioText)
             return nil
         }
     }
@@ -347,4 +357,6 @@ public protocol NodeSubscriber: AnyObject {
 public protocol PushSubscriber: AnyObject {
     func push(_ payload: Data)
     func tokenStatus(_ status: TokenStatus)
+    /// A directive of the app for the client to do (`synchat fault --user NAME background`).
+    func directive(_ line: String)
 }

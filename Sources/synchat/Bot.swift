@@ -69,14 +69,12 @@ struct Bot: ParsableCommand {
         }
         let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))
         let storage = InMemoryChatStorage()
-        for c in world.contacts { try? storage.upsertContact(c) }
-        let driver = SyncDriver(policy: n.policy, me: world.me, scheduler: world.scheduler, storage: storage, ports: world.ports)
+        // The TUI's session with no screen: directives the server passes on (synchat fault
+        // --user NAME background) act as the keys would.
+        let session = NetworkSession(world: world, storage: storage, policy: n.policy, mode: .remotePush)
+        let driver = session.driver
         if events { driver.subscribe { if $0.event.isDecision { Bot.say($0.line) } } }
-        world.notice = { if events { Bot.say("# \($0)") } }
-        world.contactsChanged = { list in for c in list where driver.contact(c.address) == nil { driver.upsertContact(c) } }
-        world.attach(client: driver)
-        driver.launch()
-        world.os.moveToForeground()
+        session.start()
 
         // Poisson sends, in world time, to another user when there is one.
         var sent: [String] = []
@@ -87,8 +85,7 @@ struct Bot: ParsableCommand {
             guard n.rate > 0, sending else { return }
             let wait = -log(Double.random(in: Double.ulpOfOne..<1, using: &random)) * 3_600_000 / n.rate
             world.scheduler.schedule(after: .milliseconds(Int64(wait)), "bot send") {
-                let people = Set(world.contacts.filter { $0.handle != user }.map(\.address))
-                let others = driver.contacts.filter { people.contains($0.address) }
+                let others = driver.contacts.filter { world.people.contains($0.address) }
                 let candidates = others.isEmpty ? driver.contacts : others
                 if sending, let to = candidates.randomElement(using: &random) {
                     counter += 1
@@ -102,7 +99,7 @@ struct Bot: ParsableCommand {
         signal(SIGINT) { _ in botStopRequested = 1 }
         let deadline = n.duration.map { DispatchTime.now().uptimeNanoseconds + UInt64($0 * 1e9) }
         Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(world.me.value)\(joined.isNew ? " (joined)" : ""), clock \(world.scheduler.now), speed x\(world.speed.formatted())")
-        while botStopRequested == 0 {
+        while botStopRequested == 0, !session.quitRequested {
             if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline { break }
             world.step()
             io.wait(milliseconds: world.wallMillisecondsToNextEvent())

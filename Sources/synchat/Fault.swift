@@ -4,7 +4,7 @@ import WorldClient
 
 struct Fault: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Send a scenario directive to synchat server: a fault of the network, for one user or all.",
+        abstract: "Send a scenario directive to synchat server: a fault of the network (one user or all), or a directive of the app for a user's client.",
         discussion: """
             With the admin token (--token, or SYNCHAT_ADMIN_TOKEN) it goes to POST /admin/fault, for --user or, \\
             without it, for every user. Without the token, --user applies it to that user's own world with the \\

@@ -133,12 +133,16 @@ struct NetworkChatTests {
         #expect(duplicates == 0)
     }
 
-    @Test("the other network faults on one user: realtime down (the node closes the socket, the engine retries with backoff, each attempt once), realtime flaky (dropped sockets, reconnected), push delay, an expired token (registered again): 0 lost, 0 duplicates")
+    @Test("directives of the app passed by the server to the client (background, foreground), then the other network faults on one user: realtime down (the node closes the socket, the engine retries with backoff, each attempt once), realtime flaky (dropped sockets, reconnected), push delay, an expired token (registered again): 0 lost, 0 duplicates")
     func moreFaultsOnOneUser() throws {
-        let (run, lines, truth) = try adaUnderFaults("network-more-faults", seconds: 25, [
-            (3, ["realtime down"]), (5, ["realtime up", "realtime flaky 50%"]), (5, ["realtime up", "push delay 90s", "token expire"]),
+        let (run, lines, truth) = try adaUnderFaults("network-more-faults", seconds: 27, [
+            (2, ["background"]), (2, ["foreground"]),  // directives of the app: the server passes them to ada's client
+            (1, ["realtime down"]), (5, ["realtime up", "realtime flaky 50%"]), (5, ["realtime up", "push delay 90s", "token expire"]),
             (4, ["push up"]),
         ])
+        // The app's directives reached the client through the server and acted as its keys.
+        let background = try #require(lines.firstIndex { $0.contains("lifecycle background") }, "\(run.output.prefix(3000))")
+        #expect(lines[background...].contains { $0.contains("lifecycle foreground") })
         // Down: the node closes the subscription (1011, its reason); the engine retries with
         // backoff, each failed attempt counted once, and is live again once the node is up.
         let down = try #require(lines.firstIndex { $0.contains("realtime offline: disconnected: node went down") }, "\(run.output)")
@@ -161,7 +165,7 @@ struct NetworkChatTests {
         #expect(duplicates == 0)
     }
 
-    @Test("two terminals chat through one server: each sees the other's line, a backgrounded one gets it when it comes back, one under every fault key gets every line once the network is back; the clock is the server's")
+    @Test("two terminals chat through one server: each sees the other's line, a backgrounded one gets it when it comes back, one under every fault key (s, p, t, r, x) gets every line once, once the network is back; the clock is the server's")
     func twoTerminals() throws {
         try TmuxSession.requireReady()
         let server = try ServerEndToEndTests.Running(["--speed", "10", "--contacts", "0"])
@@ -201,6 +205,8 @@ struct NetworkChatTests {
         ada.wait("the indexer up again") { !$0.contains("indexer down │") && $0.contains("world: indexer up") }
         // Every fault key of ada's at once (push dropped, realtime down, stale, token expired):
         // bo's lines written meanwhile are all on ada's screen once the network is back.
+        try ada.keys("s")
+        ada.wait(for: "realtime stale")
         try ada.keys("p")
         ada.wait(for: "push drop 100%")
         try ada.keys("t")
@@ -214,7 +220,10 @@ struct NetworkChatTests {
             bo.wait(for: "› you: under faults \(i)")
         }
         try ada.keys("r", "p", "p")  // realtime up; push: drop all → delay 90s → ok
-        ada.wait("the three lines written under faults", seconds: 90) { screen in (1...3).allSatisfy { screen.contains("bo: under faults \($0)") } }
+        let after = ada.wait("the three lines written under faults", seconds: 90) { screen in (1...3).allSatisfy { screen.contains("bo: under faults \($0)") } }
+        for i in 1...3 {  // once each: no duplicate
+            #expect(after.components(separatedBy: "bo: under faults \(i)").count == 2, "line \(i) shown \(after.components(separatedBy: "bo: under faults \(i)").count - 1) times")
+        }
         // Speed keys do not change the server's clock.
         try bo.keys("Escape", "+")
         bo.wait(for: "the clock is the server's")
