@@ -39,13 +39,17 @@ public final class SimIndexer: IndexerPort {
         self.latencies = RandomStream(seed: seed, concern: "request-latency")
     }
 
-    /// The message is indexed: visible to queries from now on.
-    /// The latest block time indexed, of any message to or from the user (the `tip` call).
+    /// The latest block time indexed, of any message to or from the user, and of each sync
+    /// object (the `tip` call).
     private var latestIndexed: Instant?
+    private var latestByObject: [SyncObject: Instant] = [:]
 
+    /// The message is indexed: visible to queries from now on.
     func add(_ m: NetworkMessage) {
         byId[m.txId] = m
         latestIndexed = max(latestIndexed ?? m.blockTime, m.blockTime)
+        let object = SyncObject(holding: m)
+        latestByObject[object] = max(latestByObject[object] ?? m.blockTime, m.blockTime)
         switch m.kind {
         case .handshake: insertSorted(m, into: &handshakes[m.direction, default: []])
         case .contextual: insertSorted(m, into: &contextual[m.conversation, default: [:]][m.direction, default: []])
@@ -86,7 +90,11 @@ public final class SimIndexer: IndexerPort {
     /// The query is evaluated when the reply leaves, as a server would.
     private func answer(_ call: IndexerCall) -> Data {
         if case .tip = call {
-            return JSONValue.object([("tip", latestIndexed.map { .int($0.milliseconds) } ?? .null)]).data
+            let objects = latestByObject.sorted { $0.key < $1.key }.map { ($0.key.description, JSONValue.int($0.value.milliseconds)) }
+            return JSONValue.object([
+                ("tip", latestIndexed.map { .int($0.milliseconds) } ?? .null),
+                ("objects", .object(objects)),
+            ]).data
         }
         var nextPage: Int?
         let found: ArraySlice<NetworkMessage>

@@ -105,8 +105,10 @@ public struct CatchUpGate: Sendable {
     /// ignore the debounce but still never start a second sync. While a catch-up is owed
     /// (rule 14) no trigger is debounced, and the one that starts is forced if the debt is.
     /// A start is of the kind `kindToStart` says: `running.kind` tells which.
+    /// `tipsProved`: (d)'s tips named the objects that moved, so the gap is proven without
+    /// the node.
     public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant,
-                                   foreground: Bool = true, realtimeLive: Bool = false) -> Action {
+                                   foreground: Bool = true, realtimeLive: Bool = false, tipsProved: Bool = false) -> Action {
         guard policy.gated else {
             // naive: every trigger starts its own sync, whatever is running.
             runningCount += 1
@@ -122,7 +124,8 @@ public struct CatchUpGate: Sendable {
             if policy.trailingCatchUp, foreground { trailingDue = now + left }
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6
         }
-        let kind = kindToStart(forced: forced, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive, now: now)
+        let kind = kindToStart(forced: forced, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive,
+                               tipsProved: tipsProved, now: now)
         running = Running(kind: kind, trigger: trigger.rawValue, startedAt: now)  // rules 6–7
         runningCount = 1
         return .start(trigger: trigger, forced: forced)
@@ -131,8 +134,14 @@ public struct CatchUpGate: Sendable {
     /// The kind of catch-up a start runs. (b): while push is reliable, realtime is live in
     /// the foreground and a full sync ran within `fullSyncMaxAge`, the gap can be proven from
     /// the node's UTXO set: a targeted sync. Otherwise, or when forced, or while a full one is
-    /// owed (rule 14: only a full one pays for it), a full sync.
-    public func kindToStart(forced: Bool, pushState: PushState, foreground: Bool, realtimeLive: Bool, now: Instant) -> SyncKind {
+    /// owed (rule 14: only a full one pays for it), a full sync. (d): when the indexer's tips
+    /// named the objects that moved past their cursors, a targeted sync of those, on the same
+    /// terms (not forced, no full one owed, a full sync within `fullSyncMaxAge`).
+    public func kindToStart(forced: Bool, pushState: PushState, foreground: Bool, realtimeLive: Bool, tipsProved: Bool = false,
+                            now: Instant) -> SyncKind {
+        if tipsProved, policy.checkTipBeforePoll, !forced, owed?.kind != .full, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {
+            return .targeted
+        }
         guard policy.provenGap, !forced, owed?.kind != .full, pushState == .reliable, foreground, realtimeLive,
               let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge else { return .full }
         return .targeted

@@ -24,6 +24,17 @@ public enum SyncObject: Hashable, Comparable, Sendable, CustomStringConvertible 
     public static func < (a: SyncObject, b: SyncObject) -> Bool { a.description < b.description }
 }
 
+extension SyncObject {
+    /// The object whose fetch returns this message.
+    public init(holding m: NetworkMessage) {
+        switch m.kind {
+        case .handshake: self = .handshakes(m.direction)
+        case .contextual: self = .contextual(m.conversation, m.direction)
+        case .payment: self = .payments
+        }
+    }
+}
+
 public struct SyncCursor: Hashable, Sendable {
     public var lastFetchedBlockTime: Instant?
 

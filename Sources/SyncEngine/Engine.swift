@@ -68,10 +68,6 @@ public final class Engine {
 
     private var runs: [Int: SyncRun] = [:]
     private var nextRunId = 0
-    /// (d): every message with a block time up to this is stored — the last full sync that
-    /// completed asked from its start, and the indexer had indexed everything that landed
-    /// `indexerLagAllowance` before it. Nil until one completes in this run.
-    private var coveredUpTo: Instant?
     /// The conversation on screen (`EngineInput.viewing`).
     private var viewing: Address?
     /// (d): the tip request out, if any.
@@ -601,11 +597,11 @@ public final class Engine {
     }
 
     /// Rule 13's poll; with (d), while push is not reliable and a full sync is not due, the
-    /// indexer's tip first (one request): a sync only when something landed since the last
-    /// complete full sync.
+    /// indexer's tips first (one request): a sync only of the objects whose tip moved past
+    /// their cursors.
     private func poll() {
-        guard policy.checkTipBeforePoll, reliability.state != .reliable, tipRequest == nil, runs.isEmpty,
-              let covered = coveredUpTo, let lastFull = gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
+        guard policy.checkTipBeforePoll, reliability.state != .reliable, tipRequest == nil, runs.isEmpty, gate.owed?.kind != .full,
+              let lastFull = gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
             return trigger(.poll, forced: false)
         }
         counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
@@ -613,31 +609,37 @@ public final class Engine {
         tipRequest = id
         poller.syncStarted(now: now)
         effects.append(.indexer(id: id, .tip))
-        emit(.tipAsked(coveredUpTo: covered))
+        emit(.tipAsked(objects: fullSyncObjects().count))
     }
 
     private func tipReplied(result: Result<Data, TransportError>) {
         tipRequest = nil
-        guard poller.active, let covered = coveredUpTo else { return settle() }
-        let tip: Instant?
+        guard poller.active else { return settle() }
+        let tips: IndexerTips
         switch result {
         case .failure(let error):
             emit(.error(source: "indexer", message: "tip: \(error); polling with a sync"))
             return trigger(.poll, forced: false)
         case .success(let data):
-            do { tip = try IndexerTip.read(data, now: now) } catch {
+            do { tips = try IndexerTips.read(data, now: now) } catch {
                 emit(.error(source: "indexer", message: "tip: \(error); polling with a sync"))
                 return trigger(.poll, forced: false)
             }
         }
-        if let tip, tip > covered {
-            emit(.polling("tip \(tip) is past \(covered): something landed, syncing"))
-            trigger(.poll, forced: false)
-        } else {
+        // Rule 9's cursor: every message of an object up to it is stored, so an object whose
+        // newest indexed message is not past it has nothing new.
+        let moved = fullSyncObjects().filter { object in
+            guard let tip = tips.tip(of: object) else { return false }
+            guard let cursor = cursor(of: object).lastFetchedBlockTime else { return true }
+            return tip > cursor
+        }
+        emit(.tipsAnswered(latest: tips.latest, moved: moved.map(\.description), of: fullSyncObjects().count))
+        if moved.isEmpty {
             counters.tipSkips += 1
-            emit(.polling("tip \(tip.map(\.description) ?? "none") is not past \(covered): nothing new, no sync"))
             handle(poller.syncCompleted(now: now))
             settle()
+        } else {
+            trigger(.poll, forced: false, tipObjects: moved)
         }
     }
 
@@ -671,11 +673,15 @@ public final class Engine {
         }
     }
 
-    private func trigger(_ trigger: CatchUpTrigger, forced: Bool) {
+    /// `tipObjects`: (d)'s objects whose tip moved, which a targeted sync fetches alone.
+    private func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now,
-                              foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live) {
+                              foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
+                              tipsProved: tipObjects != nil) {
         case .start(let t, let forced):
-            if gate.running?.kind == .targeted {
+            if gate.running?.kind == .targeted, let tipObjects {
+                startSync(kind: .targeted, trigger: t.rawValue, forced: forced, objects: tipObjects)
+            } else if gate.running?.kind == .targeted {
                 startTargeted(trigger: t.rawValue)
             } else {
                 startSync(kind: .full, trigger: t.rawValue, forced: forced)
@@ -696,13 +702,19 @@ public final class Engine {
 
     @discardableResult
     /// `conversations`: how many a light sync covers (rule 14, from `BackgroundRefresh`).
-    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, conversations: Int = 0) -> Int {
+    /// `objects`: what a targeted sync of (d) fetches.
+    private func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, conversations: Int = 0,
+                           objects given: [SyncObject]? = nil) -> Int {
         nextRunId += 1
         let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
-        let objects = kind == .full ? fullSyncObjects() : lightSyncObjects(conversations)
+        let objects = given ?? (kind == .full ? fullSyncObjects() : lightSyncObjects(conversations))
         runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
-        if kind == .full { counters.fullSyncs += 1 } else { counters.lightSyncs += 1 }
+        switch kind {
+        case .full: counters.fullSyncs += 1
+        case .light: counters.lightSyncs += 1
+        case .targeted: counters.targetedSyncs += 1
+        }
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
         fetchAll(objects, runId: id)
@@ -898,10 +910,6 @@ public final class Engine {
         let fromRefresh = refreshRunId == runId
         if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
-        if succeeded, run.kind == .full {
-            let covered = run.startedAt - settings.indexerLagAllowance
-            coveredUpTo = max(coveredUpTo ?? covered, covered)
-        }
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
                       forced: run.forced, progressed: run.failed < run.requests)
         counters.errors += run.failed

@@ -28,8 +28,12 @@ public enum SyncEvent: Equatable, Sendable {
     /// decisions are `messageSent` and `sendFailed`.
     indirect case outgoing(OutgoingMessage)
     case polling(String)
-    /// (d): a poll asks the indexer's tip (one backend request) before syncing.
-    case tipAsked(coveredUpTo: Instant)
+    /// (d): a poll asks the indexer's tips (one backend request) before syncing, for the
+    /// `objects` a full sync would fetch.
+    case tipAsked(objects: Int)
+    /// (d): the tips answered: the newest indexed block time, and the objects (of `of`) whose
+    /// tip is past their cursor, which a targeted sync fetches; none, no sync.
+    indirect case tipsAnswered(latest: Instant?, moved: [String], of: Int)
     case backgroundRefresh(String)
     case tokenStatus(TokenStatus)
     case tokenRegistration(String)
@@ -94,8 +98,13 @@ public enum SyncEvent: Equatable, Sendable {
             return "outgoing \(m.localId) to \(m.to.value): \(m.state)"
         case .polling(let s):
             return "polling: \(s)"
-        case .tipAsked(let covered):
-            return "polling: asking the indexer's tip: a sync only if it moved past \(covered), what the last full sync covered"
+        case .tipAsked(let objects):
+            return "polling: asking the indexer's tips: a sync only of the objects (of \(objects)) whose tip moved past their cursor"
+        case .tipsAnswered(let latest, let moved, let of):
+            let tip = "polling: tip \(latest.map(\.description) ?? "none")"
+            guard !moved.isEmpty else { return tip + ": no object moved past its cursor: nothing new, no sync" }
+            let names = moved.prefix(3).map(UntrustedText.visible).joined(separator: ", ") + (moved.count > 3 ? ", …" : "")
+            return tip + ": \(moved.count) of \(of) objects moved past their cursor (\(names)): syncing those"
         case .backgroundRefresh(let s):
             return "background refresh: \(s)"
         case .tokenStatus(let s):

@@ -151,17 +151,43 @@ public struct IndexerPage: Sendable {
     }
 }
 
-/// The indexer's tip (SPEC §2): `{"tip": MILLISECONDS}`, or `{"tip": null}` when nothing
-/// to or from the user is indexed yet.
-public enum IndexerTip {
-    public static func read(_ data: Data, now: Instant?) throws -> Instant? {
+/// The indexer's tips (SPEC §2), one request: `{"tip": MS, "objects": {"OBJECT": MS, …}}`.
+/// `tip` is the newest indexed block time of any message to or from the user (null when
+/// there is none); `objects` holds the newest of each sync object that has any, keyed as
+/// `SyncObject` names them (`handshakes/in`, `contextual/ADDRESS/out`, `payments`). An object
+/// the client does not know (a conversation not yet opened by a handshake) is ignored.
+public struct IndexerTips: Equatable, Sendable {
+    public var latest: Instant?
+    public var objects: [String: Instant]
+
+    public init(latest: Instant?, objects: [String: Instant]) {
+        self.latest = latest
+        self.objects = objects
+    }
+
+    /// The newest indexed block time of one object, or nil when it has none.
+    public func tip(of object: SyncObject) -> Instant? { objects[object.description] }
+
+    public static func read(_ data: Data, now: Instant?) throws -> IndexerTips {
         let what = "tip"
         let root = try object(data, what)
         guard let value = root["tip"] else { throw WireError("\(what): missing \"tip\"") }
-        if value is NSNull { return nil }
-        let tip = try millis(root, "tip", what)
-        try notFuture(tip, now, what)
-        return tip
+        var latest: Instant?
+        if !(value is NSNull) {
+            latest = try millis(root, "tip", what)
+            try notFuture(latest!, now, what)
+        }
+        guard let raw = root["objects"] else { throw WireError("\(what): missing \"objects\"") }
+        guard let list = raw as? [String: Any] else { throw WireError("\(what): \"objects\" is not an object") }
+        var objects: [String: Instant] = [:]
+        for (name, _) in list {
+            let at = "\(what) of \(String(name.prefix(80)).debugDescription)"
+            let t = try millis(list, name, at)
+            try notFuture(t, now, at)
+            guard let latest, t <= latest else { throw WireError("\(at): newer than the tip") }
+            objects[name] = t
+        }
+        return IndexerTips(latest: latest, objects: objects)
     }
 }
 

@@ -121,7 +121,7 @@ struct ServerEndToEndTests {
         // world went on), and no older than what was surely indexed before.
         let (status, data) = try server.get("/v1/indexer/tip", token: secret)
         #expect(status == 200)
-        let tip = try #require(try IndexerTip.read(data, now: nil))
+        let tip = try #require(try IndexerTips.read(data, now: nil).latest)
         let after = try server.truth("ada")
         #expect((after["ledger"] as! [[String: Any]]).contains { Int64($0["blockTime"] as! Int) == tip.milliseconds })
         let surelyIndexed = ledger.map { Int64($0["blockTime"] as! Int) }.filter { $0 + 3_000 < clock.milliseconds }.max() ?? 0

@@ -6,8 +6,8 @@ import SyncEngine
 import Testing
 
 /// Adaptive's (d) (SPEC §4, issue 16): with realtime down and push not reliable, a poll asks
-/// the indexer's tip first and syncs only when it moved past what the last complete full sync
-/// covered; a full sync still runs at least every 6 h. Judged against the world's ground
+/// the indexer's tips first and syncs only the objects whose tip moved past their cursor; a
+/// full sync still runs at least every 6 h. Judged against the world's ground
 /// truth (its ledger and the indexer's own count of calls), not the engine's view.
 @Suite("Adaptive (d): the tip before a poll")
 struct TipCheckTests {
@@ -22,7 +22,7 @@ struct TipCheckTests {
         at 5m realtime down
         """
 
-    @Test("polls that find nothing cost one tip, not a full sync; every message still arrives, as soon as with seed")
+    @Test("polls cost one tip, and a sync only of what moved; every message still arrives, as soon as with seed")
     func fewerRequestsSameMessages() throws {
         let (withTip, tipped) = try measure(Self.offline, .adaptive)
         let (_, plain) = try measure(Self.offline, SyncPolicy.adaptive.without("d"))
@@ -32,40 +32,76 @@ struct TipCheckTests {
         #expect(tips > 100)  // a poll a minute, most of them quiet
         #expect(tipped.catchUpFull * 3 < plain.catchUpFull)
         #expect(tipped.backendRequests * 3 < plain.backendRequests)
+        // What a poll's sync fetches is what moved: at most a few objects of the 13.
+        #expect(tipped.catchUpTargeted > 10)
         // Not slower: each message lands in the store by the poll after it is indexed.
         #expect((tipped.latencyMax ?? .infinity) <= (plain.latencyMax ?? 0) + 61)
     }
 
-    @Test("a sync runs exactly when the tip moved past what the last full sync covered, and at least every 6 h")
-    func syncsWhenTheTipMoves() throws {
+    @Test("a poll syncs exactly the objects whose tip moved past their cursor, and a full sync runs at least every 6 h")
+    func syncsWhatMoved() throws {
         let (run, _) = try measure(Self.offline, .adaptive)
         let lines = run.log.map(\.line)
-        var answers = 0
+        var answers = 0, targeted = 0
+        let calls = run.world.indexer.calls
         for (i, e) in run.log.enumerated() {
             guard e.line.contains("polling: tip ") else { continue }
             answers += 1
             // The next decision after a tip answer: a sync, or none.
-            let synced = lines[i].contains("syncing")
+            let synced = lines[i].contains("syncing those")
             let next = run.log[(i + 1)...].first { if case .catchUpStarted = $0.event { true } else { false } }
             if synced {
+                targeted += 1
                 #expect(next?.at == e.at, "\(lines[i]): the sync starts at once")
+                #expect(next.map { if case .catchUpStarted(_, .targeted, _, _) = $0.event { true } else { false } } ?? false)
+                // Ground truth: what the indexer was asked by that sync (until the next poll) is
+                // exactly the objects the line names.
+                guard case .tipsAnswered(_, let moved, _) = e.event else { Issue.record("\(lines[i])"); continue }
+                let until: Instant = run.log[(i + 1)...].first(where: { $0.line.contains("polling: asking") })?.at ?? Instant(milliseconds: .max)
+                let asked = calls.filter { $0.at >= e.at && $0.at < until && $0.call.kind != "tip" }.map { c -> String in
+                    if case .contextual(let a, let d, _) = c.call { return SyncObject.contextual(a, d).description }
+                    if case .handshakes(let d, _) = c.call { return SyncObject.handshakes(d).description }
+                    return "payments"
+                }
+                #expect(asked.sorted() == moved.sorted(), "\(lines[i])")
             } else {
                 #expect(next.map { $0.at > e.at } ?? true, "\(lines[i]): no sync")
             }
-        }
-        #expect(answers > 100)
-        // Each message the indexer had when a quiet tip answered was already stored: the
-        // tip said "nothing new" only when nothing was new (ground truth: the ledger).
-        for (i, e) in run.log.enumerated() where e.line.contains("nothing new, no sync") {
-            let landedBefore = run.world.ledger.filter { $0.direction == .incoming && $0.blockTime + .seconds(3) < e.at }
+            // Each message the indexer had when the tips answered, of an object they did not
+            // name, was already stored (ground truth: the ledger).
+            guard case .tipsAnswered(_, let moved, _) = e.event else { continue }
             let storedBy = Set(run.storage.allMessages().filter { $0.receivedAt <= e.at }.map(\.txId))
+            let landedBefore = run.world.ledger.filter {
+                $0.blockTime + .seconds(3) < e.at && !moved.contains(SyncObject(holding: $0).description)
+            }
             for m in landedBefore where m.blockTime > .zero + .minutes(5) {
-                #expect(storedBy.contains(m.txId), "line \(i): \(m.txId.prefix(8)) landed at \(m.blockTime) and was not stored when the tip said nothing new")
+                #expect(storedBy.contains(m.txId), "line \(i): \(m.txId.prefix(8)) landed at \(m.blockTime) and was not stored when the tips did not name its object")
             }
         }
+        #expect(answers > 100)
+        #expect(targeted > 10)
         // Full syncs at least every 6 h (plus a minute for the poll that runs it).
         let fulls = run.log.compactMap { e -> Instant? in if case .catchUpStarted(_, .full, _, _) = e.event { e.at } else { nil } }
         for (a, b) in zip(fulls, fulls.dropFirst()) { #expect(b - a <= .hours(6) + .minutes(2)) }
+        #expect(fulls.count >= 2)
+    }
+
+    @Test("the indexer's tips are the newest block time of each object the ledger holds (ground truth)")
+    func tipsAreTheLedgers() throws {
+        let (run, _) = try measure(Self.offline, .adaptive)
+        let world = run.world
+        var answer: Data?
+        world.indexer.send(.tip) { if case .success(let d) = $0 { answer = d } }
+        world.scheduler.run(until: world.scheduler.now + .seconds(5))
+        let tips = try IndexerTips.read(try #require(answer), now: world.scheduler.now)
+        var expected: [String: Instant] = [:]
+        for m in world.ledger where m.blockTime + .seconds(3) < world.scheduler.now {
+            let o = SyncObject(holding: m).description
+            expected[o] = max(expected[o] ?? m.blockTime, m.blockTime)
+        }
+        #expect(tips.objects == expected)
+        #expect(tips.latest == expected.values.max())
+        #expect(expected.count > 5)
     }
 
     @Test("without (d), or with push reliable, no tip is asked")
@@ -90,12 +126,20 @@ struct TipCheckTests {
         #expect(tipsAfter.isEmpty)
     }
 
-    @Test("the tip reply is read strictly: a number of milliseconds or null, never in the future")
+    @Test("the tips reply is read strictly: milliseconds or null, never in the future, no object newer than the tip")
     func tipWire() throws {
-        #expect(try IndexerTip.read(Data(#"{"tip": 1500}"#.utf8), now: Instant(milliseconds: 2000)) == Instant(milliseconds: 1500))
-        #expect(try IndexerTip.read(Data(#"{"tip": null}"#.utf8), now: nil) == nil)
-        for bad in [#"{"tip": "12"}"#, #"{"tip": -1}"#, #"{"tip": true}"#, #"{}"#, #"[1]"#, #"{"tip": 99999999}"#, "not json"] {
-            #expect(throws: WireError.self, "\(bad)") { try IndexerTip.read(Data(bad.utf8), now: Instant(milliseconds: 2000)) }
+        let now = Instant(milliseconds: 2000)
+        let read = try IndexerTips.read(Data(#"{"tip": 1500, "objects": {"payments": 1500, "contextual/kaspa:q1/in": 900}}"#.utf8), now: now)
+        #expect(read.latest == Instant(milliseconds: 1500))
+        #expect(read.tip(of: .payments) == Instant(milliseconds: 1500))
+        #expect(read.tip(of: .contextual(Address("kaspa:q1"), .incoming)) == Instant(milliseconds: 900))
+        #expect(read.tip(of: .contextual(Address("kaspa:q1"), .outgoing)) == nil)
+        #expect(try IndexerTips.read(Data(#"{"tip": null, "objects": {}}"#.utf8), now: nil) == IndexerTips(latest: nil, objects: [:]))
+        for bad in [#"{"tip": "12", "objects": {}}"#, #"{"tip": -1, "objects": {}}"#, #"{"tip": true, "objects": {}}"#, #"{}"#, #"[1]"#,
+                    #"{"tip": 99999999, "objects": {}}"#, "not json", #"{"tip": 1500}"#, #"{"tip": 1500, "objects": []}"#,
+                    #"{"tip": 1500, "objects": {"payments": 1600}}"#, #"{"tip": null, "objects": {"payments": 10}}"#,
+                    #"{"tip": 1500, "objects": {"payments": "10"}}"#] {
+            #expect(throws: WireError.self, "\(bad)") { try IndexerTips.read(Data(bad.utf8), now: now) }
         }
     }
 }

@@ -193,4 +193,31 @@ struct CatchUpGateTests {
         #expect(kind(at: 6 * 3600 + 1) == .full)  // the last full sync is too old
         #expect(CatchUpGate(policy: .seed).kindToStart(forced: false, pushState: .reliable, foreground: true, realtimeLive: true, now: at(100)) == .full)
     }
+
+    @Test("(d) lives in the gate too: tips that name what moved start a targeted sync, never forced, while a full one is owed, without a full sync within 6 h, or under a policy without (d)")
+    func tipsProvedKind() {
+        var g = CatchUpGate(policy: .adaptive)
+        func kind(forced: Bool = false, tips: Bool = true, at t: Int64, _ gate: CatchUpGate? = nil) -> CatchUpGate.SyncKind {
+            (gate ?? g).kindToStart(forced: forced, pushState: .disabled, foreground: true, realtimeLive: false, tipsProved: tips, now: at(t))
+        }
+        #expect(kind(at: 0) == .full)  // no full sync yet
+        _ = g.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
+        g.finished(kind: .full, succeeded: true, now: at(1))
+        #expect(kind(at: 100) == .targeted)
+        #expect(kind(tips: false, at: 100) == .full)
+        #expect(kind(forced: true, at: 100) == .full)
+        #expect(kind(at: 6 * 3600 + 1) == .full)
+        _ = g.triggered(.poll, forced: false, pushState: .disabled, now: at(200))
+        g.finished(kind: .full, succeeded: false, now: at(201))
+        #expect(g.owed?.kind == .full)
+        #expect(kind(at: 300) == .full)  // only a full one pays a full debt
+        var seed = CatchUpGate(policy: .seed)
+        _ = seed.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
+        seed.finished(kind: .full, succeeded: true, now: at(1))
+        #expect(kind(at: 100, seed) == .full)
+        var withoutD = CatchUpGate(policy: SyncPolicy.adaptive.without("d"))
+        _ = withoutD.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
+        withoutD.finished(kind: .full, succeeded: true, now: at(1))
+        #expect(kind(at: 100, withoutD) == .full)
+    }
 }
