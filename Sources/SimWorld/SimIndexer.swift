@@ -58,6 +58,9 @@ public final class SimIndexer: IndexerPort {
     }
 
     public var indexedCount: Int { byId.count }
+    /// Ground truth: messages carried in replies, all calls together (a message fetched
+    /// twice counts twice): the work a catch-up gives the simulation besides the traffic.
+    public private(set) var messagesServed = 0
 
     public func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void) {
         requestsByKind[call.kind, default: 0] += 1
@@ -116,6 +119,7 @@ public final class SimIndexer: IndexerPort {
             found = []  // answered above
         }
         let messages = found.map { Self.document($0, me: me) }
+        messagesServed += messages.count
         return JSONValue.object([
             ("messages", .array(messages)),
             ("nextPage", nextPage.map { .int(Int64($0)) } ?? .null),

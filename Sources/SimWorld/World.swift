@@ -187,7 +187,9 @@ public final class SimulatedWorld {
     }
 
     private func newTxId() -> String {
-        hex(txIds.next(), digits: 16) + hex(txIds.next(), digits: 16)
+        let id = String(hex(txIds.next(), digits: 16).prefix(15))
+        _ = txIds.next()
+        return id
     }
 
     /// A message reaches its block: it is indexed after the indexing lag, notified on the
