@@ -1,3 +1,4 @@
+import Foundation
 import SimWorld
 import SyncCore
 import SyncEngine
@@ -137,4 +138,33 @@ public final class ScenarioRun {
         driver.noteWorldChange("script ended; settling for \(scenario.settle)")
         settleEnd = scriptEnd + scenario.settle
     }
+}
+
+extension ScenarioRun {
+    /// One run of `scenario` per policy, side by side on the machine's cores (the runs share
+    /// nothing: each has its own world, scheduler and store), in the order given. `play` runs
+    /// each one to its end (`run()` unless given): `simulate --compare` shows progress there.
+    public static func side(by policies: [SyncPolicy], of scenario: Scenario, seed: UInt64? = nil,
+                            play: (@Sendable (ScenarioRun, Int) -> Void)? = nil) -> [ScenarioRun] {
+        let slots = Slots<ScenarioRun>(policies.count)
+        DispatchQueue.concurrentPerform(iterations: policies.count) { i in
+            let run = ScenarioRun(scenario: scenario, seed: seed, policy: policies[i])
+            if let play { play(run, i) } else { run.run() }
+            slots.put(run, at: i)
+        }
+        return slots.all
+    }
+}
+
+/// Results of concurrent work, each in its own slot.
+private final class Slots<T>: @unchecked Sendable {
+    private var values: [T?]
+    private let lock = NSLock()
+    init(_ n: Int) { values = Array(repeating: nil, count: n) }
+    func put(_ value: T, at i: Int) {
+        lock.lock()
+        values[i] = value
+        lock.unlock()
+    }
+    var all: [T] { lock.lock(); defer { lock.unlock() }; return values.map { $0! } }
 }

@@ -326,7 +326,8 @@ func speedBench() throws {
     say("== simulation speed: 24 h, 20 contacts, traffic 420/h, all three policies")
     let t0 = now()
     var messages = 0
-    for p in SyncPolicy.all { messages = runPolicy(scenario, p).messagesSent }
+    // As `simulate --compare` runs them: side by side on the machine's cores.
+    for run in ScenarioRun.side(by: SyncPolicy.all, of: scenario) { messages = RunSummary(run).messagesSent }
     let seconds = Double(now() - t0) / 1e9
     row("messages per run", "\(messages)")
     row("three policies, wall", String(format: "%.2f s", seconds), "goal ≤ 0.5 s")

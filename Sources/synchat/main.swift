@@ -277,11 +277,11 @@ struct Simulate: ParsableCommand {
         let seed = try seedText.map(CommandLineNumber.seed)
         let parsed = try ScenarioParser.load(path: scenario)
         let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy)!]
-        let summaries = policies.map { p -> (ScenarioRun, RunSummary) in
-            let run = ScenarioRun(scenario: parsed, seed: seed, policy: p)
-            Progress.run(run, label: p.name)
-            return (run, RunSummary(run))
-        }
+        // The policies run side by side on the machine's cores; the first one shows progress.
+        let labels = policies.map(\.name).joined(separator: ", ")
+        let summaries = ScenarioRun.side(by: policies, of: parsed, seed: seed) { run, i in
+            if i == 0 { Progress.run(run, label: labels) } else { run.run() }
+        }.map { ($0, RunSummary($0)) }
         if let chart {
             let svg = TimelineChart.svg(summaries.map { ($0.0.policy.name, RunTimeline($0.0)) },
                                         title: "\((scenario as NSString).lastPathComponent), seed \(summaries[0].0.seed)")

@@ -193,3 +193,20 @@ struct PolicyTests {
         #expect(!mutedRun.log.contains { if case .observationMiss = $0.event { return true } else { return false } })
     }
 }
+
+@Suite("simulate --compare side by side")
+struct SideBySideTests {
+    @Test("the policies run side by side on the machine's cores give the very runs one after the other give: summaries and logs")
+    func sameAsOneAfterTheOther() throws {
+        let scenario = try ScenarioParser.parse(outageInBackground, file: "side.scenario")
+        let side = ScenarioRun.side(by: SyncPolicy.all, of: scenario)
+        #expect(side.map(\.policy.name) == SyncPolicy.all.map(\.name))
+        for (run, policy) in zip(side, SyncPolicy.all) {
+            let alone = ScenarioRun(scenario: scenario, policy: policy)
+            alone.run()
+            #expect(RunSummary(run) == RunSummary(alone))
+            #expect(run.logLines == alone.logLines)
+            #expect(run.finished)
+        }
+    }
+}
