@@ -13,8 +13,17 @@ public final class AppSession {
     public let world: SimulatedWorld
     public let storage: ChatStorage
     public private(set) var driver: SyncDriver
-    /// Every decision of the engine and every change to the world, in order.
+    /// Every decision of the engine and every change to the world, in order, while
+    /// `keepsLog`.
     public private(set) var log: [TimedEvent] = []
+    /// Whether `log` grows. A run whose log nobody reads (`simulate` without `--events` or
+    /// `--chart`; the TUI, whose log pane keeps its own last lines) does not keep it: a
+    /// million messages would be a million events held to the end.
+    public var keepsLog = true {
+        didSet { if !keepsLog { log = [] } }
+    }
+    /// When push became unreliable, each time: what the measures need of the log.
+    public private(set) var becameUnreliable: [Instant] = []
     public let settings: SyncSettings
     public let policy: SyncPolicy
     /// The world's clock when the session started (later than zero for a resumed profile).
@@ -213,8 +222,10 @@ public final class AppSession {
 
     /// The decision log keeps decisions; status and contact updates are for views.
     private func record(_ e: TimedEvent) {
-        if e.event.isDecision { log.append(e) }
+        if keepsLog, e.event.isDecision { log.append(e) }
         switch e.event {
+        case .pushState(_, .unreliable, _):
+            becameUnreliable.append(e.at)
         case .tokenStatus, .realtime:
             // A bad token or a stale socket ends without a directive: re-registered, replaced.
             let faults = activeFaults

@@ -11,6 +11,9 @@ public protocol LiveSession: AnyObject {
     var storage: ChatStorage { get }
     /// Every decision so far (what happened before a screen opened goes to its log).
     var log: [TimedEvent] { get }
+    /// Whether `log` grows: a screen takes what came before it, then stops it (its log pane
+    /// keeps its own last lines, and a session of days would hold every decision).
+    var keepsLog: Bool { get set }
     /// A conversation opened by a directive (a played `open NAME`): a screen shows it.
     var onOpen: ((Address) -> Void)? { get set }
     /// A `quit` directive came.

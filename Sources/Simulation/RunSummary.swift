@@ -39,19 +39,31 @@ public struct RunSummary: Equatable, Sendable {
 
     public init(_ run: ScenarioRun) {
         policy = run.policy.name
-        let incoming = run.world.ledger.filter { $0.direction == .incoming }
-        let stored = run.storage.allMessages()
-        var byId: [String: StoredMessage] = [:]
-        for m in stored where byId[m.txId] == nil { byId[m.txId] = m }
-        let lost = incoming.filter { byId[$0.txId] == nil }
-        messagesSent = incoming.count
-        messagesDelivered = incoming.count - lost.count
+        // One pass over the world's ledger, each message looked up in the store: nothing of the
+        // size of the history is copied (a million messages were 1.7 KB each at the peak).
+        let world = run.world
+        var sent = 0, found = 0, oracle = 0
+        var lost: [NetworkMessage] = []
+        var latencies = LatencyCounts()
+        for m in world.ledger {
+            let stored = run.storage.message(txId: m.txId)
+            if stored != nil { found += 1 }
+            guard m.direction == .incoming else { continue }
+            sent += 1
+            // The floor: one fetch by id for each message neither realtime nor push delivered.
+            if !world.node.delivered.contains(m.txId), !world.push.delivered.contains(m.txId) { oracle += 1 }
+            if let stored { latencies.add((stored.receivedAt - m.blockTime).milliseconds) } else { lost.append(m) }
+        }
+        messagesSent = sent
+        messagesDelivered = sent - lost.count
         messagesLost = lost.count
         lostMessages = lost.map { m in
-            LostMessage(txId: m.txId, from: run.world.contacts.first { $0.address == m.conversation }?.handle ?? m.conversation.value,
+            LostMessage(txId: m.txId, from: world.contacts.first { $0.address == m.conversation }?.handle ?? m.conversation.value,
                         blockTime: m.blockTime)
         }
-        duplicates = stored.count - byId.count
+        // Rows of the store beyond one per message of the world: a txId stored twice (or one
+        // the world never sent).
+        duplicates = run.storage.allMessages().count - found
         var kinds = run.world.indexer.requestsByKind
         if run.world.node.utxoRequests > 0 { kinds["utxo_set"] = run.world.node.utxoRequests }
         requestsByKind = kinds
@@ -65,11 +77,9 @@ public struct RunSummary: Equatable, Sendable {
         pushStateChanges = c.pushStateChanges
         finalPushState = run.driver.reliability.state
 
-        let latencies = incoming.compactMap { m in byId[m.txId].map { Double(($0.receivedAt - m.blockTime).milliseconds) / 1000 } }.sorted()
-        func pct(_ p: Double) -> Double? { latencies.isEmpty ? nil : latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)] }
-        latencyP50 = pct(0.5)
-        latencyP95 = pct(0.95)
-        latencyMax = latencies.last
+        latencyP50 = latencies.percentile(0.5)
+        latencyP95 = latencies.percentile(0.95)
+        latencyMax = latencies.max
 
         let outage = run.scenario.steps.first { step in
             switch step.directive {
@@ -80,14 +90,11 @@ public struct RunSummary: Equatable, Sendable {
         }
         if let outage {
             let start = outage.at
-            let becameUnreliable = run.log.first { e in
-                if case .pushState(_, .unreliable, _) = e.event { return e.at >= start } else { return false }
-            }
-            timeToUnreliable = becameUnreliable.map { Double(($0.at - start).milliseconds) / 1000 }
+            let becameUnreliable = run.session.becameUnreliable.first { $0 >= start }
+            timeToUnreliable = becameUnreliable.map { Double(($0 - start).milliseconds) / 1000 }
         }
 
-        let reached = run.world.node.delivered.union(run.world.push.delivered)
-        oracleRequests = incoming.filter { !reached.contains($0.txId) }.count
+        oracleRequests = oracle
     }
 
     /// Rows of `name, value` in a fixed order (the table and the comparison use them).
@@ -198,3 +205,29 @@ func fmt(_ v: Double, digits: Int = 1) -> String {
 }
 
 private func pow10(_ n: Int) -> Double { (0..<n).reduce(1.0) { r, _ in r * 10 } }
+
+/// Latencies counted by the millisecond: exact percentiles (the nearest rank, as a sorted list
+/// gives them) in memory bounded by the distinct values, not by the messages.
+struct LatencyCounts {
+    private var counts: [Int64: Int] = [:]
+    private var total = 0
+
+    mutating func add(_ milliseconds: Int64) {
+        counts[milliseconds, default: 0] += 1
+        total += 1
+    }
+
+    /// The smallest value with at least `p` of all values at or below it, in seconds.
+    func percentile(_ p: Double) -> Double? {
+        guard total > 0 else { return nil }
+        let rank = min(total, Swift.max(1, Int((Double(total) * p).rounded(.up))))
+        var seen = 0
+        for (value, n) in counts.sorted(by: { $0.key < $1.key }) {
+            seen += n
+            if seen >= rank { return Double(value) / 1000 }
+        }
+        return nil
+    }
+
+    var max: Double? { counts.keys.max().map { Double($0) / 1000 } }
+}

@@ -22,33 +22,43 @@ public final class ScenarioRun {
     public static let liveTrafficPerHour = 24.0
 
     /// A run of `scenario` on a new session (or a resumed profile's world, see `AppSession`).
+    /// Its decision log is kept unless `keepsLog` is false: the measures do not need it.
     public init(scenario: Scenario, seed: UInt64? = nil, policy: SyncPolicy = .adaptive, settings: SyncSettings = .default,
                 storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings(),
-                persistence: WorldPersistence? = nil) {
+                persistence: WorldPersistence? = nil, keepsLog: Bool = true) {
         self.scenario = scenario
         let session = AppSession(seed: seed ?? scenario.seed, contacts: scenario.contacts, trafficPerHour: scenario.trafficPerHour,
                                  mode: scenario.mode, policy: policy, settings: settings, storage: storage, timings: timings,
                                  persistence: persistence)
         self.session = session
+        session.keepsLog = keepsLog
         let start = session.startedAt
         self.scriptEnd = start + scenario.duration
         session.world.traffic.stopsAt = scriptEnd
         // The lines of one instant are applied together, after everything else due then: as
         // the keys of one frame are, after the TUI ran the world up to that instant. So a
-        // recorded session (`--record`) replays to the same log.
-        var i = scenario.steps.startIndex
-        while i < scenario.steps.endIndex {
-            let at = scenario.steps[i].at
-            let group = scenario.steps[i...].prefix { $0.at == at }
-            session.scheduler.schedule(at: start + (at - .zero), late: true, "scenario line \(group.first!.line)") { [weak session] in
-                for step in group {
-                    guard let session, !session.stopRequested else { return }
-                    session.apply(step.directive)
-                }
-            }
-            i += group.count
-        }
+        // recorded session (`--record`) replays to the same log. One instant is scheduled at a
+        // time, the next as it runs: a script of a million lines is not a million entries of
+        // the scheduler (their order is the same: a `late` entry runs after the others of its
+        // instant whenever it was scheduled).
+        Self.scheduleLines(scenario.steps, from: scenario.steps.startIndex, into: session)
         session.start()
+    }
+
+    /// Schedules the lines of the script's next instant, from `i` on.
+    private static func scheduleLines(_ steps: [Scenario.Step], from i: Int, into session: AppSession) {
+        guard i < steps.endIndex else { return }
+        let at = steps[i].at
+        var end = i + 1
+        while end < steps.endIndex, steps[end].at == at { end += 1 }
+        session.scheduler.schedule(at: session.startedAt + (at - .zero), late: true, "scenario line \(steps[i].line)") { [weak session] in
+            guard let session else { return }
+            scheduleLines(steps, from: end, into: session)
+            for step in steps[i..<end] {
+                guard !session.stopRequested else { return }
+                session.apply(step.directive)
+            }
+        }
     }
 
     // The session's parts, for the measures and the tests.
@@ -144,11 +154,11 @@ extension ScenarioRun {
     /// One run of `scenario` per policy, side by side on the machine's cores (the runs share
     /// nothing: each has its own world, scheduler and store), in the order given. `play` runs
     /// each one to its end (`run()` unless given): `simulate --compare` shows progress there.
-    public static func side(by policies: [SyncPolicy], of scenario: Scenario, seed: UInt64? = nil,
+    public static func side(by policies: [SyncPolicy], of scenario: Scenario, seed: UInt64? = nil, keepsLog: Bool = true,
                             play: (@Sendable (ScenarioRun, Int) -> Void)? = nil) -> [ScenarioRun] {
         let slots = Slots<ScenarioRun>(policies.count)
         DispatchQueue.concurrentPerform(iterations: policies.count) { i in
-            let run = ScenarioRun(scenario: scenario, seed: seed, policy: policies[i])
+            let run = ScenarioRun(scenario: scenario, seed: seed, policy: policies[i], keepsLog: keepsLog)
             if let play { play(run, i) } else { run.run() }
             slots.put(run, at: i)
         }

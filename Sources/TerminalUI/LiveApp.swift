@@ -64,6 +64,7 @@ public final class LiveApp {
         anchorVirtual = session.scheduler.now
         // What the engine did before the screen opened (the launch) goes to the log too.
         pending = session.log
+        session.keepsLog = false  // from here on the log pane keeps its own last lines
         session.driver.subscribe { [weak self] in self?.pending.append($0) }
         // A played `open NAME` shows that conversation (a demo shows the chat).
         session.onOpen = { [weak self] address in

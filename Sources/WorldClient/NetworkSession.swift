@@ -14,6 +14,10 @@ public final class NetworkSession: LiveSession {
     public let driver: SyncDriver
     public let storage: ChatStorage
     public private(set) var log: [TimedEvent] = []
+    /// Whether `log` grows (the TUI stops it once its log pane has what came before).
+    public var keepsLog = true {
+        didSet { if !keepsLog { log = [] } }
+    }
     public var onOpen: ((Address) -> Void)?
     public private(set) var quitRequested = false
     /// Faults this client asked the server for, by what they break (the server's truth is
@@ -30,7 +34,7 @@ public final class NetworkSession: LiveSession {
         let stored = Set(storage.contacts().map(\.address))
         for c in world.contacts where !stored.contains(c.address) { try? storage.upsertContact(c) }
         driver = SyncDriver(policy: policy, me: world.me, scheduler: world.scheduler, storage: storage, ports: world.ports, initialMode: mode)
-        driver.subscribe { [weak self] e in if e.event.isDecision { self?.log.append(e) } }
+        driver.subscribe { [weak self] e in if self?.keepsLog == true, e.event.isDecision { self?.log.append(e) } }
         world.contactsChanged = { [weak self] list in
             guard let self else { return }
             for c in list where driver.contact(c.address) == nil { driver.upsertContact(c) }

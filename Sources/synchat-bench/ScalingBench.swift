@@ -34,7 +34,7 @@ func measuredRun(_ scenario: Scenario, _ policy: SyncPolicy, tries: Int = 3) -> 
     var best = Double.infinity, messages = 0, carried = 0
     for _ in 0..<tries {
         let c0 = cpuSeconds()
-        let run = ScenarioRun(scenario: scenario, policy: policy)
+        let run = ScenarioRun(scenario: scenario, policy: policy, keepsLog: false)  // as simulate does
         run.run()
         let summary = RunSummary(run)
         best = min(best, cpuSeconds() - c0)

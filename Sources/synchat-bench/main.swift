@@ -271,7 +271,7 @@ let scenariosDirectory = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     .deletingLastPathComponent().appendingPathComponent("Scenarios")
 
 func runPolicy(_ scenario: Scenario, _ policy: SyncPolicy) -> RunSummary {
-    let run = ScenarioRun(scenario: scenario, policy: policy)
+    let run = ScenarioRun(scenario: scenario, policy: policy, keepsLog: false)
     run.run()
     return RunSummary(run)
 }
@@ -327,7 +327,7 @@ func speedBench() throws {
     let t0 = now()
     var messages = 0
     // As `simulate --compare` runs them: side by side on the machine's cores.
-    for run in ScenarioRun.side(by: SyncPolicy.all, of: scenario) { messages = RunSummary(run).messagesSent }
+    for run in ScenarioRun.side(by: SyncPolicy.all, of: scenario, keepsLog: false) { messages = RunSummary(run).messagesSent }
     let seconds = Double(now() - t0) / 1e9
     row("messages per run", "\(messages)")
     row("three policies, wall", String(format: "%.2f s", seconds), "goal ≤ 0.5 s")

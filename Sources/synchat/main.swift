@@ -279,7 +279,8 @@ struct Simulate: ParsableCommand {
         let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy)!]
         // The policies run side by side on the machine's cores; the first one shows progress.
         let labels = policies.map(\.name).joined(separator: ", ")
-        let summaries = ScenarioRun.side(by: policies, of: parsed, seed: seed) { run, i in
+        // The log is kept only to be printed or drawn: the measures do not need it.
+        let summaries = ScenarioRun.side(by: policies, of: parsed, seed: seed, keepsLog: events || chart != nil) { run, i in
             if i == 0 { Progress.run(run, label: labels) } else { run.run() }
         }.map { ($0, RunSummary($0)) }
         if let chart {

@@ -1,6 +1,6 @@
 import Foundation
 import SimWorld
-import Simulation
+@testable import Simulation
 import SyncCore
 import SyncEngine
 import Testing
@@ -208,5 +208,62 @@ struct SideBySideTests {
             #expect(run.logLines == alone.logLines)
             #expect(run.finished)
         }
+    }
+}
+
+@Suite("simulate at scale: what a run holds")
+struct RunMemoryTests {
+    @Test("the measures need no log: every shipped scenario under every policy gives the same summary with the log kept or not (push-outage's time to unreliable among them), and a run that keeps none holds none")
+    func measuresWithoutTheLog() throws {
+        var timed = 0
+        for name in DeterminismTests.shipped() {
+            let scenario = try ScenarioParser.load(path: DeterminismTests.scenariosDirectory.appendingPathComponent(name).path)
+            for policy in SyncPolicy.all {
+                let kept = ScenarioRun(scenario: scenario, policy: policy)
+                let bare = ScenarioRun(scenario: scenario, policy: policy, keepsLog: false)
+                kept.run()
+                bare.run()
+                #expect(!kept.log.isEmpty)
+                #expect(bare.log.isEmpty, "\(name) \(policy.name)")
+                let summary = RunSummary(kept)
+                #expect(RunSummary(bare) == summary, "\(name) \(policy.name)")
+                if summary.timeToUnreliable != nil { timed += 1 }
+            }
+        }
+        #expect(timed >= 3)
+    }
+
+    @Test("a script's lines are scheduled an instant at a time: a 2 000-line script is not 2 000 entries of the scheduler, and every line is played")
+    func scriptScheduledAsItGoes() throws {
+        var text = "seed 3\nduration 2h\ncontacts 2\ntraffic 0/h\n"
+        for i in 0..<2000 { text += "at \(i)s receive \(i % 2 == 0 ? "alice" : "bob") \"line \(i)\"\n" }
+        let run = ScenarioRun(scenario: try ScenarioParser.parse(text, file: "long.scenario"), keepsLog: false)
+        #expect(run.scheduler.pendingCount < 50)
+        run.run()
+        let summary = RunSummary(run)
+        #expect(summary.messagesSent == 2000)
+        #expect(summary.messagesLost == 0)
+    }
+
+    @Test("latency percentiles counted by the millisecond are a sorted list's nearest ranks")
+    func latencyCountsAreNearestRanks() {
+        var rng = SystemRandomNumberGenerator()
+        for n in [1, 2, 3, 19, 20, 100, 1001] {
+            var counts = LatencyCounts()
+            var all: [Int64] = []
+            for _ in 0..<n {
+                let v = Int64.random(in: 0...(n < 20 ? 5 : 90_000), using: &rng)
+                counts.add(v)
+                all.append(v)
+            }
+            all.sort()
+            for p in [0.01, 0.5, 0.95, 0.99, 1.0] {
+                // Nearest rank: the ⌈n·p⌉-th smallest.
+                let k = Int((Double(n) * p).rounded(.up))
+                #expect(counts.percentile(p) == Double(all[k - 1]) / 1000, "n \(n) p \(p)")
+            }
+            #expect(counts.max == Double(all.last!) / 1000)
+        }
+        #expect(LatencyCounts().percentile(0.5) == nil)
     }
 }
