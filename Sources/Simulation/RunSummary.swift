@@ -81,20 +81,21 @@ public struct RunSummary: Equatable, Sendable {
         latencyP95 = latencies.percentile(0.95)
         latencyMax = latencies.max
 
-        let outage = run.scenario.steps.first { step in
-            switch step.directive {
-            case .pushDrop(let p): return p >= 100
-            case .pushDown: return true
-            default: return false
-            }
-        }
-        if let outage {
-            let start = outage.at
+        if let start = run.firstPushOutage {
             let becameUnreliable = run.session.becameUnreliable.first { $0 >= start }
             timeToUnreliable = becameUnreliable.map { Double(($0 - start).milliseconds) / 1000 }
         }
 
         oracleRequests = oracle
+    }
+
+    /// A push outage, as `timeToUnreliable` counts from: `push drop 100%` or `push down`.
+    public static func isPushOutage(_ d: Directive) -> Bool {
+        switch d {
+        case .pushDrop(let p): return p >= 100
+        case .pushDown: return true
+        default: return false
+        }
     }
 
     /// Rows of `name, value` in a fixed order (the table and the comparison use them).

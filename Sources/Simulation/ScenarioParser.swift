@@ -24,15 +24,58 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
 /// `\"`, `\e`, `\xHH` and `\u{HHHH}` escapes. The first problem stops parsing.
 public enum ScenarioParser {
     public static func parse(_ text: String, file: String) throws -> Scenario {
+        var steps: [Scenario.Step] = []
+        var scenario = try read(text, file: file) { step, _ in steps.append(step) }
+        scenario.steps = steps
+        try validate(steps, of: scenario, file: file)
+        return scenario
+    }
+
+    /// Parses and checks the whole file as `parse` does, but keeps the text, not its steps: a
+    /// run reads them as it reaches them (`Scenario.script`). A million-line file is then its
+    /// bytes, not a million steps; the lines are parsed again as they are played.
+    public static func parse(_ text: String, file: String, streaming: Bool) throws -> Scenario {
+        guard streaming else { return try parse(text, file: file) }
+        // The steps are checked as they are read, against the header read so far; the first
+        // problem found so is thrown only after the whole file parsed (as `parse` throws a
+        // problem of syntax before any of the whole file's). A header line after the first
+        // step (a rare file) changes what they are checked against: then they are read again.
+        var checker: StepChecker?
+        var found: ScenarioError?
+        var headerAfterSteps = false
+        var scenario = try read(text, file: file, header: { _ in if checker != nil { headerAfterSteps = true } }) { step, header in
+            if checker == nil { checker = StepChecker(header) }
+            guard found == nil else { return }
+            do { try checker!.check(step, file: file) } catch let e as ScenarioError { found = e } catch {}
+        }
+        let script = ScenarioScript(text: text, file: file)
+        if headerAfterSteps {
+            try validate(script, of: scenario, file: file)
+        } else if let found {
+            throw found
+        }
+        scenario.script = script
+        return scenario
+    }
+
+    /// Reads the file's lines in order: the header into the scenario, each step given to
+    /// `step`. The first problem stops it.
+    /// `header` is told of each line that is not a step.
+    private static func read(_ text: String, file: String, header: (Int) -> Void = { _ in },
+                             step: (Scenario.Step, _ header: Scenario) -> Void) throws -> Scenario {
         var scenario = Scenario(source: file)
         var lastAt = Instant.zero
-        for (index, raw) in lines(of: text).enumerated() {
-            let number = index + 1
-            func fail(_ message: String) -> ScenarioError { ScenarioError(file: file, line: number, message: message) }
+        var number = 0
+        var lines = LineIterator(text)
+        while let raw = lines.next() {
+            number += 1
+            let line = number
+            func fail(_ message: String) -> ScenarioError { ScenarioError(file: file, line: line, message: message) }
             var words: [Word]
             do { words = try tokenize(raw) } catch let e as TokenError { throw fail(e.message) }
             guard !words.isEmpty else { continue }
             let head = try bare(words[0], "a directive", fail)
+            if head != "at" { header(line) }
             switch head {
             case "seed":
                 let v = try one(words, "seed N", fail)
@@ -52,39 +95,81 @@ public enum ScenarioParser {
             case "mode":
                 scenario.mode = try parseMode(try one(words, "mode remote-push|background-fetch|off", fail), fail)
             case "at":
-                guard words.count >= 3 else { throw fail("expected: at TIME VERB …") }
-                let at = Instant.zero + (try parseDuration(try bare(words[1], "a time", fail), fail))
-                guard at >= lastAt else { throw fail("time \(try bare(words[1], "a time", fail)) goes back before the previous step (\(lastAt))") }
-                lastAt = at
-                let directive = try parseDirective(Array(words.dropFirst(2)), fail)
-                scenario.steps.append(Scenario.Step(at: at, directive: directive, line: number))
+                let parsed = try parseStep(words, line: line, fail)
+                guard parsed.at >= lastAt else { throw fail("time \(try bare(words[1], "a time", fail)) goes back before the previous step (\(lastAt))") }
+                lastAt = parsed.at
+                step(parsed, scenario)
             default:
                 throw fail("unknown directive \"\(head)\" (expected seed, duration, contacts, traffic, mode, settle or at)")
             }
         }
-        try validate(scenario, file: file)
         return scenario
     }
 
-    /// The lines of a file (SPEC §9: LF or CRLF line ends, and maybe a UTF-8 BOM first).
-    /// Lines are split on scalars, not on `Character`s: Swift reads `\r\n` as one
-    /// `Character`, so a split on "\n" would see a CRLF file as one long line. Only the CR of
-    /// a CRLF is a line end; a CR anywhere else stays in its line (an error outside quotes).
-    static func lines(of text: String) -> [String] {
-        var scalars = Substring(text).unicodeScalars
-        if scalars.first == "\u{FEFF}" { scalars.removeFirst() }
-        return scalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            String(Substring(line.last == "\r" ? line.dropLast() : line))
+    /// An `at TIME VERB …` line.
+    private static func parseStep(_ words: [Word], line: Int, _ fail: (String) -> ScenarioError) throws -> Scenario.Step {
+        guard words.count >= 3 else { throw fail("expected: at TIME VERB …") }
+        let at = Instant.zero + (try parseDuration(try bare(words[1], "a time", fail), fail))
+        return Scenario.Step(at: at, directive: try parseDirective(Array(words.dropFirst(2)), fail), line: line)
+    }
+
+    /// The step on a line of a file that parsed (`ScenarioScript`), nil for any other line.
+    static func step(onLine raw: String, number: Int, file: String) -> Scenario.Step? {
+        func fail(_ message: String) -> ScenarioError { ScenarioError(file: file, line: number, message: message) }
+        guard let words = try? tokenize(raw), let first = words.first, first == .bare("at") else { return nil }
+        do { return try parseStep(words, line: number, fail) } catch {
+            preconditionFailure("\(file):\(number) parsed before and not now: \(error)")
+        }
+    }
+
+    /// The lines of a file (SPEC §9: LF or CRLF line ends, and maybe a UTF-8 BOM first), one
+    /// at a time: a long file is not split into an array first. Lines are split on scalars,
+    /// not on `Character`s: Swift reads `\r\n` as one `Character`, so a split on "\n" would
+    /// see a CRLF file as one long line. Only the CR of a CRLF is a line end; a CR anywhere
+    /// else stays in its line (an error outside quotes).
+    struct LineIterator: IteratorProtocol {
+        private let scalars: Substring.UnicodeScalarView
+        private var index: Substring.UnicodeScalarView.Index
+        private var done = false
+
+        init(_ text: String) {
+            var scalars = Substring(text).unicodeScalars
+            if scalars.first == "\u{FEFF}" { scalars.removeFirst() }
+            self.scalars = scalars
+            index = scalars.startIndex
+        }
+
+        mutating func next() -> String? {
+            guard !done else { return nil }
+            let end = scalars[index...].firstIndex(of: "\n") ?? scalars.endIndex
+            var line = scalars[index..<end]
+            if line.last == "\r" { line = line.dropLast() }
+            if end == scalars.endIndex { done = true } else { index = scalars.index(after: end) }
+            return String(Substring(line))
         }
     }
 
     /// Checks that need the whole file: steps within the duration, contacts that exist.
-    private static func validate(_ scenario: Scenario, file: String) throws {
-        var known = Set(Scenario.defaultHandles(scenario.contacts))
-        for step in scenario.steps {
+    private static func validate<Steps: Sequence<Scenario.Step>>(_ steps: Steps, of scenario: Scenario, file: String) throws {
+        var checker = StepChecker(scenario)
+        for step in steps { try checker.check(step, file: file) }
+    }
+
+    /// The steps of a scenario in order against its header: within the duration, naming
+    /// contacts that exist by then.
+    struct StepChecker {
+        private var known: Set<String>
+        private let duration: Interval
+
+        init(_ header: Scenario) {
+            known = Set(Scenario.defaultHandles(header.contacts))
+            duration = header.duration
+        }
+
+        mutating func check(_ step: Scenario.Step, file: String) throws {
             func fail(_ m: String) -> ScenarioError { ScenarioError(file: file, line: step.line, message: m) }
-            guard step.at <= .zero + scenario.duration else {
-                throw fail("step at \(step.at) is after the scenario's duration (\(scenario.duration))")
+            guard step.at <= .zero + duration else {
+                throw fail("step at \(step.at) is after the scenario's duration (\(duration))")
             }
             switch step.directive {
             case .contact(let h, _): known.insert(h)
@@ -292,6 +377,47 @@ public enum ScenarioParser {
 
     /// Splits a line into bare words and quoted strings; `#` outside quotes starts a comment.
     static func tokenize(_ line: String) throws -> [Word] {
+        // Most lines have no escape: split their UTF-8 bytes at the ASCII delimiters (never
+        // inside a multi-byte sequence), without a scalar array. A backslash takes the full path.
+        var line = line
+        if let words = line.withUTF8({ plainWords($0) }) { return words }
+        return try tokenizeScalars(line)
+    }
+
+    /// The words of a line with no backslash, nil when it has one or a quote is out of place.
+    private static func plainWords(_ bytes: UnsafeBufferPointer<UInt8>) -> [Word]? {
+        let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t"), hash = UInt8(ascii: "#"), quote = UInt8(ascii: "\""),
+            backslash = UInt8(ascii: "\\")
+        var words: [Word] = []
+        var i = 0
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == space || c == tab { i += 1; continue }
+            if c == hash { break }
+            if c == quote {
+                var j = i + 1
+                while j < bytes.count, bytes[j] != quote {
+                    if bytes[j] == backslash { return nil }
+                    j += 1
+                }
+                guard j < bytes.count else { return nil }  // unterminated: the full path says so
+                words.append(.quoted(String(decoding: UnsafeBufferPointer(rebasing: bytes[(i + 1)..<j]), as: UTF8.self)))
+                i = j + 1
+                continue
+            }
+            var j = i
+            while j < bytes.count, bytes[j] != space, bytes[j] != tab, bytes[j] != hash {
+                if bytes[j] == quote || bytes[j] == backslash { return nil }
+                j += 1
+            }
+            words.append(.bare(String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<j]), as: UTF8.self)))
+            i = j
+        }
+        return words
+    }
+
+    /// The full path: every scalar, escapes and all (and the errors of a line).
+    static func tokenizeScalars(_ line: String) throws -> [Word] {
         var words: [Word] = []
         let scalars = Array(line.unicodeScalars)
         var i = 0

@@ -41,21 +41,21 @@ public final class ScenarioRun {
         // time, the next as it runs: a script of a million lines is not a million entries of
         // the scheduler (their order is the same: a `late` entry runs after the others of its
         // instant whenever it was scheduled).
-        Self.scheduleLines(scenario.steps, from: scenario.steps.startIndex, into: session)
+        scheduleLines(from: StepFeed(scenario.stepSequence), into: session)
         session.start()
     }
 
-    /// Schedules the lines of the script's next instant, from `i` on.
-    private static func scheduleLines(_ steps: [Scenario.Step], from i: Int, into session: AppSession) {
-        guard i < steps.endIndex else { return }
-        let at = steps[i].at
-        var end = i + 1
-        while end < steps.endIndex, steps[end].at == at { end += 1 }
-        session.scheduler.schedule(at: session.startedAt + (at - .zero), late: true, "scenario line \(steps[i].line)") { [weak session] in
-            guard let session else { return }
-            scheduleLines(steps, from: end, into: session)
-            for step in steps[i..<end] {
+    /// Schedules the lines of the script's next instant.
+    private func scheduleLines(from feed: StepFeed, into session: AppSession) {
+        guard let first = feed.next() else { return }
+        var group = [first]
+        while let step = feed.next(sameInstantAs: first) { group.append(step) }
+        session.scheduler.schedule(at: session.startedAt + (first.at - .zero), late: true, "scenario line \(first.line)") { [weak self, weak session] in
+            guard let self, let session else { return }
+            scheduleLines(from: feed, into: session)
+            for step in group {
                 guard !session.stopRequested else { return }
+                if firstPushOutage == nil, RunSummary.isPushOutage(step.directive) { firstPushOutage = session.scheduler.now }
                 session.apply(step.directive)
             }
         }
@@ -83,6 +83,9 @@ public final class ScenarioRun {
     public func run() {
         advance(to: scriptEnd + scenario.settle)
     }
+
+    /// When the script's first push outage was played (`RunSummary.timeToUnreliable`).
+    public private(set) var firstPushOutage: Instant?
 
     /// When the settle period ends; nil while the script is still running.
     public private(set) var settleEnd: Instant?
@@ -163,6 +166,27 @@ extension ScenarioRun {
             slots.put(run, at: i)
         }
         return slots.all
+    }
+}
+
+/// A script's steps, one at a time, with a look at the next.
+private final class StepFeed {
+    private var steps: AnyIterator<Scenario.Step>
+    private var ahead: Scenario.Step?
+
+    init(_ steps: AnySequence<Scenario.Step>) { self.steps = steps.makeIterator() }
+
+    func next() -> Scenario.Step? {
+        if let ahead { self.ahead = nil; return ahead }
+        return steps.next()
+    }
+
+    /// The next step if it is at `step`'s instant.
+    func next(sameInstantAs step: Scenario.Step) -> Scenario.Step? {
+        guard let n = next() else { return nil }
+        if n.at == step.at { return n }
+        ahead = n
+        return nil
     }
 }
 

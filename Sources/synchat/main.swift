@@ -275,7 +275,7 @@ struct Simulate: ParsableCommand {
 
     func run() throws {
         let seed = try seedText.map(CommandLineNumber.seed)
-        let parsed = try ScenarioParser.load(path: scenario)
+        let parsed = try ScenarioParser.load(path: scenario, streaming: true)  // its steps read as the runs reach them
         let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy)!]
         // The policies run side by side on the machine's cores; the first one shows progress.
         let labels = policies.map(\.name).joined(separator: ", ")

@@ -267,3 +267,99 @@ struct RunMemoryTests {
         #expect(LatencyCounts().percentile(0.5) == nil)
     }
 }
+
+@Suite("Scenario lines split fast")
+struct TokenizeFastPathTests {
+    @Test("the byte path splits every line as the scalar path does (words and errors): random lines of quotes, backslashes, #, tabs and multi-byte text, and every line of the public width corpus, raw and quoted")
+    func bytePathIsTheScalarPath() throws {
+        func outcome(_ f: () throws -> [ScenarioParser.Word]) -> String {
+            do { return "\(try f())" } catch let e as ScenarioParser.TokenError { return "error: \(e.message)" } catch { return "\(error)" }
+        }
+        var lines: [String] = []
+        let alphabet: [String] = [" ", "\t", "#", "\"", "\\", "n", "x", "u", "{", "}", "4", "1", "a", "at", "receive", "é", "👍🏽", "\u{0301}", "\r", "\u{FEFF}"]
+        var rng = SplitMix(seed: 7)
+        for _ in 0..<20_000 {
+            let n = Int(rng.next() % 12)
+            lines.append((0..<n).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }.joined())
+        }
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("WidthCorpus/corpus.txt")
+        let text = try String(contentsOf: corpus, encoding: .utf8)
+        for line in text.split(separator: "\n") {
+            lines.append(String(line))
+            lines.append("at 1s receive alice \"\(line)\"")
+        }
+        #expect(lines.count > 20_000)
+        var plain = 0
+        for line in lines {
+            let fast = outcome { try ScenarioParser.tokenize(line) }
+            #expect(fast == outcome { try ScenarioParser.tokenizeScalars(line) }, "\(line.debugDescription)")
+            if !line.contains("\\") { plain += 1 }
+        }
+        #expect(plain > 1000)  // the byte path was taken
+    }
+}
+
+/// A small seeded generator (SplitMix64), for lines the test makes.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Scenario files read as a run goes (simulate)")
+struct StreamedScenarioTests {
+    func both(_ text: String) -> (String, String) {
+        func outcome(_ streaming: Bool) -> String {
+            do {
+                let s = try ScenarioParser.parse(text, file: "f.scenario", streaming: streaming)
+                return "\(s.seed) \(s.duration) \(s.contacts) \(s.trafficPerHour) \(s.mode) \(s.settle) \(Array(s.stepSequence))"
+            } catch { return "\(error)" }
+        }
+        return (outcome(false), outcome(true))
+    }
+
+    @Test("a file read streaming has the header, the steps and the errors of one parsed whole: a problem of syntax after one of sense, a header after the steps (more contacts, a shorter duration)")
+    func sameAsParsedWhole() throws {
+        let cases = [
+            "seed 3\ncontacts 2\nat 1s receive alice \"hi\"\nat 2s receive bob \"yo\"\n",
+            "contacts 1\nat 1s receive bob \"hi\"\nat 2s bogus\n",                       // sense, then syntax: syntax wins
+            "contacts 1\nat 1s receive bob \"hi\"\n",                                      // sense
+            "contacts 1\nat 1s receive bob \"hi\"\ncontacts 2\n",                          // a header after: bob exists
+            "duration 1h\nat 50m receive alice \"hi\"\nduration 10m\n",                   // a header after: too late
+            "at 1s contact zed\nat 2s receive zed \"hi\"\nat 3s receive yan \"no\"\n",    // contacts made by steps
+            "\u{FEFF}seed 9\r\nat 1s receive alice \"crlf\"\r\n",
+            "at 2s sync\nat 1s sync\n",
+            "",
+        ]
+        for text in cases {
+            let (whole, streamed) = both(text)
+            #expect(whole == streamed, "\(text.debugDescription)")
+        }
+        #expect(both(cases[1]).1.contains("f.scenario:3:"))
+        #expect(both(cases[2]).1.contains("f.scenario:2: unknown contact \"bob\""))
+        #expect(both(cases[4]).1.contains("after the scenario's duration"))
+    }
+
+    @Test("every shipped scenario read streaming plays the same run as parsed whole (logs and measures), and holds no steps")
+    func shippedScenariosPlayTheSame() throws {
+        for name in DeterminismTests.shipped() {
+            let path = DeterminismTests.scenariosDirectory.appendingPathComponent(name).path
+            let whole = try ScenarioParser.load(path: path)
+            let streamed = try ScenarioParser.load(path: path, streaming: true)
+            #expect(streamed.steps.isEmpty && streamed.script != nil)
+            #expect(Array(streamed.stepSequence) == whole.steps)
+            let a = ScenarioRun(scenario: whole), b = ScenarioRun(scenario: streamed)
+            a.run()
+            b.run()
+            #expect(a.logLines == b.logLines, "\(name)")
+            #expect(RunSummary(a) == RunSummary(b), "\(name)")
+        }
+    }
+}
