@@ -32,6 +32,46 @@ public enum Render {
         return g
     }
 
+    /// A frame drawn before, and the state it was drawn from.
+    public struct Frame: Sendable {
+        public let state: ViewState
+        public let grid: Grid
+        public init(state: ViewState, grid: Grid) {
+            self.state = state
+            self.grid = grid
+        }
+    }
+
+    /// `screen(s, width:, height:)`, taken from `previous` when only the world's clock moved
+    /// since and nothing above the status bar shows it: the previous grid with its status rows
+    /// drawn anew. At rest the clock ticks once a second and nothing else changes; that frame
+    /// was a whole screen's wrapping and widths for two rows (issue 16).
+    public static func screen(_ s: ViewState, width: Int, height: Int, after previous: Frame?) -> Grid {
+        guard let previous, previous.grid.width == width, previous.grid.height == height,
+              width >= minWidth, height >= minHeight, !clockAbove(s), onlyTheClockMoved(s, since: previous.state)
+        else { return screen(s, width: width, height: height) }
+        var g = previous.grid
+        let statusRows = statusLines(s.status, width: width)
+        for (i, line) in statusRows.enumerated() {
+            drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
+        }
+        return g
+    }
+
+    /// Whether something above the status bar reads the clock: the inspector's ages, the
+    /// timeline's last hour, a failed message's `retry in`; the help overlay covers the bar.
+    static func clockAbove(_ s: ViewState) -> Bool {
+        if s.showInspector || s.showTimeline || s.showHelp { return true }
+        guard let open = s.open else { return false }
+        return (s.outbox[open] ?? []).contains { if case .failed = $0.state { return true } else { return false } }
+    }
+
+    static func onlyTheClockMoved(_ s: ViewState, since previous: ViewState) -> Bool {
+        var same = s
+        same.status.clock = previous.status.clock
+        return same == previous
+    }
+
     struct Layout {
         let width, height: Int
         let listWidth: Int

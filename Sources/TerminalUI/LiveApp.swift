@@ -24,6 +24,8 @@ public final class LiveApp {
     private var pending: [TimedEvent] = []
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
+    /// The last frame drawn: the next is taken from it when only the clock moved.
+    private var lastFrame: Render.Frame?
     /// How often (wall time) the world's clock and the view's memory are written to the
     /// profile: a kill loses at most this much of the clock. Every second was a write
     /// transaction a second while idle (issue 16).
@@ -201,7 +203,9 @@ public final class LiveApp {
         terminal.setTitle(state.terminalTitle)
         if bellDue { terminal.bell(); bellDue = false }
         let (w, h) = terminal.size
-        return Render.screen(state, width: w, height: h)
+        let grid = Render.screen(state, width: w, height: h, after: lastFrame)
+        lastFrame = Render.Frame(state: state, grid: grid)
+        return grid
     }
 
     /// Advances the world to now and feeds what happened to the view-model: the engine's

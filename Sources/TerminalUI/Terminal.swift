@@ -187,15 +187,20 @@ public final class Terminal {
         let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
         if full { werase(window) }
         var isolated: [(x: Int, y: Int, cell: Cell)] = []
-        for y in 0..<grid.height {
-            for x in 0..<grid.width {
-                let cell = grid[x, y]
-                guard cell.width != 0, full || previous![x, y] != cell else { continue }
-                if cell.isolated {
-                    isolated.append((x, y, cell))
-                    put(Cell(" ", role: cell.role), x: x, y: y, last: false)
-                } else {
-                    put(cell, x: x, y: y, last: y == grid.height - 1 && x + Int(cell.width) == grid.width)
+        // The cells compared in place, the last frame read once: at rest a frame changes a
+        // few cells of the status bar, and copying each of the others out to compare it was
+        // most of the frame's time (issue 16).
+        let before = full ? nil : previous
+        grid.cells.withUnsafeBufferPointer { now in
+            (before?.cells ?? []).withUnsafeBufferPointer { old in
+                for i in 0..<now.count where now[i].width != 0 && (old.isEmpty || old[i] != now[i]) {
+                    let cell = now[i], x = i % grid.width, y = i / grid.width
+                    if cell.isolated {
+                        isolated.append((x, y, cell))
+                        put(Cell(" ", role: cell.role), x: x, y: y, last: false)
+                    } else {
+                        put(cell, x: x, y: y, last: y == grid.height - 1 && x + Int(cell.width) == grid.width)
+                    }
                 }
             }
         }

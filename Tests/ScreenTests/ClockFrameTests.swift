@@ -1,0 +1,62 @@
+import ChatUI
+import SyncCore
+import SyncEngine
+import Testing
+
+/// Issue 16, at rest: a frame in which only the clock moved is the previous frame with its
+/// status rows drawn anew. The oracle is the whole screen drawn from scratch.
+@Suite("A frame when only the clock moved")
+struct ClockFrameTests {
+    static func states() -> [(String, ViewState)] {
+        var inspector = sampleState()
+        inspector.showInspector = true
+        var timeline = sampleState()
+        timeline.showTimeline = true
+        var failed = sampleState()
+        _ = ViewModel.reduce(&failed, .outgoing(OutgoingMessage(localId: "l1", to: alice, body: "are you there?", createdAt: at(305),
+                                                                 failures: 1, state: .failed(reason: "node unreachable", retryAt: at(340)))))
+        var help = sampleState()
+        help.showHelp = true
+        var log = sampleState()
+        log.showLog.toggle()
+        return [("sample", sampleState()), ("background", backgroundedSampleState()), ("inspector", inspector),
+                ("timeline", timeline), ("failed message", failed), ("help", help), ("log toggled", log)]
+    }
+
+    @Test("after each second, minute and hour of clock, and after any other change, the frame is the one drawn from scratch")
+    func sameAsFromScratch() {
+        for (name, s) in Self.states() {
+            for (w, h) in [(120, 36), (80, 24), (200, 60)] {
+                let first = Render.screen(s, width: w, height: h)
+                for seconds in [1, 2, 59, 60, 61, 3600, 86_400] {
+                    var next = s
+                    _ = ViewModel.reduce(&next, .clock(s.status.clock + .seconds(Int64(seconds)), speed: s.status.speed))
+                    let reused = Render.screen(next, width: w, height: h, after: Render.Frame(state: s, grid: first))
+                    #expect(reused == Render.screen(next, width: w, height: h), "\(name) \(w)x\(h) +\(seconds)s")
+                }
+                // Anything else changed: a message, a key, the size.
+                var other = s
+                _ = ViewModel.reduce(&other, .logLine("00:05:12.000 catch-up full (forced)"))
+                #expect(Render.screen(other, width: w, height: h, after: Render.Frame(state: s, grid: first)) == Render.screen(other, width: w, height: h))
+                #expect(Render.screen(s, width: w + 1, height: h, after: Render.Frame(state: s, grid: first)) == Render.screen(s, width: w + 1, height: h))
+            }
+        }
+    }
+
+    @Test("the previous frame is taken when only the clock moved and nothing above the bar shows it, and only then")
+    func takenOnlyWhenSafe() {
+        for (name, s) in Self.states() {
+            var marked = Render.screen(s, width: 120, height: 36)
+            marked[60, 10] = Cell("Ж")  // a mark the previous frame has and a new one would not
+            var next = s
+            _ = ViewModel.reduce(&next, .clock(s.status.clock + .seconds(1), speed: s.status.speed))
+            let grid = Render.screen(next, width: 120, height: 36, after: Render.Frame(state: s, grid: marked))
+            let reused = grid[60, 10] == Cell("Ж")
+            let clockAbove = ["inspector", "timeline", "failed message", "help"].contains(name)
+            #expect(reused == !clockAbove, "\(name)")
+            // The status rows say the new second either way.
+            let bottom = (34..<36).map { y in (0..<120).map { String(grid[$0, y].character) }.joined() }.joined()
+            #expect(bottom.contains(Clock.full(next.status.clock)), "\(name)")
+        }
+    }
+}
