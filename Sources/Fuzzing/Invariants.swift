@@ -163,7 +163,7 @@ public enum Invariants {
     /// catch-up trigger after it landed was skipped by the debounce (push reliable), and no
     /// complete full catch-up started after it was indexed — had one, it would have fetched it.
     public static func debounceGap(_ m: NetworkMessage, in run: ScenarioRun) -> Bool {
-        if run.world.node.delivered.contains(m.txId) || run.world.push.delivered.contains(m.txId) { return false }
+        if run.world.node.delivered.contains(m.txId) || run.world.push.delivered(m.txId) { return false }
         let indexed = m.blockTime + run.world.timings.indexingLag.high
         var skipped = false
         var startedAt: Instant?

@@ -16,10 +16,11 @@ public final class SimPushService: PushPort {
     public private(set) var registrations = 0
     public private(set) var sent = 0
     public private(set) var dropped = 0
-    /// Ground truth: txIds whose push reached the app or its notification extension.
-    public private(set) var delivered: Set<String> = []
     /// Ground truth: when each readable push reached the app or its extension.
     public private(set) var deliveredAt: [String: Instant] = [:]
+    /// Ground truth: whether a push of `txId` reached the app or its notification extension
+    /// (a key of `deliveredAt`: not a second set of every txId).
+    public func delivered(_ txId: String) -> Bool { deliveredAt[txId] != nil }
     /// Ground truth: incoming messages the service owed a push (token active, sender not
     /// muted when they landed), whether or not a fault then dropped or delayed it.
     public private(set) var owedPushes: Set<String> = []
@@ -110,7 +111,6 @@ public final class SimPushService: PushPort {
         scheduler.schedule(after: latency + extraDelay, "push delivery") { [self] in
             guard let world, let client = world.client else { return }
             if readable {
-                delivered.insert(message.txId)
                 deliveredAt[message.txId] = scheduler.now
             }
             if world.os.foreground {

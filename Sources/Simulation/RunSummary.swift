@@ -42,16 +42,15 @@ public struct RunSummary: Equatable, Sendable {
         // One pass over the world's ledger, each message looked up in the store: nothing of the
         // size of the history is copied (a million messages were 1.7 KB each at the peak).
         let world = run.world
-        var sent = 0, found = 0, oracle = 0
+        var sent = 0, oracle = 0
         var lost: [NetworkMessage] = []
         var latencies = LatencyCounts()
         for m in world.ledger {
-            let stored = run.storage.message(txId: m.txId)
-            if stored != nil { found += 1 }
             guard m.direction == .incoming else { continue }
+            let stored = run.storage.message(txId: m.txId)
             sent += 1
             // The floor: one fetch by id for each message neither realtime nor push delivered.
-            if !world.node.delivered.contains(m.txId), !world.push.delivered.contains(m.txId) { oracle += 1 }
+            if !world.node.delivered.contains(m.txId), !world.push.delivered(m.txId) { oracle += 1 }
             if let stored { latencies.add((stored.receivedAt - m.blockTime).milliseconds) } else { lost.append(m) }
         }
         messagesSent = sent
@@ -61,9 +60,11 @@ public struct RunSummary: Equatable, Sendable {
             LostMessage(txId: m.txId, from: world.contacts.first { $0.address == m.conversation }?.handle ?? m.conversation.value,
                         blockTime: m.blockTime)
         }
-        // Rows of the store beyond one per message of the world: a txId stored twice (or one
-        // the world never sent).
-        duplicates = run.storage.allMessages().count - found
+        // Shown twice: a txId in more than one row of the store (a set of the txIds, for the
+        // moment of the count: the one structure here of the history's size).
+        let stored = run.storage.allMessages()
+        var ids = Set<String>(minimumCapacity: stored.count)
+        duplicates = stored.reduce(0) { $0 + (ids.insert($1.txId).inserted ? 0 : 1) }
         var kinds = run.world.indexer.requestsByKind
         if run.world.node.utxoRequests > 0 { kinds["utxo_set"] = run.world.node.utxoRequests }
         requestsByKind = kinds

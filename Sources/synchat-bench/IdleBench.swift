@@ -8,23 +8,16 @@ func idleBench() {
     guard !sh("command -v tmux").isEmpty else { say("skipped: tmux is not installed"); return }
     let tmux = "tmux -L synchat-bench-idle-\(getpid())"
     defer { _ = sh("\(tmux) kill-server") }
-    let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
-    func cpuTicks(_ pid: String) -> Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return user + system
-    }
     for speed in ["1", "10"] {
         _ = sh("\(tmux) new-session -d -s idle -x 120 -y 36 'env TERM=xterm-256color \(binary) --ephemeral --speed \(speed)'")
         sleep(5)  // launched and settled
         let shell = sh("\(tmux) display-message -p -t idle '#{pane_pid}'")
         let pid = sh("pgrep -P \(shell) | head -1").isEmpty ? shell : sh("pgrep -P \(shell) | head -1")
-        guard let t0 = cpuTicks(pid) else { say("skipped: no process"); return }
+        guard let t0 = ProcessCPU(pid: pid) else { say("skipped: no process"); return }
         sleep(60)
-        guard let t1 = cpuTicks(pid) else { say("skipped: the process ended"); return }
-        row("CPU over 60 s idle, speed \(speed)", String(format: "%.3f %%", (t1 - t0) / ticksPerSecond / 60 * 100), "goal ≤ 0.1 %")
+        guard let used = ProcessCPU(pid: pid)?.seconds(since: t0) else { say("skipped: the process ended"); return }
+        row("CPU over 60 s idle, speed \(speed)", String(format: "%.3f %%", used.seconds / 60 * 100),
+            String(format: "%.1f ms by ", used.seconds * 1000) + used.how + (speed == "1" ? "; goal ≤ 0.1 %" : ""))
         _ = sh("\(tmux) kill-session -t idle")
     }
 }

@@ -38,13 +38,6 @@ func peersBench(idleSeconds: Int) {
     } else {
         say("(WeeChat is not installed: apt-get install weechat-curses; synchat alone below)")
     }
-    let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
-    func cpuTicks(_ pid: String) -> Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return user + system
-    }
     var results: [PeerFigures] = []
     for p in programs {
         let tmux = "tmux -L synchat-bench-peers-\(getpid())"
@@ -89,9 +82,9 @@ func peersBench(idleSeconds: Int) {
         for _ in letters { _ = sh("\(tmux) send-keys -t p BSpace") }
         if p.typeAt != nil { _ = sh("\(tmux) send-keys -t p Escape") }
         sleep(3)
-        if let c0 = cpuTicks(pid) {
+        if let c0 = ProcessCPU(pid: pid) {
             sleep(UInt32(idleSeconds))
-            if let c1 = cpuTicks(pid) { f.idleCPU = (c1 - c0) / ticksPerSecond / Double(idleSeconds) * 100 }
+            if let used = ProcessCPU(pid: pid)?.seconds(since: c0) { f.idleCPU = used.seconds / Double(idleSeconds) * 100 }
         }
         results.append(f)
         // synchat quits with q, so that its store is closed cleanly: a killed one is read

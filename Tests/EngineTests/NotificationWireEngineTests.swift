@@ -296,7 +296,7 @@ struct FetchByIdWireTests {
             at 8m receive carol "pushed again"
             at 39m foreground
             """)
-        let pushedBodies = run.world.ledger.filter { run.world.push.delivered.contains($0.txId) }.map(\.body)
+        let pushedBodies = run.world.ledger.filter { run.world.push.delivered($0.txId) }.map(\.body)
         #expect(pushedBodies == ["pushed", "pushed again"])
         // The two unpushed messages are bannered only when a background refresh finds them.
         let firstGrant = try #require(run.world.os.grants.first)
