@@ -42,16 +42,22 @@ public enum Render {
         }
     }
 
-    /// `screen(s, width:, height:)`, taken from `previous` when only the world's clock moved
-    /// since and nothing above the status bar shows it: the previous grid with its status rows
-    /// drawn anew. At rest the clock ticks once a second and nothing else changes; that frame
-    /// was a whole screen's wrapping and widths for two rows (issue 16).
+    /// `screen(s, width:, height:)`, taken from `previous` when only the world's clock or the
+    /// line being written moved since: the previous grid with the compose row and the status
+    /// rows drawn anew. At rest the clock ticks once a second and nothing else changes; a key
+    /// typed changes the compose line alone. Each was a whole screen's wrapping and widths
+    /// for one or three rows (issue 16).
     public static func screen(_ s: ViewState, width: Int, height: Int, after previous: Frame?) -> Grid {
         guard let previous, previous.grid.width == width, previous.grid.height == height,
-              width >= minWidth, height >= minHeight, !clockAbove(s), onlyTheClockMoved(s, since: previous.state)
+              width >= minWidth, height >= minHeight, let moved = partsMoved(s, since: previous.state),
+              !moved.clock || !clockAbove(s), !moved.compose || !s.showHelp
         else { return screen(s, width: width, height: height) }
         var g = previous.grid
         let statusRows = statusLines(s.status, width: width)
+        if moved.compose {
+            drawCompose(&g, s, Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log,
+                                      statusRows: statusRows.count, stripRows: s.showTimeline ? Self.stripRows : 0))
+        }
         for (i, line) in statusRows.enumerated() {
             drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
         }
@@ -66,10 +72,14 @@ public enum Render {
         return (s.outbox[open] ?? []).contains { if case .failed = $0.state { return true } else { return false } }
     }
 
-    static func onlyTheClockMoved(_ s: ViewState, since previous: ViewState) -> Bool {
+    /// What moved since `previous` when nothing but the clock and the open conversation's
+    /// draft did; nil when anything else did.
+    static func partsMoved(_ s: ViewState, since previous: ViewState) -> (clock: Bool, compose: Bool)? {
         var same = s
         same.status.clock = previous.status.clock
-        return same == previous
+        if let open = s.open { same.drafts[open] = previous.drafts[open] }
+        guard same == previous else { return nil }
+        return (s.status.clock != previous.status.clock, s.compose != previous.compose)
     }
 
     struct Layout {

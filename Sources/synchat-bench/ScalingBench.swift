@@ -30,7 +30,7 @@ func dailyScenario(days: Int, hours: Int = 24, trafficPerHour: Int, contacts: In
 /// several per cent with what else the machine does; the least is the run's own cost).
 /// `carried`: the messages sent plus those the indexer served in replies (ground truth):
 /// what the run moved over the simulated network.
-func measuredRun(_ scenario: Scenario, _ policy: SyncPolicy, tries: Int = 3) -> (messages: Int, carried: Int, cpu: Double) {
+func measuredRun(_ scenario: Scenario, _ policy: SyncPolicy, tries: Int = 7) -> (messages: Int, carried: Int, cpu: Double) {
     var best = Double.infinity, messages = 0, carried = 0
     for _ in 0..<tries {
         let c0 = cpuSeconds()

@@ -3,9 +3,10 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 16, at rest: a frame in which only the clock moved is the previous frame with its
-/// status rows drawn anew. The oracle is the whole screen drawn from scratch.
-@Suite("A frame when only the clock moved")
+/// Issue 16, at rest and typing: a frame in which only the clock or the line being written
+/// moved is the previous frame with its compose and status rows drawn anew. The oracle is the
+/// whole screen drawn from scratch.
+@Suite("A frame when only the clock or the compose line moved")
 struct ClockFrameTests {
     static func states() -> [(String, ViewState)] {
         var inspector = sampleState()
@@ -32,7 +33,8 @@ struct ClockFrameTests {
                     var next = s
                     _ = ViewModel.reduce(&next, .clock(s.status.clock + .seconds(Int64(seconds)), speed: s.status.speed))
                     let reused = Render.screen(next, width: w, height: h, after: Render.Frame(state: s, grid: first))
-                    #expect(reused == Render.screen(next, width: w, height: h), "\(name) \(w)x\(h) +\(seconds)s")
+                    let same = reused == Render.screen(next, width: w, height: h)
+                    #expect(same, "\(name) \(w)x\(h) +\(seconds)s")
                 }
                 // Anything else changed: a message, a key, the size.
                 var other = s
@@ -57,6 +59,30 @@ struct ClockFrameTests {
             // The status rows say the new second either way.
             let bottom = (34..<36).map { y in (0..<120).map { String(grid[$0, y].character) }.joined() }.joined()
             #expect(bottom.contains(Clock.full(next.status.clock)), "\(name)")
+        }
+    }
+
+    @Test("typing, deleting and moving in the compose line (wide, combining and control characters too) gives the frame drawn from scratch, and keeps the rows above")
+    func typing() {
+        let keys: [Key] = [.char("h"), .char("é"), .char("👍🏽"), .char("\u{1B}"), .left, .left, .backspace, .char("e\u{0301}"), .home, .end]
+            + Array(repeating: .char("w"), count: 120) + [.backspace, .right]
+        for (name, s) in Self.states() {
+            var state = s
+            var frame = Render.Frame(state: state, grid: Render.screen(state, width: 100, height: 30))
+            var marked = frame.grid
+            marked[50, 5] = Cell("Ж")
+            frame = Render.Frame(state: state, grid: marked)
+            for key in keys {
+                _ = ViewModel.reduce(&state, .key(key))
+                let grid = Render.screen(state, width: 100, height: 30, after: frame)
+                var expected = Render.screen(state, width: 100, height: 30)
+                if grid[50, 5] == Cell("Ж") { expected[50, 5] = Cell("Ж") }  // the mark kept: the rows above were taken
+                let same = grid == expected  // a Bool: a failure names the case, not two grids
+                #expect(same, "\(name) after \(key)")
+                frame = Render.Frame(state: state, grid: grid)
+            }
+            // In the sample, the compose line has the keys: the rows above were taken all along.
+            if name == "sample" { #expect(frame.grid[50, 5] == Cell("Ж")) }
         }
     }
 }
