@@ -27,10 +27,14 @@ public final class SimIndexer: IndexerPort {
     private let scheduler: Scheduler
     private let timings: WorldTimings
     private var latencies: RandomStream
-    private var handshakes: [Direction: [NetworkMessage]] = [:]
-    private var contextual: [Address: [Direction: [NetworkMessage]]] = [:]
-    private var payments: [NetworkMessage] = []
-    private var byId: [String: NetworkMessage] = [:]
+    /// Every message indexed, in the order indexed; the lists by sync object and the table
+    /// by txId hold positions in it (a message is held once, not once per table: a million
+    /// messages were 420 bytes each here at the peak, issue 16).
+    private var indexed: [NetworkMessage] = []
+    private var handshakes: [Direction: [Int32]] = [:]
+    private var contextual: [Address: [Direction: [Int32]]] = [:]
+    private var payments: [Int32] = []
+    private var byId: [String: Int32] = [:]
 
     init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings) {
         self.me = me
@@ -46,14 +50,16 @@ public final class SimIndexer: IndexerPort {
 
     /// The message is indexed: visible to queries from now on.
     func add(_ m: NetworkMessage) {
-        byId[m.txId] = m
+        let position = Int32(indexed.count)
+        indexed.append(m)
+        byId[m.txId] = position
         latestIndexed = max(latestIndexed ?? m.blockTime, m.blockTime)
         let object = SyncObject(holding: m)
         latestByObject[object] = max(latestByObject[object] ?? m.blockTime, m.blockTime)
         switch m.kind {
-        case .handshake: insertSorted(m, into: &handshakes[m.direction, default: []])
-        case .contextual: insertSorted(m, into: &contextual[m.conversation, default: [:]][m.direction, default: []])
-        case .payment: insertSorted(m, into: &payments)
+        case .handshake: insertSorted(position, into: &handshakes[m.direction, default: []])
+        case .contextual: insertSorted(position, into: &contextual[m.conversation, default: [:]][m.direction, default: []])
+        case .payment: insertSorted(position, into: &payments)
         }
     }
 
@@ -100,14 +106,14 @@ public final class SimIndexer: IndexerPort {
             ]).data
         }
         var nextPage: Int?
-        let found: ArraySlice<NetworkMessage>
+        let found: ArraySlice<Int32>
         switch call {
         case .handshakes(let d, let since):
-            found = Self.since(since, in: handshakes[d] ?? [])
+            found = self.since(since, in: handshakes[d] ?? [])
         case .contextual(let a, let d, let since):
-            found = Self.since(since, in: contextual[a]?[d] ?? [])
+            found = self.since(since, in: contextual[a]?[d] ?? [])
         case .payments(let since, let page):
-            let all = Self.since(since, in: payments)
+            let all = self.since(since, in: payments)
             let size = timings.paymentsPageSize
             let start = min(all.count, page * size)
             let end = min(all.count, start + size)
@@ -118,7 +124,7 @@ public final class SimIndexer: IndexerPort {
         case .tip:
             found = []  // answered above
         }
-        let messages = found.map { Self.document($0, me: me) }
+        let messages = found.map { Self.document(indexed[Int($0)], me: me) }
         messagesServed += messages.count
         return JSONValue.object([
             ("messages", .array(messages)),
@@ -140,18 +146,19 @@ public final class SimIndexer: IndexerPort {
 
     /// The messages of a list sorted by block time from `since` on: a binary search, not a
     /// scan (every poll read the whole of a conversation, which grew with the run: issue 16).
-    static func since(_ since: Instant, in list: [NetworkMessage]) -> ArraySlice<NetworkMessage> {
+    private func since(_ since: Instant, in list: [Int32]) -> ArraySlice<Int32> {
         var low = 0, high = list.count
         while low < high {
             let mid = (low + high) / 2
-            if list[mid].blockTime < since { low = mid + 1 } else { high = mid }
+            if indexed[Int(list[mid])].blockTime < since { low = mid + 1 } else { high = mid }
         }
         return list[low...]
     }
 
-    private func insertSorted(_ m: NetworkMessage, into list: inout [NetworkMessage]) {
+    private func insertSorted(_ position: Int32, into list: inout [Int32]) {
+        let blockTime = indexed[Int(position)].blockTime
         var i = list.count
-        while i > 0, list[i - 1].blockTime > m.blockTime { i -= 1 }
-        list.insert(m, at: i)
+        while i > 0, indexed[Int(list[i - 1])].blockTime > blockTime { i -= 1 }
+        list.insert(position, at: i)
     }
 }
