@@ -277,7 +277,7 @@ struct TokenizeFastPathTests {
         }
         var lines: [String] = []
         let alphabet: [String] = [" ", "\t", "#", "\"", "\\", "n", "x", "u", "{", "}", "4", "1", "a", "at", "receive", "é", "👍🏽", "\u{0301}", "\r", "\u{FEFF}"]
-        var rng = SplitMix(seed: 7)
+        var rng = RandomStream(seed: 7, concern: "tokenize lines")  // the simulated world's seeded stream
         for _ in 0..<20_000 {
             let n = Int(rng.next() % 12)
             lines.append((0..<n).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }.joined())
@@ -297,19 +297,6 @@ struct TokenizeFastPathTests {
             if !line.contains("\\") { plain += 1 }
         }
         #expect(plain > 1000)  // the byte path was taken
-    }
-}
-
-/// A small seeded generator (SplitMix64), for lines the test makes.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
