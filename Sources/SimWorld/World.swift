@@ -119,7 +119,7 @@ public final class SimulatedWorld {
     private var unsavedWrites: [(WorldPersistence) throws -> Void] = []
 
     private func persist(_ write: @escaping (WorldPersistence) throws -> Void) {
-        guard let persistence else { return }
+        guard persistence != nil else { return }
         unsavedWrites.append(write)
         do { try retryPersistence() } catch { persistenceFailed?(error) }
     }

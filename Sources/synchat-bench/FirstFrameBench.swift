@@ -36,7 +36,7 @@ func firstFrameBench(messages: Int) {
         row("build the profile (once)", String(format: "%.0f s", Double(now() - t0) / 1e9))
     }
     let size = (try? FileManager.default.attributesOfItem(atPath: store)[.size] as? Int) ?? 0
-    row("profile size", String(format: "%.0f MB", Double(size ?? 0) / 1e6))
+    row("profile size", String(format: "%.0f MB", Double(size) / 1e6))
     func measure(cold: Bool) -> [Double] {
         var times: [Double] = []
         for _ in 0..<5 {

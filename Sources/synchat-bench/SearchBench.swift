@@ -39,7 +39,7 @@ func searchBench(messages: Int) throws {
         row("profile", "reused \(path)")
     }
     let store = try SQLiteChatStorage.open(path: path)
-    let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) ?? 0
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     row("profile size", String(format: "%.0f MB", Double(size) / 1e6))
     let conversation = contacts[7]
     let cases: [(String, String, Address?)] = [

@@ -44,7 +44,7 @@ struct CLITests {
             var lines = good.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
             lines[line - 1] = bytes
             let file = NSTemporaryDirectory() + "broken-\(getpid())-\(n).scenario"
-            FileManager.default.createFile(atPath: file, contents: Data(lines.joined(separator: [0x0A])))
+            #expect(FileManager.default.createFile(atPath: file, contents: Data(lines.joined(separator: [0x0A]))))
             defer { unlink(file) }
             let result = try runSynchat(["simulate", "--scenario", file])
             #expect(result.status == 2, "case \(n)")

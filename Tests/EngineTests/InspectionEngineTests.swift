@@ -56,7 +56,8 @@ struct InspectionEngineTests {
         h.send(.becameActive)
         h.send(.connectionOpened(1))
         h.send(.connected(1), at: h.now + .milliseconds(400))
-        h.send(.deadline, at: try #require(h.engine.nextDeadline))  // the catch-up asks the indexer
+        let due: Instant = try #require(h.engine.nextDeadline)  // unwrapped: a deadline must be set
+        h.send(.deadline, at: due)  // the catch-up asks the indexer
         let running = try #require(Self.inspections(h.events()).last?.gate.running.first)
         #expect(running.kind == .full && running.trigger == "subscription-restart")
         #expect(running.outstanding == 5)

@@ -117,7 +117,8 @@ struct SansIOEngineTests {
             send(.becameActive)
             send(.connectionOpened(1))
             send(.connected(1), at: now + .milliseconds(400))
-            send(.deadline, at: try! #require(engine.nextDeadline))  // the catch-up waits 3 s for the indexer
+            let due: Instant = try! #require(engine.nextDeadline)  // unwrapped: a deadline must be set
+            send(.deadline, at: due)  // the catch-up waits 3 s for the indexer
             if answering { answerAllEmpty() }
         }
     }

@@ -34,7 +34,7 @@ struct ThemeTests {
 
     @Test("colours by name and number, attributes, and 'default'")
     func values() throws {
-        let (t, w) = try ThemeLoader.parse("""
+        let (t, w) = ThemeLoader.parse("""
             [roles]
             "banner" = { fg = "bright-cyan", bg = 17, bold = true, dim = true, reverse = true, underline = true }
             "title" = { fg = "default" }
@@ -46,7 +46,7 @@ struct ThemeTests {
 
     @Test("an unknown key or role is a warning naming the file and line")
     func warnings() throws {
-        let (t, w) = try ThemeLoader.parse("""
+        let (t, w) = ThemeLoader.parse("""
             name = "mine"
             flavour = "mint"
             [roles]
