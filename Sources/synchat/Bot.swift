@@ -72,6 +72,7 @@ struct Bot: ParsableCommand {
         // The TUI's session with no screen: directives the server passes on (synchat fault
         // --user NAME background) act as the keys would.
         let session = NetworkSession(world: world, storage: storage, policy: n.policy, mode: .remotePush)
+        session.keepsLog = false  // nothing reads it (--events prints as it goes): a bot of hours held every decision
         let driver = session.driver
         if events { driver.subscribe { if $0.event.isDecision { Bot.say($0.line) } } }
         session.start()
