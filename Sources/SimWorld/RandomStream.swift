@@ -3,8 +3,9 @@ import SyncCore
 /// A deterministic random stream (SplitMix64). Every random draw of the world comes from a
 /// stream derived from the run's seed and the name of one concern, so that two runs with
 /// the same seed see the same traffic and faults even when the clients make different
-/// requests (which consume request-latency draws, and nothing else).
-public struct RandomStream: Sendable {
+/// requests (which consume request-latency draws, and nothing else). Tests draw the values
+/// they make up from it too (it is a `RandomNumberGenerator`).
+public struct RandomStream: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     public init(seed: UInt64, concern: String) {

@@ -1,3 +1,4 @@
+import SimWorld
 @testable import ChatUI
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 struct WrapFastPathTests {
     @Test("for 20 000 generated ASCII texts and widths 1–40, the fast path gives exactly the lines of the general one, and the row count their number")
     func sameLines() {
-        var rng = SplitMix(20_000)  // seeded: the same texts every run
+        var rng = RandomStream(seed: 20_000, concern: "wrap texts")  // seeded: the same texts every run
         let alphabet = Array("abcdefghij KLMNOP  0123456789 .,;:!?-_()[]{}'\"`~@#$%^&*+=|\\/<> ")
         for _ in 0..<20_000 {
             let length = Int.random(in: 0...120, using: &rng)

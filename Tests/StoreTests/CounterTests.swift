@@ -1,4 +1,5 @@
 import ChatStore
+import SimWorld
 import Foundation
 import SyncCore
 import SyncEngine
@@ -38,7 +39,7 @@ struct CounterTests {
     /// Random commits (with txIds seen before, both directions, out-of-order block times) and
     /// reads, the same on both stores.
     static func exercise(_ stores: [ChatStorage], seed: UInt64, steps: Int) throws {
-        var rng = SplitMix(seed)
+        var rng = RandomStream(seed: seed, concern: "counter operations")
         var model = Model()
         let conversations = (0..<5).map { Address("kaspa:c\($0)") }
         for step in 0..<steps {
@@ -153,7 +154,7 @@ struct CounterTests {
         defer { dir.remove() }
         let sqlite = try SQLiteChatStorage.open(path: dir.file("p.sqlite"))
         let memory = InMemoryChatStorage()
-        var rng = SplitMix(7)
+        var rng = RandomStream(seed: 7, concern: "counter operations")
         // 300 messages in one conversation over 60 instants (many share one), stored out of order.
         let all = (0..<300).map { i in
             StoredMessage(message: NetworkMessage(txId: "m\(i)", conversation: Address("kaspa:a"), direction: .incoming, kind: .contextual,
