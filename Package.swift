@@ -10,6 +10,8 @@ import PackageDescription
 //   ChatStore     the SQLite store (GRDB): messages, cursors, learned state, the world's rows
 //                 as domain values. SyncCore, SyncEngine — not SimWorld.
 //   ProfileWorld  where the store and the world meet: a profile keeps its world. ChatStore, SimWorld.
+//   WorldOnDisk   the simulated world's history in a temporary SQLite file (SQLite's C API through
+//                 GRDB's module), for runs bigger than memory. SimWorld.
 //   Simulation    AppSession (world, engine, store, clock), the scenario parser and player,
 //                 the measures.
 //   Fuzzing       generated scenarios, wire documents and files, and the invariants they must keep.
@@ -55,6 +57,8 @@ let package = Package(
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
+        // The simulated world's history in a temporary SQLite file (`simulate --history disk`).
+        .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(
             name: "WorldServer",
             dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", .product(name: "GRDB", package: "GRDB.swift"),
@@ -92,6 +96,7 @@ let package = Package(
                 "Simulation",
                 "SyncEngine",
                 "ProfileWorld",
+                "WorldOnDisk",
                 "TerminalUI",
                 "ChatStore",
                 "WorldServer",
@@ -100,7 +105,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
+        .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
                                                                     .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "TestSupport"]),
         .testTarget(
@@ -111,7 +116,8 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus", "SyncCore", "SyncEngine"]),
-        .testTarget(name: "EngineTests", dependencies: ["AppActions", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus"]),
+        .testTarget(name: "EngineTests", dependencies: ["AppActions", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus",
+                                                     "WorldOnDisk", "ChatStore"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI", "TestSupport"],
             exclude: ["Regressions"]  // scenario files the tests read from disk

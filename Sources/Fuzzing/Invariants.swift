@@ -154,7 +154,7 @@ public enum Invariants {
         let push = run.world.push
         let landed = Dictionary(run.world.ledger.map { ($0.txId, $0.blockTime) }, uniquingKeysWith: { a, _ in a })
         return push.owedPushes.allSatisfy { id in
-            guard let at = push.deliveredAt[id], let blockTime = landed[id] else { return false }
+            guard let at = push.deliveredAt(id), let blockTime = landed[id] else { return false }
             return at - blockTime <= grace
         }
     }
@@ -163,7 +163,7 @@ public enum Invariants {
     /// catch-up trigger after it landed was skipped by the debounce (push reliable), and no
     /// complete full catch-up started after it was indexed — had one, it would have fetched it.
     public static func debounceGap(_ m: NetworkMessage, in run: ScenarioRun) -> Bool {
-        if run.world.node.delivered.contains(m.txId) || run.world.push.delivered(m.txId) { return false }
+        if run.world.node.delivered(m.txId) || run.world.push.delivered(m.txId) { return false }
         let indexed = m.blockTime + run.world.timings.indexingLag.high
         var skipped = false
         var startedAt: Instant?

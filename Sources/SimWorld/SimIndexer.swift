@@ -21,22 +21,17 @@ public final class SimIndexer: IndexerPort {
     public private(set) var requestsByKind: [String: Int] = [:]
     public var requests: Int { requestsByKind.values.reduce(0, +) }
     /// Ground truth: every call received, with when it was received.
-    public private(set) var calls: [(at: Instant, call: IndexerCall)] = []
+    public var calls: [(at: Instant, call: IndexerCall)] { history.calls }
 
     private let me: Address
     private let scheduler: Scheduler
     private let timings: WorldTimings
     private var latencies: RandomStream
-    /// Every message indexed, in the order indexed; the lists by sync object and the table
-    /// by txId hold positions in it (a message is held once, not once per table: a million
-    /// messages were 420 bytes each here at the peak, issue 16).
-    private var indexed: [NetworkMessage] = []
-    private var handshakes: [Direction: [Int32]] = [:]
-    private var contextual: [Address: [Direction: [Int32]]] = [:]
-    private var payments: [Int32] = []
-    private var byId: [String: Int32] = [:]
+    /// What was indexed, and the calls received: the world's history.
+    private let history: WorldHistory
 
-    init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings) {
+    init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings, history: WorldHistory) {
+        self.history = history
         self.me = me
         self.scheduler = scheduler
         self.timings = timings
@@ -50,27 +45,20 @@ public final class SimIndexer: IndexerPort {
 
     /// The message is indexed: visible to queries from now on.
     func add(_ m: NetworkMessage) {
-        let position = Int32(indexed.count)
-        indexed.append(m)
-        byId[m.txId] = position
+        history.index(m)
         latestIndexed = max(latestIndexed ?? m.blockTime, m.blockTime)
         let object = SyncObject(holding: m)
         latestByObject[object] = max(latestByObject[object] ?? m.blockTime, m.blockTime)
-        switch m.kind {
-        case .handshake: insertSorted(position, into: &handshakes[m.direction, default: []])
-        case .contextual: insertSorted(position, into: &contextual[m.conversation, default: [:]][m.direction, default: []])
-        case .payment: insertSorted(position, into: &payments)
-        }
     }
 
-    public var indexedCount: Int { byId.count }
+    public var indexedCount: Int { history.indexedCount }
     /// Ground truth: messages carried in replies, all calls together (a message fetched
     /// twice counts twice): the work a catch-up gives the simulation besides the traffic.
     public private(set) var messagesServed = 0
 
     public func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void) {
         requestsByKind[call.kind, default: 0] += 1
-        calls.append((scheduler.now, call))
+        history.recordCall(call, at: scheduler.now)
         let delay = latency ?? latencies.interval(timings.requestLatency.low, timings.requestLatency.high)
         scheduler.schedule(after: delay, "indexer reply") { [self] in
             if down {
@@ -106,25 +94,23 @@ public final class SimIndexer: IndexerPort {
             ]).data
         }
         var nextPage: Int?
-        let found: ArraySlice<Int32>
+        let found: [NetworkMessage]
         switch call {
         case .handshakes(let d, let since):
-            found = self.since(since, in: handshakes[d] ?? [])
+            found = history.indexed(.handshakes(d), since: since, offset: 0, limit: nil).messages
         case .contextual(let a, let d, let since):
-            found = self.since(since, in: contextual[a]?[d] ?? [])
+            found = history.indexed(.contextual(a, d), since: since, offset: 0, limit: nil).messages
         case .payments(let since, let page):
-            let all = self.since(since, in: payments)
             let size = timings.paymentsPageSize
-            let start = min(all.count, page * size)
-            let end = min(all.count, start + size)
-            found = all[(all.startIndex + start)..<(all.startIndex + end)]
-            if end < all.count { nextPage = page + 1 }
+            let (messages, more) = history.indexed(.payments, since: since, offset: page * size, limit: size)
+            found = messages
+            if more { nextPage = page + 1 }
         case .messageById(let id):
-            found = byId[id].map { [$0][...] } ?? []
+            found = history.indexedMessage(txId: id).map { [$0] } ?? []
         case .tip:
             found = []  // answered above
         }
-        let messages = found.map { Self.document(indexed[Int($0)], me: me) }
+        let messages = found.map { Self.document($0, me: me) }
         messagesServed += messages.count
         return JSONValue.object([
             ("messages", .array(messages)),
@@ -142,23 +128,5 @@ public final class SimIndexer: IndexerPort {
             ("blockTime", .int(m.blockTime.milliseconds)),
             ("payload", .string(m.body)),
         ])
-    }
-
-    /// The messages of a list sorted by block time from `since` on: a binary search, not a
-    /// scan (every poll read the whole of a conversation, which grew with the run: issue 16).
-    private func since(_ since: Instant, in list: [Int32]) -> ArraySlice<Int32> {
-        var low = 0, high = list.count
-        while low < high {
-            let mid = (low + high) / 2
-            if indexed[Int(list[mid])].blockTime < since { low = mid + 1 } else { high = mid }
-        }
-        return list[low...]
-    }
-
-    private func insertSorted(_ position: Int32, into list: inout [Int32]) {
-        let blockTime = indexed[Int(position)].blockTime
-        var i = list.count
-        while i > 0, indexed[Int(list[i - 1])].blockTime > blockTime { i -= 1 }
-        list.insert(position, at: i)
     }
 }

@@ -15,8 +15,11 @@ public final class SimNode: RealtimePort {
     /// Ground truth: UTXO-set requests served.
     public private(set) var utxoRequests = 0
     public private(set) var connectsServed = 0
-    /// Ground truth: txIds the realtime channel delivered to the app.
-    public private(set) var delivered: Set<String> = []
+    /// Ground truth: whether the realtime channel delivered `txId` to the app (the world's history).
+    public func delivered(_ txId: String) -> Bool { history.realtimeDelivered(txId) }
+    /// Ground truth: how many messages the realtime channel delivered to the app.
+    public var deliveredCount: Int { history.realtimeDeliveredCount }
+    private let history: WorldHistory
 
     public struct Connection: Equatable, Sendable {
         public var id: Int
@@ -34,7 +37,8 @@ public final class SimNode: RealtimePort {
     private var pingLatencies: RandomStream
     private var nextId = 0
 
-    init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings) {
+    init(seed: UInt64, me: Address, scheduler: Scheduler, timings: WorldTimings, history: WorldHistory) {
+        self.history = history
         self.me = me
         self.scheduler = scheduler
         self.timings = timings
@@ -104,7 +108,7 @@ public final class SimNode: RealtimePort {
                 closeWithError("connection dropped (flaky network)")
                 return
             }
-            delivered.insert(message.txId)
+            history.markRealtimeDelivered(message.txId)
             client.realtimeNotified(connection: c.id, message: message)
         }
     }

@@ -16,14 +16,14 @@ public final class SimPushService: PushPort {
     public private(set) var registrations = 0
     public private(set) var sent = 0
     public private(set) var dropped = 0
-    /// Ground truth: when each readable push reached the app or its extension.
-    public private(set) var deliveredAt: [String: Instant] = [:]
-    /// Ground truth: whether a push of `txId` reached the app or its notification extension
-    /// (a key of `deliveredAt`: not a second set of every txId).
-    public func delivered(_ txId: String) -> Bool { deliveredAt[txId] != nil }
+    /// Ground truth: when a readable push of `txId` reached the app or its extension.
+    public func deliveredAt(_ txId: String) -> Instant? { history.pushDeliveredAt(txId) }
+    /// Ground truth: whether a push of `txId` reached the app or its notification extension.
+    public func delivered(_ txId: String) -> Bool { history.pushDeliveredAt(txId) != nil }
     /// Ground truth: incoming messages the service owed a push (token active, sender not
     /// muted when they landed), whether or not a fault then dropped or delayed it.
-    public private(set) var owedPushes: Set<String> = []
+    public var owedPushes: [String] { history.owedPushes }
+    private let history: WorldHistory
     /// Test knob: the next N payloads are malformed.
     public var malformedPayloads = 0
     /// Test knob (the wire fuzzer): may replace a push payload on its way out; returns nil to
@@ -38,7 +38,8 @@ public final class SimPushService: PushPort {
     private let timings: WorldTimings
     private var registrationGeneration = 0
 
-    init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
+    init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings, history: WorldHistory) {
+        self.history = history
         self.scheduler = scheduler
         self.timings = timings
     }
@@ -93,7 +94,7 @@ public final class SimPushService: PushPort {
     /// that moment, whether and when to push it.
     func messageLanded(_ message: NetworkMessage, sender: Contact?, latency: Interval, dropDraw: Double) {
         guard tokenStatus == .active, !mutedAddresses.contains(message.conversation) else { return }
-        owedPushes.insert(message.txId)
+        history.markPushOwed(message.txId)
         guard !down else { return }
         if dropDraw * 100 < dropPercent {
             dropped += 1
@@ -111,7 +112,7 @@ public final class SimPushService: PushPort {
         scheduler.schedule(after: latency + extraDelay, "push delivery") { [self] in
             guard let world, let client = world.client else { return }
             if readable {
-                deliveredAt[message.txId] = scheduler.now
+                history.markPushDelivered(message.txId, at: scheduler.now)
             }
             if world.os.foreground {
                 client.pushDelivered(payload: payload)

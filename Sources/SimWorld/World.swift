@@ -39,29 +39,18 @@ public final class SimulatedWorld {
     public let os: SimOperatingSystem
     public let traffic: Traffic
 
-    /// Ground truth: every message to or from the user, in the order they were created.
-    public private(set) var ledger: [NetworkMessage] = []
+    /// What the world remembers of every message (see `WorldHistory`).
+    public let history: WorldHistory
+    /// Ground truth: every message to or from the user, in the order they were created (a
+    /// copy of the history's ledger: tests and a profile's saved world).
+    public var ledger: [NetworkMessage] { history.ledger }
     /// The user's unspent outputs, oldest first (txIds of incoming messages).
-    public var utxos: [String] { Array(outputs[spentOutputs...]) }
-    /// The outputs ever received, oldest first; the first `spentOutputs` are spent. (A
-    /// send spends the oldest: `removeFirst` on an array that only grew was a scan a send.)
-    private var outputs: [String] = []
-    private var spentOutputs = 0
+    public var utxos: [String] { history.unspentOutputs() }
 
-    private func receiveOutput(_ txId: String) { outputs.append(txId) }
+    private func receiveOutput(_ txId: String) { history.receiveOutput(txId) }
 
     /// Spends the oldest unspent output, if any.
-    private func spendOldestOutput() -> String? {
-        guard spentOutputs < outputs.count else { return nil }
-        defer {
-            spentOutputs += 1
-            if spentOutputs > 1024, spentOutputs * 2 > outputs.count {
-                outputs.removeFirst(spentOutputs)
-                spentOutputs = 0
-            }
-        }
-        return outputs[spentOutputs]
-    }
+    private func spendOldestOutput() -> String? { history.spendOldestOutput() }
     public private(set) var contacts: [Contact] = []
 
     weak var client: ClientEndpoint?
@@ -72,16 +61,18 @@ public final class SimulatedWorld {
     private var txIds: RandomStream
     private var landingDraws: RandomStream
 
-    public init(seed: UInt64, me: Address = Address("kaspa:qme0000synchat"), scheduler: Scheduler, timings: WorldTimings = WorldTimings()) {
+    public init(seed: UInt64, me: Address = Address("kaspa:qme0000synchat"), scheduler: Scheduler, timings: WorldTimings = WorldTimings(),
+                history: WorldHistory = InMemoryWorldHistory()) {
+        self.history = history
         self.seed = seed
         self.me = me
         self.scheduler = scheduler
         self.timings = timings
         self.txIds = RandomStream(seed: seed, concern: "tx-ids")
         self.landingDraws = RandomStream(seed: seed, concern: "landing")
-        self.indexer = SimIndexer(seed: seed, me: me, scheduler: scheduler, timings: timings)
-        self.node = SimNode(seed: seed, me: me, scheduler: scheduler, timings: timings)
-        self.push = SimPushService(seed: seed, scheduler: scheduler, timings: timings)
+        self.indexer = SimIndexer(seed: seed, me: me, scheduler: scheduler, timings: timings, history: history)
+        self.node = SimNode(seed: seed, me: me, scheduler: scheduler, timings: timings, history: history)
+        self.push = SimPushService(seed: seed, scheduler: scheduler, timings: timings, history: history)
         self.os = SimOperatingSystem(seed: seed, scheduler: scheduler, timings: timings)
         self.traffic = Traffic(seed: seed, scheduler: scheduler, timings: timings)
         node.world = self
@@ -136,7 +127,8 @@ public final class SimulatedWorld {
     /// A restored ledger: all of it indexed, incoming outputs unspent except what the
     /// user's sends spent (oldest first, when each was published), as before.
     func restoreLedger(_ saved: [NetworkMessage]) {
-        ledger = saved
+        precondition(history.messageCount == 0, "restoreLedger: a new world's history")
+        for m in saved { history.record(m) }
         func walletTime(_ m: NetworkMessage) -> Instant { m.direction == .incoming ? m.blockTime : m.blockTime - timings.confirmation }
         for m in saved.sorted(by: { walletTime($0) < walletTime($1) }) {
             indexer.add(m)
@@ -165,7 +157,7 @@ public final class SimulatedWorld {
     public func deliverIncoming(from contact: Contact, kind: MessageKind, body: String) -> NetworkMessage {
         let message = NetworkMessage(txId: newTxId(), conversation: contact.address, direction: .incoming,
                                      kind: kind, body: body, blockTime: scheduler.now)
-        ledger.append(message)
+        history.record(message)
         persist { try $0.saveWorldMessage(message) }
         land(message)
         return message
@@ -181,7 +173,7 @@ public final class SimulatedWorld {
     /// transaction, landing at its block time.
     public func deliverIncoming(_ message: NetworkMessage) {
         precondition(message.direction == .incoming, "deliverIncoming: an incoming message")
-        ledger.append(message)
+        history.record(message)
         persist { try $0.saveWorldMessage(message) }
         land(message)
     }
@@ -228,7 +220,7 @@ extension SimulatedWorld: PublishPort {
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
                                      body: body, blockTime: scheduler.now + timings.confirmation)
         let spent = spendOldestOutput().map { [$0] } ?? []
-        ledger.append(message)
+        history.record(message)
         persist { try $0.saveWorldMessage(message) }
         land(message)
         if !people.contains(contact), let c = contacts.first(where: { $0.address == contact }) {

@@ -42,7 +42,7 @@ public final class AppSession {
     /// so that new traffic is new. Nothing runs until `start()`.
     public init(seed: UInt64, contacts: Int, trafficPerHour: Double, mode: NotificationMode, policy: SyncPolicy = .adaptive,
                 settings: SyncSettings = .default, storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings(),
-                persistence: WorldPersistence? = nil) {
+                persistence: WorldPersistence? = nil, history: WorldHistory = InMemoryWorldHistory()) {
         self.policy = policy
         self.settings = settings
         self.storage = storage
@@ -56,7 +56,7 @@ public final class AppSession {
         let scheduler = Scheduler(start: start)
         self.scheduler = scheduler
         let streamSeed = saved.map { $0.seed ^ (UInt64(bitPattern: $0.clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15) } ?? self.seed
-        let world = SimulatedWorld(seed: streamSeed, scheduler: scheduler, timings: timings)
+        let world = SimulatedWorld(seed: streamSeed, scheduler: scheduler, timings: timings, history: history)
         self.world = world
         if let saved {
             world.restore(saved)

@@ -45,12 +45,12 @@ public struct RunSummary: Equatable, Sendable {
         var sent = 0, oracle = 0
         var lost: [NetworkMessage] = []
         var latencies = LatencyCounts()
-        for m in world.ledger {
-            guard m.direction == .incoming else { continue }
+        world.history.forEachMessage { m, realtime, pushed in
+            guard m.direction == .incoming else { return }
             let stored = run.storage.message(txId: m.txId)
             sent += 1
             // The floor: one fetch by id for each message neither realtime nor push delivered.
-            if !world.node.delivered.contains(m.txId), !world.push.delivered(m.txId) { oracle += 1 }
+            if !realtime, !pushed { oracle += 1 }
             if let stored { latencies.add((stored.receivedAt - m.blockTime).milliseconds) } else { lost.append(m) }
         }
         messagesSent = sent
@@ -60,11 +60,8 @@ public struct RunSummary: Equatable, Sendable {
             LostMessage(txId: m.txId, from: world.contacts.first { $0.address == m.conversation }?.handle ?? m.conversation.value,
                         blockTime: m.blockTime)
         }
-        // Shown twice: a txId in more than one row of the store (a set of the txIds, for the
-        // moment of the count: the one structure here of the history's size).
-        let stored = run.storage.allMessages()
-        var ids = Set<String>(minimumCapacity: stored.count)
-        duplicates = stored.reduce(0) { $0 + (ids.insert($1.txId).inserted ? 0 : 1) }
+        // Shown twice: a txId in more than one row of the store, counted by the store.
+        duplicates = run.storage.duplicateCount()
         var kinds = run.world.indexer.requestsByKind
         if run.world.node.utxoRequests > 0 { kinds["utxo_set"] = run.world.node.utxoRequests }
         requestsByKind = kinds

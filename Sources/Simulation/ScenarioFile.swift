@@ -5,6 +5,7 @@ extension ScenarioParser {
     /// Reads and parses a scenario file; an unreadable file is a `ScenarioError` naming it.
     /// `streaming`: see `parse(_:file:streaming:)`.
     public static func load(path: String, streaming: Bool = false) throws -> Scenario {
+        if streaming { return try parse(streaming: ScenarioFileText(path: path)) }
         guard let data = FileManager.default.contents(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw ScenarioError(file: path, line: 0, message: exists ? "cannot read the file" : "no such file")

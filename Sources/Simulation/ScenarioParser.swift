@@ -25,8 +25,10 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
 public enum ScenarioParser {
     public static func parse(_ text: String, file: String) throws -> Scenario {
         var steps: [Scenario.Step] = []
-        var scenario = try read(text, file: file) { step, _ in steps.append(step) }
+        var lines = LineIterator(text)
+        var scenario = try read(&lines, file: file) { step, _ in steps.append(step) }
         scenario.steps = steps
+        scenario.stepCount = steps.count
         try validate(steps, of: scenario, file: file)
         return scenario
     }
@@ -36,6 +38,19 @@ public enum ScenarioParser {
     /// bytes, not a million steps; the lines are parsed again as they are played.
     public static func parse(_ text: String, file: String, streaming: Bool) throws -> Scenario {
         guard streaming else { return try parse(text, file: file) }
+        var lines = LineIterator(text)
+        return try parse(lines: &lines, script: ScenarioScript(text: text, file: file), file: file)
+    }
+
+    /// Parses and checks a file on disk as `parse(_:file:streaming: true)` does a text, reading
+    /// it a chunk at a time: the file's size is never in memory, not even while it is checked.
+    public static func parse(streaming text: ScenarioFileText) throws -> Scenario {
+        try text.checkUTF8()
+        var lines = text.lines()
+        return try parse(lines: &lines, script: ScenarioScript(file: text), file: text.path)
+    }
+
+    private static func parse<Lines: IteratorProtocol<String>>(lines: inout Lines, script: ScenarioScript, file: String) throws -> Scenario {
         // The steps are checked as they are read, against the header read so far; the first
         // problem found so is thrown only after the whole file parsed (as `parse` throws a
         // problem of syntax before any of the whole file's). A header line after the first
@@ -43,30 +58,31 @@ public enum ScenarioParser {
         var checker: StepChecker?
         var found: ScenarioError?
         var headerAfterSteps = false
-        var scenario = try read(text, file: file, header: { _ in if checker != nil { headerAfterSteps = true } }) { step, header in
+        var count = 0
+        var scenario = try read(&lines, file: file, header: { _ in if checker != nil { headerAfterSteps = true } }) { step, header in
+            count += 1
             if checker == nil { checker = StepChecker(header) }
             guard found == nil else { return }
             do { try checker!.check(step, file: file) } catch let e as ScenarioError { found = e } catch {}
         }
-        let script = ScenarioScript(text: text, file: file)
         if headerAfterSteps {
             try validate(script, of: scenario, file: file)
         } else if let found {
             throw found
         }
         scenario.script = script
+        scenario.stepCount = count
         return scenario
     }
 
     /// Reads the file's lines in order: the header into the scenario, each step given to
     /// `step`. The first problem stops it.
     /// `header` is told of each line that is not a step.
-    private static func read(_ text: String, file: String, header: (Int) -> Void = { _ in },
-                             step: (Scenario.Step, _ header: Scenario) -> Void) throws -> Scenario {
+    private static func read<Lines: IteratorProtocol<String>>(_ lines: inout Lines, file: String, header: (Int) -> Void = { _ in },
+                                                              step: (Scenario.Step, _ header: Scenario) -> Void) throws -> Scenario {
         var scenario = Scenario(source: file)
         var lastAt = Instant.zero
         var number = 0
-        var lines = LineIterator(text)
         while let raw = lines.next() {
             number += 1
             let line = number

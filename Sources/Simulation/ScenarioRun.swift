@@ -25,11 +25,11 @@ public final class ScenarioRun {
     /// Its decision log is kept unless `keepsLog` is false: the measures do not need it.
     public init(scenario: Scenario, seed: UInt64? = nil, policy: SyncPolicy = .adaptive, settings: SyncSettings = .default,
                 storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings(),
-                persistence: WorldPersistence? = nil, keepsLog: Bool = true) {
+                persistence: WorldPersistence? = nil, keepsLog: Bool = true, history: WorldHistory = InMemoryWorldHistory()) {
         self.scenario = scenario
         let session = AppSession(seed: seed ?? scenario.seed, contacts: scenario.contacts, trafficPerHour: scenario.trafficPerHour,
                                  mode: scenario.mode, policy: policy, settings: settings, storage: storage, timings: timings,
-                                 persistence: persistence)
+                                 persistence: persistence, history: history)
         self.session = session
         session.keepsLog = keepsLog
         let start = session.startedAt
@@ -158,24 +158,60 @@ extension ScenarioRun {
     /// own world, scheduler and store), in the order given. Each run has a thread of its own,
     /// so that three runs on two cores take about half their CPU time, not two runs' worth
     /// (a pool as wide as the cores ran two, then the third alone). `play` runs each one to
-    /// its end (`run()` unless given): `simulate --compare` shows progress there.
+    /// its end (`run()` unless given): `simulate --compare` shows progress there. `home` gives
+    /// each run its store and its world's history (memory unless given: see `HistoryHome`).
     public static func side(by policies: [SyncPolicy], of scenario: Scenario, seed: UInt64? = nil, keepsLog: Bool = true,
-                            play: (@Sendable (ScenarioRun, Int) -> Void)? = nil) -> [ScenarioRun] {
+                            home: (@Sendable () throws -> HistoryHome)? = nil,
+                            play: (@Sendable (ScenarioRun, Int) -> Void)? = nil) throws -> [ScenarioRun] {
         let slots = Slots<ScenarioRun>(policies.count)
         let done = DispatchGroup()
         for (i, policy) in policies.enumerated() {
             done.enter()
             let thread = Thread {
-                let run = ScenarioRun(scenario: scenario, seed: seed, policy: policy, keepsLog: keepsLog)
+                defer { done.leave() }
+                let place: HistoryHome
+                do { place = try home?() ?? HistoryHome() } catch { slots.fail(error); return }
+                let run = ScenarioRun(scenario: scenario, seed: seed, policy: policy, storage: place.storage, keepsLog: keepsLog,
+                                      history: place.history)
                 if let play { play(run, i) } else { run.run() }
                 slots.put(run, at: i)
-                done.leave()
             }
             thread.stackSize = 8 << 20  // the main thread's; a secondary thread's default can be smaller
             thread.start()
         }
         done.wait()
-        return slots.all
+        return try slots.all()
+    }
+}
+
+/// Where `simulate` keeps a run's history: `memory` (fast), `disk` (temporary SQLite files:
+/// memory flat in the run's length), or `auto`: disk when the scenario carries more than
+/// `diskThreshold` messages, so that a run's memory is bounded either way (about 1 KB a
+/// message up to the threshold, then flat).
+public enum HistoryChoice: String, CaseIterable, Sendable {
+    case auto, memory, disk
+
+    public static let diskThreshold = 250_000
+
+    public func onDisk(for scenario: Scenario) -> Bool {
+        switch self {
+        case .memory: return false
+        case .disk: return true
+        case .auto: return scenario.expectedMessages > Self.diskThreshold
+        }
+    }
+}
+
+/// Where a run keeps the history of its messages: the client's store and the world's
+/// history. Both in memory unless given (`synchat simulate --history disk` puts both in
+/// temporary SQLite files, for runs bigger than memory should hold).
+public struct HistoryHome {
+    public var storage: ChatStorage
+    public var history: WorldHistory
+
+    public init(storage: ChatStorage = InMemoryChatStorage(), history: WorldHistory = InMemoryWorldHistory()) {
+        self.storage = storage
+        self.history = history
     }
 }
 
@@ -203,6 +239,7 @@ private final class StepFeed {
 /// Results of concurrent work, each in its own slot.
 private final class Slots<T>: @unchecked Sendable {
     private var values: [T?]
+    private var error: Error?
     private let lock = NSLock()
     init(_ n: Int) { values = Array(repeating: nil, count: n) }
     func put(_ value: T, at i: Int) {
@@ -210,5 +247,15 @@ private final class Slots<T>: @unchecked Sendable {
         values[i] = value
         lock.unlock()
     }
-    var all: [T] { lock.lock(); defer { lock.unlock() }; return values.map { $0! } }
+    func fail(_ e: Error) {
+        lock.lock()
+        if error == nil { error = e }
+        lock.unlock()
+    }
+    /// The values, or the first error.
+    func all() throws -> [T] {
+        lock.lock(); defer { lock.unlock() }
+        if let error { throw error }
+        return values.map { $0! }
+    }
 }

@@ -69,6 +69,9 @@ public protocol ChatStorage: AnyObject {
     func messageCount() -> Int
     /// Every stored message, in storage order.
     func allMessages() -> [StoredMessage]
+    /// Rows whose txId an earlier row already has (the measure "duplicates", SPEC §5): 0 for
+    /// a store that keeps its promise. A store on disk counts them without reading every row.
+    func duplicateCount() -> Int
     /// The newest block time per conversation, for "most recent conversations".
     func lastActivity() -> [Address: Instant]
 
@@ -87,58 +90,52 @@ public protocol ChatStorage: AnyObject {
     func saveOutbox(_ messages: [OutgoingMessage]) throws
 }
 
-/// The in-memory store: for `simulate` runs and `--ephemeral`. A reference type, so that an
-/// engine restarted on the same instance finds everything the previous one stored.
-public final class InMemoryChatStorage: ChatStorage, MessageSearching {
-    private var state: PersistedEngineState?
-    private var contactList: [Contact] = []
+extension ChatStorage {
+    public func duplicateCount() -> Int {
+        var ids = Set<String>()
+        return allMessages().reduce(0) { $0 + (ids.insert($1.txId).inserted ? 0 : 1) }
+    }
+}
+
+/// Where `InMemoryChatStorage` keeps its message rows: in memory (`InMemoryMessageRows`), or
+/// in a temporary SQLite file for a run bigger than memory (`simulate --history disk`).
+/// Either answers the same, in the same order.
+public protocol StoredMessageRows: AnyObject {
+    /// Stores `m` unless its txId is stored; true when it was new.
+    func insert(_ m: StoredMessage) -> Bool
+    func message(txId: String) -> StoredMessage?
+    var count: Int { get }
+    /// Every row, in storage order.
+    func all() -> [StoredMessage]
+    /// A conversation's rows, in storage order.
+    func messages(in conversation: Address) -> [StoredMessage]
+    /// See `ChatStorage.messages(in:before:limit:)`: block-time order, then storage order.
+    func messages(in conversation: Address, before: Instant?, limit: Int) -> [StoredMessage]
+    /// The rows newest stored first, until `body` returns false.
+    func newestFirst(_ body: (StoredMessage) -> Bool)
+    /// Rows whose txId an earlier row has (see `ChatStorage.duplicateCount`).
+    func duplicateCount() -> Int
+}
+
+/// Message rows in memory.
+public final class InMemoryMessageRows: StoredMessageRows {
     private var byTxId: [String: Int] = [:]
     private var ordered: [StoredMessage] = []
     private var byConversation: [Address: [Int]] = [:]
-    private var cursors: [SyncObject: SyncCursor] = [:]
-    private var unread: [Address: Int] = [:]
-    private var activity: [Address: Instant] = [:]
-    private var pending: [PendingPush] = []
-    /// Test hook: a commit for which this returns true fails before writing anything.
-    public var failCommit: ((_ messages: [StoredMessage], _ cursor: SyncObject?) -> Bool)?
 
     public init() {}
 
-    public func loadState() -> PersistedEngineState? { state }
-    public func saveState(_ state: PersistedEngineState) throws { self.state = state }
-
-    public func contacts() -> [Contact] { contactList }
-
-    public func upsertContact(_ contact: Contact) throws {
-        if let i = contactList.firstIndex(where: { $0.address == contact.address }) {
-            contactList[i] = contact
-        } else {
-            contactList.append(contact)
-        }
+    public func insert(_ m: StoredMessage) -> Bool {
+        guard byTxId[m.txId] == nil else { return false }
+        byTxId[m.txId] = ordered.count
+        byConversation[m.message.conversation, default: []].append(ordered.count)
+        ordered.append(m)
+        return true
     }
-
-    public func hasMessage(txId: String) -> Bool { byTxId[txId] != nil }
 
     public func message(txId: String) -> StoredMessage? { byTxId[txId].map { ordered[$0] } }
-
-    public func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage] {
-        if let failCommit, failCommit(messages, cursor?.0) {
-            throw StorageError("simulated storage failure")
-        }
-        var fresh: [StoredMessage] = []
-        for m in messages where byTxId[m.txId] == nil {
-            byTxId[m.txId] = ordered.count
-            byConversation[m.message.conversation, default: []].append(ordered.count)
-            ordered.append(m)
-            if m.message.direction == .incoming { unread[m.message.conversation, default: 0] += 1 }
-            activity[m.message.conversation] = max(activity[m.message.conversation] ?? m.message.blockTime, m.message.blockTime)
-            fresh.append(m)
-        }
-        if let (object, value) = cursor { cursors[object] = value }
-        return fresh
-    }
-
-    public func cursor(_ object: SyncObject) -> SyncCursor { cursors[object] ?? SyncCursor() }
+    public var count: Int { ordered.count }
+    public func all() -> [StoredMessage] { ordered }
 
     public func messages(in conversation: Address) -> [StoredMessage] {
         (byConversation[conversation] ?? []).map { ordered[$0] }
@@ -153,8 +150,73 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
         return older.filter { ordered[$0].message.blockTime >= boundary }.map { ordered[$0] }
     }
 
-    public func messageCount() -> Int { ordered.count }
-    public func allMessages() -> [StoredMessage] { ordered }
+    public func newestFirst(_ body: (StoredMessage) -> Bool) {
+        for m in ordered.reversed() where !body(m) { return }
+    }
+
+    /// The rows less the txIds they hold.
+    public func duplicateCount() -> Int { ordered.count - byTxId.count }
+}
+
+/// The in-memory store: for `simulate` runs and `--ephemeral`. A reference type, so that an
+/// engine restarted on the same instance finds everything the previous one stored. Its
+/// message rows are in memory unless given (`StoredMessageRows`); the rest (learned state,
+/// cursors, counters, pending pushes, the outbox) is small whatever the history.
+public final class InMemoryChatStorage: ChatStorage, MessageSearching {
+    private var state: PersistedEngineState?
+    private var contactList: [Contact] = []
+    private let rows: StoredMessageRows
+    private var cursors: [SyncObject: SyncCursor] = [:]
+    private var unread: [Address: Int] = [:]
+    private var activity: [Address: Instant] = [:]
+    private var pending: [PendingPush] = []
+    /// Test hook: a commit for which this returns true fails before writing anything.
+    public var failCommit: ((_ messages: [StoredMessage], _ cursor: SyncObject?) -> Bool)?
+
+    public init(rows: StoredMessageRows = InMemoryMessageRows()) { self.rows = rows }
+
+    public func loadState() -> PersistedEngineState? { state }
+    public func saveState(_ state: PersistedEngineState) throws { self.state = state }
+
+    public func contacts() -> [Contact] { contactList }
+
+    public func upsertContact(_ contact: Contact) throws {
+        if let i = contactList.firstIndex(where: { $0.address == contact.address }) {
+            contactList[i] = contact
+        } else {
+            contactList.append(contact)
+        }
+    }
+
+    public func hasMessage(txId: String) -> Bool { rows.message(txId: txId) != nil }
+
+    public func message(txId: String) -> StoredMessage? { rows.message(txId: txId) }
+
+    public func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage] {
+        if let failCommit, failCommit(messages, cursor?.0) {
+            throw StorageError("simulated storage failure")
+        }
+        var fresh: [StoredMessage] = []
+        for m in messages where rows.insert(m) {
+            if m.message.direction == .incoming { unread[m.message.conversation, default: 0] += 1 }
+            activity[m.message.conversation] = max(activity[m.message.conversation] ?? m.message.blockTime, m.message.blockTime)
+            fresh.append(m)
+        }
+        if let (object, value) = cursor { cursors[object] = value }
+        return fresh
+    }
+
+    public func cursor(_ object: SyncObject) -> SyncCursor { cursors[object] ?? SyncCursor() }
+
+    public func messages(in conversation: Address) -> [StoredMessage] { rows.messages(in: conversation) }
+
+    public func messages(in conversation: Address, before: Instant?, limit: Int) -> [StoredMessage] {
+        rows.messages(in: conversation, before: before, limit: limit)
+    }
+
+    public func messageCount() -> Int { rows.count }
+    public func allMessages() -> [StoredMessage] { rows.all() }
+    public func duplicateCount() -> Int { rows.duplicateCount() }
 
     public func lastActivity() -> [Address: Instant] { activity }
 
@@ -173,9 +235,11 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
     /// A scan of every message: the same answers as the SQLite index, for tests and tools.
     public func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage] {
         var hits: [StoredMessage] = []
-        for m in ordered.reversed() where hits.count < limit {
-            if let conversation, m.message.conversation != conversation { continue }
-            if query.matches(m.message.body) { hits.append(m) }
+        if limit > 0 {
+            rows.newestFirst { m in
+                if conversation == nil || m.message.conversation == conversation, query.matches(m.message.body) { hits.append(m) }
+                return hits.count < limit
+            }
         }
         return hits.sorted { ($0.message.blockTime, $0.message.txId) > ($1.message.blockTime, $1.message.txId) }
     }

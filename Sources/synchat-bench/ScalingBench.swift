@@ -75,11 +75,16 @@ func scalingBench(lines: Int) throws {
         let r = measuredRun(scenario, policy, tries: 1)
         row("1 h at 100 000 messages/h, \(policy.name)", String(format: "%.2f s CPU", r.cpu), "goal ≤ 10 s (\(r.messages) messages)")
     }
-    try bigScenario(lines: lines)
+    // A tenth of the lines in memory and on disk, then all of them as `simulate` chooses
+    // (auto: on disk past HistoryChoice.diskThreshold messages): flat on disk.
+    try bigScenario(lines: lines / 10, history: "memory")
+    try bigScenario(lines: lines / 10, history: "disk")
+    try bigScenario(lines: lines, history: "auto")
 }
 
-/// A scenario of `lines` `receive` lines, run by the release binary: wall time and peak RSS.
-func bigScenario(lines: Int) throws {
+/// A scenario of `lines` `receive` lines, run by the release binary with `--history
+/// history`: wall time and peak RSS.
+func bigScenario(lines: Int, history: String) throws {
     guard let binary = releaseBinary() else { return }
     let path = NSTemporaryDirectory() + "synchat-bench-\(lines)-lines.scenario"
     if !FileManager.default.fileExists(atPath: path) {
@@ -96,7 +101,7 @@ func bigScenario(lines: Int) throws {
     let t0 = now()
     // The child's own high-water mark (VmHWM), read from /proc while it runs: a forked
     // child's ru_maxrss starts from this bench's own resident memory.
-    let out = sh("\(binary) simulate --scenario \(path) --policy adaptive --format json > /dev/null & pid=$!; peak=0; "
+    let out = sh("\(binary) simulate --scenario \(path) --policy adaptive --history \(history) --format json > /dev/null & pid=$!; peak=0; "
         + "while kill -0 $pid 2>/dev/null; do h=$(awk '/^VmHWM/ {print $2}' /proc/$pid/status 2>/dev/null); "
         + "[ -n \"$h\" ] && peak=$h; sleep 0.05; done; wait $pid; echo $? $peak")
     let wall = Double(now() - t0) / 1e9
@@ -107,7 +112,8 @@ func bigScenario(lines: Int) throws {
     let parts = out.split(separator: " ")
     let status = parts.first.map(String.init) ?? "?"
     let peakKB = parts.count > 1 ? Double(parts[1]) ?? 0 : 0
-    row("\(lines)-line scenario, adaptive: wall / CPU", String(format: "%.1f s / %.1f s", wall, cpu), status == "0" ? "" : "exit \(status)")
+    let home = history == "auto" ? (lines > HistoryChoice.diskThreshold ? "auto: disk" : "auto: memory") : history
+    row("\(lines)-line scenario, adaptive, \(home): wall / CPU", String(format: "%.1f s / %.1f s", wall, cpu), status == "0" ? "" : "exit \(status)")
     row("  its peak resident memory", String(format: "%.0f MB", peakKB / 1024),
         String(format: "%.2f KB a line; goal: bounded (flat in the lines)", peakKB / Double(lines)))
 }

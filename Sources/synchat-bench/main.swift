@@ -345,7 +345,7 @@ func speedBench() throws {
     let t0 = now()
     var messages = 0
     // As `simulate --compare` runs them: side by side on the machine's cores.
-    for run in ScenarioRun.side(by: SyncPolicy.all, of: scenario, keepsLog: false) { messages = RunSummary(run).messagesSent }
+    for run in try ScenarioRun.side(by: SyncPolicy.all, of: scenario, keepsLog: false) { messages = RunSummary(run).messagesSent }
     let seconds = Double(now() - t0) / 1e9
     row("messages per run", "\(messages)")
     row("three policies, wall", String(format: "%.2f s", seconds), "goal ≤ 0.5 s")

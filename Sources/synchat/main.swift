@@ -7,6 +7,7 @@ import Simulation
 import SyncCore
 import SyncEngine
 import TerminalUI
+import WorldOnDisk
 import WorldServer
 
 // The executable is thin: argument parsing and wiring (STYLE.md).
@@ -265,12 +266,19 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also draw the run over time as an SVG timeline, one panel per policy.", valueName: "FILE.svg"))
     var chart: String?
 
+    @Option(name: .long, help: ArgumentHelp("""
+        Where a run keeps its messages: memory, disk (temporary SQLite files: memory flat in the run's length), \
+        or auto (disk past \(HistoryChoice.diskThreshold) messages).
+        """, valueName: "auto|memory|disk"))
+    var history: String = "auto"
+
     @OptionGroup var subcommandArguments: SubcommandArguments
 
     func validate() throws {
         _ = try seedText.map(CommandLineNumber.seed)
         guard SyncPolicy.named(policy) != nil else { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
         if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
+        guard HistoryChoice(rawValue: history) != nil else { throw ValidationError("--history \(history): expected auto, memory or disk") }
     }
 
     func run() throws {
@@ -280,7 +288,13 @@ struct Simulate: ParsableCommand {
         // The policies run side by side on the machine's cores; the first one shows progress.
         let labels = policies.map(\.name).joined(separator: ", ")
         // The log is kept only to be printed or drawn: the measures do not need it.
-        let summaries = ScenarioRun.side(by: policies, of: parsed, seed: seed, keepsLog: events || chart != nil) { run, i in
+        // A long run keeps its history in temporary files (SQLite deletes them when it ends).
+        let onDisk = HistoryChoice(rawValue: history)!.onDisk(for: parsed)
+        let onDiskHome: @Sendable () throws -> HistoryHome = {
+            HistoryHome(storage: InMemoryChatStorage(rows: try SQLiteMessageRows()), history: try SQLiteWorldHistory())
+        }
+        let home = onDisk ? onDiskHome : nil
+        let summaries = try ScenarioRun.side(by: policies, of: parsed, seed: seed, keepsLog: events || chart != nil, home: home) { run, i in
             if i == 0 { Progress.run(run, label: labels) } else { run.run() }
         }.map { ($0, RunSummary($0)) }
         if let chart {

@@ -4,6 +4,7 @@ import SimWorld
 import SyncCore
 import SyncEngine
 import Testing
+import TestSupport
 
 /// Measures of one run of a scenario under a policy.
 func measure(_ text: String, _ policy: SyncPolicy, file: String = "policy.scenario") throws -> (ScenarioRun, RunSummary) {
@@ -199,7 +200,7 @@ struct SideBySideTests {
     @Test("the policies run side by side on the machine's cores give the very runs one after the other give: summaries and logs")
     func sameAsOneAfterTheOther() throws {
         let scenario = try ScenarioParser.parse(outageInBackground, file: "side.scenario")
-        let side = ScenarioRun.side(by: SyncPolicy.all, of: scenario)
+        let side = try ScenarioRun.side(by: SyncPolicy.all, of: scenario)
         #expect(side.map(\.policy.name) == SyncPolicy.all.map(\.name))
         for (run, policy) in zip(side, SyncPolicy.all) {
             let alone = ScenarioRun(scenario: scenario, policy: policy)
@@ -332,6 +333,48 @@ struct StreamedScenarioTests {
         #expect(both(cases[1]).1.contains("f.scenario:3:"))
         #expect(both(cases[2]).1.contains("f.scenario:2: unknown contact \"bob\""))
         #expect(both(cases[4]).1.contains("after the scenario's duration"))
+    }
+
+    @Test("a file read from disk a chunk at a time has the header, steps and errors of the same bytes parsed whole: lines across chunks, longer than a chunk, CRLF, a BOM, no last newline, bad UTF-8 after a bad line")
+    func fromDiskSameAsWhole() throws {
+        let dir = try TemporaryDirectory("streamed")
+        defer { dir.remove() }
+        let chunk = 1 << 16
+        let long = "at 1s receive alice \"" + String(repeating: "é", count: chunk) + "\"\n"       // two chunks' bytes
+        let filler = "# " + String(repeating: "x", count: chunk - 3) + "\n"                        // ends one byte before a chunk's end
+        var cases: [[UInt8]] = [
+            "seed 3\ncontacts 2\nat 1s receive alice \"hi\"\nat 2s receive bob \"yo\"\n",
+            "contacts 1\nat 1s receive bob \"hi\"\nat 2s bogus\n",
+            "\u{FEFF}seed 9\r\nat 1s receive alice \"crlf\"\r\n",
+            "seed 9\nat 1s receive alice \"no newline at the end\"",
+            "\n\n\r\n",
+            "",
+            "seed 4\n" + long + "at 2s receive bob \"after\"\n",
+            filler + "\nat 1s receive alice \"first of the next chunk\"\r\n",
+            filler + "at 1s receive alice \"across\"\n" + filler + filler + "at 3s sync\n",
+        ].map { Array($0.utf8) }
+        cases.append(Array("at 1s bogus\nat 2s receive alice \"".utf8) + [0xC3, 0x28] + Array("\"\n".utf8))   // bad UTF-8 on line 2 wins
+        cases.append(Array(filler.utf8) + [0xE2, 0x82])                                                      // a sequence cut by the end
+        for (i, bytes) in cases.enumerated() {
+            let path = dir.file("\(i).scenario")
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+            func outcome(_ streaming: Bool) -> String {
+                do {
+                    let s = try ScenarioParser.load(path: path, streaming: streaming)
+                    return "\(s.seed) \(s.duration) \(s.contacts) \(s.stepCount) \(Array(s.stepSequence))"
+                } catch { return "\(error)" }
+            }
+            #expect(outcome(false) == outcome(true), "case \(i)")
+        }
+        #expect(try ScenarioParser.load(path: dir.file("6.scenario"), streaming: true).stepCount == 2)
+        for missing in [dir.file("none.scenario"), dir.path] {
+            #expect(throws: ScenarioError.self) { try ScenarioParser.load(path: missing, streaming: true) }
+            let a = (try? ScenarioParser.load(path: missing)).map { "\($0)" } ?? "\(error(missing, false))"
+            #expect(a == "\(error(missing, true))")
+        }
+        func error(_ path: String, _ streaming: Bool) -> String {
+            do { _ = try ScenarioParser.load(path: path, streaming: streaming); return "parsed" } catch { return "\(error)" }
+        }
     }
 
     @Test("every shipped scenario read streaming plays the same run as parsed whole (logs and measures), and holds no steps")

@@ -34,7 +34,7 @@ struct ProvenGapTests {
             """, policy: .adaptive)
         let unseen = try #require(run.world.ledger.first { $0.body == "unseen" })
         // Neither realtime nor push brought it, and the two sends spent it: the UTXO set no longer shows it.
-        #expect(!run.world.node.delivered.contains(unseen.txId) && !run.world.push.delivered(unseen.txId))
+        #expect(!run.world.node.delivered(unseen.txId) && !run.world.push.delivered(unseen.txId))
         #expect(!run.world.utxos.contains(unseen.txId))
         let targeted = try #require(run.catchUpStarts(kind: .targeted).first { $0 >= t(20) })
         #expect(run.catchUpStarts().filter { $0 >= t(20) }.isEmpty)  // no full sync after the foreground

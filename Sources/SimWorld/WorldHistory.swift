@@ -1,0 +1,140 @@
+import SyncCore
+import SyncEngine
+
+/// What the simulated world remembers of every message: the ledger, the wallet's outputs,
+/// the indexer's index, and the ground truth of what realtime and push delivered. Everything
+/// else the world holds is bounded (contacts, faults, the tips of a few sync objects).
+///
+/// One owner, two homes: `InMemoryWorldHistory` (the default: a day of traffic in a fraction
+/// of a second) and a temporary SQLite file (`DiskWorld`), for runs whose history is bigger
+/// than memory should hold (`synchat simulate --history disk`, issue 16). Both answer every
+/// question the same, in the same order: the event logs of every shipped scenario are byte
+/// for byte the same on either (a test holds them so).
+public protocol WorldHistory: AnyObject {
+    // The ledger: every message to or from the user, in the order created.
+    func record(_ m: NetworkMessage)
+    var messageCount: Int { get }
+    /// The ledger in order, each message with whether realtime delivered it and whether a
+    /// readable push reached the app or its extension (the measures' one pass).
+    func forEachMessage(_ body: (NetworkMessage, _ realtime: Bool, _ pushed: Bool) -> Void)
+
+    // The wallet: outputs received, oldest first; a send spends the oldest unspent one.
+    func receiveOutput(_ txId: String)
+    func spendOldestOutput() -> String?
+    func unspentOutputs() -> [String]
+
+    // The indexer: a message indexed is in the list of its sync object (block-time order,
+    // then the order indexed) and found by txId (the last one indexed under it).
+    func index(_ m: NetworkMessage)
+    var indexedCount: Int { get }
+    /// The list's messages from `since` on, skipping `offset`, at most `limit`; `more` when
+    /// messages lie past the last returned.
+    func indexed(_ object: SyncObject, since: Instant, offset: Int, limit: Int?) -> (messages: [NetworkMessage], more: Bool)
+    func indexedMessage(txId: String) -> NetworkMessage?
+    /// Ground truth: every indexer call received, with when.
+    func recordCall(_ call: IndexerCall, at: Instant)
+    var calls: [(at: Instant, call: IndexerCall)] { get }
+
+    // Ground truth of delivery.
+    func markRealtimeDelivered(_ txId: String)
+    func realtimeDelivered(_ txId: String) -> Bool
+    var realtimeDeliveredCount: Int { get }
+    func markPushOwed(_ txId: String)
+    var owedPushes: [String] { get }
+    func markPushDelivered(_ txId: String, at: Instant)
+    func pushDeliveredAt(_ txId: String) -> Instant?
+}
+
+extension WorldHistory {
+    /// The whole ledger as an array (tests, a profile's saved world): of the history's size.
+    public var ledger: [NetworkMessage] {
+        var all: [NetworkMessage] = []
+        all.reserveCapacity(messageCount)
+        forEachMessage { m, _, _ in all.append(m) }
+        return all
+    }
+}
+
+/// The world's history in memory.
+public final class InMemoryWorldHistory: WorldHistory {
+    private var messages: [NetworkMessage] = []
+    /// The outputs ever received, oldest first; the first `spentOutputs` are spent. (A send
+    /// spends the oldest: `removeFirst` on an array that only grew was a scan a send.)
+    private var outputs: [String] = []
+    private var spentOutputs = 0
+    /// Every message indexed, in the order indexed; the lists by sync object and the table
+    /// by txId hold positions in it (a message is held once, not once per table: a million
+    /// messages were 420 bytes each here at the peak, issue 16).
+    private var indexedMessages: [NetworkMessage] = []
+    private var lists: [SyncObject: [Int32]] = [:]
+    private var byId: [String: Int32] = [:]
+    public private(set) var calls: [(at: Instant, call: IndexerCall)] = []
+    private var realtime: Set<String> = []
+    private var owed: Set<String> = []
+    private var pushedAt: [String: Instant] = [:]
+
+    public init() {}
+
+    public func record(_ m: NetworkMessage) { messages.append(m) }
+    public var messageCount: Int { messages.count }
+    public func forEachMessage(_ body: (NetworkMessage, Bool, Bool) -> Void) {
+        for m in messages { body(m, realtime.contains(m.txId), pushedAt[m.txId] != nil) }
+    }
+
+    public func receiveOutput(_ txId: String) { outputs.append(txId) }
+
+    public func spendOldestOutput() -> String? {
+        guard spentOutputs < outputs.count else { return nil }
+        defer {
+            spentOutputs += 1
+            if spentOutputs > 1024, spentOutputs * 2 > outputs.count {
+                outputs.removeFirst(spentOutputs)
+                spentOutputs = 0
+            }
+        }
+        return outputs[spentOutputs]
+    }
+
+    public func unspentOutputs() -> [String] { Array(outputs[spentOutputs...]) }
+
+    public func index(_ m: NetworkMessage) {
+        let position = Int32(indexedMessages.count)
+        indexedMessages.append(m)
+        byId[m.txId] = position
+        // Sorted by block time; a message of the same block time goes after those indexed before.
+        let object = SyncObject(holding: m)
+        var list = lists.removeValue(forKey: object) ?? []
+        var i = list.count
+        while i > 0, indexedMessages[Int(list[i - 1])].blockTime > m.blockTime { i -= 1 }
+        list.insert(position, at: i)
+        lists[object] = list
+    }
+
+    public var indexedCount: Int { byId.count }
+
+    public func indexed(_ object: SyncObject, since: Instant, offset: Int, limit: Int?) -> (messages: [NetworkMessage], more: Bool) {
+        let list = lists[object] ?? []
+        // A binary search, not a scan (every poll read the whole of a conversation, which
+        // grew with the run: issue 16).
+        var low = 0, high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if indexedMessages[Int(list[mid])].blockTime < since { low = mid + 1 } else { high = mid }
+        }
+        let start = min(list.count, low + offset)
+        let end = limit.map { min(list.count, start + $0) } ?? list.count
+        return (list[start..<end].map { indexedMessages[Int($0)] }, end < list.count)
+    }
+
+    public func indexedMessage(txId: String) -> NetworkMessage? { byId[txId].map { indexedMessages[Int($0)] } }
+
+    public func recordCall(_ call: IndexerCall, at: Instant) { calls.append((at, call)) }
+
+    public func markRealtimeDelivered(_ txId: String) { realtime.insert(txId) }
+    public func realtimeDelivered(_ txId: String) -> Bool { realtime.contains(txId) }
+    public var realtimeDeliveredCount: Int { realtime.count }
+    public func markPushOwed(_ txId: String) { owed.insert(txId) }
+    public var owedPushes: [String] { Array(owed) }
+    public func markPushDelivered(_ txId: String, at: Instant) { pushedAt[txId] = at }
+    public func pushDeliveredAt(_ txId: String) -> Instant? { pushedAt[txId] }
+}
