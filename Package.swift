@@ -103,6 +103,15 @@ let package = Package(
                 "WorldClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            // Release on Linux (issue 16, resident memory): lld packs the 100 000 relative
+            // relocations of a position-independent binary into 20 KB (DT_RELR, glibc 2.36 and
+            // later) instead of 2.4 MB that the loader read at every start, and the binary
+            // exports none of its 22 000 symbols (Swift's static-stdlib link exports them all;
+            // nothing looks them up). 25.3 → 21.4 MB resident after start, still PIE.
+            linkerSettings: [
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+                             .when(platforms: [.linux], configuration: .release)),
             ]
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
