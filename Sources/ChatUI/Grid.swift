@@ -77,6 +77,9 @@ public struct Grid: Equatable, Sendable {
         set { cells[y * width + x] = newValue }
     }
 
+    /// Row `y`'s cells.
+    public func row(_ y: Int) -> ArraySlice<Cell> { cells[(y * width)..<((y + 1) * width)] }
+
     /// Fills a rectangle with blanks of a role.
     public mutating func fill(x: Int, y: Int, width w: Int, height h: Int, role: Role) {
         guard w > 0, h > 0 else { return }

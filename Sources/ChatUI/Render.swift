@@ -48,20 +48,38 @@ public enum Render {
     /// typed changes the compose line alone. Each was a whole screen's wrapping and widths
     /// for one or three rows (issue 16).
     public static func screen(_ s: ViewState, width: Int, height: Int, after previous: Frame?) -> Grid {
-        guard let previous, previous.grid.width == width, previous.grid.height == height,
-              width >= minWidth, height >= minHeight, let moved = partsMoved(s, since: previous.state),
-              !moved.clock || !clockAbove(s), !moved.compose || !s.showHelp
-        else { return screen(s, width: width, height: height) }
+        guard let previous, previous.grid.width == width, previous.grid.height == height else { return screen(s, width: width, height: height) }
         var g = previous.grid
+        guard redraw(&g, s, since: previous.state) != nil else { return screen(s, width: width, height: height) }
+        return g
+    }
+
+    /// The rows a `redraw` drew anew, each with what it held before.
+    public typealias RedrawnRows = [(y: Int, before: [Cell])]
+
+    /// `screen(s, …)` made from `g`, the grid drawn for `previous`, in place: when only the
+    /// clock or the line being written moved, the compose row and the status rows are drawn
+    /// anew and returned with what they held (the terminal compares those rows alone, and a
+    /// grid nobody else holds is not copied: a key typed copied and compared the whole
+    /// screen, issue 16). Nil, with `g` untouched, when the screen must be drawn whole.
+    public static func redraw(_ g: inout Grid, _ s: ViewState, since previous: ViewState) -> RedrawnRows? {
+        let width = g.width, height = g.height
+        guard width >= minWidth, height >= minHeight, let moved = partsMoved(s, since: previous),
+              !moved.clock || !clockAbove(s), !moved.compose || !s.showHelp
+        else { return nil }
         let statusRows = statusLines(s.status, width: width)
-        if moved.compose {
-            drawCompose(&g, s, Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log,
-                                      statusRows: statusRows.count, stripRows: s.showTimeline ? Self.stripRows : 0))
-        }
+        let layout = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log,
+                            statusRows: statusRows.count, stripRows: s.showTimeline ? Self.stripRows : 0)
+        var rows = moved.compose ? [layout.composeY] : []
+        rows += (0..<statusRows.count).map { height - statusRows.count + $0 }
+        // Copies of the rows (a slice would share the grid's storage, and the first change
+        // would copy the whole grid).
+        let redrawn = rows.map { (y: $0, before: Array(g.row($0))) }
+        if moved.compose { drawCompose(&g, s, layout) }
         for (i, line) in statusRows.enumerated() {
             drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
         }
-        return g
+        return redrawn
     }
 
     /// Whether something above the status bar reads the clock: the inspector's ages, the

@@ -25,7 +25,8 @@ public final class LiveApp {
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
     /// The last frame drawn: the next is taken from it when only the clock moved.
-    private var lastFrame: Render.Frame?
+    /// The state the terminal's last frame shows (the terminal keeps the frame).
+    private var shownState: ViewState?
     /// How often (wall time) the world's clock and the view's memory are written to the
     /// profile: a kill loses at most this much of the clock. Every second was a write
     /// transaction a second while idle (issue 16).
@@ -154,7 +155,7 @@ public final class LiveApp {
             eventLog?("# " + n)  // not an event: a comment line, so replays compare the events alone
         }
         step()
-        terminal.draw(frame(terminal))
+        present(terminal)
         while !state.quitting {
             // A paste arrives as thousands of keys at once: take every key already waiting
             // (up to a bound, so the world still advances) before drawing the next frame, so
@@ -179,7 +180,7 @@ public final class LiveApp {
                 lastCheckpoint = DispatchTime.now().uptimeNanoseconds
             }
             if session.quitRequested { break }  // a `quit` line of the scenario
-            terminal.draw(frame(terminal))  // the adapter writes only what changed
+            present(terminal)  // the adapter writes only what changed
         }
         recorder?.finish(at: session.scheduler.now)
         saveMemory()
@@ -198,14 +199,20 @@ public final class LiveApp {
         return Int32(max(1, min(1000, wall.rounded(.up))))
     }
 
-    private func frame(_ terminal: Terminal) -> Grid {
+    /// Draws the state: the last frame changed in place when only the clock or the line being
+    /// written moved (`Render.redraw`), else the whole screen, which the adapter compares
+    /// with the last one.
+    private func present(_ terminal: Terminal) {
         // Outside the grid: the title, and the bell at most once a frame.
         terminal.setTitle(state.terminalTitle)
         if bellDue { terminal.bell(); bellDue = false }
         let (w, h) = terminal.size
-        let grid = Render.screen(state, width: w, height: h, after: lastFrame)
-        lastFrame = Render.Frame(state: state, grid: grid)
-        return grid
+        if let shown = shownState, terminal.redraw({ g in g.width == w && g.height == h ? Render.redraw(&g, state, since: shown) : nil }) {
+            shownState = state
+            return
+        }
+        terminal.draw(Render.screen(state, width: w, height: h))
+        shownState = state
     }
 
     /// Advances the world to now and feeds what happened to the view-model: the engine's

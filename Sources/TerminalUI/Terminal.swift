@@ -183,35 +183,72 @@ public final class Terminal {
     /// says it ends, so that no disagreement moves any other cell (ratatui's crossterm backend
     /// moves the cursor before any cell that does not follow the last one written).
     public func draw(_ grid: Grid) {
-        guard let window else { return }
+        guard window != nil else { return }
         let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
-        if full { werase(window) }
-        var isolated: [(x: Int, y: Int, cell: Cell)] = []
+        if full, let window { werase(window) }
         // The cells compared in place, the last frame read once: at rest a frame changes a
         // few cells of the status bar, and copying each of the others out to compare it was
         // most of the frame's time (issue 16).
         let before = full ? nil : previous
+        var isolated: [(x: Int, y: Int, cell: Cell)] = []
         grid.cells.withUnsafeBufferPointer { now in
             (before?.cells ?? []).withUnsafeBufferPointer { old in
-                for i in 0..<now.count where now[i].width != 0 && (old.isEmpty || old[i] != now[i]) {
-                    let cell = now[i], x = i % grid.width, y = i / grid.width
-                    if cell.isolated {
-                        isolated.append((x, y, cell))
-                        put(Cell(" ", role: cell.role), x: x, y: y, last: false)
-                    } else {
-                        put(cell, x: x, y: y, last: y == grid.height - 1 && x + Int(cell.width) == grid.width)
-                    }
+                put(now[...], from: 0, comparedWith: old.isEmpty ? nil : old[...], width: grid.width, height: grid.height, isolated: &isolated)
+            }
+        }
+        previous = grid
+        show(isolated, width: grid.width, height: grid.height)
+    }
+
+    /// Changes the last frame in place, when `change` can (see `Render.redraw`), and writes
+    /// the rows it drew anew, each compared with what it held: the rest of the screen is not
+    /// looked at, and the frame is not copied (it was, cell by cell, at every key: issue 16).
+    /// False, with nothing drawn, when there is no last frame or `change` returns nil.
+    public func redraw(_ change: (inout Grid) -> Render.RedrawnRows?) -> Bool {
+        guard window != nil, var grid = previous else { return false }
+        previous = nil  // the grid is held once: changed in place
+        guard let rows = change(&grid) else {
+            previous = grid
+            return false
+        }
+        var isolated: [(x: Int, y: Int, cell: Cell)] = []
+        for (y, before) in rows {
+            grid.row(y).withUnsafeBufferPointer { now in
+                before.withUnsafeBufferPointer { old in
+                    put(now[...], from: y * grid.width, comparedWith: old[...], width: grid.width, height: grid.height, isolated: &isolated)
                 }
             }
         }
         previous = grid
+        show(isolated, width: grid.width, height: grid.height)
+        return true
+    }
+
+    /// Puts the cells of `now` (the screen's cells from index `start` on) that differ from
+    /// `old` (all of them without it); isolated cells are kept for `show`.
+    private func put(_ now: UnsafeBufferPointer<Cell>.SubSequence, from start: Int, comparedWith old: UnsafeBufferPointer<Cell>.SubSequence?,
+                     width: Int, height: Int, isolated: inout [(x: Int, y: Int, cell: Cell)]) {
+        for i in now.indices where now[i].width != 0 && (old.map { $0[$0.startIndex + (i - now.startIndex)] != now[i] } ?? true) {
+            let cell = now[i], at = start + (i - now.startIndex), x = at % width, y = at / width
+            if cell.isolated {
+                isolated.append((x, y, cell))
+                put(Cell(" ", role: cell.role), x: x, y: y, last: false)
+            } else {
+                put(cell, x: x, y: y, last: y == height - 1 && x + Int(cell.width) == width)
+            }
+        }
+    }
+
+    /// Shows the frame, then the isolated cells one by one, each after the cells around it.
+    private func show(_ isolated: [(x: Int, y: Int, cell: Cell)], width: Int, height: Int) {
+        guard let window else { return }
         wnoutrefresh(window)
         doupdate()
         for (x, y, cell) in isolated {
-            put(cell, x: x, y: y, last: y == grid.height - 1 && x + Int(cell.width) == grid.width)
+            put(cell, x: x, y: y, last: y == height - 1 && x + Int(cell.width) == width)
             wnoutrefresh(window)
             doupdate()
-            synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), grid.width - 1)))
+            synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), width - 1)))
         }
     }
 

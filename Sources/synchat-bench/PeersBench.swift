@@ -2,7 +2,8 @@ import Foundation
 
 // `synchat-bench peers [--idle SECONDS]`: synchat beside WeeChat (when installed), in one
 // run, each the same way: a 120×36 tmux pane; the time from launch to the first screen; key
-// echo (a letter typed on the input line until tmux shows it, median of 20); resident
+// echo (a letter typed on the input line until tmux reports the program's output holding
+// it, through a control-mode client: median and 90th percentile of 60); resident
 // memory after start; CPU over an idle stretch, read from /proc. With ratios to WeeChat.
 // synchat runs --ephemeral, and with the 1 000 000-message profile `firstframe` builds.
 
@@ -10,6 +11,7 @@ struct PeerFigures {
     var name: String
     var firstFrame: Double?
     var echo: Double?
+    var echoP90: Double?
     var rssMB: Double?
     var idleCPU: Double?
 }
@@ -67,18 +69,17 @@ func peersBench(idleSeconds: Int) {
         }
         // Key echo: to the input line (synchat: open the first conversation first).
         if let open = p.typeAt { _ = sh("\(tmux) send-keys -t p \(open)"); usleep(300_000) }
+        // Letters no escape sequence ends with (m, h, l, H, K, J… do), so that the first
+        // output holding one is its echo; 60 keys, 30 ms apart, through tmux's control mode.
+        let letters = Array(String(repeating: "zxwvyqopnkjigfe", count: 4))
         var echoes: [Double] = []
-        let letters = Array("abcdefghijklmnopqrst")
-        var typed = ""
-        for c in letters {
-            typed.append(c)
-            let want = typed
-            let start = now()
-            _ = sh("\(tmux) send-keys -t p -l \(c)")
-            let sent = Double(now() - start) / 1e6
-            if let t = until(5, { $0.contains(want) }) { echoes.append(sent + t) }
+        if let probe = EchoProbe(socket: "synchat-bench-peers-\(getpid())", target: "p") {
+            for c in letters {
+                if let t = probe.echo(c, target: "p") { echoes.append(t) }
+                usleep(30_000)
+            }
         }
-        if !echoes.isEmpty { f.echo = percentile(echoes, 0.5) }
+        if !echoes.isEmpty { f.echo = percentile(echoes, 0.5); f.echoP90 = percentile(echoes, 0.9) }
         for _ in letters { _ = sh("\(tmux) send-keys -t p BSpace") }
         if p.typeAt != nil { _ = sh("\(tmux) send-keys -t p Escape") }
         sleep(3)
@@ -96,17 +97,18 @@ func peersBench(idleSeconds: Int) {
         }
     }
     let peer = results.first { $0.name.hasPrefix("WeeChat") }
-    say("program".padding(toLength: 34, withPad: " ", startingAt: 0) + "first frame".leftPad(14) + "key echo".leftPad(12)
-        + "RSS".leftPad(10) + "idle CPU (\(idleSeconds) s)".leftPad(18))
+    say("program".padding(toLength: 34, withPad: " ", startingAt: 0) + "first frame".leftPad(14) + "key echo".leftPad(16)
+        + "echo p90".leftPad(16) + "RSS".leftPad(10) + "idle CPU (\(idleSeconds) s)".leftPad(18))
     for r in results {
         func cell(_ v: Double?, _ unit: String, _ format: String, _ peerValue: Double?) -> String {
             guard let v else { return "—" }
             var text = String(format: format, v) + unit
-            if let peerValue, peerValue > 0, !r.name.hasPrefix("WeeChat") { text += String(format: " (×%.1f)", v / peerValue) }
+            if let peerValue, peerValue > 0, !r.name.hasPrefix("WeeChat") { text += String(format: " (×%.2f)", v / peerValue) }
             return text
         }
         say(r.name.padding(toLength: 34, withPad: " ", startingAt: 0)
-            + cell(r.firstFrame, " ms", "%.0f", peer?.firstFrame).leftPad(14) + cell(r.echo, " ms", "%.1f", peer?.echo).leftPad(12)
+            + cell(r.firstFrame, " ms", "%.0f", peer?.firstFrame).leftPad(14) + cell(r.echo, " ms", "%.2f", peer?.echo).leftPad(16)
+            + cell(r.echoP90, " ms", "%.2f", peer?.echoP90).leftPad(16)
             + cell(r.rssMB, " MB", "%.1f", peer?.rssMB).leftPad(10) + cell(r.idleCPU, " %", "%.3f", peer?.idleCPU).leftPad(18))
     }
     say("(×N: synchat's figure over WeeChat's from this run; key echo includes tmux's own round trip)")

@@ -85,4 +85,36 @@ struct ClockFrameTests {
             if name == "sample" { #expect(frame.grid[50, 5] == Cell("Ж")) }
         }
     }
+
+    @Test("a redraw in place names every row it changed with what the row held: the terminal compares those rows alone, so a row changed and not named would stay wrong on screen")
+    func redrawNamesWhatChanged() {
+        let keys: [Key] = [.char("h"), .char("👍🏽"), .backspace, .left, .char("e\u{0301}"), .end] + Array(repeating: .char("w"), count: 110)
+        var redrawn = 0
+        for (name, s) in Self.states() {
+            var state = s
+            var grid = Render.screen(state, width: 100, height: 30)
+            for step in 0..<(keys.count + 3) {
+                let before = grid, previous = state
+                if step < keys.count { _ = ViewModel.reduce(&state, .key(keys[step])) } else { state.status.clock = state.status.clock + .seconds(61) }
+                guard let rows = Render.redraw(&grid, state, since: previous) else {
+                    #expect(grid == before, "\(name): a redraw that gives up leaves the grid as it was")
+                    grid = Render.screen(state, width: 100, height: 30)
+                    continue
+                }
+                redrawn += 1
+                let named = Set(rows.map(\.y))
+                for y in 0..<30 where !named.contains(y) {
+                    let kept = grid.row(y) == before.row(y)  // Bools: a failure names the row, not two rows of cells
+                    #expect(kept, "\(name) step \(step): row \(y) changed and was not named")
+                }
+                for (y, old) in rows {
+                    let held = old == Array(before.row(y))
+                    #expect(held, "\(name) step \(step): row \(y)'s old cells")
+                }
+                let same = grid == Render.screen(state, width: 100, height: 30)
+                #expect(same, "\(name) step \(step)")
+            }
+        }
+        #expect(redrawn > 100)  // the fast path was taken, not only the whole screen
+    }
 }
