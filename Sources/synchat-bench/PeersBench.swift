@@ -1,7 +1,8 @@
 import Foundation
 
 // `synchat-bench peers [--idle SECONDS]`: synchat beside WeeChat (when installed), in one
-// run, each the same way: a 120×36 tmux pane; the time from launch to the first screen; key
+// run, each the same way: a 120×36 tmux pane, all on one tmux server (the keys go to each in
+// turn, and all idle together); the time from launch to the first screen; key
 // echo (a letter typed on the input line until tmux reports the program's output holding
 // it, through a control-mode client: median and 90th percentile of 60); resident
 // memory after start; CPU over an idle stretch, read from /proc. With ratios to WeeChat.
@@ -17,7 +18,7 @@ struct PeerFigures {
 }
 
 func peersBench(idleSeconds: Int) {
-    say("== peers: synchat beside WeeChat, one after the other in this run (120x36 tmux panes)")
+    say("== peers: synchat beside WeeChat in one run (120x36 tmux panes; echo keys to each in turn, idle together)")
     guard let binary = releaseBinary() else { return }
     guard !sh("command -v tmux").isEmpty else { say("skipped: tmux is not installed"); return }
     var programs: [(name: String, command: String, ready: (String) -> Bool, typeAt: String?)] = [
@@ -40,26 +41,32 @@ func peersBench(idleSeconds: Int) {
     } else {
         say("(WeeChat is not installed: apt-get install weechat-curses; synchat alone below)")
     }
-    var results: [PeerFigures] = []
-    for p in programs {
-        let tmux = "tmux -L synchat-bench-peers-\(getpid())"
-        defer { _ = sh("\(tmux) kill-server") }
-        func screen() -> String { sh("\(tmux) capture-pane -p -t p", raw: true) }
-        func until(_ seconds: Double, _ condition: (String) -> Bool) -> Double? {
-            let start = now()
-            while Double(now() - start) / 1e9 < seconds {
-                if condition(screen()) { return Double(now() - start) / 1e6 }
-                usleep(500)
-            }
-            return nil
+    // Each program is launched alone (first frame, resident memory), in a session of its own
+    // on one tmux server; then the keys go to each in turn, so that whatever else the machine
+    // does falls on all of them alike (one after the other, the medians moved by 0.1 ms
+    // between programs as the machine's state drifted); then all idle together.
+    let tmux = "tmux -L synchat-bench-peers-\(getpid())"
+    defer { _ = sh("\(tmux) kill-server") }
+    func screen(_ target: String) -> String { sh("\(tmux) capture-pane -p -t \(target)", raw: true) }
+    func until(_ seconds: Double, _ condition: () -> Bool) -> Double? {
+        let start = now()
+        while Double(now() - start) / 1e9 < seconds {
+            if condition() { return Double(now() - start) / 1e6 }
+            usleep(500)
         }
+        return nil
+    }
+    var results: [PeerFigures] = []
+    var running: [(index: Int, target: String, pid: String, typeAt: String?)] = []
+    for p in programs {
+        let target = "p\(results.count)"
         var f = PeerFigures(name: p.name)
         let t0 = now()
-        _ = sh("\(tmux) new-session -d -s p -x 120 -y 36 '\(p.command)'")
-        guard until(60, p.ready) != nil else { say("\(p.name): no first screen in 60 s"); continue }
+        _ = sh("\(tmux) new-session -d -s \(target) -x 120 -y 36 '\(p.command)'")
+        guard until(60, { p.ready(screen(target)) }) != nil else { say("\(p.name): no first screen in 60 s"); continue }
         f.firstFrame = Double(now() - t0) / 1e6
         sleep(2)
-        let shell = sh("\(tmux) display-message -p -t p '#{pane_pid}'")
+        let shell = sh("\(tmux) display-message -p -t \(target) '#{pane_pid}'")
         let child = sh("pgrep -P \(shell) | head -1")
         let pid = child.isEmpty ? shell : child
         if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -67,35 +74,46 @@ func peersBench(idleSeconds: Int) {
            let kb = Double(line.split(separator: " ").dropFirst().first ?? "") {
             f.rssMB = kb / 1024
         }
-        // Key echo: to the input line (synchat: open the first conversation first).
-        if let open = p.typeAt { _ = sh("\(tmux) send-keys -t p \(open)"); usleep(300_000) }
-        // Letters no escape sequence ends with (m, h, l, H, K, J… do), so that the first
-        // output holding one is its echo; 60 keys, 30 ms apart, through tmux's control mode.
-        let letters = Array(String(repeating: "zxwvyqopnkjigfe", count: 4))
-        var echoes: [Double] = []
-        if let probe = EchoProbe(socket: "synchat-bench-peers-\(getpid())", target: "p") {
-            for c in letters {
-                if let t = probe.echo(c, target: "p") { echoes.append(t) }
-                usleep(30_000)
-            }
-        }
-        if !echoes.isEmpty { f.echo = percentile(echoes, 0.5); f.echoP90 = percentile(echoes, 0.9) }
-        for _ in letters { _ = sh("\(tmux) send-keys -t p BSpace") }
-        if p.typeAt != nil { _ = sh("\(tmux) send-keys -t p Escape") }
-        sleep(3)
-        if let c0 = ProcessCPU(pid: pid) {
-            sleep(UInt32(idleSeconds))
-            if let used = ProcessCPU(pid: pid)?.seconds(since: c0) { f.idleCPU = used.seconds / Double(idleSeconds) * 100 }
-        }
+        running.append((results.count, target, pid, p.typeAt))
         results.append(f)
-        // synchat quits with q, so that its store is closed cleanly: a killed one is read
-        // through at the next start (the `firstframe` profile, reused below and next time).
-        if p.typeAt != nil {
-            _ = sh("\(tmux) send-keys -t p q")
-            _ = until(10) { !$0.contains("Conversations") }
-            usleep(300_000)
+    }
+    // Key echo: to the input line (synchat: open the first conversation first). Letters no
+    // escape sequence ends with (m, h, l, H, K, J… do), so that the first output holding one
+    // is its echo; 60 keys to each program, in turn, 10 ms apart, through tmux's control mode.
+    for r in running { if let open = r.typeAt { _ = sh("\(tmux) send-keys -t \(r.target) \(open)") } }
+    usleep(500_000)
+    let letters = Array(String(repeating: "zxwvyqopnkjigfe", count: 4))
+    let probes = running.map { EchoProbe(socket: "synchat-bench-peers-\(getpid())", target: $0.target) }
+    var echoes = Array(repeating: [Double](), count: running.count)
+    for c in letters {
+        for (i, r) in running.enumerated() {
+            if let t = probes[i]?.echo(c, target: r.target) { echoes[i].append(t) }
+            usleep(10_000)
         }
     }
+    for (i, r) in running.enumerated() where !echoes[i].isEmpty {
+        results[r.index].echo = percentile(echoes[i], 0.5)
+        results[r.index].echoP90 = percentile(echoes[i], 0.9)
+    }
+    for r in running {
+        for _ in letters { _ = sh("\(tmux) send-keys -t \(r.target) BSpace") }
+        if r.typeAt != nil { _ = sh("\(tmux) send-keys -t \(r.target) Escape") }
+    }
+    sleep(3)
+    let before = running.map { ProcessCPU(pid: $0.pid) }
+    sleep(UInt32(idleSeconds))
+    for (i, r) in running.enumerated() {
+        if let c0 = before[i], let used = ProcessCPU(pid: r.pid)?.seconds(since: c0) {
+            results[r.index].idleCPU = used.seconds / Double(idleSeconds) * 100
+        }
+    }
+    // synchat quits with q, so that its store is closed cleanly: a killed one is read through
+    // at the next start (the `firstframe` profile, reused below and next time).
+    for r in running where r.typeAt != nil {
+        _ = sh("\(tmux) send-keys -t \(r.target) q")
+        _ = until(10) { !screen(r.target).contains("Conversations") }
+    }
+    usleep(300_000)
     let peer = results.first { $0.name.hasPrefix("WeeChat") }
     say("program".padding(toLength: 34, withPad: " ", startingAt: 0) + "first frame".leftPad(14) + "key echo".leftPad(16)
         + "echo p90".leftPad(16) + "RSS".leftPad(10) + "idle CPU (\(idleSeconds) s)".leftPad(18))
