@@ -70,14 +70,18 @@ public enum Render {
         let statusRows = statusLines(s.status, width: width)
         let layout = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log,
                             statusRows: statusRows.count, stripRows: s.showTimeline ? Self.stripRows : 0)
+        // The status rows show `s.status` alone, which is the last frame's but for the clock:
+        // drawn again only when the clock moved (a key typed changes the compose row alone).
         var rows = moved.compose ? [layout.composeY] : []
-        rows += (0..<statusRows.count).map { height - statusRows.count + $0 }
+        if moved.clock { rows += (0..<statusRows.count).map { height - statusRows.count + $0 } }
         // Copies of the rows (a slice would share the grid's storage, and the first change
         // would copy the whole grid).
         let redrawn = rows.map { (y: $0, before: Array(g.row($0))) }
         if moved.compose { drawCompose(&g, s, layout) }
-        for (i, line) in statusRows.enumerated() {
-            drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
+        if moved.clock {
+            for (i, line) in statusRows.enumerated() {
+                drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
+            }
         }
         return redrawn
     }
