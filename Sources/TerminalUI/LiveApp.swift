@@ -173,6 +173,9 @@ public final class LiveApp {
                 taken += 1
                 input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)
             }
+            // What was typed is shown before the world is advanced: the echo does not wait for
+            // the world's work (issue 16); the frame after it draws what the world moved.
+            if taken > 0, !state.quitting { present(terminal) }
             step()
             if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > Self.checkpointEvery {
                 session.checkpoint()  // a profile resumes about where it was, even after a kill
@@ -207,6 +210,7 @@ public final class LiveApp {
         terminal.setTitle(state.terminalTitle)
         if bellDue { terminal.bell(); bellDue = false }
         let (w, h) = terminal.size
+        if shownState == state, terminal.hasFrame(width: w, height: h) { return }  // nothing moved since the last frame
         if let shown = shownState, terminal.redraw({ g in g.width == w && g.height == h ? Render.redraw(&g, state, since: shown) : nil }) {
             shownState = state
             return

@@ -264,6 +264,9 @@ public final class Terminal {
         }
     }
 
+    /// Whether the screen shows a frame of this size (none after `invalidate`).
+    public func hasFrame(width: Int, height: Int) -> Bool { previous?.width == width && previous?.height == height }
+
     /// Forgets the last frame, so that the next one is drawn whole (after a resize).
     public func invalidate() {
         previous = nil
