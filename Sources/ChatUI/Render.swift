@@ -58,8 +58,8 @@ public enum Render {
     public typealias RedrawnRows = [(y: Int, before: [Cell])]
 
     /// `screen(s, …)` made from `g`, the grid drawn for `previous`, in place: when only the
-    /// clock or the line being written moved, the compose row and the status rows are drawn
-    /// anew and returned with what they held (the terminal compares those rows alone, and a
+    /// clock or the line being written moved, the compose row (when it moved) and the status
+    /// rows (when the clock moved) are drawn anew and returned with what they held (the terminal compares those rows alone, and a
     /// grid nobody else holds is not copied: a key typed copied and compared the whole
     /// screen, issue 16). Nil, with `g` untouched, when the screen must be drawn whole.
     public static func redraw(_ g: inout Grid, _ s: ViewState, since previous: ViewState) -> RedrawnRows? {

@@ -7,7 +7,7 @@ import SyncEngine
 ///
 /// One owner, two homes: `InMemoryWorldHistory` (the default: a day of traffic in a fraction
 /// of a second) and a temporary SQLite file (`DiskWorld`), for runs whose history is bigger
-/// than memory should hold (`synchat simulate --history disk`, issue 16). Both answer every
+/// than memory should hold (`synchat simulate --store disk`, issue 16). Both answer every
 /// question the same, in the same order: the event logs of every shipped scenario are byte
 /// for byte the same on either (a test holds them so).
 public protocol WorldHistory: AnyObject {

@@ -203,7 +203,7 @@ public enum HistoryChoice: String, CaseIterable, Sendable {
 }
 
 /// Where a run keeps the history of its messages: the client's store and the world's
-/// history. Both in memory unless given (`synchat simulate --history disk` puts both in
+/// history. Both in memory unless given (`synchat simulate --store disk` puts both in
 /// temporary SQLite files, for runs bigger than memory should hold).
 public struct HistoryHome {
     public var storage: ChatStorage

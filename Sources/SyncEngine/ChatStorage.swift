@@ -98,7 +98,7 @@ extension ChatStorage {
 }
 
 /// Where `InMemoryChatStorage` keeps its message rows: in memory (`InMemoryMessageRows`), or
-/// in a temporary SQLite file for a run bigger than memory (`simulate --history disk`).
+/// in a temporary SQLite file for a run bigger than memory (`simulate --store disk`).
 /// Either answers the same, in the same order.
 public protocol StoredMessageRows: AnyObject {
     /// Stores `m` unless its txId is stored; true when it was new.

@@ -24,8 +24,8 @@ public final class LiveApp {
     private var pending: [TimedEvent] = []
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
-    /// The last frame drawn: the next is taken from it when only the clock moved.
-    /// The state the terminal's last frame shows (the terminal keeps the frame).
+    /// The state the terminal's last frame shows (the terminal keeps the frame; the next is
+    /// changed from it in place when only the clock or the compose line moved).
     private var shownState: ViewState?
     /// How often (wall time) the world's clock and the view's memory are written to the
     /// profile: a kill loses at most this much of the clock. Every second was a write

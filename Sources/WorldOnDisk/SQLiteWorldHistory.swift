@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 
 /// The simulated world's history in a private temporary SQLite file (`TemporarySQLite`),
-/// for runs bigger than memory should hold (`synchat simulate --history disk`). Its answers
+/// for runs bigger than memory should hold (`synchat simulate --store disk`). Its answers
 /// are `InMemoryWorldHistory`'s, in the same order: a test runs every shipped scenario on
 /// both and compares the event logs.
 public final class SQLiteWorldHistory: WorldHistory {
@@ -189,7 +189,7 @@ public final class SQLiteWorldHistory: WorldHistory {
 }
 
 /// The simulated client's message rows in a private temporary SQLite file, for
-/// `InMemoryChatStorage` in runs bigger than memory (`simulate --history disk`): the same
+/// `InMemoryChatStorage` in runs bigger than memory (`simulate --store disk`): the same
 /// answers as `InMemoryMessageRows`, in the same order.
 public final class SQLiteMessageRows: StoredMessageRows {
     private let file: TemporarySQLite

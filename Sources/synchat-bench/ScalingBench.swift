@@ -82,7 +82,7 @@ func scalingBench(lines: Int) throws {
     try bigScenario(lines: lines, history: "auto")
 }
 
-/// A scenario of `lines` `receive` lines, run by the release binary with `--history
+/// A scenario of `lines` `receive` lines, run by the release binary with `--store
 /// history`: wall time and peak RSS.
 func bigScenario(lines: Int, history: String) throws {
     guard let binary = releaseBinary() else { return }
@@ -101,7 +101,7 @@ func bigScenario(lines: Int, history: String) throws {
     let t0 = now()
     // The child's own high-water mark (VmHWM), read from /proc while it runs: a forked
     // child's ru_maxrss starts from this bench's own resident memory.
-    let out = sh("\(binary) simulate --scenario \(path) --policy adaptive --history \(history) --format json > /dev/null & pid=$!; peak=0; "
+    let out = sh("\(binary) simulate --scenario \(path) --policy adaptive --store \(history) --format json > /dev/null & pid=$!; peak=0; "
         + "while kill -0 $pid 2>/dev/null; do h=$(awk '/^VmHWM/ {print $2}' /proc/$pid/status 2>/dev/null); "
         + "[ -n \"$h\" ] && peak=$h; sleep 0.05; done; wait $pid; echo $? $peak")
     let wall = Double(now() - t0) / 1e9

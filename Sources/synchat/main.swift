@@ -266,11 +266,11 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also draw the run over time as an SVG timeline, one panel per policy.", valueName: "FILE.svg"))
     var chart: String?
 
-    @Option(name: .long, help: ArgumentHelp("""
+    @Option(name: .customLong("store"), help: ArgumentHelp("""
         Where a run keeps its messages: memory, disk (temporary SQLite files: memory flat in the run's length), \
         or auto (disk past \(HistoryChoice.diskThreshold) messages).
         """, valueName: "auto|memory|disk"))
-    var history: String = "auto"
+    var store: String = "auto"
 
     @OptionGroup var subcommandArguments: SubcommandArguments
 
@@ -278,7 +278,7 @@ struct Simulate: ParsableCommand {
         _ = try seedText.map(CommandLineNumber.seed)
         guard SyncPolicy.named(policy) != nil else { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
         if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
-        guard HistoryChoice(rawValue: history) != nil else { throw ValidationError("--history \(history): expected auto, memory or disk") }
+        guard HistoryChoice(rawValue: store) != nil else { throw ValidationError("--store \(store): expected auto, memory or disk") }
     }
 
     func run() throws {
@@ -289,7 +289,7 @@ struct Simulate: ParsableCommand {
         let labels = policies.map(\.name).joined(separator: ", ")
         // The log is kept only to be printed or drawn: the measures do not need it.
         // A long run keeps its history in temporary files (SQLite deletes them when it ends).
-        let onDisk = HistoryChoice(rawValue: history)!.onDisk(for: parsed)
+        let onDisk = HistoryChoice(rawValue: store)!.onDisk(for: parsed)
         let onDiskHome: @Sendable () throws -> HistoryHome = {
             HistoryHome(storage: InMemoryChatStorage(rows: try SQLiteMessageRows()), history: try SQLiteWorldHistory())
         }

@@ -112,6 +112,20 @@ struct CLITests {
         #expect(table.out.split(separator: "\n").first?.contains("adaptive/naive  adaptive/seed") == true)
     }
 
+    @Test("simulate --store: memory and disk print the same measures and the same event log through the binary; a bad value is one line, exit code 2")
+    func store() throws {
+        let file = TmuxSession.packageRoot.appendingPathComponent("Scenarios/push-outage.scenario").path
+        for args in [["--compare", "--format", "json"], ["--policy", "seed", "--events"]] {
+            let memory = try runSynchat(["simulate", "--scenario", file, "--store", "memory"] + args)
+            let disk = try runSynchat(["simulate", "--scenario", file, "--store", "disk"] + args)
+            #expect(memory.status == 0 && disk.status == 0)
+            #expect(memory.out.count > 200 && memory.out == disk.out, "\(args)")
+        }
+        let bad = try runSynchat(["simulate", "--scenario", file, "--store", "tape"])
+        #expect(bad.status == 2)
+        #expect(bad.err.split(separator: "\n").count == 1 && bad.err.contains("--store tape"))
+    }
+
     @Test("bad flags: one line, exit code 2")
     func badFlags() throws {
         let r = try runSynchat(["simulate", "--scenario", "x", "--policy", "greedy"])
