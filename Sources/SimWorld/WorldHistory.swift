@@ -75,6 +75,17 @@ public final class InMemoryWorldHistory: WorldHistory {
 
     public init() {}
 
+    /// Room for about `count` messages, made at once: a table that grows by doubling copies
+    /// what it holds at each step, and past the caches every copy is a trip to memory.
+    public func reserveCapacity(_ count: Int) {
+        messages.reserveCapacity(count)
+        indexedMessages.reserveCapacity(count)
+        outputs.reserveCapacity(count)
+        byId.reserveCapacity(count)
+        realtime.reserveCapacity(count)
+        pushedAt.reserveCapacity(count)
+    }
+
     public func record(_ m: NetworkMessage) { messages.append(m) }
     public var messageCount: Int { messages.count }
     public func forEachMessage(_ body: (NetworkMessage, Bool, Bool) -> Void) {

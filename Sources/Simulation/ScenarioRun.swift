@@ -27,6 +27,11 @@ public final class ScenarioRun {
                 storage: ChatStorage = InMemoryChatStorage(), timings: WorldTimings = WorldTimings(),
                 persistence: WorldPersistence? = nil, keepsLog: Bool = true, history: WorldHistory = InMemoryWorldHistory()) {
         self.scenario = scenario
+        // What the run will hold, made room for at once (see `reserveCapacity`); bounded, as
+        // a scenario's own estimate is no promise.
+        let expected = min(scenario.expectedMessages, 1 << 22)
+        (history as? InMemoryWorldHistory)?.reserveCapacity(expected)
+        (storage as? InMemoryChatStorage)?.reserveCapacity(expected)
         let session = AppSession(seed: seed ?? scenario.seed, contacts: scenario.contacts, trafficPerHour: scenario.trafficPerHour,
                                  mode: scenario.mode, policy: policy, settings: settings, storage: storage, timings: timings,
                                  persistence: persistence, history: history)

@@ -104,6 +104,9 @@ public protocol StoredMessageRows: AnyObject {
     /// Stores `m` unless its txId is stored; true when it was new.
     func insert(_ m: StoredMessage) -> Bool
     func message(txId: String) -> StoredMessage?
+    /// Whether a row has `txId`, without reading it: the engine asks for every entry of a
+    /// UTXO set, which grows with the history.
+    func contains(txId: String) -> Bool
     var count: Int { get }
     /// Every row, in storage order.
     func all() -> [StoredMessage]
@@ -125,6 +128,12 @@ public final class InMemoryMessageRows: StoredMessageRows {
 
     public init() {}
 
+    /// Room for about `messages` rows, made at once (see `InMemoryWorldHistory.reserveCapacity`).
+    public func reserveCapacity(_ messages: Int) {
+        byTxId.reserveCapacity(messages)
+        ordered.reserveCapacity(messages)
+    }
+
     public func insert(_ m: StoredMessage) -> Bool {
         guard byTxId[m.txId] == nil else { return false }
         byTxId[m.txId] = ordered.count
@@ -134,6 +143,7 @@ public final class InMemoryMessageRows: StoredMessageRows {
     }
 
     public func message(txId: String) -> StoredMessage? { byTxId[txId].map { ordered[$0] } }
+    public func contains(txId: String) -> Bool { byTxId[txId] != nil }
     public var count: Int { ordered.count }
     public func all() -> [StoredMessage] { ordered }
 
@@ -175,6 +185,9 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
 
     public init(rows: StoredMessageRows = InMemoryMessageRows()) { self.rows = rows }
 
+    /// Room for about `messages` rows when they are kept in memory.
+    public func reserveCapacity(_ messages: Int) { (rows as? InMemoryMessageRows)?.reserveCapacity(messages) }
+
     public func loadState() -> PersistedEngineState? { state }
     public func saveState(_ state: PersistedEngineState) throws { self.state = state }
 
@@ -188,7 +201,7 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
         }
     }
 
-    public func hasMessage(txId: String) -> Bool { rows.message(txId: txId) != nil }
+    public func hasMessage(txId: String) -> Bool { rows.contains(txId: txId) }
 
     public func message(txId: String) -> StoredMessage? { rows.message(txId: txId) }
 

@@ -206,7 +206,7 @@ public final class SQLiteMessageRows: StoredMessageRows {
     }
 
     public func insert(_ m: StoredMessage) -> Bool {
-        guard message(txId: m.txId) == nil else { return false }
+        guard !contains(txId: m.txId) else { return false }
         file.write("INSERT INTO message (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)") { s in
             file.bind(s, m.message)
             file.int(s, 7, m.receivedAt.milliseconds)
@@ -223,6 +223,10 @@ public final class SQLiteMessageRows: StoredMessageRows {
 
     public func message(txId: String) -> StoredMessage? {
         file.first("SELECT \(Self.columns) FROM message WHERE txId = ?", { file.text($0, 1, txId) }) { stored($0) }
+    }
+
+    public func contains(txId: String) -> Bool {
+        file.first("SELECT 1 FROM message WHERE txId = ?", { file.text($0, 1, txId) }) { _ in true } ?? false
     }
 
     private func all(_ sql: String, _ bindings: (OpaquePointer) -> Void = { _ in }) -> [StoredMessage] {

@@ -87,14 +87,21 @@ struct DiskHistoryTests {
         let memory = InMemoryMessageRows(), disk = try SQLiteMessageRows()
         var random = RandomStream(seed: 17, concern: "disk-rows")
         let people = [Address("kaspa:qa"), Address("kaspa:qb")]
+        var inserted: Set<String> = []
         for i in 0..<2000 {
             let txId = "tx\(random.int(0...1500))"  // some twice: the second is refused
+            inserted.insert(txId)
             let m = StoredMessage(message: NetworkMessage(txId: txId, conversation: people[random.int(0...1)], direction: .incoming, kind: .contextual,
                                                           body: "m\(i)", blockTime: Instant(milliseconds: Int64(random.int(0...300)) * 1000)),
                                   receivedAt: Instant(milliseconds: Int64(i)), via: [Channel.realtime, .push, .fetch][random.int(0...2)])
             #expect(memory.insert(m) == disk.insert(m))
         }
         #expect(memory.count == disk.count && memory.count < 2000)
+        // `contains` answers without reading the row: against the txIds inserted, and a few never were.
+        for n in 0...1600 {
+            let txId = "tx\(n)"
+            #expect(memory.contains(txId: txId) == inserted.contains(txId) && disk.contains(txId: txId) == inserted.contains(txId), "\(txId)")
+        }
         #expect(memory.all() == disk.all())
         for person in people {
             #expect(memory.messages(in: person) == disk.messages(in: person))
