@@ -775,8 +775,9 @@ public final class Engine {
             fetchAll(fullSyncObjects(), runId: runId)
         case .success(let txIds):
             let requestedAt = now
-            // The gap: unspent outputs the store lacks, and outputs the user's sends spent unseen.
-            for id in txIds + spentUnstored.sorted() where !has(id) {
+            // The gap: unspent outputs the store lacks, and outputs the user's sends spent unseen
+            // (walked in turn: the set is the address's whole unspent history, not copied again).
+            for id in [txIds, spentUnstored.sorted()].joined() where !has(id) {
                 let call = IndexerCall.messageById(id)
                 counters.requestsByKind[call.kind, default: 0] += 1
                 runs[runId]?.requests += 1

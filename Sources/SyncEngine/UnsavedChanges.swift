@@ -38,7 +38,9 @@ struct UnsavedChanges {
 
     var count: Int { messages.count + contacts.count + reads.count + pendingPushes.count }
 
-    func contains(txId: String) -> Bool { ids.contains(txId) || inFlight[txId] != nil }
+    /// Asked for every message fetched and every entry of a UTXO set; almost always empty,
+    /// and an empty table still hashes the key it is asked for.
+    func contains(txId: String) -> Bool { (!ids.isEmpty && ids.contains(txId)) || (!inFlight.isEmpty && inFlight[txId] != nil) }
 
     func message(txId: String) -> StoredMessage? {
         inFlight[txId] ?? (ids.contains(txId) ? messages.first { $0.txId == txId } : nil)
