@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus"]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus", "SyncCore", "SyncEngine"]),
-        .testTarget(name: "EngineTests", dependencies: ["AppActions", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus",
+        .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus",
                                                      "WorldOnDisk", "ChatStore"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI", "TestSupport"],

@@ -24,9 +24,8 @@ public enum PushPayload {
     /// `now`, when given, rejects block times more than `wireFutureTolerance` ahead of it.
     public static func decode(_ data: Data, me: Address, now: Instant? = nil) throws -> NetworkMessage {
         let root = try object(data, "push payload")
-        guard let aps = root["aps"] as? [String: Any] else { throw WireError("push payload: missing \"aps\" object") }
-        _ = aps
-        guard let body = root["synchat"] as? [String: Any] else { throw WireError("push payload: missing \"synchat\" object") }
+        guard case .object = root["aps"] else { throw WireError("push payload: missing \"aps\" object") }
+        guard case .object(let body) = root["synchat"] else { throw WireError("push payload: missing \"synchat\" object") }
         let txId = try string(body, "txId", "push payload")
         let sender = try string(body, "sender", "push payload")
         let kind = try kind(body, "push payload")
@@ -75,11 +74,10 @@ public struct IndexerPage: Sendable {
     public static func read(_ data: Data, for call: IndexerCall, me: Address, now: Instant? = nil) throws -> IndexerPage {
         let what = "indexer \(call.kind) reply"
         let root = try object(data, what)
-        guard let list = root["messages"] as? [Any] else { throw WireError("\(what): missing \"messages\" array") }
+        guard case .array(let list) = root["messages"] else { throw WireError("\(what): missing \"messages\" array") }
         var nextPage: Int?
-        if let raw = root["nextPage"], !(raw is NSNull) {
-            // `true` bridges to 1 through NSNumber: check for a boolean first.
-            guard let number = raw as? NSNumber, isNumberNotBoolean(number), let n = Int(exactly: number.doubleValue), n > 0 else {
+        if let raw = root["nextPage"], raw != .null {
+            guard case .number(let number) = raw, let n = Int(exactly: number), n > 0 else {
                 throw WireError("\(what): \"nextPage\" is not a positive integer")
             }
             nextPage = n
@@ -91,19 +89,20 @@ public struct IndexerPage: Sendable {
             do {
                 messages.append(try item(element, index: i, what: what, call: call, me: me, now: now, seen: &seen))
             } catch let error as WireError {
-                let m = element as? [String: Any]
-                let txId = (m?["txId"] as? String).flatMap { $0.isEmpty ? nil : $0 }
-                let blockTime = (m?["blockTime"] as? NSNumber).flatMap { isNumberNotBoolean($0) ? Int64(exactly: $0.doubleValue) : nil }
-                    .flatMap { $0 >= 0 ? Instant(milliseconds: $0) : nil }
-                rejected.append(RejectedItem(key: txId ?? canonical(element), txId: txId, blockTime: blockTime, reason: error.message))
+                let m: [String: WireValue]? = if case .object(let m) = element { m } else { nil }
+                let txId: String? = if case .string(let s) = m?["txId"], !s.isEmpty { s } else { nil }
+                let blockTime: Instant? = if case .number(let n) = m?["blockTime"], let v = Int64(exactly: n), v >= 0 {
+                    Instant(milliseconds: v)
+                } else { nil }
+                rejected.append(RejectedItem(key: txId ?? element.canonical, txId: txId, blockTime: blockTime, reason: error.message))
             }
         }
         return IndexerPage(messages: messages, nextPage: nextPage, rejected: rejected)
     }
 
-    private static func item(_ element: Any, index i: Int, what: String, call: IndexerCall, me: Address, now: Instant?,
+    private static func item(_ element: WireValue, index i: Int, what: String, call: IndexerCall, me: Address, now: Instant?,
                              seen: inout Set<String>) throws -> NetworkMessage {
-            guard let m = element as? [String: Any] else { throw WireError("\(what): messages[\(i)] is not an object") }
+            guard case .object(let m) = element else { throw WireError("\(what): messages[\(i)] is not an object") }
             let at = "\(what) messages[\(i)]"
             let txId = try string(m, "txId", at)
             let sender = try string(m, "sender", at)
@@ -121,13 +120,6 @@ public struct IndexerPage: Sendable {
             try check(call: call, kind: kind, direction: direction, conversation: conversation, blockTime: blockTime, at: at)
             if case .messageById(let id) = call, txId != id { throw WireError("\(at): asked for \(id), got \(txId)") }
             return NetworkMessage(txId: txId, conversation: Address(conversation), direction: direction, kind: kind, body: payload, blockTime: blockTime)
-    }
-
-    /// An item's text with sorted keys, to know it again in a later reply.
-    private static func canonical(_ element: Any) -> String {
-        guard JSONSerialization.isValidJSONObject([element]),
-              let data = try? JSONSerialization.data(withJSONObject: [element], options: [.sortedKeys]) else { return "\(element)" }
-        return String(decoding: data, as: UTF8.self)
     }
 
     private static func check(call: IndexerCall, kind: MessageKind, direction: Direction, conversation: String, blockTime: Instant, at: String) throws {
@@ -173,12 +165,12 @@ public struct IndexerTips: Equatable, Sendable {
         let root = try object(data, what)
         guard let value = root["tip"] else { throw WireError("\(what): missing \"tip\"") }
         var latest: Instant?
-        if !(value is NSNull) {
+        if value != .null {
             latest = try millis(root, "tip", what)
             try notFuture(latest!, now, what)
         }
         guard let raw = root["objects"] else { throw WireError("\(what): missing \"objects\"") }
-        guard let list = raw as? [String: Any] else { throw WireError("\(what): \"objects\" is not an object") }
+        guard case .object(let list) = raw else { throw WireError("\(what): \"objects\" is not an object") }
         var objects: [String: Instant] = [:]
         for (name, _) in list {
             let at = "\(what) of \(String(name.prefix(80)).debugDescription)"
@@ -193,28 +185,23 @@ public struct IndexerTips: Equatable, Sendable {
 
 // MARK: - JSON helpers
 
-private func object(_ data: Data, _ what: String) throws -> [String: Any] {
-    let parsed: Any
-    do {
-        parsed = try JSONSerialization.jsonObject(with: data, options: [])
-    } catch {
-        throw WireError("\(what): not valid JSON (\(data.count) bytes)")
-    }
-    guard let dict = parsed as? [String: Any] else { throw WireError("\(what): not a JSON object") }
+private func object(_ data: Data, _ what: String) throws -> [String: WireValue] {
+    guard let parsed = WireValue.parse(data) else { throw WireError("\(what): not valid JSON (\(data.count) bytes)") }
+    guard case .object(let dict) = parsed else { throw WireError("\(what): not a JSON object") }
     return dict
 }
 
-private func string(_ d: [String: Any], _ key: String, _ at: String, allowEmpty: Bool = false) throws -> String {
+private func string(_ d: [String: WireValue], _ key: String, _ at: String, allowEmpty: Bool = false) throws -> String {
     guard let raw = d[key] else { throw WireError("\(at): missing \"\(key)\"") }
-    guard let s = raw as? String else { throw WireError("\(at): \"\(key)\" is not a string") }
+    guard case .string(let s) = raw else { throw WireError("\(at): \"\(key)\" is not a string") }
     guard allowEmpty || !s.isEmpty else { throw WireError("\(at): \"\(key)\" is empty") }
     guard s.utf8.count <= 65_536 else { throw WireError("\(at): \"\(key)\" is longer than 64 KiB") }
     return s
 }
 
-private func millis(_ d: [String: Any], _ key: String, _ at: String) throws -> Instant {
+private func millis(_ d: [String: WireValue], _ key: String, _ at: String) throws -> Instant {
     guard let raw = d[key] else { throw WireError("\(at): missing \"\(key)\"") }
-    guard let n = raw as? NSNumber, isNumberNotBoolean(n), let v = Int64(exactly: n.doubleValue), v >= 0 else {
+    guard case .number(let n) = raw, let v = Int64(exactly: n), v >= 0 else {
         throw WireError("\(at): \"\(key)\" is not a non-negative integer")
     }
     return Instant(milliseconds: v)
@@ -225,12 +212,7 @@ private func notFuture(_ blockTime: Instant, _ now: Instant?, _ at: String) thro
     throw WireError("\(at): blockTime \(blockTime) is ahead of the clock (\(now))")
 }
 
-/// JSONSerialization turns `true` into an NSNumber too; reject booleans where numbers are due.
-private func isNumberNotBoolean(_ n: NSNumber) -> Bool {
-    String(cString: n.objCType) != "c"
-}
-
-private func kind(_ d: [String: Any], _ at: String) throws -> MessageKind {
+private func kind(_ d: [String: WireValue], _ at: String) throws -> MessageKind {
     let raw = try string(d, "kind", at)
     guard let k = MessageKind(rawValue: raw) else { throw WireError("\(at): unknown kind \"\(raw)\"") }
     return k
