@@ -33,10 +33,11 @@ func dailyScenario(days: Int, hours: Int = 24, trafficPerHour: Int, contacts: In
 }
 
 /// Messages carried and CPU seconds: the least of `tries` runs (one run's CPU time varies by
-/// several per cent with what else the machine does; the least is the run's own cost).
+/// several per cent with what else the machine does; the least is the run's own cost; with
+/// seven, a ratio of two such leasts still moved by ±4 % from one bench run to the next).
 /// `carried`: the messages sent plus those the indexer served in replies (ground truth):
 /// what the run moved over the simulated network.
-func measuredRun(_ scenario: Scenario, _ policy: SyncPolicy, tries: Int = 7) -> (messages: Int, carried: Int, cpu: Double) {
+func measuredRun(_ scenario: Scenario, _ policy: SyncPolicy, tries: Int = 11) -> (messages: Int, carried: Int, cpu: Double) {
     var best = Double.infinity, messages = 0, carried = 0
     for _ in 0..<tries {
         let c0 = cpuSeconds()
@@ -51,7 +52,7 @@ func measuredRun(_ scenario: Scenario, _ policy: SyncPolicy, tries: Int = 7) -> 
 }
 
 func scalingBench(lines: Int) throws {
-    say("== scaling: simulate's CPU time against the messages it carries (goal: ratios within 10 % of the message ratio)")
+    say("== scaling: simulate's CPU time (least of 11 runs) against the messages it carries (goal: ratios within 10 % of the message ratio)")
     say("policy      case               messages  carried   CPU s    ×CPU ×messages CPU/messages ×carried CPU/carried")
     let day = try dailyScenario(days: 1, trafficPerHour: 420)
     let week = try dailyScenario(days: 7, trafficPerHour: 420)
