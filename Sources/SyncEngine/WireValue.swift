@@ -258,6 +258,7 @@ private struct FastReader {
         if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") { return nil }
         guard digits <= 15 else { return nil }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
-        return Double(text).map(WireValue.number)
+        // Foundation reads `-0` as the integer 0 (and `-0.0` as the double -0.0).
+        return Double(text).map { .number(text == "-0" ? 0 : $0) }
     }
 }

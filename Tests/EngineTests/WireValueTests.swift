@@ -24,7 +24,7 @@ struct WireValueTests {
         switch (a, b) {
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y
-        case (.number(let x), .number(let y)): return x == y
+        case (.number(let x), .number(let y)): return x.bitPattern == y.bitPattern  // the sign of zero too
         case (.string(let x), .string(let y)): return Array(x.unicodeScalars) == Array(y.unicodeScalars)
         case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
         case (.object(let x), .object(let y)):
@@ -132,10 +132,57 @@ struct WireValueTests {
         #expect(fast > entries.count * 2, "the fast path read \(fast) of \(entries.count * 3)")
     }
 
+    @Test("seeded random documents: whatever the fast path reads, Foundation reads the same")
+    func randomDocuments() {
+        // Documents built from values, then some broken by a piece inserted or a byte cut.
+        // The string fragments hold what a reader gets wrong: escapes (surrogates, U+FEFF and
+        // NUL among them), raw multi-byte text, combining marks, controls, non-UTF-8 bytes.
+        let fragments: [[UInt8]] = ["a", "txId", "é", "e\u{301}", "中文", "😀", "\u{feff}", "\u{85}", "\u{2028}", "\u{7f}", "\\n", "\\\"",
+            "\\/", "\\u00e9", "\\uD83D\\uDE00", "\\ud800", "\\udc00", "\\ufeff", "\\u0000", "\\uFFFF", "\\x", "\u{1}", "\t"].map { Array($0.utf8) }
+            + [[0xFF], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0x00], [0xEF, 0xBB, 0xBF]]
+        let numbers = ["0", "-0", "-0.0", "7", "12.50", "1e2", "-3E-1", "0.1", "123456789012345", "1234567890123456", "01", "1."]
+        let pieces: [[UInt8]] = ["{", "}", "[", "]", ",", ":", "\"", "\\", " ", "\n", "-", "0", "true", "nul"].map { Array($0.utf8) }
+            + fragments
+        var r = RandomStream(seed: 29, concern: "wire-value-random")
+        func string() -> [UInt8] {
+            var bytes: [UInt8] = [0x22]
+            for _ in 0..<r.int(0...4) { bytes += fragments[r.int(0...fragments.count - 1)] }
+            return bytes + [0x22]
+        }
+        func value(_ depth: Int) -> [UInt8] {
+            switch r.int(0...(depth > 3 ? 3 : 5)) {
+            case 0: return Array(numbers[r.int(0...numbers.count - 1)].utf8)
+            case 1: return string()
+            case 2: return Array(["true", "false", "null"][r.int(0...2)].utf8)
+            case 3: return string()
+            case 4: return container(depth + 1, object: false)
+            default: return container(depth + 1, object: true)
+            }
+        }
+        func container(_ depth: Int, object: Bool) -> [UInt8] {
+            var bytes: [UInt8] = [object ? 0x7B : 0x5B]
+            for k in 0..<r.int(0...3) {
+                if k > 0 { bytes.append(0x2C) }
+                if object { bytes += (r.chance(0.5) ? Array("\"k\(k)\"".utf8) : string()) + [0x3A] }
+                bytes += value(depth)
+            }
+            return bytes + [object ? 0x7D : 0x5D]
+        }
+        var fast = 0
+        let count = 20_000
+        for n in 0..<count {
+            var bytes = container(0, object: r.chance(0.5))
+            if r.chance(0.3) { bytes.insert(contentsOf: pieces[r.int(0...pieces.count - 1)], at: r.int(0...bytes.count)) }
+            if r.chance(0.2), !bytes.isEmpty { bytes.remove(at: r.int(0...bytes.count - 1)) }
+            if Self.check(Data(bytes), "random \(n): \(bytes)") { fast += 1 }
+        }
+        #expect(fast > count / 5, "the fast path read \(fast) of \(count)")
+    }
+
     @Test("the edges of the grammar: numbers, literals, escapes, whitespace, nesting, duplicates, encodings")
     func edges() {
         var documents: [String] = []
-        for n in ["0", "-0", "01", "-01", "1.", ".5", "-", "+1", "1e3", "1E+2", "1e-2", "0.1", "1.000", "123456789012345",
+        for n in ["0", "-0", "-0.0", "-0.000", "01", "-01", "1.", ".5", "-", "+1", "1e3", "1E+2", "1e-2", "0.1", "1.000", "123456789012345",
                   "1234567890123456", "9007199254740993", "-123456789012345", "0.000000000000001", "1.5", "00", "1_0", "0x10",
                   "Infinity", "NaN", "-Infinity", "1.0e", "2.", "-.5"] {
             documents += ["[\(n)]", "{\"blockTime\": \(n)}"]
