@@ -179,6 +179,22 @@ struct WireValueTests {
         #expect(fast > count / 5, "the fast path read \(fast) of \(count)")
     }
 
+    @Test("a rejected item without a txId is known again by its text, whatever the order of its keys and the spacing")
+    func rejectedItemKey() throws {
+        let me = Address("kaspa:me")
+        func key(_ item: String) throws -> String {
+            let page = try IndexerPage.read(Data("{\"messages\": [\(item)], \"nextPage\": null}".utf8), for: .payments(since: .zero, page: 0), me: me)
+            return try #require(page.rejected.first).key
+        }
+        let a = try key(#"{"kind": "payment", "blockTime": 5, "payload": "x", "sender": "kaspa:b"}"#)
+        let sameReordered = try key(#"{ "sender":"kaspa:b","payload":"x",   "blockTime":5,"kind":"payment" }"#)
+        let sameByFoundation = try key(#"{"sender": "kaspa:b", "payload": "x", "blockTime": 5.0, "kind": "payment", "z": 1e0}"#)
+        let other = try key(#"{"kind": "payment", "blockTime": 6, "payload": "x", "sender": "kaspa:b"}"#)
+        #expect(a == sameReordered)
+        #expect(a != other && a != sameByFoundation)  // another item (an extra key) is another key
+        #expect(try key(#"[1, {"a": [true, null]}]"#) == (try key(#"[1,{"a":[true,null]}]"#)))
+    }
+
     @Test("the edges of the grammar: numbers, literals, escapes, whitespace, nesting, duplicates, encodings")
     func edges() {
         var documents: [String] = []
