@@ -23,6 +23,10 @@ public enum Directive: Equatable, Sendable {
     case indexerLatency(Interval)
     case tokenExpire
     case tokenInvalidate
+    /// The device has no network at all (plane, tunnel): realtime, the indexer and the push
+    /// socket fail together. `networkOn` gives it back.
+    case networkOff
+    case networkOn
     case mode(NotificationMode)
     case send(handle: String, text: String)
     case receive(handle: String, text: String)
@@ -61,6 +65,8 @@ public enum Directive: Equatable, Sendable {
         case .indexerLatency(let d): return "indexer latency \(d)"
         case .tokenExpire: return "token expire"
         case .tokenInvalidate: return "token invalidate"
+        case .networkOff: return "network off"
+        case .networkOn: return "network on"
         case .mode(let m): return "mode \(m.rawValue)"
         case .send(let h, let t): return "send \(h) \"\(t)\""
         case .receive(let h, let t): return "receive \(h) \"\(t)\""

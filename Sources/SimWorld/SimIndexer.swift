@@ -8,6 +8,8 @@ import SyncEngine
 public final class SimIndexer: IndexerPort {
     public var down = false
     public var latency: Interval?
+    /// The device has no network (`network off`): every call fails.
+    public var deviceOffline = false
     /// Test knob: the next N replies are malformed JSON documents.
     public var malformedReplies = 0
     /// Test knob (the wire fuzzer): may replace a reply document on its way out; returns nil
@@ -20,6 +22,9 @@ public final class SimIndexer: IndexerPort {
     /// Ground truth: every request received, by kind.
     public private(set) var requestsByKind: [String: Int] = [:]
     public var requests: Int { requestsByKind.values.reduce(0, +) }
+    /// Ground truth: bytes of the reply documents served, by the call's kind (an error
+    /// reply is counted as its status line's words).
+    public private(set) var bytesByKind: [String: Int] = [:]
     /// Ground truth: every call received, with when it was received.
     public var calls: [(at: Instant, call: IndexerCall)] { history.calls }
 
@@ -61,7 +66,12 @@ public final class SimIndexer: IndexerPort {
         history.recordCall(call, at: scheduler.now)
         let delay = latency ?? latencies.interval(timings.requestLatency.low, timings.requestLatency.high)
         scheduler.schedule(after: delay, "indexer reply") { [self] in
+            if deviceOffline {
+                reply(.failure(TransportError("no network")))
+                return
+            }
             if down {
+                bytesByKind[call.kind, default: 0] += "indexer unavailable (503)".utf8.count
                 reply(.failure(TransportError("indexer unavailable (503)")))
                 return
             }
@@ -75,6 +85,7 @@ public final class SimIndexer: IndexerPort {
                 return
             }
             let document = answer(call)
+            bytesByKind[call.kind, default: 0] += document.count
             if let rewriteReply, let other = rewriteReply(call, document) {
                 rewrittenReplies += 1
                 reply(.success(other))
@@ -116,6 +127,11 @@ public final class SimIndexer: IndexerPort {
             ("messages", .array(messages)),
             ("nextPage", nextPage.map { .int(Int64($0)) } ?? .null),
         ]).data
+    }
+
+    /// The size of a reply document carrying `messages` (the oracle's floor: a fetch by id).
+    public static func replyBytes(carrying messages: [NetworkMessage], me: Address) -> Int {
+        JSONValue.object([("messages", .array(messages.map { document($0, me: me) })), ("nextPage", .null)]).data.count
     }
 
     /// One message as the wire carries it (the indexer's replies, the node's notifications).

@@ -12,6 +12,10 @@ public final class SimNode: RealtimePort {
         didSet { if down && !oldValue { closeWithError("node went down") } }
     }
     public var flakyPercent: Double = 0
+    /// The device has no network (`network off`): connects fail and a live socket closes.
+    public var deviceOffline = false {
+        didSet { if deviceOffline && !oldValue { closeWithError("network unreachable") } }
+    }
     /// Ground truth: UTXO-set requests served.
     public private(set) var utxoRequests = 0
     public private(set) var connectsServed = 0
@@ -59,6 +63,10 @@ public final class SimNode: RealtimePort {
                 client.realtimeConnectFailed(connection: id, error: "app suspended")
                 return
             }
+            if deviceOffline {
+                client.realtimeConnectFailed(connection: id, error: "no network")
+                return
+            }
             if down {
                 client.realtimeConnectFailed(connection: id, error: "node unreachable")
                 return
@@ -70,15 +78,32 @@ public final class SimNode: RealtimePort {
         return id
     }
 
-    /// The UTXO set of the user's address (one request): unspent incoming txIds, after a
-    /// request latency; fails while the node is down.
-    public func requestUtxoSet(for address: Address, reply: @escaping (Result<[String], TransportError>) -> Void) {
+    /// The UTXO set of the user's address (one request): unspent incoming txIds (those that
+    /// landed at `since` or later, or all), after a request latency; fails while the node is down.
+    public func requestUtxoSet(for address: Address, since: Instant?, reply: @escaping (Result<[String], TransportError>) -> Void) {
         utxoRequests += 1
         let delay = utxoLatencies.interval(timings.requestLatency.low, timings.requestLatency.high)
         scheduler.schedule(after: delay, "utxo set") { [self] in
+            if deviceOffline { reply(.failure(TransportError("no network"))); return }
             if down { reply(.failure(TransportError("node unreachable"))); return }
-            reply(.success(world?.utxos ?? []))
+            let entries = world?.utxos(since: since) ?? []
+            utxoBytes += Self.utxoReplyBytes(entries)
+            reply(.success(entries))
         }
+    }
+
+    /// Ground truth: bytes of the UTXO-set replies served, as the modelled wire document
+    /// `{"entries":[{"txId":"…","blockDaaScore":…},…]}`: it grows with the entries.
+    public private(set) var utxoBytes = 0
+    /// Ground truth: bytes of the realtime notifications delivered (each message's document).
+    public private(set) var realtimeBytes = 0
+
+    /// The size of a UTXO-set reply of `entries` (a txId and a 13-digit score each): the
+    /// document's length, counted without writing it.
+    static func utxoReplyBytes(_ entries: [String]) -> Int {
+        let envelope = #"{"entries":[]}"#.utf8.count
+        let perEntry = #"{"txId":"","blockDaaScore":0000000000000}"#.utf8.count
+        return envelope + entries.reduce(0) { $0 + perEntry + $1.utf8.count } + max(0, entries.count - 1)
     }
 
     /// A keepalive: answered after a round trip only if connection `id` is still the live,
@@ -86,7 +111,7 @@ public final class SimNode: RealtimePort {
     public func ping(connection id: Int, answered: @escaping () -> Void) {
         let delay = pingLatencies.interval(.milliseconds(20), .milliseconds(300))
         scheduler.schedule(after: delay, "keepalive \(id)") { [self] in
-            guard let c = connection, c.id == id, c.alive, !c.stale, !down else { return }
+            guard let c = connection, c.id == id, c.alive, !c.stale, !down, !deviceOffline else { return }
             answered()
         }
     }
@@ -109,6 +134,7 @@ public final class SimNode: RealtimePort {
                 return
             }
             history.markRealtimeDelivered(message.txId)
+            if let me = world?.me { realtimeBytes += SimIndexer.document(message, me: me).data.count }
             client.realtimeNotified(connection: c.id, message: message)
         }
     }

@@ -2,6 +2,15 @@ import Foundation
 import SyncCore
 import SyncEngine
 
+/// What a push service keeps for a device it cannot reach (`push model`, SPEC §2; sources in
+/// docs/reliability.md): `ideal` keeps everything and delivers it when the device is back;
+/// `apns` keeps only the latest notification for the app, older ones dropped, until an
+/// expiry; `fcm` keeps up to 100 and, past that, drops them all and tells the app "messages
+/// deleted" when the device is back.
+public enum PushModel: String, Sendable, CaseIterable {
+    case ideal, apns, fcm
+}
+
 /// The push service (SPEC §2). Keeps the device token (`new → registered → active`, or
 /// `expired` / `invalid`) and, for every incoming message from a contact that is not muted,
 /// delivers an APNs-like payload after a latency draw unless dropped. In the foreground the
@@ -11,11 +20,27 @@ public final class SimPushService: PushPort {
     public var dropPercent: Double = 0
     public var extraDelay: Interval = .zero
     public var down = false
+    /// What the service keeps while the device is unreachable.
+    public var model: PushModel = .ideal
+    /// `apns`: how long the one notification kept is kept (APNs stores up to 30 days).
+    public var apnsExpiry: Interval = .hours(24 * 30)
+    /// `fcm`: how many notifications are kept before all are dropped.
+    public static let fcmPendingLimit = 100
+    /// The device has no network (`network off`): deliveries wait, as the model says.
+    public private(set) var deviceUnreachable = false
+    /// What waits for the device, with when each was held, in order.
+    private var held: [(message: NetworkMessage, payload: Data, readable: Bool, at: Instant)] = []
+    /// `fcm`: the pending limit was passed: "messages deleted" is owed to the device.
+    private var deletedOwed = false
+    /// Ground truth: notifications dropped for the device being unreachable (by the model).
+    public private(set) var droppedWhileUnreachable = 0
     public private(set) var tokenStatus: TokenStatus = .none
     /// Ground truth: registrations asked for, pushes sent and dropped.
     public private(set) var registrations = 0
     public private(set) var sent = 0
     public private(set) var dropped = 0
+    /// Ground truth: bytes of the pushes that reached the app or its extension (payloads).
+    public private(set) var deliveredBytes = 0
     /// Ground truth: when a readable push of `txId` reached the app or its extension.
     public func deliveredAt(_ txId: String) -> Instant? { history.pushDeliveredAt(txId) }
     /// Ground truth: whether a push of `txId` reached the app or its notification extension.
@@ -110,14 +135,61 @@ public final class SimPushService: PushPort {
             rewrittenPayloads += 1
         }
         scheduler.schedule(after: latency + extraDelay, "push delivery") { [self] in
-            guard let world, let client = world.client else { return }
-            if readable {
-                history.markPushDelivered(message.txId, at: scheduler.now)
+            if deviceUnreachable { return hold(message, payload: payload, readable: readable) }
+            deliver(message, payload: payload, readable: readable)
+        }
+    }
+
+    private func deliver(_ message: NetworkMessage, payload: Data, readable: Bool) {
+        guard let world, let client = world.client else { return }
+        if readable {
+            history.markPushDelivered(message.txId, at: scheduler.now)
+        }
+        deliveredBytes += payload.count
+        if world.os.foreground {
+            client.pushDelivered(payload: payload)
+        } else {
+            client.notificationExtensionReceived(payload: payload)
+        }
+    }
+
+    /// The device cannot be reached: keep the notification as the model says.
+    private func hold(_ message: NetworkMessage, payload: Data, readable: Bool) {
+        switch model {
+        case .ideal:
+            held.append((message, payload, readable, scheduler.now))
+        case .apns:
+            droppedWhileUnreachable += held.count
+            held = [(message, payload, readable, scheduler.now)]
+        case .fcm:
+            held.append((message, payload, readable, scheduler.now))
+            if held.count > Self.fcmPendingLimit {
+                droppedWhileUnreachable += held.count
+                held.removeAll()
+                deletedOwed = true
             }
-            if world.os.foreground {
-                client.pushDelivered(payload: payload)
-            } else {
-                client.notificationExtensionReceived(payload: payload)
+        }
+    }
+
+    /// `network off` / `network on`: the device's network. When it is back, what was kept is
+    /// delivered (what expired is dropped), and `fcm` says "messages deleted" if it dropped.
+    public func deviceNetwork(reachable: Bool) {
+        deviceUnreachable = !reachable
+        guard reachable else { return }
+        let kept = held
+        held.removeAll()
+        let now = scheduler.now
+        for h in kept {
+            if model == .apns, now - h.at > apnsExpiry { droppedWhileUnreachable += 1; continue }
+            scheduler.schedule(after: .milliseconds(500), "push delivery (device back)") { [self] in
+                if deviceUnreachable { return hold(h.message, payload: h.payload, readable: h.readable) }
+                deliver(h.message, payload: h.payload, readable: h.readable)
+            }
+        }
+        if deletedOwed {
+            deletedOwed = false
+            scheduler.schedule(after: .milliseconds(500), "push messages deleted") { [weak self] in
+                self?.world?.client?.pushMessagesDeleted()
             }
         }
     }

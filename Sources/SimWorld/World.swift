@@ -45,9 +45,9 @@ public final class SimulatedWorld {
     /// copy of the history's ledger: tests and a profile's saved world).
     public var ledger: [NetworkMessage] { history.ledger }
     /// The user's unspent outputs, oldest first (txIds of incoming messages).
-    public var utxos: [String] { history.unspentOutputs() }
-
-    private func receiveOutput(_ txId: String) { history.receiveOutput(txId) }
+    public var utxos: [String] { history.unspentOutputs(since: nil) }
+    /// The unspent outputs that landed at `since` or later (all of them for nil).
+    public func utxos(since: Instant?) -> [String] { history.unspentOutputs(since: since) }
 
     /// Spends the oldest unspent output, if any.
     private func spendOldestOutput() -> String? { history.spendOldestOutput() }
@@ -132,11 +132,22 @@ public final class SimulatedWorld {
         func walletTime(_ m: NetworkMessage) -> Instant { m.direction == .incoming ? m.blockTime : m.blockTime - timings.confirmation }
         for m in saved.sorted(by: { walletTime($0) < walletTime($1) }) {
             indexer.add(m)
-            if m.direction == .incoming { receiveOutput(m.txId) } else { _ = spendOldestOutput() }
+            if m.direction == .incoming { history.receiveOutput(m.txId, landedAt: m.blockTime) } else { _ = spendOldestOutput() }
         }
     }
 
     public func contact(handle: String) -> Contact? { contacts.first { $0.handle == handle } }
+
+    /// The device's network (`network off` / `network on`): realtime, the indexer and the push
+    /// socket fail together; the push service keeps what it can (`SimPushService.model`).
+    public var networkOff = false {
+        didSet {
+            guard networkOff != oldValue else { return }
+            node.deviceOffline = networkOff
+            indexer.deviceOffline = networkOff
+            push.deviceNetwork(reachable: !networkOff)
+        }
+    }
 
     public func setMuted(handle: String, _ muted: Bool) {
         guard let i = contacts.firstIndex(where: { $0.handle == handle }) else { return }
@@ -194,7 +205,7 @@ public final class SimulatedWorld {
         let pushDraw = landingDraws.unit()
         let flakyDraw = landingDraws.unit()
         scheduler.schedule(at: message.blockTime, "land \(message.txId.prefix(8))") { [self] in
-            if message.direction == .incoming { receiveOutput(message.txId) }  // a send spent its inputs when published
+            if message.direction == .incoming { history.receiveOutput(message.txId, landedAt: message.blockTime) }  // a send spent its inputs when published
             scheduler.schedule(after: lag, "index") { [indexer] in indexer.add(message) }
             // The node reports every change to the address's outputs: outgoing txs too.
             node.schedule(message, after: realtimeDelay, flakyDraw: flakyDraw)
@@ -216,6 +227,7 @@ extension SimulatedWorld: PublishPort {
 
     /// The same, answered at once.
     public func publish(from me: Address, to contact: Address, body: String) -> Result<Publication, TransportError> {
+        guard !networkOff else { return .failure(TransportError("no network")) }
         guard !node.down else { return .failure(TransportError("node unreachable")) }
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
                                      body: body, blockTime: scheduler.now + timings.confirmation)

@@ -18,10 +18,12 @@ public protocol WorldHistory: AnyObject {
     /// readable push reached the app or its extension (the measures' one pass).
     func forEachMessage(_ body: (NetworkMessage, _ realtime: Bool, _ pushed: Bool) -> Void)
 
-    // The wallet: outputs received, oldest first; a send spends the oldest unspent one.
-    func receiveOutput(_ txId: String)
+    // The wallet: outputs received, oldest first (by when they landed); a send spends the
+    // oldest unspent one.
+    func receiveOutput(_ txId: String, landedAt: Instant)
     func spendOldestOutput() -> String?
-    func unspentOutputs() -> [String]
+    /// The unspent outputs, oldest first: all of them, or those that landed at `since` or later.
+    func unspentOutputs(since: Instant?) -> [String]
 
     // The indexer: a message indexed is in the list of its sync object (block-time order,
     // then the order indexed) and found by txId (the last one indexed under it).
@@ -61,6 +63,8 @@ public final class InMemoryWorldHistory: WorldHistory {
     /// The outputs ever received, oldest first; the first `spentOutputs` are spent. (A send
     /// spends the oldest: `removeFirst` on an array that only grew was a scan a send.)
     private var outputs: [String] = []
+    /// When each of `outputs` landed (never decreasing: outputs are received as they land).
+    private var outputTimes: [Instant] = []
     private var spentOutputs = 0
     /// Every message indexed, in the order indexed; the lists by sync object and the table
     /// by txId hold positions in it (a message is held once, not once per table: a million
@@ -81,6 +85,7 @@ public final class InMemoryWorldHistory: WorldHistory {
         messages.reserveCapacity(count)
         indexedMessages.reserveCapacity(count)
         outputs.reserveCapacity(count)
+        outputTimes.reserveCapacity(count)
         byId.reserveCapacity(count)
         realtime.reserveCapacity(count)
         pushedAt.reserveCapacity(count)
@@ -92,7 +97,10 @@ public final class InMemoryWorldHistory: WorldHistory {
         for m in messages { body(m, realtime.contains(m.txId), pushedAt[m.txId] != nil) }
     }
 
-    public func receiveOutput(_ txId: String) { outputs.append(txId) }
+    public func receiveOutput(_ txId: String, landedAt: Instant) {
+        outputs.append(txId)
+        outputTimes.append(landedAt)
+    }
 
     public func spendOldestOutput() -> String? {
         guard spentOutputs < outputs.count else { return nil }
@@ -100,13 +108,23 @@ public final class InMemoryWorldHistory: WorldHistory {
             spentOutputs += 1
             if spentOutputs > 1024, spentOutputs * 2 > outputs.count {
                 outputs.removeFirst(spentOutputs)
+                outputTimes.removeFirst(spentOutputs)
                 spentOutputs = 0
             }
         }
         return outputs[spentOutputs]
     }
 
-    public func unspentOutputs() -> [String] { Array(outputs[spentOutputs...]) }
+    public func unspentOutputs(since: Instant?) -> [String] {
+        guard let since else { return Array(outputs[spentOutputs...]) }
+        // The first unspent output that landed at `since` or later (binary search).
+        var low = spentOutputs, high = outputs.count
+        while low < high {
+            let mid = (low + high) / 2
+            if outputTimes[mid] < since { low = mid + 1 } else { high = mid }
+        }
+        return Array(outputs[low...])
+    }
 
     public func index(_ m: NetworkMessage) {
         let position = Int32(indexedMessages.count)

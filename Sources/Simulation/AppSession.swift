@@ -134,9 +134,19 @@ public final class AppSession {
         default: driver.noteWorldChange(d.summary)
         }
         if !world.applyFault(d) { applyToApp(d) }
-        let faults = activeFaults
-        if faultHistory.last?.faults != faults { faultHistory.append((scheduler.now, faults)) }
+        noteFaults(at: scheduler.now)
     }
+
+    /// The world's active faults, after a change: the timeline's history and belief lag.
+    private func noteFaults(at t: Instant) {
+        let faults = activeFaults
+        guard faultHistory.last?.faults != faults else { return }
+        faultHistory.append((t, faults))
+        beliefLag.faultsChanged(faults, at: t)
+    }
+
+    /// How long the engine took to believe each fault of the world (SPEC §5).
+    public private(set) var beliefLag = BeliefLag()
 
     /// A directive of the app or the user (a fault of the network is the world's).
     private func applyToApp(_ d: Directive) {
@@ -216,6 +226,7 @@ public final class AppSession {
         if node.connection?.stale == true { faults.append("realtime stale") }
         if node.flakyPercent > 0 { faults.append(Directive.realtimeFlaky(percent: node.flakyPercent).summary) }
         if indexer.down { faults.append("indexer down") }
+        if world.networkOff { faults.append("network off") }
         if let latency = indexer.latency { faults.append(Directive.indexerLatency(latency).summary) }
         return faults
     }
@@ -228,11 +239,11 @@ public final class AppSession {
             becameUnreliable.append(e.at)
         case .tokenStatus, .realtime:
             // A bad token or a stale socket ends without a directive: re-registered, replaced.
-            let faults = activeFaults
-            if faultHistory.last?.faults != faults { faultHistory.append((e.at, faults)) }
+            noteFaults(at: e.at)
         default:
             break
         }
+        beliefLag.observe(e)
     }
 
     /// The event log, one line per event.

@@ -25,6 +25,17 @@ public struct RunSummary: Equatable, Sendable {
     public var pushStateChanges: Int
     /// The floor: one fetch by id for each incoming message neither realtime nor push delivered.
     public var oracleRequests: Int
+    /// Bytes of the backend's replies (the indexer's documents and the node's UTXO sets).
+    public var backendBytes: Int
+    /// Bytes on the wire by kind: each backend request kind, and `realtime` and `push`
+    /// (the notifications and pushes delivered), each its modelled document's size.
+    public var bytesByKind: [String: Int]
+    /// The floor in bytes: a fetch by id's reply for each message neither channel delivered.
+    public var oracleBytes: Int
+    /// How long the engine took to believe each kind of fault the world had (`BeliefLag`).
+    public var beliefLag: BeliefLag
+    /// Push believed `unreliable` with no fault of push in force (`BeliefLag.falseUnreliable`).
+    public var falseUnreliable: Int { beliefLag.falseUnreliable }
     public var finalPushState: PushState
     /// What was lost, oldest first, so that a lost count can be looked into.
     public var lostMessages: [LostMessage]
@@ -42,7 +53,7 @@ public struct RunSummary: Equatable, Sendable {
         // One pass over the world's ledger, each message looked up in the store: nothing of the
         // size of the history is copied (a million messages were 1.7 KB each at the peak).
         let world = run.world
-        var sent = 0, oracle = 0
+        var sent = 0, oracle = 0, oracleBytes = 0
         var lost: [NetworkMessage] = []
         var latencies = LatencyCounts()
         world.history.forEachMessage { m, realtime, pushed in
@@ -50,7 +61,10 @@ public struct RunSummary: Equatable, Sendable {
             let stored = run.storage.message(txId: m.txId)
             sent += 1
             // The floor: one fetch by id for each message neither realtime nor push delivered.
-            if !realtime, !pushed { oracle += 1 }
+            if !realtime, !pushed {
+                oracle += 1
+                oracleBytes += SimIndexer.replyBytes(carrying: [m], me: world.me)
+            }
             if let stored { latencies.add((stored.receivedAt - m.blockTime).milliseconds) } else { lost.append(m) }
         }
         messagesSent = sent
@@ -66,6 +80,13 @@ public struct RunSummary: Equatable, Sendable {
         if run.world.node.utxoRequests > 0 { kinds["utxo_set"] = run.world.node.utxoRequests }
         requestsByKind = kinds
         backendRequests = kinds.values.reduce(0, +)
+        var bytes = world.indexer.bytesByKind
+        if world.node.utxoRequests > 0 { bytes["utxo_set"] = world.node.utxoBytes }
+        backendBytes = bytes.values.reduce(0, +)
+        bytes["realtime"] = world.node.realtimeBytes
+        bytes["push"] = world.push.deliveredBytes
+        bytesByKind = bytes
+        self.oracleBytes = oracleBytes
         let c = run.driver.counters
         catchUpFull = c.fullSyncs
         catchUpTargeted = c.targetedSyncs
@@ -85,6 +106,21 @@ public struct RunSummary: Equatable, Sendable {
         }
 
         oracleRequests = oracle
+        beliefLag = run.session.beliefLag.final
+    }
+
+    /// The belief lag rows' names and values, for the kinds in `kinds`.
+    func beliefRows(kinds: [BeliefLag.Kind]) -> [(String, String)] {
+        kinds.map { kind in
+            let r = beliefLag.records[kind]
+            let value: String
+            if let r, let worst = r.worst {
+                value = fmt(Double(worst.milliseconds) / 1000) + " s" + (r.unnoticed > 0 ? " (+\(r.unnoticed) unnoticed)" : "")
+            } else {
+                value = r.map { "unnoticed (\($0.unnoticed))" } ?? "—"
+            }
+            return ("belief lag \(kind.rawValue)", value)
+        }
     }
 
     /// A push outage, as `timeToUnreliable` counts from: `push drop 100%` or `push down`.
@@ -97,10 +133,14 @@ public struct RunSummary: Equatable, Sendable {
     }
 
     /// Rows of `name, value` in a fixed order (the table and the comparison use them).
-    public var rows: [(String, String)] { rows(kinds: requestsByKind.keys.sorted()) }
+    public var rows: [(String, String)] {
+        rows(kinds: requestsByKind.keys.sorted(), byteKinds: bytesByKind.keys.sorted(),
+             beliefKinds: BeliefLag.Kind.allCases.filter { beliefLag.records[$0] != nil })
+    }
 
-    /// The rows with a line for each of `kinds` (0 when this run made none of them).
-    public func rows(kinds: [String]) -> [(String, String)] {
+    /// The rows with a line for each of `kinds`, `byteKinds` and `beliefKinds` (0, or —, when
+    /// this run had none of them).
+    public func rows(kinds: [String], byteKinds: [String], beliefKinds: [BeliefLag.Kind]) -> [(String, String)] {
         func secs(_ v: Double?) -> String { v.map { fmt($0) + " s" } ?? "—" }
         return [
             ("messages sent", "\(messagesSent)"),
@@ -110,6 +150,9 @@ public struct RunSummary: Equatable, Sendable {
             ("backend requests", "\(backendRequests)"),
         ] + kinds.map { ("  \($0)", "\(requestsByKind[$0] ?? 0)") } + [
             ("oracle requests (floor)", "\(oracleRequests)"),
+            ("backend bytes", "\(backendBytes)"),
+        ] + byteKinds.map { ("  \($0) bytes", "\(bytesByKind[$0] ?? 0)") } + [
+            ("oracle bytes (floor)", "\(oracleBytes)"),
             ("catch-ups full", "\(catchUpFull)"),
             ("catch-ups targeted", "\(catchUpTargeted)"),
             ("catch-ups skipped", "\(catchUpSkipped)"),
@@ -118,6 +161,8 @@ public struct RunSummary: Equatable, Sendable {
             ("latency p95", secs(latencyP95)),
             ("latency max", secs(latencyMax)),
             ("time to unreliable", secs(timeToUnreliable)),
+        ] + beliefRows(kinds: beliefKinds) + [
+            ("false unreliable", "\(falseUnreliable)"),
             ("overlapping syncs", "\(overlappingSyncs)"),
             ("push state changes", "\(pushStateChanges)"),
             ("final push state", finalPushState.rawValue),
@@ -139,6 +184,7 @@ public struct RunSummary: Equatable, Sendable {
     public var json: String {
         func num(_ v: Double?) -> String { v.map { fmt($0) } ?? "null" }
         let kinds = requestsByKind.keys.sorted().map { "\"\($0)\": \(requestsByKind[$0]!)" }.joined(separator: ", ")
+        let byteKinds = bytesByKind.keys.sorted().map { "\"\($0)\": \(bytesByKind[$0]!)" }.joined(separator: ", ")
         let fields = [
             "\"policy\": \"\(policy)\"",
             "\"messages_sent\": \(messagesSent)",
@@ -158,6 +204,12 @@ public struct RunSummary: Equatable, Sendable {
             "\"overlapping_syncs\": \(overlappingSyncs)",
             "\"push_state_changes\": \(pushStateChanges)",
             "\"oracle_requests\": \(oracleRequests)",
+            "\"backend_bytes\": \(backendBytes)",
+            "\"bytes_by_kind\": {\(byteKinds)}",
+            "\"oracle_bytes\": \(oracleBytes)",
+            "\"belief_lag_s\": {\(beliefLag.worstSeconds.map { "\"\($0.0.rawValue)\": \(num($0.1))" }.joined(separator: ", "))}",
+            "\"belief_unnoticed\": {\(BeliefLag.Kind.allCases.compactMap { k in beliefLag.records[k].map { "\"\(k.rawValue)\": \($0.unnoticed)" } }.joined(separator: ", "))}",
+            "\"false_unreliable\": \(falseUnreliable)",
             "\"lost_tx_ids\": [\(lostTxIds.map { "\"\($0)\"" }.joined(separator: ", "))]",
         ]
         return "{" + fields.joined(separator: ", ") + "}"
@@ -167,7 +219,9 @@ public struct RunSummary: Equatable, Sendable {
     public static func comparison(_ runs: [RunSummary]) -> [String] {
         let names = ["measure"] + runs.map(\.policy) + ["adaptive/naive", "adaptive/seed"]
         let kinds = Set(runs.flatMap(\.requestsByKind.keys)).sorted()
-        let rowSets = runs.map { $0.rows(kinds: kinds) }
+        let byteKinds = Set(runs.flatMap(\.bytesByKind.keys)).sorted()
+        let beliefKinds = BeliefLag.Kind.allCases.filter { k in runs.contains { $0.beliefLag.records[k] != nil } }
+        let rowSets = runs.map { $0.rows(kinds: kinds, byteKinds: byteKinds, beliefKinds: beliefKinds) }
         let ordered = rowSets.first?.map(\.0) ?? []
         func value(_ run: Int, _ key: String) -> String { rowSets[run].first { $0.0 == key }?.1 ?? "0" }
         func number(_ s: String) -> Double? { Double(s.replacingOccurrences(of: " s", with: "")) }

@@ -1,4 +1,5 @@
 @_exported import AppActions
+import SimWorld
 import SyncCore
 
 /// A parsed scenario file (SPEC §9).
@@ -9,6 +10,8 @@ public struct Scenario: Equatable, Sendable {
     public var contacts = 6
     public var trafficPerHour: Double = 12
     public var mode: NotificationMode = .remotePush
+    /// What the push service keeps while the device is unreachable (`push model`).
+    public var pushModel: PushModel = .ideal
     /// After the final foreground, how long the run goes on so that "lost" is well defined.
     public var settle: Interval = .minutes(15)
     public var steps: [Step] = []

@@ -1,4 +1,5 @@
 import SyncCore
+import SimWorld
 
 /// A scenario error: `FILE:LINE: message`, one line.
 public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -110,13 +111,19 @@ public enum ScenarioParser {
                 scenario.trafficPerHour = try parseRate(try one(words, "traffic N/h", fail), fail)
             case "mode":
                 scenario.mode = try parseMode(try one(words, "mode remote-push|background-fetch|off", fail), fail)
+            case "push":
+                let usage = "push model ideal|apns|fcm"
+                guard words.count == 3, try bare(words[1], usage, fail) == "model" else { throw fail("expected: \(usage)") }
+                let v = try bare(words[2], usage, fail)
+                guard let model = PushModel(rawValue: v) else { throw fail("unknown push model \"\(v)\" (expected ideal, apns or fcm)") }
+                scenario.pushModel = model
             case "at":
                 let parsed = try parseStep(words, line: line, fail)
                 guard parsed.at >= lastAt else { throw fail("time \(try bare(words[1], "a time", fail)) goes back before the previous step (\(lastAt))") }
                 lastAt = parsed.at
                 step(parsed, scenario)
             default:
-                throw fail("unknown directive \"\(head)\" (expected seed, duration, contacts, traffic, mode, settle or at)")
+                throw fail("unknown directive \"\(head)\" (expected seed, duration, contacts, traffic, mode, push model, settle or at)")
             }
         }
         return scenario
@@ -262,6 +269,13 @@ public enum ScenarioParser {
             case "invalidate": try end(2, usage); return .tokenInvalidate
             case let other: throw fail("unknown token fault \"\(other)\" (expected: \(usage))")
             }
+        case "network":
+            let usage = "network off|on"
+            switch try arg(1, usage) {
+            case "off": try end(2, usage); return .networkOff
+            case "on": try end(2, usage); return .networkOn
+            case let other: throw fail("unknown network fault \"\(other)\" (expected: \(usage))")
+            }
         case "mode":
             let m = try parseMode(try arg(1, "mode M"), fail)
             try end(2, "mode M")
@@ -296,7 +310,7 @@ public enum ScenarioParser {
             try end(2, "\(verb) NAME")
             return verb == "mute" ? .mute(handle: h) : .unmute(handle: h)
         default:
-            throw fail("unknown verb \"\(verb)\" (expected foreground, background, push, realtime, indexer, token, mode, preview, send, receive, contact, mute, unmute, open, sync, retry, quit or stop)")
+            throw fail("unknown verb \"\(verb)\" (expected foreground, background, push, realtime, indexer, token, network, mode, preview, send, receive, contact, mute, unmute, open, sync, retry, quit or stop)")
         }
     }
 

@@ -37,6 +37,7 @@ public final class ScenarioRun {
                                  persistence: persistence, history: history)
         self.session = session
         session.keepsLog = keepsLog
+        session.world.push.model = scenario.pushModel
         let start = session.startedAt
         self.scriptEnd = start + scenario.duration
         session.world.traffic.stopsAt = scriptEnd

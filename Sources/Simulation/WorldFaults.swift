@@ -27,6 +27,8 @@ extension SimulatedWorld {
         case .indexerLatency(let i): indexer.latency = i.milliseconds > 0 ? i : nil
         case .tokenExpire: push.expireToken()
         case .tokenInvalidate: push.invalidateToken()
+        case .networkOff: networkOff = true
+        case .networkOn: networkOff = false
         default: return false
         }
         return true

@@ -52,6 +52,7 @@ public struct CatchUpGate: Sendable {
         public var kind: SyncKind
         public var trigger: String
         public var startedAt: Instant
+        public var forced = false
     }
 
     public enum Action: Equatable, Sendable {
@@ -99,7 +100,19 @@ public struct CatchUpGate: Sendable {
 
     public var nextDeadline: Instant? { [trailingDue, retryDue].compactMap { $0 }.min() }
 
-    public var persisted: Persisted { Persisted(lastFinishedAt: lastFinishedAt, owed: owed) }
+    /// Rule 5's state as a relaunch must find it. `lastFinishedAt` is the last catch-up that
+    /// *completed*; a catch-up still running is saved as owed (rule 14), so that if the app
+    /// quits (or is killed) before it completes, the next launch runs it again, not debounced.
+    /// Once it completes the debt is gone, and the next save says so.
+    public var persisted: Persisted { Persisted(lastFinishedAt: lastFinishedAt, owed: owedIfInterrupted) }
+
+    /// The debt a quit now would leave: what is owed, with the catch-up running (not a light
+    /// sync) added to it.
+    public var owedIfInterrupted: Owed? {
+        guard let running, running.kind != .light else { return owed }
+        return Owed(kind: owed?.kind == .full || running.kind == .full ? .full : running.kind,
+                    forced: running.forced || (owed?.forced ?? false))
+    }
 
     /// Rules 6–8 for one trigger. `forced` triggers (entering `unreliable`, a manual sync)
     /// ignore the debounce but still never start a second sync. While a catch-up is owed
@@ -119,14 +132,16 @@ public struct CatchUpGate: Sendable {
             return .join(trigger: trigger, running: running)  // rule 8: single flight
         }
         let forced = forced || (owed?.forced ?? false)
-        if !forced, owed == nil, pushState == .reliable, let left = debounceRemaining(pushState: pushState, now: now) {
+        // The tips proved what moved ((d), (e)): a targeted fetch of it, which the debounce,
+        // made for catch-ups that fetch everything, does not hold back.
+        if !forced, owed == nil, !tipsProved, pushState == .reliable, let left = debounceRemaining(pushState: pushState, now: now) {
             // (c): remember to catch up when the debounce ends, if still in the foreground.
             if policy.trailingCatchUp, foreground { trailingDue = now + left }
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6
         }
         let kind = kindToStart(forced: forced, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive,
                                tipsProved: tipsProved, now: now)
-        running = Running(kind: kind, trigger: trigger.rawValue, startedAt: now)  // rules 6–7
+        running = Running(kind: kind, trigger: trigger.rawValue, startedAt: now, forced: forced)  // rules 6–7
         runningCount = 1
         return .start(trigger: trigger, forced: forced)
     }
@@ -139,7 +154,7 @@ public struct CatchUpGate: Sendable {
     /// terms (not forced, no full one owed, a full sync within `fullSyncMaxAge`).
     public func kindToStart(forced: Bool, pushState: PushState, foreground: Bool, realtimeLive: Bool, tipsProved: Bool = false,
                             now: Instant) -> SyncKind {
-        if tipsProved, policy.checkTipBeforePoll, !forced, owed?.kind != .full, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {
+        if tipsProved, policy.checkTipBeforePoll || policy.verifyPushWithoutRealtime, !forced, owed?.kind != .full, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {
             return .targeted
         }
         guard policy.provenGap, !forced, owed?.kind != .full, pushState == .reliable, foreground, realtimeLive,

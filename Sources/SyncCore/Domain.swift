@@ -107,6 +107,12 @@ public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
     case trailing
     /// A catch-up that failed in the foreground, tried again (see `CatchUpGate`).
     case retry
+    /// Improvement (e): the indexer's tip showed what push has not brought while realtime is
+    /// not live; a targeted sync of the objects that moved.
+    case pushCheck = "push-check"
+    /// The push service dropped notifications it held (FCM's "messages deleted"): a full,
+    /// forced catch-up, as the service's documentation asks.
+    case messagesDeleted = "messages-deleted"
 }
 
 public enum Lifecycle: String, Sendable, Codable {

@@ -2,7 +2,9 @@
 //
 // In the foreground, while the realtime subscription is unavailable and the notification
 // mode is not `remote-push`, sync `pollDelay` after each sync *completes* — whatever started
-// that sync — never overlapping, and stop when the subscription is back.
+// that sync — never overlapping, and stop when the subscription is back. With improvement
+// (e) (SPEC §4), also in `remote-push` while push is `unreliable`: push cannot be relied on
+// and realtime is down, so nothing else would bring a message.
 //
 //     inactive ──conditions hold──▶ waiting(deadline) ──deadline──▶ polling ──sync completed──▶ waiting
 //         ▲                              │                                                   │
@@ -28,6 +30,8 @@ public struct FallbackPoller: Sendable {
     public private(set) var active = false
     public private(set) var waitingUntil: Instant?
     private var lastCompletedAt: Instant?
+    /// (e): polling in `remote-push` because push is unreliable.
+    private var forUnreliablePush = false
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
         self.settings = settings
@@ -38,26 +42,32 @@ public struct FallbackPoller: Sendable {
 
     /// Re-evaluates rule 13's conditions. Called whenever lifecycle, realtime or mode change.
     /// `syncRunning`: a catch-up or light sync runs now (the gate's single flight).
+    /// `pushUnreliable`: push is believed `unreliable` ((e) polls in `remote-push` then).
     public mutating func conditionsChanged(lifecycle: Lifecycle, realtimeAvailable: Bool, mode: NotificationMode, syncRunning: Bool,
-                                           now: Instant) -> [Action] {
-        let shouldPoll = lifecycle == .foreground && !realtimeAvailable && mode != .remotePush
+                                           pushUnreliable: Bool = false, now: Instant) -> [Action] {
+        let pushCannotCover = mode != .remotePush || (policy.verifyPushWithoutRealtime && pushUnreliable)
+        let shouldPoll = lifecycle == .foreground && !realtimeAvailable && pushCannotCover
         if shouldPoll == active { return [] }
         active = shouldPoll
         if !shouldPoll {
             waitingUntil = nil
-            let why = lifecycle != .foreground ? "app not in foreground" : realtimeAvailable ? "realtime is back" : "mode is remote-push"
+            let why = lifecycle != .foreground ? "app not in foreground" : realtimeAvailable ? "realtime is back"
+                : forUnreliablePush ? "push is no longer unreliable" : "mode is remote-push"
+            forUnreliablePush = false
             return [.stopped(reason: why)]
         }
+        forUnreliablePush = mode == .remotePush
+        let modeWords = mode == .remotePush ? "remote-push, push unreliable" : mode.rawValue
         if policy.fixedPollInterval != nil {
             waitingUntil = now  // naive: a fixed timer from now on, whatever runs
-            return [.started(firstPollAt: now, reason: "realtime unavailable, mode \(mode.rawValue); every \(policy.fixedPollInterval!)")]
+            return [.started(firstPollAt: now, reason: "realtime unavailable, mode \(modeWords); every \(policy.fixedPollInterval!)")]
         }
         if syncRunning {
-            return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(mode.rawValue); next poll \(settings.pollDelay) after the running sync completes")]
+            return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(modeWords); next poll \(settings.pollDelay) after the running sync completes")]
         }
         let due = max(now, lastCompletedAt.map { $0 + settings.pollDelay } ?? now)
         waitingUntil = due
-        return [.started(firstPollAt: due, reason: "realtime unavailable, mode \(mode.rawValue)")]
+        return [.started(firstPollAt: due, reason: "realtime unavailable, mode \(modeWords)")]
     }
 
     /// Any sync started: no poll while it runs.

@@ -36,10 +36,15 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     /// for the address's tip and syncs only when it moved past what the last complete full
     /// sync covered; a full sync still runs at least every `fullSyncMaxAge`.
     public var checkTipBeforePoll: Bool
+    /// (e) In the foreground with realtime not live and push not unreliable, the indexer's tip
+    /// every 60 s: what push has not brought is fetched, and a message push did not bring
+    /// within the grace is a miss, so a silent push is found out (`PushVerifier`). While push
+    /// is unreliable, rule 13 polls in `remote-push` too.
+    public var verifyPushWithoutRealtime: Bool
 
     public init(name: String, gated: Bool, deferAppActive: Bool, reactsToUnreliable: Bool, fixedPollInterval: Interval?,
                 naiveBackgroundRefresh: Bool, fetchEvidence: Bool, provenGap: Bool, fullSyncMaxAge: Interval = .hours(6),
-                trailingCatchUp: Bool, checkTipBeforePoll: Bool = false) {
+                trailingCatchUp: Bool, checkTipBeforePoll: Bool = false, verifyPushWithoutRealtime: Bool = false) {
         self.name = name
         self.gated = gated
         self.deferAppActive = deferAppActive
@@ -51,6 +56,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         self.fullSyncMaxAge = fullSyncMaxAge
         self.trailingCatchUp = trailingCatchUp
         self.checkTipBeforePoll = checkTipBeforePoll
+        self.verifyPushWithoutRealtime = verifyPushWithoutRealtime
     }
 
     /// The behaviour before these optimisations.
@@ -61,10 +67,11 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     public static let seed = SyncPolicy(name: "seed", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                         fixedPollInterval: nil, naiveBackgroundRefresh: false,
                                         fetchEvidence: false, provenGap: false, trailingCatchUp: false)
-    /// `seed` plus (a), (b), (c) and (d). The default.
+    /// `seed` plus (a), (b), (c), (d) and (e). The default.
     public static let adaptive = SyncPolicy(name: "adaptive", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                             fixedPollInterval: nil, naiveBackgroundRefresh: false,
-                                            fetchEvidence: true, provenGap: true, trailingCatchUp: true, checkTipBeforePoll: true)
+                                            fetchEvidence: true, provenGap: true, trailingCatchUp: true, checkTipBeforePoll: true,
+                                            verifyPushWithoutRealtime: true)
 
     public static let all: [SyncPolicy] = [.naive, .seed, .adaptive]
 
@@ -78,6 +85,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         case "b": p.provenGap = false
         case "c": p.trailingCatchUp = false
         case "d": p.checkTipBeforePoll = false
+        case "e": p.verifyPushWithoutRealtime = false
         default: preconditionFailure("no improvement \(improvement)")
         }
         p.name = "\(name)-\(improvement)"
@@ -91,6 +99,8 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         case "a": p.fetchEvidence = true
         case "b": p.provenGap = true
         case "c": p.trailingCatchUp = true
+        case "d": p.checkTipBeforePoll = true
+        case "e": p.verifyPushWithoutRealtime = true
         default: preconditionFailure("no improvement \(improvement)")
         }
         p.name = "\(name)+\(improvement)"

@@ -28,6 +28,8 @@ public final class Engine {
     public private(set) var poller: FallbackPoller
     public private(set) var refresh: BackgroundRefresh
     public private(set) var connection: ConnectionLifecycle
+    /// (e): checks the indexer's tip while realtime cannot verify push.
+    public private(set) var verifier: PushVerifier
     public private(set) var notifier: NotificationPresenter
     public private(set) var mode: NotificationMode
     public private(set) var tokenStatus: TokenStatus = .none
@@ -70,8 +72,15 @@ public final class Engine {
     private var nextRunId = 0
     /// The conversation on screen (`EngineInput.viewing`).
     private var viewing: Address?
-    /// (d): the tip request out, if any.
+    /// (d), (e): the tip request out, if any, and whether it is (e)'s.
     private var tipRequest: Int?
+    private var tipVerifiesPush = false
+    /// (e): since when realtime has not been live in this foreground; nil while live, and in
+    /// the background.
+    private var notLiveSince: Instant?
+    /// (e): the newest block time the app has of each sync object, from any channel (a
+    /// cursor moves only with fetches; push and realtime bring messages past it).
+    private var newestSeen: [SyncObject: Instant] = [:]
     /// The sync a background refresh is running (light, or naive's full one).
     private var refreshRunId: Int?
     private var currentConnection: Int?
@@ -108,6 +117,13 @@ public final class Engine {
     /// (b): outputs the user's sends spent whose messages the store lacks. The UTXO set no
     /// longer shows them, so a proven gap is the UTXO set's unknown txIds plus these.
     private var spentUnstored: Set<String> = []
+    /// (b): the app has every incoming output that landed before this instant (a complete
+    /// full sync, or a complete proof, established it), so a proof asks the node only for
+    /// the outputs since then, less the reorg buffer: the reply grows with what is new, not
+    /// with the address's history. Nil until the first complete full sync of this launch.
+    private var provenThrough: Instant?
+    /// (b): when the UTXO set of each targeted run was asked for.
+    private var utxoAskedAt: [Int: Instant] = [:]
     /// Reply items the indexer keeps serving broken (see `RejectedItems`).
     private var rejectedItems: RejectedItems
     /// What the store could not write yet (see `UnsavedChanges`), and when it is tried again.
@@ -148,6 +164,7 @@ public final class Engine {
         self.poller = FallbackPoller(settings: settings, policy: policy)
         self.refresh = BackgroundRefresh(settings: settings, policy: policy)
         self.connection = ConnectionLifecycle(settings: settings, policy: policy)
+        self.verifier = PushVerifier(policy: policy)
         self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
         self.mode = saved?.mode ?? initialMode
         self.tokenStatus = saved?.tokenStatus ?? .none
@@ -191,6 +208,10 @@ public final class Engine {
         case .pingAnswered(let ping): keepaliveAnswered(ping)
         case .pushDelivered(let payload): pushDelivered(payload: payload)
         case .extensionReceived(let payload): notificationExtensionReceived(payload: payload)
+        case .pushMessagesDeleted:
+            emit(.pushMessagesDeleted)
+            trigger(.messagesDeleted, forced: true)
+            settle()
         case .tokenStatus(let status): tokenStatusChanged(status)
         case .permission(let granted): permissionChanged(granted)
         case .refreshGranted(let task): backgroundRefreshGranted(task: task)
@@ -218,6 +239,7 @@ public final class Engine {
         if let d = poller.nextDeadline { deadlines.append(d) }
         if let d = refresh.nextDeadline { deadlines.append(d) }
         if let d = connection.nextDeadline { deadlines.append(d) }
+        if let d = verifier.nextDeadline { deadlines.append(d) }
         if let d = gate.nextDeadline { deadlines.append(d) }
         for m in outbox { if case .failed(_, let at) = m.state { deadlines.append(at) } }
         if let d = storeRetryAt { deadlines.append(d) }
@@ -236,6 +258,7 @@ public final class Engine {
     /// The OS then makes the app active (`appDidBecomeActive`).
     private func launch() {
         emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
+        if relaunched, let debt = gate.owed { emit(.catchUpOwed(kind: debt.kind, forced: debt.forced)) }
         // Messages written before the last quit (or crash) that the network never took go now.
         outbox = storage.outbox()
         retrySends(failedOnly: false)
@@ -442,6 +465,7 @@ public final class Engine {
     private func appDidEnterBackground() {
         emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
         handle(connection.enteredBackground(now: now))
+        notLiveSince = nil
         reliability.appSuspended()
         gate.enteredBackground()
         updatePoller()
@@ -544,6 +568,7 @@ public final class Engine {
                 counters.pushStateChanges += 1
                 emit(.pushState(from: from, to: to, reason: reason))
                 handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
+                updatePoller()  // (e): rule 13 in remote-push while push is unreliable, and (e)'s checks
             case .observedHit(let txId, let offset, let via):
                 emit(.observationHit(txId: txId, pushOffset: offset, via: via))
             case .observedMiss(let txId, let misses, let via):
@@ -564,12 +589,18 @@ public final class Engine {
             case .connect(let forced, let reason):
                 emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
                 liveSince = nil
+                if connection.lifecycle == .foreground, notLiveSince == nil { notLiveSince = now }
                 currentConnection = nil  // its id comes back with `.connectionOpened`
                 effects.append(.connect(forced: forced))
             case .requestCatchUp(let triggers, _):
                 for t in triggers { trigger(t, forced: false) }
             case .realtimeChanged(let state, let reason):
                 liveSince = state == .live ? now : nil
+                if state == .live {
+                    notLiveSince = nil
+                } else if connection.lifecycle == .foreground, notLiveSince == nil {
+                    notLiveSince = now
+                }
                 emit(.realtime(state, reason: reason))
             case .ping(let id):
                 counters.keepalivePings += 1
@@ -614,6 +645,10 @@ public final class Engine {
 
     private func tipReplied(result: Result<Data, TransportError>) {
         tipRequest = nil
+        if tipVerifiesPush {
+            tipVerifiesPush = false
+            return pushCheckReplied(result: result)
+        }
         guard poller.active else { return settle() }
         let tips: IndexerTips
         switch result {
@@ -641,6 +676,28 @@ public final class Engine {
         } else {
             trigger(.poll, forced: false, tipObjects: moved)
         }
+    }
+
+    /// (e): the tips against what the app has of each object (its cursor, or the newest
+    /// message any channel brought): what moved is what push and realtime have not brought.
+    private func pushCheckReplied(result: Result<Data, TransportError>) {
+        guard verifier.active else { return settle() }
+        let tips: IndexerTips
+        do {
+            tips = try IndexerTips.read(result.get(), now: now)
+        } catch {
+            emit(.error(source: "indexer", message: "tip: \(error); push check again in \(verifier.verifyInterval)"))
+            return settle()
+        }
+        let objects = fullSyncObjects()
+        let moved = objects.filter { object in
+            guard let tip = tips.tip(of: object) else { return false }
+            let have = [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
+            return have.map { tip > $0 } ?? true
+        }
+        emit(.pushCheckAnswered(latest: tips.latest, moved: moved.map(\.description), of: objects.count))
+        if !moved.isEmpty { trigger(.pushCheck, forced: false, tipObjects: moved) }
+        settle()
     }
 
     private func handle(_ actions: [BackgroundRefresh.Action]) {
@@ -758,7 +815,8 @@ public final class Engine {
             runs[id]?.outstanding += 1
             let request = request()
             utxoRequests[request] = id
-            effects.append(.requestUtxoSet(id: request))
+            utxoAskedAt[id] = now
+            effects.append(.requestUtxoSet(id: request, since: provenThrough.map { $0 - settings.reorgRewind }))
         }
     }
 
@@ -911,6 +969,19 @@ public final class Engine {
         let fromRefresh = refreshRunId == runId
         if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
+        let askedAt = utxoAskedAt.removeValue(forKey: runId)
+        if succeeded {
+            // (b): what a complete full sync or proof covered. A full sync's requests found
+            // every message indexed when it started (indexing takes up to the allowance); a
+            // proof stored every output the node showed when asked.
+            let covered: Instant? = switch run.kind {
+            case .full: run.startedAt - settings.indexerLagAllowance
+            case .targeted: askedAt
+            default: nil
+            }
+            if let covered, provenThrough.map({ $0 < covered }) ?? true { provenThrough = covered }
+            if run.kind == .targeted, let askedAt { advanceCursorsAfterProof(askedAt: askedAt) }
+        }
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
                       forced: run.forced, progressed: run.failed < run.requests)
         counters.errors += run.failed
@@ -919,6 +990,25 @@ public final class Engine {
         handle(poller.syncCompleted(now: now))
         if fromRefresh {
             handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
+        }
+    }
+
+    /// (b): a complete proof stored every incoming output that landed before the UTXO set
+    /// was asked for (the unspent ones the app lacked were fetched by id, the ones the user's
+    /// sends spent were too), so every object of incoming messages is stored up to then
+    /// (rule 9's cursor), and the next full sync starts there instead of re-reading hours that
+    /// realtime and push already brought. Outgoing objects are the user's own sends, stored
+    /// when published; their cursors move only with fetches.
+    private func advanceCursorsAfterProof(askedAt: Instant) {
+        let covered = askedAt - settings.indexerLagAllowance
+        for object in fullSyncObjects() {
+            switch object {
+            case .handshakes(.outgoing), .contextual(_, .outgoing): continue
+            default: break
+            }
+            let current = cursor(of: object)
+            guard current.lastFetchedBlockTime.map({ $0 < covered }) ?? true else { continue }
+            _ = commit([], cursor: CursorMove(object: object, cursor: SyncCursor(lastFetchedBlockTime: covered)))
         }
     }
 
@@ -1038,6 +1128,8 @@ public final class Engine {
     }
 
     private func announce(_ m: StoredMessage) {
+        let object = SyncObject(holding: m.message)
+        if newestSeen[object].map({ $0 < m.message.blockTime }) ?? true { newestSeen[object] = m.message.blockTime }
         pendingUnstored.remove(m.txId)
         spentUnstored.remove(m.txId)
         let a = m.message.conversation
@@ -1101,9 +1193,35 @@ public final class Engine {
         handle(reliability.conditionsChanged(conditions, now: now))
     }
 
+    /// Rule 13's poller and (e)'s checks, after any change of lifecycle, realtime, mode or push state.
     private func updatePoller() {
         handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode,
-                                        syncRunning: gate.running != nil, now: now))
+                                        syncRunning: gate.running != nil, pushUnreliable: reliability.state == .unreliable, now: now))
+        handle(verifier.conditionsChanged(foreground: connection.lifecycle == .foreground, notLiveSince: notLiveSince,
+                                          pushState: reliability.state, polling: poller.active, now: now))
+    }
+
+    private func handle(_ actions: [PushVerifier.Action]) {
+        for action in actions {
+            switch action {
+            case .started(let reason): emit(.pushCheck("started: " + reason))
+            case .stopped(let reason): emit(.pushCheck("stopped: " + reason))
+            case .check: verifyPush()
+            }
+        }
+    }
+
+    /// (e): one tip request; what moved past what the app has is fetched (`tipReplied`).
+    private func verifyPush() {
+        guard tipRequest == nil, gate.running == nil else {
+            return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
+        }
+        counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
+        let id = request()
+        tipRequest = id
+        tipVerifiesPush = true
+        effects.append(.indexer(id: id, .tip))
+        emit(.pushCheckAsked(objects: fullSyncObjects().count))
     }
 
     // MARK: - Timers and persistence
@@ -1194,6 +1312,7 @@ public final class Engine {
         handle(reliability.deadlineReached(now: now))
         handle(connection.deadlineReached(now: now))
         handle(poller.deadlineReached(now: now, syncRunning: gate.running != nil))
+        handle(verifier.deadlineReached(now: now))
         handle(refresh.deadlineReached(now: now))
         for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
         if let at = storeRetryAt, at <= now { retryStore() }

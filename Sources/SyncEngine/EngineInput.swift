@@ -48,6 +48,8 @@ public enum EngineInput {
     case pushDelivered(Data)
     /// A push reached the notification extension while backgrounded.
     case extensionReceived(Data)
+    /// The push service dropped what it held for the device (FCM's "messages deleted").
+    case pushMessagesDeleted
     case indexerReplied(id: Int, Result<Data, TransportError>)
     case utxoSetReplied(id: Int, Result<[String], TransportError>)
     /// The reply to `.publish`: the message as the network carries it, with what it spent;
@@ -77,8 +79,9 @@ public enum Effect: Equatable, Sendable {
     case connect(forced: Bool)
     /// Ping the node on `connection`; `.pingAnswered(ping)` if it answers.
     case ping(connection: Int, ping: Int)
-    /// Ask the node for the address's UTXO set; reply `.utxoSetReplied(id, …)`.
-    case requestUtxoSet(id: Int)
+    /// Ask the node for the address's UTXO set (the outputs that landed at `since` or later,
+    /// or all of them); reply `.utxoSetReplied(id, …)`.
+    case requestUtxoSet(id: Int, since: Instant?)
     /// One indexer call (a backend request); reply `.indexerReplied(id, …)`.
     case indexer(id: Int, IndexerCall)
     /// Publish a message; reply `.published(id, …)`.

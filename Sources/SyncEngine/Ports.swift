@@ -52,8 +52,9 @@ public protocol RealtimePort: AnyObject {
     /// Opens a connection to the node and subscribes to `address`. `forced` tears down the
     /// previous socket first. Returns the connection's id; its outcome arrives on the endpoint.
     func connect(subscribing address: Address, forced: Bool) -> Int
-    /// The address's current UTXO set: the txIds of its unspent incoming outputs (one request).
-    func requestUtxoSet(for address: Address, reply: @escaping (Result<[String], TransportError>) -> Void)
+    /// The address's current UTXO set: the txIds of its unspent incoming outputs (one request),
+    /// all of them, or (`since`) those that landed at that instant or later, oldest first.
+    func requestUtxoSet(for address: Address, since: Instant?, reply: @escaping (Result<[String], TransportError>) -> Void)
     /// A keepalive ping on connection `id`. A live socket answers after a round trip; a dead
     /// or stale one never answers (the client times it out).
     func ping(connection id: Int, answered: @escaping () -> Void)
@@ -126,6 +127,9 @@ public protocol ClientEndpoint: AnyObject {
     func pushDelivered(payload: Data)
     /// A push reached the notification extension while the app is backgrounded.
     func notificationExtensionReceived(payload: Data)
+    /// The push service dropped notifications it held for the device (FCM's "messages
+    /// deleted", sent when the device is reachable again): push lost messages for sure.
+    func pushMessagesDeleted()
     func tokenStatusChanged(_ status: TokenStatus)
     func backgroundRefreshGranted(task: Int)
     func backgroundRefreshExpired(task: Int)

@@ -54,8 +54,8 @@ public final class SyncDriver: ClientEndpoint {
             engine.handle(.connectionOpened(id), now: now())
         case .ping(let connection, let ping):
             ports.realtime.ping(connection: connection) { [weak self] in self?.handle(.pingAnswered(ping: ping)) }
-        case .requestUtxoSet(let id):
-            ports.realtime.requestUtxoSet(for: engine.me) { [weak self] in self?.handle(.utxoSetReplied(id: id, $0)) }
+        case .requestUtxoSet(let id, let since):
+            ports.realtime.requestUtxoSet(for: engine.me, since: since) { [weak self] in self?.handle(.utxoSetReplied(id: id, $0)) }
         case .indexer(let id, let call):
             ports.indexer.send(call) { [weak self] in self?.handle(.indexerReplied(id: id, $0)) }
         case .publish(let id, let to, let body):
@@ -169,6 +169,7 @@ public final class SyncDriver: ClientEndpoint {
     public func realtimeNotified(connection: Int, message: NetworkMessage) { handle(.realtimeTx(connection: connection, message)) }
     public func pushDelivered(payload: Data) { handle(.pushDelivered(payload)) }
     public func notificationExtensionReceived(payload: Data) { handle(.extensionReceived(payload)) }
+    public func pushMessagesDeleted() { handle(.pushMessagesDeleted) }
     public func tokenStatusChanged(_ status: TokenStatus) { handle(.tokenStatus(status)) }
     public func backgroundRefreshGranted(task: Int) { handle(.refreshGranted(task: task)) }
     public func backgroundRefreshExpired(task: Int) { handle(.refreshExpired(task: task)) }

@@ -17,6 +17,9 @@ public enum SyncEvent: Equatable, Sendable {
     case catchUpStarted(trigger: String, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
     case catchUpJoined(trigger: CatchUpTrigger, running: String)
     case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
+    /// At a relaunch: a catch-up did not complete before the app quit (it was running, or it
+    /// had failed), so it is owed (rule 14): the next trigger runs it, not debounced.
+    case catchUpOwed(kind: CatchUpGate.SyncKind, forced: Bool)
     indirect case catchUpFinished(trigger: String, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
     /// A message the app did not have, stored (or kept in memory while the store cannot
     /// write), with its conversation's contact: all a view needs to show it.
@@ -34,7 +37,15 @@ public enum SyncEvent: Equatable, Sendable {
     /// (d): the tips answered: the newest indexed block time, and the objects (of `of`) whose
     /// tip is past their cursor, which a targeted sync fetches; none, no sync.
     indirect case tipsAnswered(latest: Instant?, moved: [String], of: Int)
+    /// (e): verifying push while realtime is not live: started, stopped, a check skipped.
+    case pushCheck(String)
+    /// (e): a push check asks the indexer's tip (one backend request).
+    case pushCheckAsked(objects: Int)
+    /// (e): the tips answered, and the objects (of `of`) past what any channel brought.
+    indirect case pushCheckAnswered(latest: Instant?, moved: [String], of: Int)
     case backgroundRefresh(String)
+    /// The push service dropped what it held for the device (FCM's "messages deleted").
+    case pushMessagesDeleted
     case tokenStatus(TokenStatus)
     case tokenRegistration(String)
     indirect case banner(Banner, badge: Int)
@@ -82,6 +93,8 @@ public enum SyncEvent: Equatable, Sendable {
             return "catch-up joined (\(trigger.rawValue)): rides on the running \(running) sync"
         case .catchUpSkipped(let trigger, let lastAgo, let left):
             return "catch-up skipped (\(trigger.rawValue)): push reliable, last catch-up \(lastAgo) ago, next allowed in \(left)"
+        case .catchUpOwed(let kind, let forced):
+            return "catch-up owed: a \(kind.rawValue) catch-up\(forced ? " (forced)" : "") did not complete before the app quit; the next trigger runs it, not debounced"
         case .catchUpFinished(let trigger, let kind, let stored, let requests, let failed, let took, let stoppedBy):
             var s = "catch-up finished (\(trigger)): \(kind.rawValue), \(stored) new, \(requests) requests, \(took)"
             if failed > 0 { s += ", \(failed) failed" }
@@ -105,6 +118,17 @@ public enum SyncEvent: Equatable, Sendable {
             guard !moved.isEmpty else { return tip + ": no object moved past its cursor: nothing new, no sync" }
             let names = moved.prefix(3).map(UntrustedText.visible).joined(separator: ", ") + (moved.count > 3 ? ", …" : "")
             return tip + ": \(moved.count) of \(of) objects moved past their cursor (\(names)): syncing those"
+        case .pushCheck(let s):
+            return "push check: \(s)"
+        case .pushCheckAsked(let objects):
+            return "push check: realtime cannot verify push; asking the indexer's tips for the \(objects) objects"
+        case .pushCheckAnswered(let latest, let moved, let of):
+            let tip = "push check: tip \(latest.map(\.description) ?? "none")"
+            guard !moved.isEmpty else { return tip + ": push and realtime brought everything indexed, no sync" }
+            let names = moved.prefix(3).map(UntrustedText.visible).joined(separator: ", ") + (moved.count > 3 ? ", …" : "")
+            return tip + ": \(moved.count) of \(of) objects have messages no channel brought (\(names)): fetching those; push has the grace to match them"
+        case .pushMessagesDeleted:
+            return "push service: it dropped the notifications it held while the device was unreachable (messages deleted); a full catch-up, forced"
         case .backgroundRefresh(let s):
             return "background refresh: \(s)"
         case .tokenStatus(let s):

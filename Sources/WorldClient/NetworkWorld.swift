@@ -346,12 +346,14 @@ extension NetworkWorld: RealtimePort {
         return connection.id
     }
 
-    public func requestUtxoSet(for address: Address, reply: @escaping (Result<[String], TransportError>) -> Void) {
+    public func requestUtxoSet(for address: Address, since: Instant?, reply: @escaping (Result<[String], TransportError>) -> Void) {
         guard let connection = node, connection.subscribed, connection.listened else {
             scheduler.schedule(after: .zero, "utxo set refused") { reply(.failure(TransportError("node: not connected"))) }
             return
         }
-        call(connection, "getUtxosByAddresses", .object([("addresses", .array([.string(me.value)]))])) { result in
+        var params: [(String, JSONValue)] = [("addresses", .array([.string(me.value)]))]
+        if let since { params.append(("since", .int(since.milliseconds))) }
+        call(connection, "getUtxosByAddresses", .object(params)) { result in
             reply(result.flatMap { params in
                 guard let entries = params["entries"] as? [String] else { return .failure(TransportError("node: a UTXO set without entries")) }
                 return .success(entries)

@@ -21,7 +21,8 @@ public final class SQLiteWorldHistory: WorldHistory {
             CREATE TABLE delivery (
                 txId TEXT PRIMARY KEY NOT NULL, realtime INTEGER NOT NULL DEFAULT 0, owed INTEGER NOT NULL DEFAULT 0,
                 pushedAt INTEGER) WITHOUT ROWID;
-            CREATE TABLE output (seq INTEGER PRIMARY KEY, txId TEXT NOT NULL);
+            CREATE TABLE output (seq INTEGER PRIMARY KEY, txId TEXT NOT NULL, landedAt INTEGER NOT NULL);
+            CREATE INDEX output_by_time ON output(landedAt, seq);
             -- the indexer: a list per sync object in block-time order, then the order indexed
             CREATE TABLE indexed (
                 position INTEGER PRIMARY KEY, txId TEXT NOT NULL, conversation TEXT NOT NULL, direction TEXT NOT NULL,
@@ -53,8 +54,11 @@ public final class SQLiteWorldHistory: WorldHistory {
 
     // MARK: the wallet
 
-    public func receiveOutput(_ txId: String) {
-        file.write("INSERT INTO output (txId) VALUES (?)") { file.text($0, 1, txId) }
+    public func receiveOutput(_ txId: String, landedAt: Instant) {
+        file.write("INSERT INTO output (txId, landedAt) VALUES (?, ?)") { s in
+            file.text(s, 1, txId)
+            file.int(s, 2, landedAt.milliseconds)
+        }
     }
 
     public func spendOldestOutput() -> String? {
@@ -64,9 +68,12 @@ public final class SQLiteWorldHistory: WorldHistory {
         return txId
     }
 
-    public func unspentOutputs() -> [String] {
+    public func unspentOutputs(since: Instant?) -> [String] {
         var all: [String] = []
-        file.read("SELECT txId FROM output WHERE seq > ? ORDER BY seq", { file.int($0, 1, spentThrough) }) { s in
+        file.read("SELECT txId FROM output WHERE seq > ? AND landedAt >= ? ORDER BY seq", { s in
+            file.int(s, 1, spentThrough)
+            file.int(s, 2, since?.milliseconds ?? .min)
+        }) { s in
             all.append(file.column(s, 0))
             return true
         }

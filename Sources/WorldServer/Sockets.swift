@@ -160,7 +160,9 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
             guard let addresses = params["addresses"] as? [String], addresses == [user.address.value] else {
                 return error(id, "getUtxosByAddresses: params.addresses must be [\"\(user.address.value)\"], the user's own address")
             }
-            node.requestUtxoSet(for: user.address) { [weak self] result in
+            // `since` (optional, milliseconds of the world's clock): only the outputs that landed then or later.
+            let since = (params["since"] as? NSNumber).map { Instant(milliseconds: $0.int64Value) }
+            node.requestUtxoSet(for: user.address, since: since) { [weak self] result in
                 switch result {
                 case .success(let entries): self?.reply(id, method, [("entries", .array(entries.map { .string($0) }))])
                 case .failure(let e): self?.error(id, e.message)

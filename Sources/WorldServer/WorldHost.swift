@@ -331,6 +331,10 @@ public final class UserLink: ClientEndpoint {
     }
     public func realtimeNotified(connection: Int, message: NetworkMessage) { subscriptions[connection]?.notify(message) }
 
+    /// The server's world keeps no device model (`push model` is the simulated world's): its
+    /// held pushes are the relay's, above.
+    public func pushMessagesDeleted() {}
+
     public func pushDelivered(payload: Data) { deliver(payload) }
     public func notificationExtensionReceived(payload: Data) { deliver(payload) }
 

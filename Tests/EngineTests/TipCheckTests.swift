@@ -119,10 +119,11 @@ struct TipCheckTests {
             at 10m realtime down
             """
         let (run, _) = try measure(healthy, .adaptive)
-        // Push turns reliable early; from then on polls run plain syncs.
+        // Push turns reliable early; from then on polls run plain syncs. ((e) asks tips of its
+        // own in this world, to verify push: BlindSpotTests.)
         let reliableAt = run.log.first { if case .pushState(_, .reliable, _) = $0.event { true } else { false } }?.at
         #expect(reliableAt != nil)
-        let tipsAfter = run.log.filter { $0.line.contains("asking the indexer's tip") && $0.at > reliableAt! }
+        let tipsAfter = run.log.filter { if case .tipAsked = $0.event { $0.at > reliableAt! } else { false } }
         #expect(tipsAfter.isEmpty)
     }
 

@@ -215,7 +215,8 @@ struct CatchUpGateTests {
         _ = seed.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
         seed.finished(kind: .full, succeeded: true, now: at(1))
         #expect(kind(at: 100, seed) == .full)
-        var withoutD = CatchUpGate(policy: SyncPolicy.adaptive.without("d"))
+        // (e) proves with tips too (BlindSpotTests): without both, tips never make a targeted sync.
+        var withoutD = CatchUpGate(policy: SyncPolicy.adaptive.without("d").without("e"))
         _ = withoutD.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
         withoutD.finished(kind: .full, succeeded: true, now: at(1))
         #expect(kind(at: 100, withoutD) == .full)
