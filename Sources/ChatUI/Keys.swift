@@ -10,7 +10,7 @@ public enum Key: Hashable, Sendable {
 /// the two cannot drift (STYLE.md, bubbles' `key.Binding`).
 public enum KeyAction: String, Hashable, Sendable, CaseIterable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
-    case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken
+    case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken, toggleNetwork
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
     case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline, nextUnread
     case search, searchOlder, searchNewer, addContact, renameContact, toggleMute
@@ -83,6 +83,7 @@ public enum KeyTable {
         KeyBinding(keys: [.char("s")], help: "make the realtime connection stale (silent)", action: .makeStale),
         KeyBinding(keys: [.char("x")], help: "indexer down / up", action: .toggleIndexer),
         KeyBinding(keys: [.char("t")], help: "expire the push token", action: .expireToken),
+        KeyBinding(keys: [.char("A")], help: "airplane mode: the device's network off / on", action: .toggleNetwork),
         KeyBinding(keys: [.char("S")], help: "sync now (forced catch-up)", action: .syncNow),
         KeyBinding(keys: [.char("R")], help: "retry now the messages the network refused", action: .retrySends),
         KeyBinding(keys: [.char("m")], help: "notification mode: remote-push → background-fetch → off", action: .cycleMode),

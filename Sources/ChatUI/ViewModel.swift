@@ -399,6 +399,9 @@ public enum ViewModel {
             state.indexerDown.toggle()
             return [.apply(state.indexerDown ? .indexerDown : .indexerUp)]
         case .expireToken: return [.apply(.tokenExpire)]
+        case .toggleNetwork:
+            state.networkOff.toggle()
+            return [.apply(state.networkOff ? .networkOff : .networkOn)]
         case .syncNow: return [.apply(.sync)]
         case .cycleMode:
             let all = NotificationMode.allCases

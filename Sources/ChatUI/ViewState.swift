@@ -153,6 +153,7 @@ public struct ViewState: Equatable, Sendable {
     public var pushFault = 0
     public var realtimeDown = false
     public var indexerDown = false
+    public var networkOff = false
     public var quitting = false
     /// `--bell`: a message in a conversation you are not reading rings the terminal's bell.
     public var bellEnabled = false

@@ -25,6 +25,8 @@ public final class SimIndexer: IndexerPort {
     /// Ground truth: bytes of the reply documents served, by the call's kind (an error
     /// reply is counted as its status line's words).
     public private(set) var bytesByKind: [String: Int] = [:]
+    /// Ground truth: each reply's bytes with when it left (a chart's bytes lane).
+    public private(set) var bytesServed: [(at: Instant, bytes: Int)] = []
     /// Ground truth: every call received, with when it was received.
     public var calls: [(at: Instant, call: IndexerCall)] { history.calls }
 
@@ -62,6 +64,11 @@ public final class SimIndexer: IndexerPort {
     public private(set) var messagesServed = 0
 
     public func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void) {
+        // A device without network never reaches the backend: no request, no bytes.
+        guard !deviceOffline else {
+            scheduler.schedule(after: .milliseconds(50), "no network") { reply(.failure(TransportError("no network"))) }
+            return
+        }
         requestsByKind[call.kind, default: 0] += 1
         history.recordCall(call, at: scheduler.now)
         let delay = latency ?? latencies.interval(timings.requestLatency.low, timings.requestLatency.high)
@@ -86,6 +93,7 @@ public final class SimIndexer: IndexerPort {
             }
             let document = answer(call)
             bytesByKind[call.kind, default: 0] += document.count
+            bytesServed.append((scheduler.now, document.count))
             if let rewriteReply, let other = rewriteReply(call, document) {
                 rewrittenReplies += 1
                 reply(.success(other))

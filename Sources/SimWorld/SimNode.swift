@@ -81,6 +81,11 @@ public final class SimNode: RealtimePort {
     /// The UTXO set of the user's address (one request): unspent incoming txIds (those that
     /// landed at `since` or later, or all), after a request latency; fails while the node is down.
     public func requestUtxoSet(for address: Address, since: Instant?, reply: @escaping (Result<[String], TransportError>) -> Void) {
+        // A device without network never reaches the node: no request.
+        guard !deviceOffline else {
+            scheduler.schedule(after: .milliseconds(50), "no network") { reply(.failure(TransportError("no network"))) }
+            return
+        }
         utxoRequests += 1
         let delay = utxoLatencies.interval(timings.requestLatency.low, timings.requestLatency.high)
         scheduler.schedule(after: delay, "utxo set") { [self] in
@@ -88,6 +93,8 @@ public final class SimNode: RealtimePort {
             if down { reply(.failure(TransportError("node unreachable"))); return }
             let entries = world?.utxos(since: since) ?? []
             utxoBytes += Self.utxoReplyBytes(entries)
+            bytesServed.append((scheduler.now, Self.utxoReplyBytes(entries)))
+            largestUtxoReply = max(largestUtxoReply, entries.count)
             reply(.success(entries))
         }
     }
@@ -95,12 +102,16 @@ public final class SimNode: RealtimePort {
     /// Ground truth: bytes of the UTXO-set replies served, as the modelled wire document
     /// `{"entries":[{"txId":"…","blockDaaScore":…},…]}`: it grows with the entries.
     public private(set) var utxoBytes = 0
+    /// Ground truth: each UTXO-set reply's bytes with when it left (a chart's bytes lane).
+    public private(set) var bytesServed: [(at: Instant, bytes: Int)] = []
+    /// Ground truth: the most entries one UTXO-set reply carried.
+    public private(set) var largestUtxoReply = 0
     /// Ground truth: bytes of the realtime notifications delivered (each message's document).
     public private(set) var realtimeBytes = 0
 
     /// The size of a UTXO-set reply of `entries` (a txId and a 13-digit score each): the
     /// document's length, counted without writing it.
-    static func utxoReplyBytes(_ entries: [String]) -> Int {
+    public static func utxoReplyBytes(_ entries: [String]) -> Int {
         let envelope = #"{"entries":[]}"#.utf8.count
         let perEntry = #"{"txId":"","blockDaaScore":0000000000000}"#.utf8.count
         return envelope + entries.reduce(0) { $0 + perEntry + $1.utf8.count } + max(0, entries.count - 1)

@@ -26,20 +26,19 @@ public struct BeliefLag: Equatable, Sendable {
     }
 
     public private(set) var records: [Kind: Record] = [:]
-    /// Times push was believed `unreliable` while no fault of push (its service, the token,
-    /// the device's network) had been in force within `falseAlarmWindow` before.
+    /// Times push was believed `unreliable` although no fault of push (its service, the
+    /// token, the device's network) was in force at any time since push was last believed
+    /// `reliable` (or since the run began): evidence of a real outage can come long after it,
+    /// from a catch-up in the next foreground, and that is no false alarm.
     public private(set) var falseUnreliable = 0
-    /// How far back a push fault still explains an `unreliable` (the observation retention
-    /// and the grace, with room).
-    public var falseAlarmWindow = Interval.minutes(15)
 
     /// Per kind: since when the world has been broken and the engine has not said so.
     private var brokenSince: [Kind: Instant] = [:]
     private var broken: Set<Kind> = []
     private var believed: Set<Kind> = [.realtime, .network]  // not live until the first subscription
-    /// When a fault of push was last in force (nil: never).
-    private var pushFaultLastSeen: Instant?
+    /// A fault of push is in force now; one was at some time since push was last reliable.
     private var pushFaultNow = false
+    private var pushFaultSinceReliable = false
 
     public init() {}
 
@@ -52,9 +51,8 @@ public struct BeliefLag: Equatable, Sendable {
             if f == "token expired" || f == "token invalid" { now.insert(.token) }
             if f == "network off" { now.insert(.network) }
         }
-        let pushFault = faults.contains { $0.hasPrefix("push ") || $0.hasPrefix("token ") || $0 == "network off" }
-        if pushFault || pushFaultNow { pushFaultLastSeen = t }
-        pushFaultNow = pushFault
+        pushFaultNow = faults.contains { $0.hasPrefix("push ") || $0.hasPrefix("token ") || $0 == "network off" }
+        if pushFaultNow { pushFaultSinceReliable = true }
         for kind in Kind.allCases {
             switch (broken.contains(kind), now.contains(kind)) {
             case (false, true):
@@ -77,10 +75,8 @@ public struct BeliefLag: Equatable, Sendable {
     public mutating func observe(_ e: TimedEvent) {
         switch e.event {
         case .pushState(_, let to, _):
-            if to == .unreliable {
-                let explained = pushFaultNow || pushFaultLastSeen.map { e.at - $0 <= falseAlarmWindow } ?? false
-                if !explained { falseUnreliable += 1 }
-            }
+            if to == .unreliable, !pushFaultSinceReliable { falseUnreliable += 1 }
+            if to == .reliable { pushFaultSinceReliable = pushFaultNow }
             believe(.push, to == .unreliable, at: e.at)
         case .realtime(let state, _):
             believe(.realtime, state != .live, at: e.at)

@@ -20,6 +20,9 @@ public struct RunTimeline: Equatable, Sendable {
     public var end: Instant
     /// Backend requests, cumulative, as each sync that made some ended.
     public var requests: [(at: Instant, total: Int)] = []
+    /// Backend bytes (the indexer's replies and the node's UTXO sets), each as it left the
+    /// world (its ground truth), in time order; empty for a timeline made of events alone.
+    public var bytes: [(at: Instant, bytes: Int)] = []
     public var lifecycle: [Span<Lifecycle>] = []
     public var push: [Span<PushState>] = []
     public var marks: [(at: Instant, mark: Mark)] = []
@@ -87,7 +90,22 @@ public struct RunTimeline: Equatable, Sendable {
     /// A run's timeline, from its start to where it ended.
     public init(_ run: ScenarioRun) {
         self.init(events: run.log, faultHistory: run.session.faultHistory, start: run.startedAt, end: run.scheduler.now)
+        bytes = (run.world.indexer.bytesServed + run.world.node.bytesServed).sorted { $0.at < $1.at }
     }
+
+    /// Backend bytes served in each of `count` equal buckets from `start` to `end`.
+    public func byteBuckets(_ count: Int) -> [Int] {
+        guard count > 0, end > start else { return Array(repeating: 0, count: max(0, count)) }
+        var buckets = Array(repeating: 0, count: count)
+        let span = Double((end - start).milliseconds)
+        for (t, b) in bytes {
+            buckets[min(count - 1, max(0, Int(Double((t - start).milliseconds) / span * Double(count))))] += b
+        }
+        return buckets
+    }
+
+    /// All backend bytes of the run.
+    public var totalBytes: Int { bytes.reduce(0) { $0 + $1.bytes } }
 
     /// Backend requests made in each of `count` equal buckets from `start` to `end`.
     public func requestBuckets(_ count: Int) -> [Int] {

@@ -243,7 +243,7 @@ private final class StepFeed {
 }
 
 /// Results of concurrent work, each in its own slot.
-private final class Slots<T>: @unchecked Sendable {
+final class Slots<T>: @unchecked Sendable {
     private var values: [T?]
     private var error: Error?
     private let lock = NSLock()

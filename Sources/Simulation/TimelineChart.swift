@@ -16,7 +16,10 @@ public enum TimelineChart {
     static let lifecycleColours: [Lifecycle: String] = [.foreground: "#90caf9", .background: "#455a64", .launched: "#cfd8dc"]
 
     /// The chart of `runs` (a policy name and its timeline each, on one axis), titled `title`.
-    public static func svg(_ runs: [(policy: String, timeline: RunTimeline)], title: String) -> String {
+    /// What the bars of a panel count: backend requests, or the bytes the backend served.
+    public enum Lane: String, Sendable, CaseIterable { case requests, bytes }
+
+    public static func svg(_ runs: [(policy: String, timeline: RunTimeline)], title: String, lane: Lane = .requests) -> String {
         let start = runs.map(\.timeline.start).min() ?? .zero
         let end = max(runs.map(\.timeline.end).max() ?? start, start + .seconds(1))
         let plot = width - left - right
@@ -26,14 +29,14 @@ public enum TimelineChart {
         out.append(##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(Int(width))" height="\##(Int(height))" viewBox="0 0 \##(Int(width)) \##(Int(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">"##)
         out.append(##"<rect width="100%" height="100%" fill="#ffffff"/>"##)
         out.append(text(left, 24, title, size: 16, weight: "bold"))
-        out.append(contentsOf: legend(y: 48))
+        out.append(contentsOf: legend(y: 48, lane: lane))
         // The shared requests scale: the busiest bucket of any policy.
-        let bucketed = runs.map { $0.timeline.requestBuckets(buckets) }
+        let bucketed = runs.map { lane == .bytes ? $0.timeline.byteBuckets(buckets) : $0.timeline.requestBuckets(buckets) }
         let peak = max(1, bucketed.flatMap { $0 }.max() ?? 1)
         let bucketSpan = Interval(milliseconds: (end - start).milliseconds / Int64(buckets))
         for (i, run) in runs.enumerated() {
             let y0 = top + Double(i) * panelHeight
-            out.append(contentsOf: panel(run.policy, run.timeline, bucketed[i], peak: peak, bucketSpan: bucketSpan, y0: y0, x: x))
+            out.append(contentsOf: panel(run.policy, run.timeline, bucketed[i], peak: peak, bucketSpan: bucketSpan, y0: y0, x: x, lane: lane))
         }
         out.append(contentsOf: axis(start: start, end: end, y: top + Double(runs.count) * panelHeight + 4, x: x))
         out.append("</svg>")
@@ -48,15 +51,16 @@ public enum TimelineChart {
     static let barsRow = (y: 106.0, h: 66.0)
 
     static func panel(_ policy: String, _ t: RunTimeline, _ buckets: [Int], peak: Int, bucketSpan: Interval, y0: Double,
-                      x: (Instant) -> Double) -> [String] {
+                      x: (Instant) -> Double, lane: Lane = .requests) -> [String] {
         var out: [String] = []
         out.append(##"<rect x="4" y="\##(f(y0 + 4))" width="\##(f(width - 8))" height="\##(f(panelHeight - 8))" fill="none" stroke="#e0e0e0"/>"##)
         out.append(text(12, y0 + 20, policy, size: 14, weight: "bold"))
-        out.append(text(12 + 9 * Double(policy.count) + 8, y0 + 20, "\(t.totalRequests) backend requests", size: 11, fill: "#555555"))
+        let total = lane == .bytes ? "\(t.totalBytes) backend bytes" : "\(t.totalRequests) backend requests"
+        out.append(text(12 + 9 * Double(policy.count) + 8, y0 + 20, total, size: 11, fill: "#555555"))
         for (label, row) in [("faults", faultRow), ("app", lifecycleRow), ("push", pushRow), ("catch-ups", marksRow)] {
             out.append(text(left - 8, y0 + row.y + min(row.h, 12) - 2, label, size: 10, fill: "#555555", anchor: "end"))
         }
-        out.append(text(left - 8, y0 + barsRow.y + 10, "requests", size: 10, fill: "#555555", anchor: "end"))
+        out.append(text(left - 8, y0 + barsRow.y + 10, lane.rawValue, size: 10, fill: "#555555", anchor: "end"))
         out.append(text(left - 8, y0 + barsRow.y + 22, "per \(bucketSpan)", size: 10, fill: "#555555", anchor: "end"))
         // Faults: a shaded span across the whole panel, and a bar with its name in the faults
         // row, on the first of two lanes free at its start (faults at once sit one above the
@@ -120,7 +124,7 @@ public enum TimelineChart {
         }
     }
 
-    static func legend(y: Double) -> [String] {
+    static func legend(y: Double, lane: Lane = .requests) -> [String] {
         var out: [String] = []
         var x = left
         func item(_ shape: String, _ label: String) {
@@ -132,7 +136,7 @@ public enum TimelineChart {
         item(markShape(.targeted, x: x + 4, y: y), "targeted (proven gap)")
         item(markShape(.light, x: x + 4, y: y), "light (background refresh)")
         item(markShape(.skipped, x: x + 4, y: y), "skipped (debounce)")
-        item(band(x, x + 10, y - 5, 10, "#5c6bc0"), "backend requests")
+        item(band(x, x + 10, y - 5, 10, "#5c6bc0"), "backend \(lane.rawValue)")
         item(band(x, x + 10, y - 5, 10, "#e53935").replacingOccurrences(of: "/>", with: #" fill-opacity="0.35"/>"#), "fault")
         x = left
         let y2 = y + 20

@@ -112,6 +112,8 @@ public final class NetworkSession: LiveSession {
         case .indexerUp: faults["indexer"] = nil
         case .indexerDown, .indexerLatency: faults["indexer"] = d.summary
         case .tokenExpire, .tokenInvalidate: faults["token"] = d.summary
+        case .networkOff: faults["network"] = d.summary
+        case .networkOn: faults["network"] = nil
         default: break
         }
     }

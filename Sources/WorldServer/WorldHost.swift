@@ -209,7 +209,7 @@ public final class WorldHost {
         for step in scenario.steps {
             switch step.directive {
             case .receive, .pushDrop, .pushDelay, .pushDown, .pushUp, .realtimeDown, .realtimeUp, .realtimeStale, .realtimeFlaky,
-                 .indexerDown, .indexerUp, .indexerLatency, .tokenExpire, .tokenInvalidate:
+                 .indexerDown, .indexerUp, .indexerLatency, .tokenExpire, .tokenInvalidate, .networkOff, .networkOn:
                 let directive = step.directive
                 scheduler.schedule(at: start + (step.at - .zero), "scenario line \(step.line)") { [weak self] in
                     guard let self else { return }

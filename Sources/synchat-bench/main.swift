@@ -361,7 +361,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "scaling", "peers", "net", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -371,7 +371,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -413,6 +413,7 @@ if what == "crash", let arg = rest.first {
 say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
 if what == "policies" || what == "all" { try policiesBench(); try ablationBench() }
 if what == "speed" || what == "all" { try speedBench() }
+if what == "worlds" { try worldsBench() }  // not in all: a simulated week, and the matrix
 if what == "scaling" { try scalingBench(lines: scalingLines) }  // not in all: a minute or more
 if what == "peers" { peersBench(idleSeconds: peersIdle) }  // not in all: minutes of waiting
 if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate, warmup: net.warmup) }  // not in all: a server and its clients

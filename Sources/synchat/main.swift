@@ -3,6 +3,7 @@ import ChatStore
 import Foundation
 import Logging
 import ProfileWorld
+import SimWorld
 import Simulation
 import SyncCore
 import SyncEngine
@@ -239,20 +240,34 @@ struct Simulate: ParsableCommand {
         abstract: "Run a scenario in virtual time, as fast as the machine allows.",
         discussion: """
             Prints the measures of the run (SPEC §5), the three policies side by side with --compare, \
-            or with --events the event log, one line per engine decision.
+            or with --events the event log, one line per engine decision. With --matrix instead of a scenario, \
+            every policy over a grid of worlds (app, realtime, push, indexer, mode, device network), a few \
+            simulated hours each on its own seed: docs/matrix.md.
             """
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case table, json }
 
     @Option(name: .long, help: "The scenario file (see Scenarios/).")
-    var scenario: String
+    var scenario: String?
+
+    @Flag(name: .long, help: "Run the policies over the fault matrix's grid of worlds instead of a scenario (docs/matrix.md).")
+    var matrix = false
+
+    @Option(name: .customLong("duration"), help: ArgumentHelp("With --matrix: how long each cell runs (default 3h).", valueName: "D"))
+    var durationText: String?
+
+    @Option(name: .customLong("matrix-cell"), help: ArgumentHelp("Print the scenario of the matrix's cell N (as the table numbers it), to run or shrink on its own.", valueName: "N"))
+    var matrixCell: Int?
+
+    @Option(name: .customLong("push-model"), help: ArgumentHelp("What the push service keeps while the device is offline: ideal, apns or fcm (overrides the scenario's push model line).", valueName: "MODEL"))
+    var pushModel: String?
 
     @Option(name: .customLong("seed"), parsing: .unconditional, help: ArgumentHelp("Override the scenario's seed.", valueName: "N"))
     var seedText: String?
 
-    @Option(name: .long, help: "naive, seed or adaptive.")
-    var policy: String = "adaptive"
+    @Option(name: .long, help: "naive, seed or adaptive (default adaptive; with --matrix, all three unless given).")
+    var policy: String?
 
     @Flag(name: .long, help: "Run naive, seed and adaptive on the same world and print them side by side.")
     var compare = false
@@ -266,6 +281,9 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also draw the run over time as an SVG timeline, one panel per policy.", valueName: "FILE.svg"))
     var chart: String?
 
+    @Option(name: .customLong("chart-lane"), help: ArgumentHelp("What the chart's bars count: requests (default) or bytes (what the backend served).", valueName: "requests|bytes"))
+    var chartLane: String = "requests"
+
     @Option(name: .customLong("store"), help: ArgumentHelp("""
         Where a run keeps its messages: memory, disk (temporary SQLite files: memory flat in the run's length), \
         or auto (disk past \(HistoryChoice.diskThreshold) messages).
@@ -276,15 +294,45 @@ struct Simulate: ParsableCommand {
 
     func validate() throws {
         _ = try seedText.map(CommandLineNumber.seed)
-        guard SyncPolicy.named(policy) != nil else { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
+        if let policy, SyncPolicy.named(policy) == nil { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
         if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
         guard HistoryChoice(rawValue: store) != nil else { throw ValidationError("--store \(store): expected auto, memory or disk") }
+        guard TimelineChart.Lane(rawValue: chartLane) != nil else { throw ValidationError("--chart-lane \(chartLane): expected requests or bytes") }
+        if let pushModel, PushModel(rawValue: pushModel) == nil { throw ValidationError("--push-model \(pushModel): expected ideal, apns or fcm") }
+        if matrix || matrixCell != nil {
+            if scenario != nil { throw ValidationError("--matrix runs its own worlds: give it no --scenario") }
+            if events || compare || seedText != nil || pushModel != nil {
+                throw ValidationError("--matrix takes --policy, --duration, --format and --chart (not --events, --compare, --seed or --push-model)")
+            }
+            if let durationText { _ = try Self.matrixDuration(durationText) }
+            if let matrixCell, !FaultMatrix.cells.indices.contains(matrixCell) {
+                throw ValidationError("--matrix-cell \(matrixCell): the matrix has cells 0 to \(FaultMatrix.cells.count - 1)")
+            }
+        } else {
+            if scenario == nil { throw ValidationError("give --scenario FILE (or --matrix)") }
+            if durationText != nil { throw ValidationError("--duration goes with --matrix (a scenario says its own duration)") }
+        }
+    }
+
+    static func matrixDuration(_ text: String) throws -> Interval {
+        let d: Interval
+        do { d = try ScenarioParser.parseDuration(text, { ScenarioError(file: "--duration", line: 0, message: $0) }) } catch {
+            throw ValidationError("--duration \(text): expected a duration such as 3h or 90m")
+        }
+        guard d >= .hours(1), d <= .hours(24 * 7) else { throw ValidationError("--duration \(text): a cell runs from 1h to 7d") }
+        return d
     }
 
     func run() throws {
+        if let matrixCell {
+            let d = try durationText.map(Self.matrixDuration) ?? .hours(3)
+            return FileHandle.standardOutput.write(Data(FaultMatrix.cells[matrixCell].scenarioText(duration: d).utf8))
+        }
+        if matrix { return try runMatrix() }
         let seed = try seedText.map(CommandLineNumber.seed)
-        let parsed = try ScenarioParser.load(path: scenario, streaming: true)  // its steps read as the runs reach them
-        let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy)!]
+        var parsed = try ScenarioParser.load(path: scenario!, streaming: true)  // its steps read as the runs reach them
+        if let pushModel { parsed.pushModel = PushModel(rawValue: pushModel)! }
+        let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy ?? "adaptive")!]
         // The policies run side by side on the machine's cores; the first one shows progress.
         let labels = policies.map(\.name).joined(separator: ", ")
         // The log is kept only to be printed or drawn: the measures do not need it.
@@ -299,7 +347,8 @@ struct Simulate: ParsableCommand {
         }.map { ($0, RunSummary($0)) }
         if let chart {
             let svg = TimelineChart.svg(summaries.map { ($0.0.policy.name, RunTimeline($0.0)) },
-                                        title: "\((scenario as NSString).lastPathComponent), seed \(summaries[0].0.seed)")
+                                        title: "\((scenario! as NSString).lastPathComponent), seed \(summaries[0].0.seed)",
+                                        lane: TimelineChart.Lane(rawValue: chartLane)!)
             guard FileManager.default.createFile(atPath: chart, contents: Data(svg.utf8)) else { fail("--chart: cannot write \(chart)") }
         }
         var lines: [String]
@@ -310,6 +359,25 @@ struct Simulate: ParsableCommand {
         } else {
             lines = compare ? RunSummary.comparison(summaries.map(\.1)) : summaries[0].1.table
         }
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}
+
+extension Simulate {
+    /// `--matrix`: every cell, every policy (or the one named), on every core.
+    func runMatrix() throws {
+        let duration = try durationText.map(Self.matrixDuration) ?? .hours(3)
+        let policies = policy.map { [SyncPolicy.named($0)!] } ?? SyncPolicy.all
+        let tty = isatty(STDERR_FILENO) == 1
+        let rows = try FaultMatrix.run(policies: policies, duration: duration) { done, total in
+            if tty { FileHandle.standardError.write(Data("\rfault matrix: \(done) of \(total) runs   ".utf8)) }
+        }
+        if tty { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if let chart {
+            let svg = MatrixChart.svg(rows, title: "fault matrix: \(FaultMatrix.cells.count) cells × \(policies.count) policies, \(duration) each")
+            guard FileManager.default.createFile(atPath: chart, contents: Data(svg.utf8)) else { fail("--chart: cannot write \(chart)") }
+        }
+        let lines = format == .json ? [FaultMatrix.json(rows)] : FaultMatrix.table(rows)
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }

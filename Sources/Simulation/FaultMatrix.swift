@@ -1,0 +1,318 @@
+import Foundation
+import SyncCore
+import SyncEngine
+
+/// One world of the fault matrix (`synchat simulate --matrix`, SPEC §5): where the app is, and
+/// what is wrong with each channel. Each cell is a scenario of its own (`scenarioText`), so a
+/// hot cell can be saved and replayed like any other (`--matrix-cell N` prints it).
+public struct MatrixCell: Hashable, Sendable {
+    public enum App: String, CaseIterable, Sendable {
+        case foreground, background
+        /// Foreground and background in turn, 30 min each.
+        case commuting
+    }
+
+    public enum Realtime: String, CaseIterable, Sendable {
+        case up, down
+        /// The socket goes stale (silently) every 10 minutes.
+        case stale
+        case flaky = "flaky 30%"
+    }
+
+    public enum Push: String, CaseIterable, Sendable {
+        case ok
+        case drop100 = "drop 100%"
+        case drop30 = "drop 30%"
+        case delay90 = "delay 90s"
+        case tokenExpired = "token expired"
+    }
+
+    public enum Indexer: String, CaseIterable, Sendable {
+        case up
+        /// Down for 10 minutes of every hour.
+        case downSpells = "down 10m/h"
+        case slow = "slow 2s"
+    }
+
+    public enum Network: String, CaseIterable, Sendable {
+        case on
+        /// The device offline for 10 minutes of every hour.
+        case offSpells = "off 10m/h"
+    }
+
+    public var app: App
+    public var realtime: Realtime
+    public var push: Push
+    public var indexer: Indexer
+    public var mode: NotificationMode
+    public var network: Network
+
+    public init(app: App, realtime: Realtime = .up, push: Push = .ok, indexer: Indexer = .up, mode: NotificationMode = .remotePush,
+                network: Network = .on) {
+        self.app = app
+        self.realtime = realtime
+        self.push = push
+        self.indexer = indexer
+        self.mode = mode
+        self.network = network
+    }
+
+    /// The cell's own seed, from its words: the same cell keeps its seed when the grid changes.
+    public var seed: UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in description.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h % 1_000_000
+    }
+
+    public var description: String {
+        "app \(app.rawValue), realtime \(realtime.rawValue), push \(push.rawValue), indexer \(indexer.rawValue), mode \(mode.rawValue), network \(network.rawValue)"
+    }
+
+    /// Faults hold from 10 min in until 30 min before the end (then the world heals, so the
+    /// final foreground and settle make "lost" well defined); the app's pattern runs throughout.
+    public func scenarioText(duration: Interval) -> String {
+        let minutes = Int(duration.milliseconds / 60_000)
+        let from = 10, until = max(from + 10, minutes - 30)
+        var lines = ["# fault matrix cell: \(description)", "seed \(seed)", "duration \(minutes)m", "contacts 6", "traffic 30/h",
+                     "mode \(mode.rawValue)", "at 0m foreground"]
+        var steps: [(Int, Int, String)] = []  // (minute, order, line): faults after the app's moves of the same minute
+        func at(_ m: Int, _ line: String, order: Int = 1) { steps.append((m, order, line)) }
+        switch app {
+        case .foreground: break
+        case .background: at(2, "background", order: 0)
+        case .commuting:
+            for m in stride(from: 30, to: minutes, by: 30) { at(m, (m / 30) % 2 == 1 ? "background" : "foreground", order: 0) }
+        }
+        switch realtime {
+        case .up: break
+        case .down: at(from, "realtime down"); at(until, "realtime up")
+        case .stale: for m in stride(from: from, to: until, by: 10) { at(m, "realtime stale") }
+        case .flaky: at(from, "realtime flaky 30%"); at(until, "realtime up")
+        }
+        switch push {
+        case .ok: break
+        case .drop100: at(from, "push drop 100%"); at(until, "push drop 0%")
+        case .drop30: at(from, "push drop 30%"); at(until, "push drop 0%")
+        case .delay90: at(from, "push delay 90s"); at(until, "push up")
+        case .tokenExpired: at(from, "token expire")
+        }
+        switch indexer {
+        case .up: break
+        case .downSpells:
+            for h in stride(from: 0, to: until, by: 60) where h + 20 >= from && h + 30 <= until {
+                at(h + 20, "indexer down"); at(h + 30, "indexer up")
+            }
+        case .slow: at(from, "indexer latency 2s"); at(until, "indexer latency 0s")
+        }
+        switch network {
+        case .on: break
+        case .offSpells:
+            for h in stride(from: 0, to: until, by: 60) where h + 40 >= from && h + 50 <= until {
+                at(h + 40, "network off"); at(h + 50, "network on")
+            }
+        }
+        steps.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+        lines += steps.map { "at \($0.0)m \($0.2)" }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The cell as the JSON row's `cell` object.
+    public var json: String {
+        "{\"app\": \"\(app.rawValue)\", \"realtime\": \"\(realtime.rawValue)\", \"push\": \"\(push.rawValue)\", "
+            + "\"indexer\": \"\(indexer.rawValue)\", \"mode\": \"\(mode.rawValue)\", \"network\": \"\(network.rawValue)\"}"
+    }
+}
+
+/// `synchat simulate --matrix`: every policy over a grid of worlds (SPEC §5).
+public enum FaultMatrix {
+    /// The grid, pruned where an axis says nothing new:
+    /// - remote-push, indexer up, network on: app × realtime × push, except that a background
+    ///   app has no realtime to break (realtime only `up` there): 20 + 20 + 5 cells;
+    /// - the indexer's faults (down spells, slow) where catch-ups matter: every app with push
+    ///   ok and dropping all, realtime up; and the foreground with realtime down: 16 cells;
+    /// - the other modes (background-fetch, off), where push is off whatever it does: every
+    ///   app with realtime up, and foreground and commuting with realtime down: 10 cells;
+    /// - the device offline in spells, every app, push ok and dropping all: 6 cells.
+    public static let cells: [MatrixCell] = {
+        var cells: [MatrixCell] = []
+        for app in MatrixCell.App.allCases {
+            for realtime in MatrixCell.Realtime.allCases where app != .background || realtime == .up {
+                for push in MatrixCell.Push.allCases { cells.append(MatrixCell(app: app, realtime: realtime, push: push)) }
+            }
+        }
+        for indexer in [MatrixCell.Indexer.downSpells, .slow] {
+            for app in MatrixCell.App.allCases {
+                for push in [MatrixCell.Push.ok, .drop100] { cells.append(MatrixCell(app: app, push: push, indexer: indexer)) }
+            }
+            for push in [MatrixCell.Push.ok, .drop100] { cells.append(MatrixCell(app: .foreground, realtime: .down, push: push, indexer: indexer)) }
+        }
+        for mode in [NotificationMode.backgroundFetch, .off] {
+            for app in MatrixCell.App.allCases {
+                for realtime in [MatrixCell.Realtime.up, .down] where app != .background || realtime == .up {
+                    cells.append(MatrixCell(app: app, realtime: realtime, mode: mode))
+                }
+            }
+        }
+        for app in MatrixCell.App.allCases {
+            for push in [MatrixCell.Push.ok, .drop100] { cells.append(MatrixCell(app: app, push: push, network: .offSpells)) }
+        }
+        return cells
+    }()
+
+    public struct Row: Sendable {
+        public var cell: MatrixCell
+        public var index: Int
+        public var summary: RunSummary
+        public var policy: String { summary.policy }
+
+        /// One JSON object: the cell, then the measures named as `simulate --format json` names them.
+        public var json: String { "{\"cell\": \(cell.json), " + summary.json.dropFirst() }
+    }
+
+    /// Runs `policies` over `cells` for `duration` each, on `threads` threads; `progress` is
+    /// told of each run finished (from any thread).
+    public static func run(cells: [MatrixCell] = cells, policies: [SyncPolicy] = SyncPolicy.all, duration: Interval = .hours(3),
+                           threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+                           progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> [Row] {
+        let scenarios = try cells.map { try ScenarioParser.parse($0.scenarioText(duration: duration), file: "matrix") }
+        let jobs = cells.indices.flatMap { c in policies.map { (c, $0) } }
+        let slots = Slots<Row>(jobs.count)
+        let next = Counter()
+        let done = DispatchGroup()
+        for _ in 0..<max(1, min(threads, jobs.count)) {
+            done.enter()
+            let thread = Thread {
+                defer { done.leave() }
+                while let j = next.take(below: jobs.count) {
+                    let (c, policy) = jobs[j]
+                    let run = ScenarioRun(scenario: scenarios[c], policy: policy, keepsLog: false)
+                    run.run()
+                    slots.put(Row(cell: cells[c], index: c, summary: RunSummary(run)), at: j)
+                    progress?(next.finished(), jobs.count)
+                }
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        done.wait()
+        return try slots.all()
+    }
+
+    /// The human table, one line a cell, the policies side by side (fits 120 columns), then
+    /// the goals' verdicts.
+    public static func table(_ rows: [Row]) -> [String] {
+        let policies = orderedPolicies(rows)
+        func secs(_ v: Double?) -> String {
+            guard let v else { return "—" }
+            return v >= 10_000 ? "\(Int(v / 3600))h" : v >= 100 ? "\(Int(v.rounded()))s" : fmt(v) + "s"
+        }
+        func kb(_ b: Int) -> String { b >= 10_000_000 ? "\(b / 1_000_000)M" : b >= 10_000 ? "\(b / 1000)k" : fmt(Double(b) / 1000) + "k" }
+        func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
+            s.count >= n ? s : right ? String(repeating: " ", count: n - s.count) + s : s + String(repeating: " ", count: n - s.count)
+        }
+        let cellWidth = 4 + 5 + 10 + 10 + 11 + 6 + 7
+        var lines = [pad("", cellWidth) + policies.map { "│ " + pad($0, 17) }.joined() + "│ adaptive",
+                     pad("  #", 4) + pad("app", 5) + pad("realtime", 10) + pad("push", 10) + pad("indexer", 11) + pad("mode", 6) + pad("network", 7)
+                        + policies.map { _ in "│" + pad("p95", 6, right: true) + pad("req", 6, right: true) + pad("bytes", 6, right: true) }.joined()
+                        + "│ push lag"]
+        let byCell = Dictionary(grouping: rows, by: \.index)
+        for index in byCell.keys.sorted() {
+            let cellRows = byCell[index]!
+            let c = cellRows[0].cell
+            let app = ["foreground": "fg", "background": "bg", "commuting": "comm"][c.app.rawValue]!
+            let mode = ["remote-push": "push", "background-fetch": "fetch", "off": "off"][c.mode.rawValue]!
+            let push = c.push == .tokenExpired ? "token exp" : c.push.rawValue
+            var line = pad(String(index), 3, right: true) + " " + pad(app, 5) + pad(c.realtime.rawValue, 10) + pad(push, 10)
+                + pad(c.indexer.rawValue, 11) + pad(mode, 6) + pad(c.network == .on ? "on" : "spells", 7)
+            for p in policies {
+                guard let s = cellRows.first(where: { $0.policy == p })?.summary else { line += "│" + pad("", 18); continue }
+                let flag = s.messagesLost > 0 || s.duplicates > 0 ? "!" : " "
+                line += "│" + flag + pad(secs(s.latencyP95), 5, right: true) + pad(String(s.backendRequests), 6, right: true)
+                    + pad(kb(s.backendBytes), 6, right: true)
+            }
+            if let lag = cellRows.first(where: { $0.policy == "adaptive" })?.summary.beliefLag.records[.push] {
+                line += "│ " + (lag.worst.map { secs(Double($0.milliseconds) / 1000) } ?? "never")
+            } else {
+                line += "│"
+            }
+            lines.append(line)
+        }
+        return lines + verdicts(rows).flatMap { wrap($0, width: 120) }
+    }
+
+    /// A verdict line cut at commas to fit `width`, the rest indented.
+    static func wrap(_ line: String, width: Int) -> [String] {
+        guard line.count > width else { return [line] }
+        var out: [String] = [], current = ""
+        for part in line.split(separator: ";", omittingEmptySubsequences: false).map(String.init) {
+            let piece = current.isEmpty ? part : current + ";" + part
+            if piece.count > width, !current.isEmpty {
+                out.append(current + ";")
+                current = "   " + part.trimmingPrefix(" ")
+            } else {
+                current = piece
+            }
+        }
+        return out + [current]
+    }
+
+    /// The issue's goals, each with its count over the grid.
+    public static func verdicts(_ rows: [Row]) -> [String] {
+        var out = [""]
+        let bad = rows.filter { $0.summary.messagesLost > 0 || $0.summary.duplicates > 0 }
+        out.append("lost or duplicated: \(bad.isEmpty ? "none" : bad.map { "cell \($0.index) \($0.policy) (\($0.summary.messagesLost) lost, \($0.summary.duplicates) dup)" }.joined(separator: "; ")) in \(rows.count) runs")
+        let adaptive = rows.filter { $0.policy == "adaptive" }
+        let fgUp = adaptive.filter { $0.cell.app == .foreground && $0.cell.indexer == .up && $0.cell.network == .on }
+        let slow = fgUp.filter { ($0.summary.latencyP95 ?? 0) > 300 }
+        out.append("adaptive p95 ≤ 300 s in the foreground with the indexer up: \(fgUp.count - slow.count) of \(fgUp.count) cells"
+                   + (slow.isEmpty ? "" : " (not: " + slow.map { "\($0.index)" }.joined(separator: ", ") + ")"))
+        let seeds = Dictionary(uniqueKeysWithValues: rows.filter { $0.policy == "seed" }.map { ($0.index, $0.summary) })
+        var comparable = 0
+        var dearer: [String] = []
+        for a in adaptive {
+            guard let s = seeds[a.index], (s.latencyP95 ?? 0) <= 300 else { continue }
+            comparable += 1
+            var more: [String] = []
+            if a.summary.backendRequests > s.backendRequests { more.append("req \(a.summary.backendRequests)/\(s.backendRequests)") }
+            if a.summary.backendBytes > s.backendBytes { more.append("bytes \(a.summary.backendBytes)/\(s.backendBytes)") }
+            if !more.isEmpty { dearer.append("\(a.index) " + more.joined(separator: " ")) }
+        }
+        out.append("adaptive's requests and bytes ≤ seed's where seed's p95 ≤ 300 s: \(comparable - dearer.count) of \(comparable) cells"
+                   + (dearer.isEmpty ? "" : " (not: " + dearer.joined(separator: "; ") + ")"))
+        let falseAlarms = rows.filter { $0.summary.falseUnreliable > 0 }
+        out.append("false unreliable: " + (falseAlarms.isEmpty ? "none" : falseAlarms.map { "cell \($0.index) \($0.policy) ×\($0.summary.falseUnreliable)" }.joined(separator: "; ")))
+        return out
+    }
+
+    static func orderedPolicies(_ rows: [Row]) -> [String] {
+        let names = Set(rows.map(\.policy))
+        return SyncPolicy.all.map(\.name).filter(names.contains) + names.subtracting(SyncPolicy.all.map(\.name)).sorted()
+    }
+
+    /// The JSON array: a row per policy per cell.
+    public static func json(_ rows: [Row]) -> String {
+        "[" + rows.map(\.json).joined(separator: ",\n ") + "]"
+    }
+}
+
+/// A counter shared by the matrix's threads: the next job to take, and how many are done.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var nextJob = 0
+    private var done = 0
+
+    func take(below limit: Int) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard nextJob < limit else { return nil }
+        nextJob += 1
+        return nextJob - 1
+    }
+
+    func finished() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        done += 1
+        return done
+    }
+}

@@ -1,0 +1,45 @@
+import Testing
+import SyncCore
+import SyncEngine
+@testable import Simulation
+
+/// Belief lag (SPEC §5): from the world breaking a channel to the engine saying so.
+@Suite("Belief lag")
+struct BeliefLagTests {
+    func event(_ s: Int64, _ e: SyncEvent) -> TimedEvent { TimedEvent(at: at(s), event: e) }
+
+    @Test("a push outage believed 5 min later lags 300 s; one that ends first is unnoticed; realtime already down counts 0")
+    func lags() {
+        var b = BeliefLag()
+        b.observe(event(0, .realtime(.live, reason: "subscribed")))
+        b.faultsChanged(["push drop 100%"], at: at(100))
+        b.observe(event(400, .pushState(from: .reliable, to: .unreliable, reason: "3 misses")))
+        #expect(b.records[.push]?.lags == [.seconds(300)])
+        b.faultsChanged([], at: at(500))
+        b.observe(event(600, .pushState(from: .unreliable, to: .reliable, reason: "hit")))
+        b.faultsChanged(["push down"], at: at(700))
+        b.faultsChanged([], at: at(800))
+        #expect(b.records[.push]?.unnoticed == 1)
+        b.observe(event(900, .realtime(.offline, reason: "disconnected")))
+        b.faultsChanged(["realtime down"], at: at(901))
+        #expect(b.records[.realtime]?.lags == [.zero])
+        b.faultsChanged(["realtime down", "token expired"], at: at(1000))
+        #expect(b.final.records[.token]?.unnoticed == 1)  // the run ended before the engine saw it
+        b.observe(event(1010, .tokenStatus(.expired)))
+        #expect(b.records[.token]?.lags == [.seconds(10)])
+    }
+
+    @Test("unreliable with no push fault since push was last reliable is a false alarm; evidence of an old outage is not")
+    func falseUnreliable() {
+        var b = BeliefLag()
+        b.observe(event(0, .pushState(from: .unknown, to: .reliable, reason: "hit")))
+        b.faultsChanged(["push drop 100%"], at: at(100))
+        b.faultsChanged([], at: at(200))
+        b.observe(event(5000, .pushState(from: .reliable, to: .unreliable, reason: "a catch-up found the outage")))
+        #expect(b.falseUnreliable == 0)
+        b.observe(event(5100, .pushState(from: .unreliable, to: .reliable, reason: "hit")))
+        b.faultsChanged(["indexer down"], at: at(5200))
+        b.observe(event(5300, .pushState(from: .reliable, to: .unreliable, reason: "misses")))
+        #expect(b.falseUnreliable == 1)
+    }
+}
