@@ -206,7 +206,9 @@ public enum FaultMatrix {
             guard let v else { return "—" }
             return v >= 10_000 ? "\(Int(v / 3600))h" : v >= 100 ? "\(Int(v.rounded()))s" : fmt(v) + "s"
         }
-        func kb(_ b: Int) -> String { b >= 10_000_000 ? "\(b / 1_000_000)M" : b >= 10_000 ? "\(b / 1000)k" : fmt(Double(b) / 1000) + "k" }
+        func kb(_ b: Int) -> String {
+            b >= 10_000_000 ? "\(b / 1_000_000)M" : b >= 1_000_000 ? fmt(Double(b) / 1_000_000) + "M" : b >= 10_000 ? "\(b / 1000)k" : fmt(Double(b) / 1000) + "k"
+        }
         func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
             s.count >= n ? s : right ? String(repeating: " ", count: n - s.count) + s : s + String(repeating: " ", count: n - s.count)
         }

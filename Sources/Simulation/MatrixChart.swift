@@ -9,7 +9,7 @@ public enum MatrixChart {
         let policies = FaultMatrix.orderedPolicies(rows)
         let cells = Dictionary(grouping: rows, by: \.index)
         let indices = cells.keys.sorted()
-        let labelWidth = 430.0, column = 110.0, rowHeight = 16.0, top = 58.0
+        let labelWidth = 480.0, column = 100.0, rowHeight = 16.0, top = 58.0
         let width = labelWidth + column * Double(policies.count) + 20
         let height = top + rowHeight * Double(indices.count) + 40
         var out: [String] = []
