@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(
             name: "WorldServer",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", "ChatStore", "COpenSSL", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),
@@ -86,6 +86,10 @@ let package = Package(
         .target(name: "WidthCorpus", dependencies: ["Spawn"]),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
+        // SHA-256 of the server's stored secrets (issue 28 #6): OpenSSL's libcrypto, which every
+        // Debian has (libssl3); the headers are libssl-dev. swift-crypto would build a second
+        // BoringSSL for one hash.
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .target(
             name: "TerminalUI",
             dependencies: ["CNCurses", "ChatUI", "Simulation", "SyncEngine", "SyncCore", .product(name: "TOMLKit", package: "TOMLKit")]
@@ -122,9 +126,11 @@ let package = Package(
             exclude: ["Golden"]  // the golden screens the tests read from disk
         ),
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus"]),
+        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus",
+                                                    "WorldServer", .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus", "SyncCore", "SyncEngine"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus", "SyncCore", "SyncEngine",
+                                                        .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
         .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus",
                                                      "WorldOnDisk", "ChatStore"]),
         .testTarget(

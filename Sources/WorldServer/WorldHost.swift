@@ -20,12 +20,14 @@ public final class WorldHost {
     /// Users in the order they joined.
     public private(set) var users: [User] = []
     private var byName: [String: User] = [:]
-    private var bySecret: [String: User] = [:]
+    /// Users by the hash of their secret (the server keeps no secret).
+    private var bySecretHash: [String: User] = [:]
 
     /// One user of the server: its world, its secret, and the sockets its client holds.
     public final class User {
         public let name: String
-        public let secret: String
+        /// `SecretHash.of(secret)`: the secret itself is given once, at the first join, and kept nowhere.
+        public let secretHash: String
         public let world: SimulatedWorld
         public let link: UserLink
         public var address: Address { world.me }
@@ -34,9 +36,9 @@ public final class WorldHost {
             didSet { world.persistence = persistence }
         }
 
-        init(name: String, secret: String, world: SimulatedWorld) {
+        init(name: String, secretHash: String, world: SimulatedWorld) {
             self.name = name
-            self.secret = secret
+            self.secretHash = secretHash
             self.world = world
             link = UserLink()
             world.attach(client: link)
@@ -84,7 +86,7 @@ public final class WorldHost {
         let streamSeed = saved.seed ^ (UInt64(bitPattern: clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15)
         let world = SimulatedWorld(seed: streamSeed, me: saved.address, scheduler: scheduler)
         world.restore(SavedWorld(seed: saved.seed, clock: clock, tokenStatus: saved.token, contacts: saved.contacts, ledger: saved.ledger))
-        let user = User(name: saved.name, secret: saved.secret, world: world)
+        let user = User(name: saved.name, secretHash: saved.secretHash, world: world)
         user.persistence = store?.persistence(of: saved.name)
         world.onPublished = { [weak self] message in self?.route(message, from: user) }
         world.os.moveToForeground()
@@ -92,7 +94,7 @@ public final class WorldHost {
         world.traffic.start()
         users.append(user)
         byName[user.name] = user
-        bySecret[user.secret] = user
+        bySecretHash[user.secretHash] = user
     }
 
     /// Writes what is not written as it happens (the tokens). Errors go to `failed`.
@@ -131,22 +133,23 @@ public final class WorldHost {
     /// Users one server holds at most.
     public static let maxUsers = 5_000
 
-    /// The user of that name, created at its first join (a new secret, returned once); a
-    /// later join must show that secret.
-    public func join(name: String, secret: String?) throws(JoinError) -> (user: User, isNew: Bool) {
+    /// The user of that name, created at its first join (a new secret, returned once and
+    /// kept nowhere: the server stores its hash); a later join must show that secret.
+    public func join(name: String, secret: String?) throws(JoinError) -> (user: User, isNew: Bool, secret: String?) {
         guard Self.isValidName(name) else { throw .badName }
         if let user = byName[name] {
-            guard let secret, Self.constantTimeEqual(secret, user.secret) else { throw .wrongSecret }
-            return (user, false)
+            guard let secret, Self.constantTimeEqual(SecretHash.of(secret), user.secretHash) else { throw .wrongSecret }
+            return (user, false, nil)
         }
         guard !AppSession.defaultHandles(contactsPerUser).contains(name) else { throw .nameOfAContact }
         guard users.count < Self.maxUsers else { throw .full }
         advance()
         let worldSeed = seed ^ Self.hash(name)
         let world = SimulatedWorld(seed: worldSeed, me: SimulatedWorld.address(for: "user/" + name), scheduler: scheduler)
-        let user = User(name: name, secret: WorldServer.newToken(), world: world)
+        let newSecret = WorldServer.newToken()
+        let user = User(name: name, secretHash: SecretHash.of(newSecret), world: world)
         if let store {
-            do { try store.addUser(name: name, secret: user.secret, address: user.address, seed: worldSeed, joined: scheduler.now) } catch {
+            do { try store.addUser(name: name, secretHash: user.secretHash, address: user.address, seed: worldSeed, joined: scheduler.now) } catch {
                 throw .storeFailed
             }
             user.persistence = store.persistence(of: name)
@@ -169,12 +172,12 @@ public final class WorldHost {
         world.traffic.start()
         users.append(user)
         byName[name] = user
-        bySecret[user.secret] = user
-        return (user, true)
+        bySecretHash[user.secretHash] = user
+        return (user, true, newSecret)
     }
 
     public func user(named name: String) -> User? { byName[name] }
-    public func user(secret: String) -> User? { bySecret[secret] }
+    public func user(secret: String) -> User? { bySecretHash[SecretHash.of(secret)] }
 
     /// A message one user published to another lands in the other's world too, as the same
     /// transaction at the same block time.

@@ -231,9 +231,9 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
         let secret = headers.first(name: "Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         do {
-            let (user, isNew) = try host.join(name: name, secret: secret)
+            let (user, isNew, newSecret) = try host.join(name: name, secret: secret)
             var fields: [(String, JSONValue)] = [("user", .string(user.name)), ("address", .string(user.address.value))]
-            if isNew { fields.append(("secret", .string(user.secret))) }
+            if isNew, let newSecret { fields.append(("secret", .string(newSecret))) }
             if case .object(let rest) = world(of: user) { fields += rest }
             return .json(isNew ? .created : .ok, .object(fields))
         } catch {

@@ -464,10 +464,16 @@ struct Server: ParsableCommand {
         }
         var store: ServerStore?
         if let data {
-            do { store = try ServerStore(directory: data) } catch { refuse("server: cannot open the data directory \(data): \(error)") }
+            do { store = try ServerStore(directory: data) } catch let refused as ServerStore.Refused {
+                refuse("server: \(refused)")
+            } catch {
+                refuse("server: cannot open the data directory \(data): \(error)")
+            }
         }
         let host: WorldHost
-        do { host = try WorldHost(seed: n.seed, contacts: n.contacts, trafficPerHour: n.traffic, speed: n.speed, store: store) } catch {
+        do { host = try WorldHost(seed: n.seed, contacts: n.contacts, trafficPerHour: n.traffic, speed: n.speed, store: store) } catch let refused as ServerStore.Refused {
+            refuse("server: \(refused)")
+        } catch {
             refuse("server: cannot read \(store?.path ?? "the data directory"): \(error)")
         }
         let server = WorldServer(host: host)

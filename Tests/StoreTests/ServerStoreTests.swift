@@ -1,0 +1,176 @@
+import Foundation
+import GRDB
+import Testing
+import WorldServer
+
+/// Issue 28 #6 and #7: what `synchat server --data DIR` keeps, and who may read it.
+@Suite("The server's data folder: hashed secrets, private files, one server at a time")
+struct ServerStoreTests {
+    /// SHA-256 by coreutils' `sha256sum`: an oracle that shares nothing with the server's code.
+    static func sha256sum(_ text: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["sha256sum"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try p.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return String(out.prefix(64))
+    }
+
+    func mode(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber)?.intValue ?? -1 }
+
+    @Test("a join's secret is kept only as its SHA-256 (as sha256sum computes it); a restart still opens the user with it, and nothing else")
+    func hashedSecrets() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("data")
+        var secret = ""
+        do {
+            let store = try ServerStore(directory: data)
+            let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+            let joined = try host.join(name: "zed", secret: nil)
+            secret = try #require(joined.secret)
+            #expect(joined.user.secretHash == "sha256:" + (try Self.sha256sum(secret)))
+            #expect(host.user(secret: secret) === joined.user)
+            #expect(host.user(secret: secret + "x") == nil)
+            store.close()  // as a stopped server: the host and its worlds outlive this scope here
+        }
+        // No file of the folder holds the secret, in any form a reader could use.
+        for file in try FileManager.default.contentsOfDirectory(atPath: data) {
+            let bytes = try #require(FileManager.default.contents(atPath: (data as NSString).appendingPathComponent(file)))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(file) holds the secret")
+        }
+        let store = try ServerStore(directory: data)
+        let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+        #expect(throws: WorldHost.JoinError.wrongSecret) { try host.join(name: "zed", secret: "0" + secret.dropFirst()) }
+        let again = try host.join(name: "zed", secret: secret)
+        #expect(!again.isNew && again.secret == nil)
+        #expect(host.user(secret: secret)?.name == "zed")
+    }
+
+    @Test("a store written before hashes has its secrets replaced by their hashes when opened, and they still open their users")
+    func migratesClearSecrets() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("data")
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = (data as NSString).appendingPathComponent("world.sqlite")
+        do {
+            let old = try DatabaseQueue(path: path)
+            try old.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                    INSERT INTO grdb_migrations VALUES ('v1-server');
+                    CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    CREATE TABLE user (name TEXT PRIMARY KEY NOT NULL, secret TEXT NOT NULL, address TEXT NOT NULL,
+                                       seed INTEGER NOT NULL, joined INTEGER NOT NULL, token TEXT NOT NULL DEFAULT 'none');
+                    CREATE TABLE contact (user TEXT NOT NULL, handle TEXT NOT NULL, address TEXT NOT NULL, displayName TEXT NOT NULL,
+                                          muted INTEGER NOT NULL, PRIMARY KEY (user, handle));
+                    CREATE TABLE message (user TEXT NOT NULL, txId TEXT NOT NULL, conversation TEXT NOT NULL, direction TEXT NOT NULL,
+                                          kind TEXT NOT NULL, body TEXT NOT NULL, blockTime INTEGER NOT NULL, PRIMARY KEY (user, txId));
+                    INSERT INTO user (name, secret, address, seed, joined) VALUES ('ada', '0123456789abcdef0123456789abcdef', 'kaspa:qada', 5, 0);
+                    """)
+            }
+        }
+        let store = try ServerStore(directory: data)
+        let saved = try #require(try store.users().first)
+        #expect(saved.secretHash == "sha256:" + (try Self.sha256sum("0123456789abcdef0123456789abcdef")))
+        let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+        #expect(host.user(secret: "0123456789abcdef0123456789abcdef")?.name == "ada")
+    }
+
+    @Test("the folder is made 0700 and the database 0600 (its WAL too); a folder others can read is refused with the fix")
+    func privateFiles() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("fresh")
+        let old = umask(0o022)
+        defer { umask(old) }
+        do {
+            let store = try ServerStore(directory: data)
+            let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+            _ = try host.join(name: "zed", secret: nil)
+            #expect(mode(data) == 0o700)
+            #expect(mode(store.path) == 0o600)
+            #expect(mode(store.path + "-wal") == 0o600)
+            store.close()
+        }
+        let open = dir.file("open")
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        do {
+            _ = try ServerStore(directory: open)
+            Issue.record("a 0755 folder was taken")
+        } catch let refused as ServerStore.Refused {
+            #expect(refused.description == "the data directory \(open) is open to other users (mode 755): it holds every user's messages; run chmod 700 \(open), or choose another --data")
+        }
+        #expect(!FileManager.default.fileExists(atPath: (open as NSString).appendingPathComponent("world.sqlite")))
+    }
+
+    @Test("one server per folder: a second store on it is refused, naming the holder's pid; free again once the first is gone")
+    func oneServerPerFolder() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("data")
+        var first: ServerStore? = try ServerStore(directory: data)
+        do {
+            _ = try ServerStore(directory: data)
+            Issue.record("two stores on one folder")
+        } catch let refused as ServerStore.Refused {
+            #expect(refused.description == "the data directory \(data) is in use by another synchat server (pid \(getpid())); stop it first, or choose another --data")
+        }
+        #expect(first != nil)
+        first = nil
+        _ = try ServerStore(directory: data)
+    }
+}
+
+/// Issue 28 #10: a corrupt `world.sqlite` is one line naming the file and the row, never a trap.
+@Suite("The server's data folder: corrupt rows")
+struct ServerStoreCorruptionTests {
+    /// A folder with one user, its contacts and a message, then `damage` applied to the file.
+    func damaged(_ damage: String) throws -> (dir: TemporaryDirectory, data: String, path: String) {
+        let dir = try TemporaryDirectory("server-corrupt")
+        let data = dir.file("data")
+        let store = try ServerStore(directory: data)
+        let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+        let zed = try host.join(name: "zed", secret: nil).user
+        _ = zed.world.publish(from: zed.address, to: zed.world.contacts[0].address, body: "hi")
+        store.close()
+        let db = try DatabaseQueue(path: store.path)
+        try db.write { try $0.execute(sql: damage) }
+        try db.close()
+        return (dir, data, store.path)
+    }
+
+    @Test("text in an INTEGER column, an unknown direction or token, a clock of speed 1e308: Refused, naming the file, the table and the row")
+    func corruptRows() throws {
+        for (damage, expected) in [
+            ("UPDATE user SET seed = 'many'", "user row 1: seed is text, expected an integer"),
+            ("UPDATE user SET token = 'stolen'", "user row 1: token \"stolen\" is not a token status"),
+            ("UPDATE message SET direction = 'sideways'", "(of zed): direction \"sideways\" is neither incoming nor outgoing"),
+            ("UPDATE message SET blockTime = 'soon'", "(of zed): blockTime is text, expected an integer"),
+            ("UPDATE contact SET muted = 'yes'", "(of zed): muted is text, expected an integer"),
+            ("UPDATE meta SET value = '0 0 1e308' WHERE key = 'anchor'", "meta row 'anchor': \"0 0 1e308\" is not a clock"),
+            ("UPDATE meta SET value = x'00ff' WHERE key = 'anchor'", "meta row 'anchor': value is a blob, expected text"),
+        ] {
+            let (dir, data, path) = try damaged(damage)
+            defer { dir.remove() }
+            do {
+                let store = try ServerStore(directory: data)
+                defer { store.close() }
+                _ = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+                Issue.record("\(damage): the server started on it")
+            } catch let refused as ServerStore.Refused {
+                #expect(refused.description.hasPrefix("\(path) is corrupt: "), "\(refused)")
+                #expect(refused.description.contains(expected), "\(damage): \(refused)")
+                #expect(refused.description.hasSuffix("restore it from a backup, or choose another --data"))
+                #expect(!refused.description.contains("\n"))
+            }
+        }
+    }
+}
