@@ -129,6 +129,18 @@ public enum ScenarioParser {
         return scenario
     }
 
+    /// One directive alone (`indexer down`, `receive alice "hi"`), as an operator or a client
+    /// sends it to a server: the verbs and their values are checked as in a file; the contacts
+    /// it names are the receiver's to check (a file checks them against its header).
+    public static func directive(_ line: String, file: String) throws -> Directive {
+        func fail(_ message: String) -> ScenarioError { ScenarioError(file: file, line: 1, message: message) }
+        let words: [Word]
+        do { words = try tokenize(line) } catch let e as TokenError { throw fail(e.message) }
+        guard !words.isEmpty else { throw fail("expected a directive, e.g. indexer down") }
+        if words.first == .bare("at") { throw fail("one directive without its time (\"indexer down\", not \"at 5m indexer down\")") }
+        return try parseDirective(words, fail)
+    }
+
     /// An `at TIME VERB …` line.
     private static func parseStep(_ words: [Word], line: Int, _ fail: (String) -> ScenarioError) throws -> Scenario.Step {
         guard words.count >= 3 else { throw fail("expected: at TIME VERB …") }

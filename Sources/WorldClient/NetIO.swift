@@ -22,6 +22,34 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
     private let pipe: (read: Int32, write: Int32)
     /// Wall seconds a request may take before it fails.
     public static let requestTimeout: Int64 = 30
+    /// Where a network failure's detail goes (`--log`): a person reads `words(for:)`, the
+    /// log keeps what NIO said (issue 28 #17).
+    public var log: ((String) -> Void)?
+
+    /// A network failure in a person's words: what happened and what to check, never NIO's
+    /// type names (`Connection errors: SingleConnectionFailure(target: [IPv4]…`). The detail
+    /// goes to `log`.
+    public func words(for error: Error) -> String {
+        let detail = "\(error)"
+        log?("network: \(host):\(port): \(detail)")
+        if let t = error as? TransportError { return t.message }
+        let lower = detail.lowercased()
+        let what: String
+        if lower.contains("connection refused") || lower.contains("econnrefused") || lower.contains("connectionrefused") {
+            what = "nothing answers at \(host):\(port) (is synchat server running there?)"
+        } else if lower.contains("timeout") || lower.contains("timed out") {
+            what = "\(host):\(port) did not answer in time"
+        } else if lower.contains("reset") || lower.contains("broken pipe") || lower.contains("eof") || lower.contains("closed") {
+            what = "the connection to \(host):\(port) was cut"
+        } else if lower.contains("resolve") || lower.contains("unknown host") || lower.contains("name or service") {
+            what = "cannot find the host \(host)"
+        } else if lower.contains("unreachable") {
+            what = "no route to \(host):\(port)"
+        } else {
+            what = "the network failed talking to \(host):\(port)"
+        }
+        return what
+    }
 
     /// `group`: an event loop group shared by many clients in one process (a bench); by
     /// default the client has one thread of its own.
@@ -89,7 +117,7 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
     public func request(_ method: HTTPMethod, _ path: String, body: Data? = nil, token: String?,
                         reply: @escaping (Result<Answer, TransportError>) -> Void) {
         requestFuture(method, path, body: body, token: token).whenComplete { [self] result in
-            post { reply(result.mapError { TransportError("server \(self.host):\(self.port): \($0)") }) }
+            post { reply(result.mapError { TransportError(self.words(for: $0)) }) }
         }
     }
 
@@ -164,7 +192,7 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
             }
         bootstrap.connect(host: host, port: port).whenComplete { [host, port] result in
             switch result {
-            case .failure(let error): handler.finish(code: 1006, reason: "cannot connect: \(error)")
+            case .failure(let error): handler.finish(code: 1006, reason: self.words(for: error))
             case .success(let channel):
                 socket.attach(channel)
                 var headers = HTTPHeaders()

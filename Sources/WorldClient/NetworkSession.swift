@@ -45,7 +45,7 @@ public final class NetworkSession: LiveSession {
         world.onDirective = { [weak self] line in
             guard let self else { return }
             do {
-                guard let d = try ScenarioParser.parse("contacts 0\nat 0s " + line, file: "server").steps.first?.directive else { return }
+                let d = try ScenarioParser.directive(line, file: "server")
                 apply(d)
             } catch {
                 driver.noteWorldChange("the server sent a directive that does not parse: \(UntrustedText.visible(String(line.prefix(80))))")

@@ -58,7 +58,7 @@ public final class NetworkWorld {
         do {
             answer = try io.requestNow(.POST, "/v1/join", body: JSONValue.object([("user", .string(user))]).data, token: secret)
         } catch {
-            throw Refused(description: "cannot reach synchat server at \(io.host):\(io.port) (\(error))")
+            throw Refused(description: "cannot reach synchat server: \(io.words(for: error))")
         }
         guard answer.status == 200 || answer.status == 201 else { throw Refused(description: "server: \(answer.error)") }
         guard let root = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any],

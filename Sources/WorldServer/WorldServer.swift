@@ -340,9 +340,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         guard !text.contains("\n") else { return .error(.badRequest, "one directive per request") }
         let directive: Directive
         do {
-            let scenario = try ScenarioParser.parse("contacts 0\nat 0s " + text, file: "fault")
-            guard let d = scenario.steps.first?.directive else { return .error(.badRequest, "not a directive: \(text.prefix(80))") }
-            directive = d
+            directive = try ScenarioParser.directive(text, file: "fault")
         } catch let e as ScenarioError {
             return .error(.badRequest, e.message)
         } catch {

@@ -15,9 +15,13 @@ extension Chat {
         let (host, port) = try ServerURL.parse(server)
         let url = "http://\(host):\(port)"
         var profileStore: SQLiteChatStorage?
+        /// A profile this launch made: a refused join takes it away again (issue 28 #16).
+        var newProfilePath: String?
         if !ephemeral {
             let name = profile ?? "\(user)-at-\(host)-\(port)".map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? String($0) : "-" }.joined()
-            do { profileStore = try SQLiteChatStorage.openProfile(name, path: try Profiles.path(for: name)) } catch let e as any ProfileError {
+            let path = try Profiles.path(for: name)
+            if !FileManager.default.fileExists(atPath: path) { newProfilePath = path }
+            do { profileStore = try SQLiteChatStorage.openProfile(name, path: path) } catch let e as any ProfileError {
                 refuse(e.description)
             }
             if let store = profileStore {
@@ -30,8 +34,17 @@ extension Chat {
             }
         }
         let io = NetIO(host: host, port: port)
+        let eventLog = try eventLogger()
+        io.log = eventLog
         let joined: NetworkWorld.Joined
-        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret")) } catch { refuse("\(error)") }
+        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret")) } catch {
+            // Nothing of a refused join stays behind: the profile this launch made goes, with its WAL.
+            if let path = newProfilePath {
+                profileStore?.close()
+                for file in [path, path + "-wal", path + "-shm", path + ".lock"] { try? FileManager.default.removeItem(atPath: file) }
+            }
+            refuse("\(error)")
+        }
         if joined.isNew, let store = profileStore {
             do {
                 try store.setSetting("server.url", url)
@@ -40,7 +53,6 @@ extension Chat {
             } catch { refuse("cannot keep the secret of \(user) in the profile: \(error)") }
         }
         let (chosenTheme, themeWarnings) = try theme(for: profileStore)
-        let eventLog = try eventLogger()
         let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
         let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))
         let session = NetworkSession(world: world, storage: storage, policy: SyncPolicy.named(policy)!,

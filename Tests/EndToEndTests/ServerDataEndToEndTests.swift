@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 
+/// The binary with `argv` as given (`direct`: the first word is the program, for `env`).
+func runSynchat(_ argv: [String], direct: Bool) throws -> (status: Int32, out: String, err: String) {
+    try TmuxSession.spawn(direct ? argv : [TmuxSession.binary] + argv, captureOutput: true, captureErrors: true)
+}
+
 /// Issue 28 #6 and #7 through the binary: a second server on one `--data` is one line and
 /// exit 1, naming the first one's pid; a folder other users can read is refused; the secret
 /// of a join is in no file the server wrote.
@@ -63,5 +68,44 @@ struct ServerDataEndToEndTests {
             #expect(r.err.split(separator: "\n").count == 1 && r.err.contains("\(path) is corrupt: \(row)"), "\(r.err)")
             try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE user SET seed = 1") }
         }
+    }
+
+    @Test("operator directives: receive for a user's simulated contact lands in its ledger; an unknown contact, a timed line or a bad verb is a 400 saying why")
+    func operatorDirectives() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "3", "--traffic", "0/h"])
+        defer { server.stop() }
+        _ = try server.join("zed")
+        let before = try server.truth("zed")["ledger"] as? [[String: Any]] ?? []
+        let ok = try server.get("/admin/fault?user=zed", token: server.token, method: "POST", body: Data("receive alice \"hi from the operator\"".utf8))
+        #expect(ok.status == 200, "\(server.error(ok.data))")
+        let after = try server.truth("zed")["ledger"] as? [[String: Any]] ?? []
+        #expect(after.count == before.count + 1)
+        #expect((after.last?["direction"] as? String) == "incoming" && (after.last?["kind"] as? String) == "contextual")
+        for (line, answer) in [("receive nobody \"x\"", "receive nobody: no simulated contact of zed has that handle"),
+                               ("at 5m indexer down", "one directive without its time (\"indexer down\", not \"at 5m indexer down\")"),
+                               ("dance", "unknown verb \"dance\"")] {
+            let r = try server.get("/admin/fault?user=zed", token: server.token, method: "POST", body: Data(line.utf8))
+            #expect(r.status == 400, "\(line)")
+            #expect(server.error(r.data).hasPrefix(answer), "\(line): \(server.error(r.data))")
+        }
+    }
+
+    @Test("a refused join (401, 409) leaves no profile behind, WAL included; an unreachable server is said in a person's words, not NIO's")
+    func refusedJoin() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "3", "--traffic", "0/h"])
+        defer { server.stop() }
+        _ = try server.join("zed")
+        let dir = try TemporaryDirectory("refused-join")
+        defer { dir.remove() }
+        let url = "http://127.0.0.1:\(server.port)"
+        for (user, answer) in [("zed", "rejoining needs Authorization"), ("alice", "is the name of a simulated contact")] {
+            let r = try runSynchat(["/usr/bin/env", "XDG_DATA_HOME=\(dir.path)", TmuxSession.binary, "--server", url, "--user", user], direct: true)
+            #expect(r.status == 1 && r.err.split(separator: "\n").count == 1 && r.err.contains(answer), "\(user): \(r.err)")
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: dir.file("synchat"))) ?? []
+            #expect(left.isEmpty, "\(user): left \(left)")
+        }
+        let nobody = try runSynchat(["--server", "http://127.0.0.1:1", "--user", "zed", "--ephemeral"])
+        #expect(nobody.status == 1)
+        #expect(nobody.err == "synchat: cannot reach synchat server: nothing answers at 127.0.0.1:1 (is synchat server running there?)\n", "\(nobody.err)")
     }
 }
