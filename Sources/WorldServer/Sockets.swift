@@ -33,6 +33,9 @@ extension WorldServer {
         if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser {
             return .error(.tooManyRequests, "\(user.name) holds \(Self.maxSocketsPerUser) sockets already")
         }
+        if limited(user.name) {
+            return .error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second: slow down")
+        }
         return .error(.upgradeRequired, "\(path) is a WebSocket: connect with Upgrade: websocket")
     }
 
@@ -79,7 +82,9 @@ class JSONSocket: ChannelInboundHandler {
             server.host.advance()
             defer { server.pump() }
             guard server.allow(user.name) else {
-                return send(.object([("error", .object([("message", .string("more than \(Int(WorldServer.requestsPerSecond)) requests a second: slow down"))]))]))
+                // An error frame for each frame over the limit grew the server's memory as fast
+                // as a peer could send (issue 28 #1): one close instead.
+                return close(code: .policyViolation, reason: "more than \(Int(WorldServer.requestsPerSecond)) requests a second")
             }
             guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
                 return send(.object([("error", .object([("message", .string("a frame must be one JSON object (\(bytes.count) bytes were not)"))]))]))
@@ -89,13 +94,24 @@ class JSONSocket: ChannelInboundHandler {
             let params = object["params"] as? [String: Any] ?? [:]
             request(id: id, method: method, params: params)
         case .binary:
-            send(.object([("error", .object([("message", .string("binary frames are not understood: send text frames of JSON"))]))]))
+            // Refused (RFC 6455 §7.4.1, 1003), and counted like any frame: a flood of them
+            // cost memory and every other user's latency (issue 28 #1).
+            _ = server.allow(user.name)
+            close(code: .unacceptableData, reason: "binary frames are not understood: send text frames of JSON")
         case .ping:
             var payload = frame.unmaskedData
             let bytes = payload.readBytes(length: payload.readableBytes) ?? []
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: ByteBuffer(bytes: bytes))), promise: nil)
         case .connectionClose:
-            close(code: .normalClosure, reason: "")
+            // RFC 6455 §5.5.1: echo the peer's code; a code no peer may send is a protocol error.
+            var payload = frame.unmaskedData
+            guard payload.readableBytes != 1 else { return close(code: .protocolError, reason: "a close frame of one byte") }
+            guard let code = payload.readInteger(as: UInt16.self) else { return close(code: .normalClosure, reason: "") }
+            let allowed = (1000...1003).contains(code) || (1007...1011).contains(code) || (3000...4999).contains(code)
+            guard allowed, payload.readString(length: payload.readableBytes) != nil || payload.readableBytes == 0 else {
+                return close(code: .protocolError, reason: "close code \(code) is not one a peer may send")
+            }
+            close(code: WebSocketErrorCode(codeNumber: Int(code)), reason: "")
         default:
             break
         }
@@ -104,6 +120,20 @@ class JSONSocket: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         closed()
         context.fireChannelInactive()
+    }
+
+    /// What the frame reader refused: a message past the frame or fragment limits is 1009, a
+    /// frame that breaks the protocol (a text frame inside a fragmented message, a control
+    /// frame split, reserved bits) 1002. They vanished without a reply (issue 28 #9).
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        switch error {
+        case NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge, NIOWebSocketFrameAggregator.Error.tooManyFragments:
+            close(code: .messageTooLarge, reason: "a message is at most \(WorldServer.maxFrameBytes) bytes in at most 64 fragments")
+        case let e as NIOWebSocketError where e == .invalidFrameLength:
+            close(code: .messageTooLarge, reason: "a frame is at most \(WorldServer.maxFrameBytes) bytes")
+        default:
+            close(code: .protocolError, reason: "that frame breaks RFC 6455")
+        }
     }
 
     /// A request frame; subclasses answer.
@@ -227,7 +257,13 @@ final class PushSocket: JSONSocket, PushSubscriber {
             guard let contact = params["contact"] as? String, let muted = params["muted"] as? Bool else {
                 return error(id, "setMuted: params must have contact (an address) and muted (true or false)")
             }
-            push.setMuted(Address(contact), muted)
+            // Only a contact of the user's (any string was kept, 60 KB names included), and
+            // saved with the contact, so a mute outlives a restart (issue 28 #8).
+            guard let c = user.world.contacts.first(where: { $0.address.value == contact }) else {
+                return error(id, "setMuted: \(contact.prefix(80)) is not a contact of \(user.name)")
+            }
+            push.setMuted(c.address, muted)
+            user.world.setMuted(handle: c.handle, muted)
             reply(id, method)
         default:
             error(id, "unknown method \"\(method.prefix(40))\" (expected registerToken, unregisterToken, setMuted)")

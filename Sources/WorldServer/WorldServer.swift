@@ -129,8 +129,23 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
 
     /// The user a request's `Authorization: Bearer SECRET` names, if any.
     func user(_ headers: HTTPHeaders) -> WorldHost.User? {
-        guard let value = headers.first(name: "Authorization"), value.hasPrefix("Bearer ") else { return nil }
-        return host.user(secret: String(value.dropFirst(7)))
+        bearer(headers).flatMap { host.user(secret: $0) }
+    }
+
+    /// The credential of `Authorization: Bearer CREDENTIAL`; the scheme's case does not matter
+    /// (RFC 7235 §2.1: `bearer` is `Bearer`).
+    func bearer(_ headers: HTTPHeaders) -> String? {
+        guard let value = headers.first(name: "Authorization") else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Whether `user` is over its rate now, without spending a request.
+    func limited(_ user: String) -> Bool {
+        guard let b = buckets[user] else { return false }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return min(Self.burst, b.tokens + Double(now - b.at) / 1e9 * Self.requestsPerSecond) < 1
     }
 
     // MARK: - Requests
@@ -198,7 +213,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     }
 
     private func admin(method: HTTPMethod, path: String, query: [String: String], headers: HTTPHeaders, body: Data) -> Answer {
-        guard let value = headers.first(name: "Authorization"), WorldHost.constantTimeEqual(value, "Bearer \(adminToken)") else {
+        guard let credential = bearer(headers), WorldHost.constantTimeEqual(credential, adminToken) else {
             return .error(.unauthorized, "admin endpoints need the header Authorization: Bearer TOKEN (the token synchat server printed at start)")
         }
         var user: WorldHost.User?
@@ -229,7 +244,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             guard let n = try Self.jsonObject(body, "join")["user"] as? String else { return .error(.badRequest, "join: missing \"user\" (a name)") }
             name = n
         } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
-        let secret = headers.first(name: "Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        let secret = bearer(headers)
         do {
             let (user, isNew, newSecret) = try host.join(name: name, secret: secret)
             var fields: [(String, JSONValue)] = [("user", .string(user.name)), ("address", .string(user.address.value))]
@@ -370,6 +385,17 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = h
             body = Data()
             tooLarge = false
+            // A declared body over the limit gets its 413 now, not after reading it (a 1 GB
+            // Content-Length was read and thrown away); the socket closes with it.
+            if let declared = h.headers.first(name: "Content-Length").flatMap({ Int($0) }), declared > WorldServer.maxBodyBytes {
+                self.head = nil
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                return Self.respond(context.channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
+            }
+            // RFC 7231 §5.1.1: a client that waits for 100 Continue gets it.
+            if h.headers.first(name: "Expect")?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: h.version, status: .continue))), promise: nil)
+            }
         case .body(let b):
             if body.count + b.readableBytes > WorldServer.maxBodyBytes { tooLarge = true } else { body.append(contentsOf: b.readableBytesView) }
         case .end:

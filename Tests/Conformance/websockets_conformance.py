@@ -8,8 +8,8 @@ Python's `websockets` (PyPI), which shares no code with the server (swift-nio). 
 It starts the server on a free loopback port, joins two users, and checks the handshake,
 protocol pings, the JSON-RPC methods, notifications of a message one user publishes to the
 other on both the node and the push relay, the keepalive a stale node does not answer, a
-node that goes down closing the socket with 1011 and its reason, bad frames answered with an
-error and the socket kept, and an oversize frame closed with 1009. Exit code 0 when all hold.
+node that goes down closing the socket with 1011 and its reason, bad text frames answered with
+an error and the socket kept, a binary frame closed with 1003, and an oversize frame closed with 1009. Exit code 0 when all hold.
 """
 import asyncio
 import json
@@ -106,9 +106,14 @@ async def main():
             await node.send("not json")
             m = await frame_where(node, lambda m: "error" in m, "a frame that is not JSON")
             check(m is not None and "JSON" in m["error"]["message"], "not JSON: an error naming it")
-            await node.send(b"\x00\x01")
-            m = await frame_where(node, lambda m: "error" in m, "a binary frame")
-            check(m is not None and "binary" in m["error"]["message"], "binary frame: an error naming it")
+            async with websockets.connect(node_url, additional_headers=headers) as other:
+                # A binary frame is refused with 1003 on its own socket (RFC 6455 §7.4.1); this one stays.
+                await other.send(b"\x00\x01")
+                try:
+                    await asyncio.wait_for(other.recv(), timeout=DEADLINE)
+                    check(False, "binary frame: closed with 1003")
+                except websockets.exceptions.ConnectionClosed as e:
+                    check(e.rcvd is not None and e.rcvd.code == 1003 and "binary" in e.rcvd.reason, "binary frame: closed with 1003, naming it")
             await node.send(json.dumps({"id": 10, "method": "dance"}))
             m = await frame_where(node, lambda m: m.get("id") == 10, "an unknown method")
             check(m is not None and "unknown method" in m["error"]["message"], "unknown method: an error naming it")

@@ -1,4 +1,5 @@
 import Foundation
+import SyncCore
 import GRDB
 import Testing
 import WorldServer
@@ -51,6 +52,32 @@ struct ServerStoreTests {
         let again = try host.join(name: "zed", secret: secret)
         #expect(!again.isNew && again.secret == nil)
         #expect(host.user(secret: secret)?.name == "zed")
+    }
+
+    @Test("a mute is saved with the contact and outlives a restart: the restored push service sends nothing for that contact")
+    func mutesOutliveRestart() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("data")
+        do {
+            let store = try ServerStore(directory: data)
+            let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+            let zed = try host.join(name: "zed", secret: nil).user
+            zed.world.setMuted(handle: "alice", true)
+            store.close()
+        }
+        let store = try ServerStore(directory: data)
+        let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+        let world = try #require(host.user(named: "zed")).world
+        #expect(world.contact(handle: "alice")?.muted == true && world.contact(handle: "bob")?.muted == false)
+        world.push.registerToken()
+        world.scheduler.run(until: world.scheduler.now + .seconds(5))
+        #expect(world.push.tokenStatus == .active)
+        world.deliverIncoming(from: try #require(world.contact(handle: "alice")), kind: .contextual, body: "muted")
+        world.deliverIncoming(from: try #require(world.contact(handle: "bob")), kind: .contextual, body: "not muted")
+        world.scheduler.run(until: world.scheduler.now + .seconds(30))
+        #expect(world.push.sent == 1)
+        store.close()
     }
 
     @Test("a store written before hashes has its secrets replaced by their hashes when opened, and they still open their users")
