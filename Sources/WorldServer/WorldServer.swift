@@ -38,6 +38,18 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     var connections = 0
     private var lastCheckpoint: UInt64 = 0
     var socketsByUser: [String: Int] = [:]
+    /// Connections open by peer address (issue 28 #2: 8 200 idle connections of one peer
+    /// locked everyone else out).
+    var connectionsByPeer: [String: Int] = [:]
+    /// The limits of issue 28 #2, each settable (`synchat server --peer-connections`,
+    /// `--head-timeout`, `--idle-timeout`).
+    public var maxConnectionsPerPeer = 64
+    /// A request's head must arrive whole this long after the connection opened, or after the
+    /// head of the body before it (a head that never completes was held forever).
+    public var headTimeout = TimeAmount.seconds(10)
+    /// A keep-alive connection with no request this long after its last answer is closed;
+    /// so is a declared body that does not come in this long.
+    public var idleTimeout = TimeAmount.seconds(30)
     private var buckets: [String: (tokens: Double, at: UInt64)] = [:]
 
     public init(host: WorldHost, adminToken: String = WorldServer.newToken()) {
@@ -61,8 +73,14 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     connections += 1
-                    channel.closeFuture.whenComplete { [self] _ in connections -= 1 }
-                    guard connections <= Self.maxConnections else {
+                    let peer = channel.remoteAddress?.ipAddress ?? "?"
+                    connectionsByPeer[peer, default: 0] += 1
+                    channel.closeFuture.whenComplete { [self] _ in
+                        connections -= 1
+                        connectionsByPeer[peer, default: 1] -= 1
+                        if connectionsByPeer[peer] == 0 { connectionsByPeer[peer] = nil }
+                    }
+                    guard connections <= Self.maxConnections, connectionsByPeer[peer, default: 0] <= maxConnectionsPerPeer else {
                         channel.close(promise: nil)
                         return
                     }
@@ -376,12 +394,40 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body = Data()
     private var tooLarge = false
+    /// Closes the connection unless what it waits for comes first (issue 28 #2).
+    private var deadline: Scheduled<Void>?
 
     init(server: WorldServer) { self.server = server }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        arm(context, in: server.headTimeout, "no request head within the head timeout")
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()  // upgraded to a WebSocket, or closed
+        deadline = nil
+    }
+
+    /// Closes the connection after `delay` unless re-armed or cancelled first.
+    private func arm(_ context: ChannelHandlerContext, in delay: TimeAmount, _ why: String) {
+        deadline?.cancel()
+        let channel = context.channel
+        deadline = channel.eventLoop.scheduleTask(in: delay) { channel.close(promise: nil) }
+    }
+
+    /// The parser's own errors (a broken request line or head): NIO's protocol handler has
+    /// answered 400 (when no answer had begun); the socket closes here, whatever else it holds.
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        guard error is HTTPParserError else { return context.fireErrorCaught(error) }  // a refused upgrade says so itself
+        deadline?.cancel()
+        context.close(promise: nil)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let h):
+            // The head came: now its body, within the idle timeout.
+            arm(context, in: server.idleTimeout, "a declared body that does not come")
             head = h
             body = Data()
             tooLarge = false
@@ -403,6 +449,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = nil
             let channel = context.channel
             let keepAlive = head.isKeepAlive && !tooLarge
+            // Answered (maybe later): the next request must come within the idle timeout.
+            if keepAlive { arm(context, in: server.idleTimeout, "an idle keep-alive") } else { deadline?.cancel() }
             if tooLarge {
                 return Self.respond(channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
             }

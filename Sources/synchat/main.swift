@@ -439,6 +439,30 @@ struct Server: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Keep the world here (world.sqlite): users, secrets, messages, the clock; a restart resumes it. Without it, the world lives in memory.", valueName: "DIR"))
     var data: String?
 
+    @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once (default 64); more are closed as they come.", valueName: "N"))
+    var peerConnectionsText = "64"
+
+    @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request (default 10s).", valueName: "D"))
+    var headTimeoutText = "10s"
+
+    @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this (default 30s).", valueName: "D"))
+    var idleTimeoutText = "30s"
+
+    /// The connection limits (issue 28 #2), read from their flags.
+    func limits() throws -> (peer: Int, head: Interval, idle: Interval) {
+        guard let peer = Int(peerConnectionsText), (1...8_192).contains(peer) else {
+            throw ValidationError("--peer-connections \(peerConnectionsText): expected 1 to 8192")
+        }
+        func duration(_ text: String, _ flag: String) throws -> Interval {
+            guard let d = try? ScenarioParser.parseDuration(text, { ScenarioError(file: flag, line: 0, message: $0) }),
+                  d.milliseconds >= 100, d <= .hours(1) else {
+                throw ValidationError("\(flag) \(text): expected a duration from 100ms to 1h, e.g. 10s")
+            }
+            return d
+        }
+        return (peer, try duration(headTimeoutText, "--head-timeout"), try duration(idleTimeoutText, "--idle-timeout"))
+    }
+
     @OptionGroup var subcommandArguments: SubcommandArguments
 
     func numbers() throws -> (port: Int, seed: UInt64, speed: Double, contacts: Int, traffic: Double) {
@@ -451,7 +475,10 @@ struct Server: ParsableCommand {
         return (port, try seedText.map(CommandLineNumber.seed) ?? 1, try CommandLineNumber.speed(speedText), contacts, traffic)
     }
 
-    func validate() throws { _ = try numbers() }
+    func validate() throws {
+        _ = try numbers()
+        _ = try limits()
+    }
 
     func run() throws {
         var n = try numbers()
@@ -477,6 +504,10 @@ struct Server: ParsableCommand {
             refuse("server: cannot read \(store?.path ?? "the data directory"): \(error)")
         }
         let server = WorldServer(host: host)
+        let limits = try limits()
+        server.maxConnectionsPerPeer = limits.peer
+        server.headTimeout = .milliseconds(limits.head.milliseconds)
+        server.idleTimeout = .milliseconds(limits.idle.milliseconds)
         if let script, let scenario {
             let skipped = host.play(script)
             if !skipped.isEmpty {

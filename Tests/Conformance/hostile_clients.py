@@ -42,19 +42,20 @@ def read_head(s):
     return head.decode("latin-1"), rest
 
 
-def http_raw(port, request):
-    """Sends `request` (bytes) and returns the first response head and what followed it."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+def http_raw(port, request, source=None):
+    """Sends `request` (bytes) and returns the first response head and what followed it;
+    `source`: the loopback address to come from (another peer)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=(source, 0) if source else None)
     s.sendall(request)
     head, rest = read_head(s)
     s.close()
     return head, rest
 
 
-def http(port, method, path, body=b"", token=None, scheme="Bearer"):
+def http(port, method, path, body=b"", token=None, scheme="Bearer", source=None):
     auth = f"Authorization: {scheme} {token}\r\n" if token else ""
     head, rest = http_raw(port, f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{auth}"
-                                f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+                                f"Content-Length: {len(body)}\r\n\r\n".encode() + body, source)
     status = int(head.split(" ")[1]) if head.startswith("HTTP/") else 0
     return status, head, rest
 
@@ -78,8 +79,8 @@ def frame(opcode, payload=b"", fin=True, mask=True, rsv=0):
 class Socket:
     """A WebSocket on /v1/node or /v1/push, frames written and read by hand."""
 
-    def __init__(self, port, path, token):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+    def __init__(self, port, path, token, source=None):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=(source, 0) if source else None)
         key = base64.b64encode(os.urandom(16)).decode()
         self.s.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                         f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n").encode())
@@ -139,7 +140,8 @@ def rss_kb(pid):
 
 
 def main():
-    server = subprocess.Popen([BINARY, "server", "--port", "0", "--speed", "20", "--contacts", "2", "--traffic", "0/h"],
+    server = subprocess.Popen([BINARY, "server", "--port", "0", "--speed", "20", "--contacts", "2", "--traffic", "0/h",
+                               "--peer-connections", "16", "--head-timeout", "1s", "--idle-timeout", "2s"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = server.stdout.readline()
@@ -152,6 +154,8 @@ def main():
         # RFC 6455 at the edges of the protocol.
         ws = Socket(port, "/v1/node", users["ada"])
         check(ws.upgraded, "the node socket upgrades (101)")
+        refused = Socket(port, "/v1/node", "not-a-secret")
+        check(refused.head.startswith("HTTP/1.1 401"), "an upgrade with a wrong secret gets 401 saying why, not a silent close")
         ws.send(frame(0x2, b"\x00\x01"))
         check(ws.close_code() == 1003, "a binary frame is refused with close 1003")
         for sent, expected, what in [(4000, 4000, "an application's code 4000 is echoed"), (1001, 1001, "1001 is echoed"),
@@ -201,6 +205,52 @@ def main():
         check(head.startswith("HTTP/1.1 100"), "Expect: 100-continue is answered 100 Continue before the body")
         s.close()
 
+        # Connections that never finish, or never end: timed out (head 1 s, idle 2 s here).
+        def closed_within(s, seconds):
+            s.settimeout(seconds)
+            t0 = time.monotonic()
+            try:
+                while s.recv(4096):
+                    pass
+            except socket.timeout:
+                return None
+            except OSError:
+                pass
+            return time.monotonic() - t0
+        s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+        s.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\n")  # a head that never completes
+        took = closed_within(s, 5)
+        check(took is not None and took < 3, f"a request head that never completes is closed by the head timeout ({took and round(took, 1)} s)")
+        s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+        s.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode())
+        head, _ = read_head(s)
+        took = closed_within(s, 6)
+        check(head.startswith("HTTP/1.1 200") and took is not None and took < 4, f"an idle keep-alive connection is closed by the idle timeout ({took and round(took, 1)} s)")
+        s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+        s.sendall(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\nContent-Length: 100\r\n\r\n{{".encode())
+        took = closed_within(s, 6)
+        check(took is not None and took < 4, f"a declared body that never comes is closed ({took and round(took, 1)} s)")
+        head, rest = http_raw(port, b"HELLO THERE\r\n\r\n")
+        check(head.startswith("HTTP/1.1 400") and "connection: close" in head.lower(),
+              "a request the parser cannot read gets 400 and the socket closes")
+        status, head, _ = http(port, "GET", "/v1/world", token=users["ada"])
+        check(status == 200 and "connection: close" in head.lower(), "Connection: close is honoured")
+        held = [socket.create_connection(("127.0.0.1", port), timeout=DEADLINE) for _ in range(16)]
+        extra = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+        took = closed_within(extra, 3)
+        check(took is not None and took < 1, "one peer's 17th connection is closed at once (--peer-connections 16)")
+        other = socket.socket()
+        other.bind(("127.0.0.2", 0))
+        other.settimeout(DEADLINE)
+        other.connect(("127.0.0.1", port))
+        other.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {users['bo']}\r\n\r\n".encode())
+        head, _ = read_head(other)
+        check(head.startswith("HTTP/1.1 200"), "while one peer holds all it may, another peer address is served")
+        for h in held:
+            h.close()
+        other.close()
+        time.sleep(0.2)
+
         # Floods: the socket goes, the server's memory stays, another user is served.
         pid = server.pid
         before = rss_kb(pid)
@@ -224,16 +274,19 @@ def main():
         stop = time.monotonic() + 5
         def abuse():
             while time.monotonic() < stop:
-                w = Socket(port, "/v1/node", users["di"])
-                for _ in range(100):
-                    if not w.send(frame(0x1, b'{"method":"ping"}') * 50):
-                        break
-                w.s.close()
+                try:
+                    w = Socket(port, "/v1/node", users["di"])
+                    for _ in range(100):
+                        if not w.send(frame(0x1, b'{"method":"ping"}') * 50):
+                            break
+                    w.s.close()
+                except OSError:
+                    time.sleep(0.01)  # over its own connection cap: it tries again
         threading.Thread(target=abuse, daemon=True).start()
         latencies = []
         while time.monotonic() < stop and len(latencies) < 200:
             t0 = time.monotonic()
-            status, _, _ = http(port, "GET", "/v1/world", token=users["ada"])
+            status, _, _ = http(port, "GET", "/v1/world", token=users["ada"], source="127.0.0.2")  # another peer
             latencies.append((time.monotonic() - t0) * 1000)
             time.sleep(0.02)
         latencies.sort()
@@ -244,11 +297,11 @@ def main():
         # Rate limits are said as 429, for upgrades too.
         got = 0
         for _ in range(2_000):
-            status, _, _ = http(port, "GET", "/v1/world", token=users["ada"])
+            status, _, _ = http(port, "GET", "/v1/world", token=users["ada"], source="127.0.0.3")
             if status == 429:
                 got = 429
                 break
-        up = Socket(port, "/v1/node", users["ada"])
+        up = Socket(port, "/v1/node", users["ada"], source="127.0.0.3")
         check(got == 429 and up.head.startswith("HTTP/1.1 429"), f"a rate-limited upgrade gets 429, not 426 ({up.head.splitlines()[0] if up.head else 'nothing'})")
         check(server.poll() is None, "the server is still running")
     finally:
