@@ -226,14 +226,21 @@ extension SimulatedWorld: PublishPort {
     }
 
     /// The same, answered at once.
-    public func publish(from me: Address, to contact: Address, body: String) -> Result<Publication, TransportError> {
+    /// `commit`: makes the message durable before anything of it happens (a server answers
+    /// `200` only for what its disk holds: issue 28 #5). When it throws, nothing is spent,
+    /// recorded or landed, and the publication fails with its words.
+    public func publish(from me: Address, to contact: Address, body: String,
+                        commit: ((NetworkMessage) throws -> Void)? = nil) -> Result<Publication, TransportError> {
         guard !networkOff else { return .failure(TransportError("no network")) }
         guard !node.down else { return .failure(TransportError("node unreachable")) }
         let message = NetworkMessage(txId: newTxId(), conversation: contact, direction: .outgoing, kind: .contextual,
                                      body: body, blockTime: scheduler.now + timings.confirmation)
+        if let commit {
+            do { try commit(message) } catch { return .failure(TransportError("\(error)")) }
+        }
         let spent = spendOldestOutput().map { [$0] } ?? []
         history.record(message)
-        persist { try $0.saveWorldMessage(message) }
+        if commit == nil { persist { try $0.saveWorldMessage(message) } }
         land(message)
         if !people.contains(contact), let c = contacts.first(where: { $0.address == contact }) {
             traffic.reply(to: message, from: c)

@@ -208,6 +208,18 @@ public final class ServerStore {
         }
     }
 
+    /// Messages of several users written as one transaction: all durable, or none (a publish
+    /// and its copy in the recipient's world).
+    public func saveMessages(_ rows: [(user: String, message: NetworkMessage)]) throws {
+        try db.write { db in
+            for (user, m) in rows {
+                try db.execute(sql: """
+                    INSERT OR IGNORE INTO message (user, txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [user, m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, m.body, m.blockTime.milliseconds])
+            }
+        }
+    }
+
     /// One user's world writes into the store.
     public func persistence(of user: String) -> WorldPersistence { UserPersistence(store: self, user: user) }
 

@@ -183,8 +183,38 @@ public final class WorldHost {
     /// transaction at the same block time.
     private func route(_ message: NetworkMessage, from sender: User) {
         guard let recipient = users.first(where: { $0.address == message.conversation }) else { return }
-        recipient.world.deliverIncoming(NetworkMessage(txId: message.txId, conversation: sender.address, direction: .incoming,
-                                                       kind: message.kind, body: message.body, blockTime: message.blockTime))
+        recipient.world.deliverIncoming(Self.copy(of: message, from: sender))
+    }
+
+    /// The recipient's side of a message one user published to another.
+    static func copy(of message: NetworkMessage, from sender: User) -> NetworkMessage {
+        NetworkMessage(txId: message.txId, conversation: sender.address, direction: .incoming,
+                       kind: message.kind, body: message.body, blockTime: message.blockTime)
+    }
+
+    /// Why a publish was not confirmed: the disk did not take it.
+    public struct NotDurable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Publishes for `user`, durable first (issue 28 #5): with a data folder, the message and
+    /// its copy for a recipient who is another user are written in one transaction before the
+    /// world sees them, after whatever the disk could not take before. A full disk fails it
+    /// (`NotDurable`) with nothing sent, so the client keeps it in its outbox and tries again.
+    public func publish(for user: User, to contact: Address, body: String) -> Result<Publication, TransportError> {
+        guard let store else { return user.world.publish(from: user.address, to: contact, body: body) }
+        let recipient = users.first { $0.address == contact }
+        return user.world.publish(from: user.address, to: contact, body: body) { message in
+            do {
+                try user.world.retryPersistence()
+                try recipient?.world.retryPersistence()
+                var rows = [(user: user.name, message: message)]
+                if let recipient { rows.append((recipient.name, Self.copy(of: message, from: user))) }
+                try store.saveMessages(rows)
+            } catch {
+                throw NotDurable(description: "the server cannot write its data directory (\(error)); not sent, try again")
+            }
+        }
     }
 
     static func hash(_ s: String) -> UInt64 {

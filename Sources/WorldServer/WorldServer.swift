@@ -304,11 +304,11 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         guard user.world.contacts.contains(where: { $0.address.value == to }) else {
             return .error(.badRequest, "publish: \(to.prefix(80)) is not a contact of \(user.name)")
         }
-        switch user.world.publish(from: user.address, to: Address(to), body: text) {
+        switch host.publish(for: user, to: Address(to), body: text) {
         case .success(let p):
             return .json(.ok, .object([("message", SimIndexer.document(p.message, me: user.address)), ("spent", .array(p.spent.map { .string($0) }))]))
         case .failure(let e):
-            return .error(.serviceUnavailable, e.message)
+            return .error(.serviceUnavailable, e.message)  // 503: nothing was confirmed; the client tries again
         }
     }
 

@@ -109,3 +109,59 @@ struct ServerDataEndToEndTests {
         #expect(nobody.err == "synchat: cannot reach synchat server: nothing answers at 127.0.0.1:1 (is synchat server running there?)\n", "\(nobody.err)")
     }
 }
+
+/// Issue 28 #5: a full disk never confirms what it has not saved. A real 1 MiB tmpfs holds
+/// the server's folder; 16 KB messages fill it; the server is killed with SIGKILL and started
+/// again on a copy with room; every publish it answered 200 is there, in both worlds.
+@Suite("synchat server: a full disk", .serialized, .timingSensitive)
+struct ServerFullDiskEndToEndTests {
+    static let mountPoint = NSTemporaryDirectory() + "synchat-server-full-\(getpid())"
+
+    @Test("publishes on a full disk: 503 saying why for what was not saved, and every 200 survives kill -9",
+          .enabled(if: FullDiskEndToEndTests.canMount, "needs root to mount a small tmpfs"))
+    func fullDiskConfirmsNothingUnsaved() throws {
+        let mount = Self.mountPoint
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        try #require(TmuxSession.spawn(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount]).status == 0)
+        defer { _ = try? TmuxSession.spawn(["umount", "-l", mount]) }
+        let data = mount + "/data"
+        let server = try ServerEndToEndTests.Running(["--data", data, "--speed", "60", "--contacts", "2", "--traffic", "0/h"])
+        var killed = false
+        defer { if !killed { server.stop() } }
+        let ada = try server.join("ada")
+        _ = try server.join("bo")
+        let bo = try #require((try server.truth("bo"))["address"] as? String)
+        var confirmed: [String] = [], refused = 0, refusal = ""
+        let text = String(repeating: "x", count: 16_000)
+        for _ in 0..<120 {
+            let body = try JSONSerialization.data(withJSONObject: ["to": bo, "body": text])
+            let (status, data) = try server.get("/v1/publish", token: ada, method: "POST", body: body)
+            if status == 200 {
+                let message = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["message"] as? [String: Any])
+                confirmed.append(try #require(message["txId"] as? String))
+            } else {
+                #expect(status == 503)
+                refused += 1
+                refusal = server.error(data)
+            }
+        }
+        #expect(refused > 0, "the 1 MiB disk never filled")
+        #expect(confirmed.count > 10)
+        #expect(refusal.hasPrefix("the server cannot write its data directory ("), "\(refusal)")
+        kill(server.pid, SIGKILL)
+        _ = ChildProcess.wait(server.pid)
+        killed = true
+        let roomy = try TemporaryDirectory("server-full")
+        defer { roomy.remove() }
+        let copy = roomy.file("data")
+        #expect(try TmuxSession.spawn(["cp", "-a", data, copy]).status == 0)
+        let again = try ServerEndToEndTests.Running(["--data", copy, "--speed", "60", "--contacts", "2", "--traffic", "0/h"])
+        defer { again.stop() }
+        for (name, direction) in [("ada", "outgoing"), ("bo", "incoming")] {
+            let ledger = try again.truth(name)["ledger"] as? [[String: Any]] ?? []
+            let kept = Set(ledger.filter { $0["direction"] as? String == direction }.compactMap { $0["txId"] as? String })
+            let lost = confirmed.filter { !kept.contains($0) }
+            #expect(lost.isEmpty, "\(name): \(lost.count) of \(confirmed.count) confirmed messages lost")
+        }
+    }
+}
