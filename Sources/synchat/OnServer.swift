@@ -52,6 +52,12 @@ extension Chat {
                 try store.setSetting("server.secret", joined.secret)
             } catch { refuse("cannot keep the secret of \(user) in the profile: \(error)") }
         }
+        // `synchat fault --user NAME` finds a TUI user's secret where a bot's is kept (issue 28
+        // #14: only bots kept one there). An --ephemeral chat keeps nothing.
+        if let store = profileStore, let secret = store.setting("server.secret") {
+            let secrets = ServerSecrets(host: host, port: port)
+            if secrets.load(user) != secret { try? secrets.save(secret, for: user) }
+        }
         let (chosenTheme, themeWarnings) = try theme(for: profileStore)
         let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
         let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))

@@ -110,6 +110,31 @@ struct ServerDataEndToEndTests {
     }
 }
 
+/// Issue 28 #14: `synchat fault --user NAME` for a user who joined from the TUI.
+@Suite("synchat fault for a TUI user", .serialized, .timingSensitive)
+struct FaultForTUIUserEndToEndTests {
+    init() throws { try TmuxSession.requireReady() }
+
+    @Test("a user who joined from the TUI can be given a fault by name, as the docs' example does")
+    func faultByName() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "0/h"])
+        defer { server.stop() }
+        let dir = try TemporaryDirectory("fault-tui")
+        defer { dir.remove() }
+        let url = "http://127.0.0.1:\(server.port)"
+        let t = try TmuxSession(width: 120, height: 36, arguments: "--server \(url) --user ty", environment: ["XDG_DATA_HOME": dir.path])
+        defer { t.close() }
+        t.wait(for: "realtime live", seconds: 60)
+        let r = try runSynchat(["/usr/bin/env", "XDG_DATA_HOME=\(dir.path)", TmuxSession.binary, "fault", "--server", url, "--user", "ty", "indexer", "down"], direct: true)
+        #expect(r.status == 0, "\(r.err)")
+        // The fault is on ty's world: its indexer answers 503 now (read with the secret kept).
+        let file = dir.file("synchat/servers/127.0.0.1_\(server.port)/ty.secret")
+        let secret = try #require(try? String(contentsOfFile: file, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try server.get("/v1/indexer/tip", token: secret).status == 503)
+        try t.keys("q")
+    }
+}
+
 /// Issue 28 #5: a full disk never confirms what it has not saved. A real 1 MiB tmpfs holds
 /// the server's folder; 16 KB messages fill it; the server is killed with SIGKILL and started
 /// again on a copy with room; every publish it answered 200 is there, in both worlds.
