@@ -27,6 +27,19 @@ public final class NetworkWorld {
     public var contactsChanged: (([Contact]) -> Void)?
     /// Told of what goes wrong outside the engine's view (the push relay lost, a fault refused).
     public var notice: ((String) -> Void)?
+    /// The server answered 401 to this user's secret: it no longer knows the user (restarted
+    /// without its data folder). Said once, in words, with what to do (issue 28 #15).
+    public private(set) var unknownToServer = false
+
+    var unknownWords: String {
+        "the server no longer knows \(user) (it was restarted without its data?): quit, then join again as a new user (another --profile, or --ephemeral)"
+    }
+
+    func checkKnown(_ a: NetIO.Answer) {
+        guard a.status == 401, !unknownToServer else { return }
+        unknownToServer = true
+        notice?(unknownWords)
+    }
     /// Told of a directive of the app the server passed on (`synchat fault --user NAME background`).
     public var onDirective: ((String) -> Void)?
     /// Told of each node notification as it reaches the engine: the message, the world's
@@ -288,10 +301,12 @@ extension NetworkWorld: IndexerPort {
         case .messageById(let id): path = "/v1/indexer/messages/\(q(id))"
         case .tip: path = "/v1/indexer/tip"
         }
-        io.request(.GET, path, token: secret) { result in
+        io.request(.GET, path, token: secret) { [weak self] result in
             switch result {
             case .success(let a) where a.status == 200: reply(.success(a.body))
-            case .success(let a): reply(.failure(TransportError(a.error)))
+            case .success(let a):
+                self?.checkKnown(a)
+                reply(.failure(TransportError(a.status == 401 ? self?.unknownWords ?? a.error : a.error)))
             case .failure(let e): reply(.failure(e))
             }
         }
@@ -336,7 +351,11 @@ extension NetworkWorld: RealtimePort {
             connection.socket = nil
             guard connection.listened else { return }  // the app was not listening: it learns nothing
             connection.listened = false
-            let why = reason.isEmpty ? "socket closed (\(code))" : reason
+            var why = reason.isEmpty ? "socket closed (\(code))" : reason
+            if reason.hasSuffix("HTTP 401") {
+                checkKnown(NetIO.Answer(status: 401, body: Data()))
+                why = unknownWords
+            }
             if connection.subscribed {
                 app?.realtimeDisconnected(connection: connection.id, error: why)
             } else {
@@ -391,7 +410,9 @@ extension NetworkWorld: PublishPort {
                 } catch {
                     reply(.failure(TransportError("\(error)")))
                 }
-            case .success(let a): reply(.failure(TransportError(a.error)))
+            case .success(let a):
+                checkKnown(a)
+                reply(.failure(TransportError(a.status == 401 ? unknownWords : a.error)))
             case .failure(let e): reply(.failure(e))
             }
         }

@@ -135,6 +135,27 @@ struct FaultForTUIUserEndToEndTests {
     }
 }
 
+/// Issue 28 #15: a server restarted without its data folder no longer knows its users.
+@Suite("synchat --server: a server that forgot you", .serialized, .timingSensitive)
+struct ForgottenUserEndToEndTests {
+    init() throws { try TmuxSession.requireReady() }
+
+    @Test("after a restart without --data the TUI says in words that the server no longer knows its user, and what to do")
+    func saysItInWords() throws {
+        var server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "0/h"])
+        let port = server.port
+        let t = try TmuxSession(width: 160, height: 40, arguments: "--server http://127.0.0.1:\(port) --user ty --ephemeral")
+        defer { t.close() }
+        t.wait(for: "realtime live", seconds: 60)
+        server.stop()
+        server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "0/h"], port: port)
+        defer { server.stop() }
+        let screen = t.wait(for: "the server no longer knows ty", seconds: 60)
+        #expect(screen.contains("join again as a new user"))
+        try t.keys("q")
+    }
+}
+
 /// Issue 28 #5: a full disk never confirms what it has not saved. A real 1 MiB tmpfs holds
 /// the server's folder; 16 KB messages fill it; the server is killed with SIGKILL and started
 /// again on a copy with room; every publish it answered 200 is there, in both worlds.
