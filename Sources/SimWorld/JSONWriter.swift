@@ -10,6 +10,9 @@ public enum JSONValue: Sendable {
     case null
     case array([JSONValue])
     case object([(String, JSONValue)])
+    /// JSON text written as it is: a value read from a peer that must go back unchanged (a
+    /// JSON-RPC id). The writer does not check it; whoever makes one does.
+    case raw(String)
 
     public var data: Data {
         var out: [UInt8] = []
@@ -25,6 +28,7 @@ public enum JSONValue: Sendable {
         case .string(let s): Self.writeString(s, into: &out)
         case .int(let v): out.append(contentsOf: String(v).utf8)
         case .null: out.append(contentsOf: "null".utf8)
+        case .raw(let text): out.append(contentsOf: text.utf8)
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {

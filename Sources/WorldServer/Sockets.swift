@@ -89,7 +89,10 @@ class JSONSocket: ChannelInboundHandler {
             guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
                 return send(.object([("error", .object([("message", .string("a frame must be one JSON object (\(bytes.count) bytes were not)"))]))]))
             }
-            let id: Int? = (object["id"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) }
+            // The id goes back exactly as it came (JSON-RPC 2.0 §5): `true` was answered 1,
+            // 2^53+1 rounded, and string ids null (issue 28 #9).
+            let id = RawJSON.member("id", of: bytes)
+            if let id, !RawJSON.isScalar(id) { return error(nil, "an id is a string, a number or null") }
             guard let method = object["method"] as? String else { return error(id, "missing \"method\"") }
             let params = object["params"] as? [String: Any] ?? [:]
             request(id: id, method: method, params: params)
@@ -137,7 +140,7 @@ class JSONSocket: ChannelInboundHandler {
     }
 
     /// A request frame; subclasses answer.
-    func request(id: Int?, method: String, params: [String: Any]) {}
+    func request(id: String?, method: String, params: [String: Any]) {}
     /// The socket went away.
     func closed() {}
 
@@ -146,12 +149,12 @@ class JSONSocket: ChannelInboundHandler {
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: value.data)), promise: nil)
     }
 
-    func reply(_ id: Int?, _ method: String, _ params: [(String, JSONValue)] = []) {
-        send(.object([("id", id.map { .int(Int64($0)) } ?? .null), ("method", .string(method)), ("params", .object(params))]))
+    func reply(_ id: String?, _ method: String, _ params: [(String, JSONValue)] = []) {
+        send(.object([("id", id.map { .raw($0) } ?? .null), ("method", .string(method)), ("params", .object(params))]))
     }
 
-    func error(_ id: Int?, _ message: String) {
-        send(.object([("id", id.map { .int(Int64($0)) } ?? .null), ("error", .object([("message", .string(message))]))]))
+    func error(_ id: String?, _ message: String) {
+        send(.object([("id", id.map { .raw($0) } ?? .null), ("error", .object([("message", .string(message))]))]))
     }
 
     /// A close frame with a code and a reason, then the end of the socket.
@@ -173,16 +176,23 @@ class JSONSocket: ChannelInboundHandler {
 /// keepalive, answered only by a live, delivering node). A subscription the node closes
 /// (`realtime down`, `flaky`) closes the socket with 1011 and the reason.
 final class NodeSocket: JSONSocket, NodeSubscriber {
-    private var pending: [Int: Int?] = [:]  // the world's connection id → the request id to answer
+    private var pending: [Int: String?] = [:]  // the world's connection id → the request id to answer (raw JSON)
     private var active: Int?
 
-    override func request(id: Int?, method: String, params: [String: Any]) {
+    override func request(id: String?, method: String, params: [String: Any]) {
         let node = user.world.node
         switch method {
         case "subscribeUtxosChanged":
             guard let addresses = params["addresses"] as? [String], addresses == [user.address.value] else {
                 return error(id, "subscribeUtxosChanged: params.addresses must be [\"\(user.address.value)\"], the user's own address")
             }
+            // A second subscription replaces the first: its entry goes, or every socket that
+            // subscribed twice left one behind (about 4.5 KB each, issue 28 #8).
+            for c in Array(pending.keys) + (active.map { [$0] } ?? []) where user.link.subscriptions[c] === self {
+                user.link.subscriptions[c] = nil
+            }
+            pending.removeAll()
+            active = nil
             let connection = node.connect(subscribing: user.address, forced: true)
             pending[connection] = id
             user.link.subscriptions[connection] = self
@@ -248,7 +258,7 @@ final class PushSocket: JSONSocket, PushSubscriber {
         user.link.contactsChanged = { [weak self] in self?.send(.object([("method", .string("contactsChanged")), ("params", .object([]))])) }
     }
 
-    override func request(id: Int?, method: String, params: [String: Any]) {
+    override func request(id: String?, method: String, params: [String: Any]) {
         let push = user.world.push
         switch method {
         case "registerToken": push.registerToken(); reply(id, method)
@@ -287,5 +297,75 @@ final class PushSocket: JSONSocket, PushSubscriber {
             user.link.pushSocket = nil
             user.link.contactsChanged = nil
         }
+    }
+}
+
+/// The raw text of a top-level member of a JSON object, as the peer wrote it (a JSON-RPC id
+/// must go back exactly: no number read into a double, no `true` read as 1). The document
+/// was already accepted by `JSONSerialization`; this only finds where the value lies.
+enum RawJSON {
+    /// The value of `key` in the object `bytes`, or nil when it has no such member.
+    static func member(_ key: String, of bytes: [UInt8]) -> String? {
+        var i = 0
+        func ws() { while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 } }
+        /// Skips a string starting at `i` (at its quote); returns its raw contents.
+        func string() -> [UInt8]? {
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return nil }
+            let start = i + 1
+            i += 1
+            while i < bytes.count, bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
+            guard i < bytes.count else { return nil }
+            defer { i += 1 }
+            return Array(bytes[start..<i])
+        }
+        /// Skips any value starting at `i`.
+        func value() -> Bool {
+            guard i < bytes.count else { return false }
+            switch bytes[i] {
+            case UInt8(ascii: "\""): return string() != nil
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                var depth = 0
+                while i < bytes.count {
+                    switch bytes[i] {
+                    case UInt8(ascii: "\""): guard string() != nil else { return false }; continue
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        depth -= 1
+                        if depth == 0 { i += 1; return true }
+                    default: break
+                    }
+                    i += 1
+                }
+                return false
+            default:
+                while i < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
+                return true
+            }
+        }
+        ws()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        while true {
+            ws()
+            guard let name = string() else { return nil }
+            ws()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            ws()
+            let start = i
+            guard value() else { return nil }
+            // A key is compared after JSON unescaping only in the plain case; an escaped "id"
+            // is not an id here (JSONSerialization's reading gave it no special role either).
+            if name == Array(key.utf8) { return String(decoding: bytes[start..<i], as: UTF8.self) }
+            ws()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return nil }
+            i += 1
+        }
+    }
+
+    /// A string, a number, true, false or null: what an id may be.
+    static func isScalar(_ raw: String) -> Bool {
+        guard let c = raw.first else { return false }
+        return c != "{" && c != "["
     }
 }

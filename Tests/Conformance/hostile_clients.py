@@ -175,6 +175,17 @@ def main():
         ws.send(frame(0x1, b"{", fin=False) + frame(0x1, b"{}", fin=True))
         check(ws.close_code() == 1002, "a text frame inside a fragmented message is a protocol error, 1002")
 
+        # JSON-RPC ids go back exactly as they came (JSON-RPC 2.0 §5).
+        ws = Socket(port, "/v1/node", users["ada"])
+        for raw in ['7', '"abc"', '9007199254740993', 'true', 'null', '-5e2', '"\\u00e9\\""']:
+            ws.send(frame(0x1, ('{"id": ' + raw + ', "method": "dance"}').encode()))
+            opcode, payload = ws.read_frame()
+            check(opcode == 1 and payload.startswith(b'{"id":' + raw.encode() + b','), f"the id {raw} is echoed exactly ({payload[:60]!r})")
+        ws.send(frame(0x1, b'{"id": {"a": 1}, "method": "dance"}'))
+        opcode, payload = ws.read_frame()
+        check(opcode == 1 and payload.startswith(b'{"id":null,') and b"string, a number or null" in payload, "an object as id is refused, with id null")
+        ws.s.close()
+
         # setMuted keeps only a contact of the user's.
         ws = Socket(port, "/v1/push", users["ada"])
         ws.send(frame(0x1, json.dumps({"id": 1, "method": "setMuted", "params": {"contact": "x" * 60_000, "muted": True}}).encode()))
