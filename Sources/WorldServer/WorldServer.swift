@@ -84,6 +84,11 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
                         channel.close(promise: nil)
                         return
                     }
+                    // Stop reading a peer that does not read its answers (issue 28 #1: 820 000
+                    // pipelined requests took the server to 636 MB): past the high-water mark
+                    // of what it owes the socket, nothing more is read from it, and the idle
+                    // timeout then closes it.
+                    try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
                     let requests = RequestHandler(server: self)
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: Self.maxFrameBytes,
@@ -105,6 +110,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             }
             .childChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
         let channel = try bootstrap.bind(host: bindHost, port: port).wait()
         self.channel = channel
         loop.execute { [self] in pump() }
