@@ -256,6 +256,10 @@ final class PushSocket: JSONSocket, PushSubscriber {
         }
         user.link.pushSocket = self
         user.link.contactsChanged = { [weak self] in self?.send(.object([("method", .string("contactsChanged")), ("params", .object([]))])) }
+        // A user who joined between this client's join and this socket was told to nobody:
+        // the two could never see each other (issue 28 #11). Each new relay socket starts
+        // with a contactsChanged, so the client asks for its contacts once more.
+        user.link.contactsChanged?()
     }
 
     override func request(id: String?, method: String, params: [String: Any]) {

@@ -186,6 +186,25 @@ def main():
         check(opcode == 1 and payload.startswith(b'{"id":null,') and b"string, a number or null" in payload, "an object as id is refused, with id null")
         ws.s.close()
 
+        # Two users who join at about the same moment see each other: one joins while the
+        # other's client has joined but not yet opened its push relay.
+        _, _, rest = http(port, "POST", "/v1/join", json.dumps({"user": "ev"}).encode())
+        ev = json.loads(rest)
+        _, _, rest = http(port, "POST", "/v1/join", json.dumps({"user": "fi"}).encode())
+        fi = json.loads(rest)
+        relay = Socket(port, "/v1/push", ev["secret"])
+        told = False
+        for _ in range(10):
+            opcode, payload = relay.read_frame()
+            if opcode == 1 and b'"contactsChanged"' in payload:
+                told = True
+                break
+        status, _, rest = http(port, "GET", "/v1/world", token=ev["secret"])
+        sees = fi["address"] in rest.decode()
+        check(told and sees and not any(c["address"] == fi["address"] for c in ev["contacts"]),
+              "a user who joined before this client's push relay opened is announced on it (contactsChanged), and /v1/world has it")
+        relay.s.close()
+
         # setMuted keeps only a contact of the user's.
         ws = Socket(port, "/v1/push", users["ada"])
         ws.send(frame(0x1, json.dumps({"id": 1, "method": "setMuted", "params": {"contact": "x" * 60_000, "muted": True}}).encode()))
