@@ -34,7 +34,13 @@ public final class NetworkSession: LiveSession {
         let stored = Set(storage.contacts().map(\.address))
         for c in world.contacts where !stored.contains(c.address) { try? storage.upsertContact(c) }
         driver = SyncDriver(policy: policy, me: world.me, scheduler: world.scheduler, storage: storage, ports: world.ports, initialMode: mode)
-        driver.subscribe { [weak self] e in if self?.keepsLog == true, e.event.isDecision { self?.log.append(e) } }
+        driver.subscribe { [weak self] e in
+            guard let self else { return }
+            if keepsLog, e.event.isDecision { log.append(e) }
+            // A token the server registers again ends the token fault (issue 28 #13: `t`,
+            // `b`, `f` left `fault: token expire` on the bar for good), as at home.
+            if case .tokenStatus(.active) = e.event { faults["token"] = nil }
+        }
         world.contactsChanged = { [weak self] list in
             guard let self else { return }
             for c in list where driver.contact(c.address) == nil { driver.upsertContact(c) }

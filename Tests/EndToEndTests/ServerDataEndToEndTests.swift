@@ -135,6 +135,29 @@ struct FaultForTUIUserEndToEndTests {
     }
 }
 
+/// Issue 28 #13: the networked TUI's fault words go when the fault does.
+@Suite("synchat --server: fault words that stay true", .serialized, .timingSensitive)
+struct NetworkFaultWordsEndToEndTests {
+    init() throws { try TmuxSession.requireReady() }
+
+    @Test("t, b, f: the token registers again and 'fault: token expire' leaves the bar")
+    func tokenFaultEnds() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "0/h"])
+        defer { server.stop() }
+        let t = try TmuxSession(width: 160, height: 40, arguments: "--server http://127.0.0.1:\(server.port) --user tk --ephemeral")
+        defer { t.close() }
+        t.wait(for: "token active", seconds: 60)
+        try t.keys("t")
+        t.wait(for: "fault: token expire", seconds: 30)
+        try t.keys("b")
+        t.wait(for: " background │", seconds: 30)
+        try t.keys("f")
+        let back = t.wait("the token active again, the fault gone") { $0.contains("token active") && !$0.contains("fault: token") }
+        #expect(back.contains(" foreground │"))
+        try t.keys("q")
+    }
+}
+
 /// Issue 28 #15: a server restarted without its data folder no longer knows its users.
 @Suite("synchat --server: a server that forgot you", .serialized, .timingSensitive)
 struct ForgottenUserEndToEndTests {
