@@ -165,6 +165,23 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         return String(parts[1]).trimmingCharacters(in: .whitespaces)
     }
 
+    /// Joins (a first join or a rejoin) one peer address may make a minute, in a burst as large
+    /// (issue 28 #3: a join flood slowed every user and filled the server; `--peer-joins`).
+    public var joinsPerMinute = 60
+    private var joinBuckets: [String: (tokens: Double, at: UInt64)] = [:]
+
+    func allowJoin(from peer: String) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let burst = Double(joinsPerMinute)
+        var b = joinBuckets[peer] ?? (burst, now)
+        b.tokens = min(burst, b.tokens + Double(now - b.at) / 1e9 * burst / 60)
+        b.at = now
+        guard b.tokens >= 1 else { joinBuckets[peer] = b; return false }
+        b.tokens -= 1
+        joinBuckets[peer] = b
+        return true
+    }
+
     /// Whether `user` is over its rate now, without spending a request.
     func limited(_ user: String) -> Bool {
         guard let b = buckets[user] else { return false }
@@ -185,7 +202,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
 
     /// One request, on the loop. `reply` is called once, maybe later (an indexer answer
     /// comes after the world's latency).
-    func handle(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data, reply: @escaping (Answer) -> Void) {
+    func handle(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data, peer: String = "?", reply: @escaping (Answer) -> Void) {
         host.advance()
         defer { pump() }
         guard uri.utf8.count <= Self.maxURIBytes else { return reply(.error(.uriTooLong, "the request line is longer than \(Self.maxURIBytes) bytes")) }
@@ -199,6 +216,9 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         if path.hasPrefix("/admin/") { return reply(admin(method: method, path: path, query: query, headers: headers, body: body)) }
         if path == "/v1/join" {
             guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
+            guard allowJoin(from: peer) else {
+                return reply(.error(.tooManyRequests, "more than \(joinsPerMinute) joins a minute from \(peer): slow down"))
+            }
             return reply(join(body, headers: headers))
         }
         guard path.hasPrefix("/v1/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
@@ -460,7 +480,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             if tooLarge {
                 return Self.respond(channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
             }
-            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body) { answer in
+            let peer = channel.remoteAddress?.ipAddress ?? "?"
+            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body, peer: peer) { answer in
                 Self.respond(channel, answer, keepAlive: keepAlive)
             }
         }

@@ -448,10 +448,16 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this (default 30s).", valueName: "D"))
     var idleTimeoutText = "30s"
 
-    /// The connection limits (issue 28 #2), read from their flags.
-    func limits() throws -> (peer: Int, head: Interval, idle: Interval) {
+    @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute (default 60); more get 429.", valueName: "N"))
+    var peerJoinsText = "60"
+
+    /// The connection limits (issue 28 #2, #3), read from their flags.
+    func limits() throws -> (peer: Int, head: Interval, idle: Interval, joins: Int) {
         guard let peer = Int(peerConnectionsText), (1...8_192).contains(peer) else {
             throw ValidationError("--peer-connections \(peerConnectionsText): expected 1 to 8192")
+        }
+        guard let joins = Int(peerJoinsText), (1...1_000_000).contains(joins) else {
+            throw ValidationError("--peer-joins \(peerJoinsText): expected 1 to 1000000")
         }
         func duration(_ text: String, _ flag: String) throws -> Interval {
             guard let d = try? ScenarioParser.parseDuration(text, { ScenarioError(file: flag, line: 0, message: $0) }),
@@ -460,7 +466,7 @@ struct Server: ParsableCommand {
             }
             return d
         }
-        return (peer, try duration(headTimeoutText, "--head-timeout"), try duration(idleTimeoutText, "--idle-timeout"))
+        return (peer, try duration(headTimeoutText, "--head-timeout"), try duration(idleTimeoutText, "--idle-timeout"), joins)
     }
 
     @OptionGroup var subcommandArguments: SubcommandArguments
@@ -508,6 +514,7 @@ struct Server: ParsableCommand {
         server.maxConnectionsPerPeer = limits.peer
         server.headTimeout = .milliseconds(limits.head.milliseconds)
         server.idleTimeout = .milliseconds(limits.idle.milliseconds)
+        server.joinsPerMinute = limits.joins
         if let script, let scenario {
             let skipped = host.play(script)
             if !skipped.isEmpty {

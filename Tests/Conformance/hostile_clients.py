@@ -141,7 +141,7 @@ def rss_kb(pid):
 
 def main():
     server = subprocess.Popen([BINARY, "server", "--port", "0", "--speed", "20", "--contacts", "2", "--traffic", "0/h",
-                               "--peer-connections", "16", "--head-timeout", "1s", "--idle-timeout", "2s"],
+                               "--peer-connections", "16", "--head-timeout", "1s", "--idle-timeout", "2s", "--peer-joins", "30"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = server.stdout.readline()
@@ -150,6 +150,16 @@ def main():
         for name in ["ada", "bo", "cy", "di"]:
             status, _, rest = http(port, "POST", "/v1/join", json.dumps({"user": name}).encode())
             users[name] = json.loads(rest)["secret"]
+
+        # Joins are rate-limited per peer address (30 a minute here): a flood gets 429, and
+        # another address still joins.
+        statuses = []
+        for i in range(40):
+            st, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": f"flood{i}"}).encode(), source="127.0.0.5")
+            statuses.append(st)
+        st, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": "calm"}).encode(), source="127.0.0.6")
+        check(429 in statuses and statuses.count(201) <= 30 and st == 201,
+              f"a join flood from one address gets 429 past the limit ({statuses.count(201)} of 40 joined), another address joins")
 
         # RFC 6455 at the edges of the protocol.
         ws = Socket(port, "/v1/node", users["ada"])
