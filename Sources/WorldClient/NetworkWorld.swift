@@ -332,6 +332,13 @@ extension NetworkWorld: RealtimePort {
             call(connection, "subscribeUtxosChanged", .object([("addresses", .array([.string(me.value)]))])) { [weak self] result in
                 guard let self, connection.listened else { return }
                 switch result {
+                case .success where !os.foreground:
+                    // The app went to the background while the socket opened: the OS would not
+                    // let it connect, as the embedded node says (issue 28 #13: `b`, `f`, `b`
+                    // quickly left `connecting` on the bar for minutes).
+                    connection.listened = false
+                    app?.realtimeConnectFailed(connection: connection.id, error: "app suspended")
+                    connection.socket?.close()
                 case .success:
                     connection.subscribed = true
                     app?.realtimeConnected(connection: connection.id)

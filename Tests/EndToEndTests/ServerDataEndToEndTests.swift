@@ -156,6 +156,23 @@ struct NetworkFaultWordsEndToEndTests {
         #expect(back.contains(" foreground │"))
         try t.keys("q")
     }
+
+    @Test("b, then f and b at once: the bar says the app is suspended (offline or stale), never connecting for good")
+    func quickBackground() throws {
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "0/h"])
+        defer { server.stop() }
+        let t = try TmuxSession(width: 160, height: 40, arguments: "--server http://127.0.0.1:\(server.port) --user qb --ephemeral")
+        defer { t.close() }
+        t.wait(for: "realtime live", seconds: 60)
+        try t.keys("b")
+        t.wait(for: " background │", seconds: 30)
+        try t.keys("f", "b")
+        let settled = t.wait("the background without a connect in flight") { screen in
+            screen.contains(" background │") && !screen.split(separator: "\n").contains { $0.hasPrefix(" background │ connecting") }
+        }
+        #expect(!settled.contains(" background │ connecting"))
+        try t.keys("q")
+    }
 }
 
 /// Issue 28 #15: a server restarted without its data folder no longer knows its users.
