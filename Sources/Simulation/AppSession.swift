@@ -215,21 +215,7 @@ public final class AppSession {
     /// The faults the world has now, in the words of their directives (`push drop 100%`,
     /// `indexer down`): the world's ground truth, which the engine must not know — it has to
     /// find out — so it reaches a view from here, not in the engine's status.
-    public var activeFaults: [String] {
-        var faults: [String] = []
-        let push = world.push, node = world.node, indexer = world.indexer
-        if push.down { faults.append("push down") }
-        if push.dropPercent > 0 { faults.append(Directive.pushDrop(percent: push.dropPercent).summary) }
-        if push.extraDelay > .zero { faults.append(Directive.pushDelay(push.extraDelay).summary) }
-        if push.tokenStatus == .expired || push.tokenStatus == .invalid { faults.append("token \(push.tokenStatus.rawValue)") }
-        if node.down { faults.append("realtime down") }
-        if node.connection?.stale == true { faults.append("realtime stale") }
-        if node.flakyPercent > 0 { faults.append(Directive.realtimeFlaky(percent: node.flakyPercent).summary) }
-        if indexer.down { faults.append("indexer down") }
-        if world.networkOff { faults.append("network off") }
-        if let latency = indexer.latency { faults.append(Directive.indexerLatency(latency).summary) }
-        return faults
-    }
+    public var activeFaults: [String] { world.activeFaults }
 
     /// The decision log keeps decisions; status and contact updates are for views.
     private func record(_ e: TimedEvent) {

@@ -3,6 +3,24 @@ import SimWorld
 import SyncCore
 
 extension SimulatedWorld {
+    /// The faults the world has now, in the words of their directives (`push drop 100%`,
+    /// `indexer down`): its ground truth, for a session's bar and timeline and for a server's
+    /// clients (the one place these words are made).
+    public var activeFaults: [String] {
+        var faults: [String] = []
+        if push.down { faults.append("push down") }
+        if push.dropPercent > 0 { faults.append(Directive.pushDrop(percent: push.dropPercent).summary) }
+        if push.extraDelay > .zero { faults.append(Directive.pushDelay(push.extraDelay).summary) }
+        if push.tokenStatus == .expired || push.tokenStatus == .invalid { faults.append("token \(push.tokenStatus.rawValue)") }
+        if node.down { faults.append("realtime down") }
+        if node.connection?.stale == true { faults.append("realtime stale") }
+        if node.flakyPercent > 0 { faults.append(Directive.realtimeFlaky(percent: node.flakyPercent).summary) }
+        if indexer.down { faults.append("indexer down") }
+        if networkOff { faults.append("network off") }
+        if let latency = indexer.latency { faults.append(Directive.indexerLatency(latency).summary) }
+        return faults
+    }
+
     /// Applies a directive that changes the network (push, realtime, indexer, token): the one
     /// place these words act, for a session (a scenario line, a fault key) and for
     /// `synchat server` (`POST /admin/fault`) alike. Returns false, changing nothing, for a

@@ -57,6 +57,13 @@ public final class NetworkSession: LiveSession {
                 driver.noteWorldChange("the server sent a directive that does not parse: \(UntrustedText.visible(String(line.prefix(80))))")
             }
         }
+        // The server says what its world has after any fault, whoever gave it (`synchat fault`,
+        // the operator): the bar shows that (issue 28 #13), each word under what it breaks.
+        world.onFaults = { [weak self] words in
+            guard let self else { return }
+            faults = [:]
+            for w in words { faults[String(w.split(separator: " ").first ?? "")] = w }
+        }
         world.attach(client: driver)
     }
 

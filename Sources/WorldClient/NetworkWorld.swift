@@ -42,6 +42,8 @@ public final class NetworkWorld {
     }
     /// Told of a directive of the app the server passed on (`synchat fault --user NAME background`).
     public var onDirective: ((String) -> Void)?
+    /// Told of the faults the user's world has, whenever one was given (the server's truth).
+    public var onFaults: (([String]) -> Void)?
     /// Told of each node notification as it reaches the engine: the message, the world's
     /// instant the server sent it, and the clock's instant now (`synchat-bench net`).
     public var onNotified: ((NetworkMessage, _ sentAt: Instant, _ arrivedAt: Instant) -> Void)?
@@ -278,6 +280,8 @@ public final class NetworkWorld {
             refreshContacts()
         case "directive":
             if let line = params["line"] as? String { onDirective?(line) }
+        case "faults":
+            if let words = params["active"] as? [String] { onFaults?(words) }
         default:
             break  // answers to our requests
         }

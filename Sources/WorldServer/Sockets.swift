@@ -296,6 +296,10 @@ final class PushSocket: JSONSocket, PushSubscriber {
         send(.object([("method", .string("directive")), ("params", .object([("line", .string(line))]))]))
     }
 
+    func faults(_ words: [String]) {
+        send(.object([("method", .string("faults")), ("params", .object([("active", .array(words.map { .string($0) }))]))]))
+    }
+
     override func closed() {
         if user.link.pushSocket === self {
             user.link.pushSocket = nil

@@ -268,6 +268,14 @@ public final class WorldHost {
     /// Applies a fault directive to one user's world, or to every user's. Nil when it
     /// applied; otherwise why not.
     public func apply(_ d: Directive, to user: User?) -> String? {
+        let refused = applied(d, to: user)
+        if refused == nil {
+            for u in user.map({ [$0] }) ?? users { u.link.pushSocket?.faults(u.world.activeFaults) }
+        }
+        return refused
+    }
+
+    private func applied(_ d: Directive, to user: User?) -> String? {
         switch d {
         case .receive(let handle, let text):
             guard let user else { return "receive: name the user (?user=NAME)" }
@@ -396,4 +404,7 @@ public protocol PushSubscriber: AnyObject {
     func tokenStatus(_ status: TokenStatus)
     /// A directive of the app for the client to do (`synchat fault --user NAME background`).
     func directive(_ line: String)
+    /// The faults the user's world has now, after one was given (by anyone: the user's keys,
+    /// `synchat fault`, the operator), so the client's bar says what is true.
+    func faults(_ words: [String])
 }

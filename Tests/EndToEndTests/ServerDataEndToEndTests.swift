@@ -131,6 +131,11 @@ struct FaultForTUIUserEndToEndTests {
         let file = dir.file("synchat/servers/127.0.0.1_\(server.port)/ty.secret")
         let secret = try #require(try? String(contentsOfFile: file, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try server.get("/v1/indexer/tip", token: secret).status == 503)
+        // And its bar says so: the server tells the client its world's faults, whoever gave them.
+        t.wait(for: "fault: indexer down", seconds: 30)
+        let up = try runSynchat(["/usr/bin/env", "XDG_DATA_HOME=\(dir.path)", TmuxSession.binary, "fault", "--server", url, "--user", "ty", "indexer", "up"], direct: true)
+        #expect(up.status == 0)
+        t.wait("the fault gone from the bar") { !$0.contains("fault: indexer down") }
         try t.keys("q")
     }
 }
