@@ -190,8 +190,18 @@ public final class NetworkWorld {
     private var node: NodeConnection?
     private var nextConnection = 0
 
+    /// The OS suspended the app: its sockets are no longer listened to. A connect still in
+    /// flight fails, as the embedded node fails one that completes in the background; without
+    /// a word its answer was dropped, and the engine said `connecting` for good (issue 28 #13).
     private func stopListening() {
-        node?.listened = false
+        guard let connection = node else { return }
+        let connecting = connection.listened && !connection.subscribed
+        connection.listened = false
+        guard connecting else { return }  // a live socket dies silently: the engine distrusts it already
+        connection.socket?.close()
+        scheduler.schedule(after: .zero, "connect refused") { [weak self] in
+            self?.app?.realtimeConnectFailed(connection: connection.id, error: "app suspended")
+        }
     }
 
     private func nodeFrame(_ connection: NodeConnection, _ data: Data) {
