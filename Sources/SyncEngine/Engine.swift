@@ -998,7 +998,8 @@ public final class Engine {
     /// sends spent were too), so every object of incoming messages is stored up to then
     /// (rule 9's cursor), and the next full sync starts there instead of re-reading hours that
     /// realtime and push already brought. Outgoing objects are the user's own sends, stored
-    /// when published; their cursors move only with fetches.
+    /// when published; their cursors move only with fetches. Payments are incoming here: the
+    /// app sends no payment (a wallet that did would keep `payments` out of this, as outgoing).
     private func advanceCursorsAfterProof(askedAt: Instant) {
         let covered = askedAt - settings.indexerLagAllowance
         for object in fullSyncObjects() {

@@ -116,8 +116,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .tipsAnswered(let latest, let moved, let of):
             let tip = "polling: tip \(latest.map(\.description) ?? "none")"
             guard !moved.isEmpty else { return tip + ": no object moved past its cursor: nothing new, no sync" }
-            let names = moved.prefix(3).map(UntrustedText.visible).joined(separator: ", ") + (moved.count > 3 ? ", …" : "")
-            return tip + ": \(moved.count) of \(of) objects moved past their cursor (\(names)): syncing those"
+            return tip + ": \(moved.count) of \(of) objects moved past their cursor (\(Self.names(moved))): syncing those"
         case .pushCheck(let s):
             return "push check: \(s)"
         case .pushCheckAsked(let objects):
@@ -125,8 +124,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .pushCheckAnswered(let latest, let moved, let of):
             let tip = "push check: tip \(latest.map(\.description) ?? "none")"
             guard !moved.isEmpty else { return tip + ": push and realtime brought everything indexed, no sync" }
-            let names = moved.prefix(3).map(UntrustedText.visible).joined(separator: ", ") + (moved.count > 3 ? ", …" : "")
-            return tip + ": \(moved.count) of \(of) objects have messages no channel brought (\(names)): fetching those; push has the grace to match them"
+            return tip + ": \(moved.count) of \(of) objects have messages no channel brought (\(Self.names(moved))): fetching those; push has the grace to match them"
         case .pushMessagesDeleted:
             return "push service: it dropped the notifications it held while the device was unreachable (messages deleted); a full catch-up, forced"
         case .backgroundRefresh(let s):
@@ -154,6 +152,13 @@ public enum SyncEvent: Equatable, Sendable {
         case .status(let s):
             return "status: \(s.lifecycle.rawValue), \(s.realtime.rawValue), push \(s.push.rawValue) \(s.misses)/\(s.missThreshold), token \(s.token.rawValue)"
         }
+    }
+}
+
+extension SyncEvent {
+    /// The first three objects a tips answer named, made safe to print.
+    static func names(_ moved: [String]) -> String {
+        moved.prefix(3).map(UntrustedText.visible).joined(separator: ", ") + (moved.count > 3 ? ", …" : "")
     }
 }
 

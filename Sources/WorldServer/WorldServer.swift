@@ -426,7 +426,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     init(server: WorldServer) { self.server = server }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        arm(context, in: server.headTimeout, "no request head within the head timeout")
+        arm(context, in: server.headTimeout)  // the first request's head
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -435,7 +435,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Closes the connection after `delay` unless re-armed or cancelled first.
-    private func arm(_ context: ChannelHandlerContext, in delay: TimeAmount, _ why: String) {
+    private func arm(_ context: ChannelHandlerContext, in delay: TimeAmount) {
         deadline?.cancel()
         let channel = context.channel
         deadline = channel.eventLoop.scheduleTask(in: delay) { channel.close(promise: nil) }
@@ -453,7 +453,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let h):
             // The head came: now its body, within the idle timeout.
-            arm(context, in: server.idleTimeout, "a declared body that does not come")
+            arm(context, in: server.idleTimeout)  // a declared body that does not come
             head = h
             body = Data()
             tooLarge = false
@@ -476,7 +476,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             let channel = context.channel
             let keepAlive = head.isKeepAlive && !tooLarge
             // Answered (maybe later): the next request must come within the idle timeout.
-            if keepAlive { arm(context, in: server.idleTimeout, "an idle keep-alive") } else { deadline?.cancel() }
+            if keepAlive { arm(context, in: server.idleTimeout) } else { deadline?.cancel() }  // an idle keep-alive
             if tooLarge {
                 return Self.respond(channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
             }

@@ -300,7 +300,8 @@ def main():
             if not ws.send(frame(0x2, b"x")):
                 break
             sent += 1
-        check(ws.close_code() in (1003, None), f"a flood of binary frames ends at the first (close 1003; {sent} sent before the socket went)")
+        # (Under a flood the close frame may be lost in the reset; a single binary frame's 1003 is checked above.)
+        check(sent < 200_000, f"a flood of binary frames ends the socket at once ({sent} of 200 000 sent before it went)")
         ws = Socket(port, "/v1/node", users["cy"])
         flood = frame(0x1, b'{"method":"ping"}') * 200
         for _ in range(50):
@@ -309,6 +310,7 @@ def main():
         check(ws.close_code() == 1008, "text frames past the rate limit close the socket with 1008, no error frame each")
         # Pipelined requests whose answers are never read: the server stops reading the
         # socket past its high-water mark, then the idle timeout closes it.
+        at_pipelining = rss_kb(pid)
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.0.4", 0))
         s.setblocking(False)
         request = f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode() * 1000
@@ -321,9 +323,11 @@ def main():
                 time.sleep(0.05)  # the server stopped reading: it holds what it owes
             except OSError:
                 break  # closed by the server
-        growth_pipelined = (rss_kb(pid) - before) / 1024
-        print(f"      {pipelined} pipelined requests sent without reading an answer; the server grew {growth_pipelined:.1f} MB")
-        check(pipelined < 820_000, "a peer that never reads its answers is stopped being read (the requests stop going in)")
+        growth_pipelined = (rss_kb(pid) - at_pipelining) / 1024
+        # Without the high-water mark the server kept reading and queued every answer: 27.6 MB
+        # in these 8 s on this machine (and 600 MB for 820 000 requests); with it, ~0.1 MB.
+        check(growth_pipelined <= 10, f"a peer that never reads its answers stops being read: {pipelined} pipelined requests "
+                                      f"in 8 s cost the server {growth_pipelined:.1f} MB (≤ 10)")
         s.close()
         growth = (rss_kb(pid) - before) / 1024
         check(growth <= 50, f"the server grew {growth:.1f} MB through the floods (goal ≤ 50 MB)")
