@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         // The networked world (issue 17): HTTP and WebSocket on loopback.
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        // TLS for `synchat server` and its clients (issue 28): https and wss.
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         // Tests only (TestSupport's TestStore): the whole-state diff a failing reducer test prints.
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", exact: "1.7.3"),
     ],
@@ -63,13 +65,15 @@ let package = Package(
             name: "WorldServer",
             dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", "ChatStore", "COpenSSL", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         .target(
             name: "WorldClient",
             dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn"]),
         .target(name: "Spawn"),
@@ -106,6 +110,7 @@ let package = Package(
                 "WorldServer",
                 "WorldClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             // Release on Linux (issue 16, resident memory): lld packs the 100 000 relative

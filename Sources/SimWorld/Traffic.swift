@@ -50,7 +50,7 @@ public final class Traffic {
             if let stop = stopsAt, scheduler.now >= stop { chainRunning = false; return }
             // Simulated contacts only: the people among the contacts (the other users of a
             // server) write for themselves.
-            let writers = world.map { w in w.people.isEmpty ? w.contacts : w.contacts.filter { !w.people.contains($0.address) } } ?? []
+            let writers = world.map { w in w.people == nil ? w.contacts : w.contacts.filter { !w.isPerson($0.address) } } ?? []
             if let world, !writers.isEmpty {
                 let contact = writers[Int(pick % UInt64(writers.count))]
                 if payment {

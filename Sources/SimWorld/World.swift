@@ -136,7 +136,26 @@ public final class SimulatedWorld {
         }
     }
 
-    public func contact(handle: String) -> Contact? { contacts.first { $0.handle == handle } }
+    /// A contact by handle: the world's own (simulated ones, and people it muted), then the
+    /// server's people.
+    public func contact(handle: String) -> Contact? {
+        contacts.first { $0.handle == handle } ?? people?.contact(handle: handle).flatMap { $0.address == me ? nil : $0 }
+    }
+
+    /// A contact by address, the same way.
+    public func contact(address: Address) -> Contact? {
+        contacts.first { $0.address == address } ?? people?.contact(address: address).flatMap { $0.address == me ? nil : $0 }
+    }
+
+    /// Whether `address` is one of the server's people (another user), not a simulated contact.
+    public func isPerson(_ address: Address) -> Bool { address != me && people?.contains(address) == true }
+
+    /// Every contact, the world's own first, then the server's other people.
+    public var allContacts: [Contact] {
+        guard let people else { return contacts }
+        let own = Set(contacts.map(\.address))
+        return contacts + people.all.filter { $0.address != me && !own.contains($0.address) }
+    }
 
     /// The device's network (`network off` / `network on`): realtime, the indexer and the push
     /// socket fail together; the push service keeps what it can (`SimPushService.model`).
@@ -150,6 +169,11 @@ public final class SimulatedWorld {
     }
 
     public func setMuted(handle: String, _ muted: Bool) {
+        if contacts.firstIndex(where: { $0.handle == handle }) == nil, var person = contact(handle: handle) {
+            // One of the server's people: the world keeps its own entry for the mute.
+            person.muted = muted
+            contacts.append(person)
+        }
         guard let i = contacts.firstIndex(where: { $0.handle == handle }) else { return }
         contacts[i].muted = muted
         let c = contacts[i]
@@ -174,9 +198,9 @@ public final class SimulatedWorld {
         return message
     }
 
-    /// Contacts who are people, not simulated (the other users of `synchat server`): they
-    /// never reply by themselves.
-    public var people: Set<Address> = []
+    /// Contacts who are people, not simulated (the other users of `synchat server`, shared
+    /// by all its worlds): they never reply by themselves.
+    public var people: People?
     /// Told of every message the user publishes (a server passes it to its recipient).
     public var onPublished: ((NetworkMessage) -> Void)?
 
@@ -210,7 +234,7 @@ public final class SimulatedWorld {
             // The node reports every change to the address's outputs: outgoing txs too.
             node.schedule(message, after: realtimeDelay, flakyDraw: flakyDraw)
             if message.direction == .incoming {
-                push.messageLanded(message, sender: contacts.first { $0.address == message.conversation }, latency: pushLatency, dropDraw: pushDraw)
+                push.messageLanded(message, sender: contact(address: message.conversation), latency: pushLatency, dropDraw: pushDraw)
             }
         }
     }
@@ -242,7 +266,7 @@ extension SimulatedWorld: PublishPort {
         history.record(message)
         if commit == nil { persist { try $0.saveWorldMessage(message) } }
         land(message)
-        if !people.contains(contact), let c = contacts.first(where: { $0.address == contact }) {
+        if !isPerson(contact), let c = contacts.first(where: { $0.address == contact }) {
             traffic.reply(to: message, from: c)
         }
         onPublished?(message)

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
 import SimWorld
 import SyncCore
@@ -15,6 +16,8 @@ import SyncEngine
 public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `lock`; the rest is immutable
     public let host: String
     public let port: Int
+    /// TLS (https and wss), or nil for plain http and ws.
+    public let tls: NIOSSLContext?
     let group: MultiThreadedEventLoopGroup
     private let ownsGroup: Bool
     private let lock = NSLock()
@@ -35,7 +38,12 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
         if let t = error as? TransportError { return t.message }
         let lower = detail.lowercased()
         let what: String
-        if lower.contains("connection refused") || lower.contains("econnrefused") || lower.contains("connectionrefused") {
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || lower.contains("certificate") || lower.contains("handshake") {
+            what = "the TLS handshake with \(host):\(port) failed: its certificate is not trusted here, or it does not speak TLS "
+                + "(a private CA: give --ca FILE; a server without TLS: use http://)"
+        } else if tls == nil, lower.contains("eof") || lower.contains("reset") {
+            what = "the connection to \(host):\(port) was cut (if the server serves TLS, use https://)"
+        } else if lower.contains("connection refused") || lower.contains("econnrefused") || lower.contains("connectionrefused") {
             what = "nothing answers at \(host):\(port) (is synchat server running there?)"
         } else if lower.contains("timeout") || lower.contains("timed out") {
             what = "\(host):\(port) did not answer in time"
@@ -53,9 +61,10 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
 
     /// `group`: an event loop group shared by many clients in one process (a bench); by
     /// default the client has one thread of its own.
-    public init(host: String, port: Int, group: MultiThreadedEventLoopGroup? = nil) {
+    public init(host: String, port: Int, group: MultiThreadedEventLoopGroup? = nil, tls: NIOSSLContext? = nil) {
         self.host = host
         self.port = port
+        self.tls = tls
         self.group = group ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
         ownsGroup = group == nil
         var fds: [Int32] = [0, 0]
@@ -68,6 +77,30 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
         if ownsGroup { try? group.syncShutdownGracefully() }
         close(pipe.read)
         close(pipe.write)
+    }
+
+    /// A client's TLS: the system's trust roots, or only the CA in `caFile` (PEM) for a
+    /// server whose certificate a private CA signed. The server's name or IP address is
+    /// checked against its certificate.
+    public static func tls(caFile: String?) throws -> NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            let roots: [NIOSSLCertificate]
+            do { roots = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
+                throw TransportError("--ca \(caFile): not a readable PEM certificate")
+            }
+            guard !roots.isEmpty else { throw TransportError("--ca \(caFile): no certificate in it") }
+            configuration.trustRoots = .certificates(roots)
+        }
+        do { return try NIOSSLContext(configuration: configuration) } catch { throw TransportError("TLS: \(error)") }
+    }
+
+    /// The TLS handler a new connection starts with, if any. SNI names a host, never an IP
+    /// address: for one, the certificate's IP address entries are checked against the peer.
+    func tlsHandler() throws -> NIOSSLClientHandler? {
+        guard let tls else { return nil }
+        let isAddress = host.contains(":") || host.split(separator: ".").allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+        return try NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : host)
     }
 
     /// Readable when something was posted.
@@ -133,9 +166,10 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
             .connectTimeout(.seconds(10))
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                channel.eventLoop.makeCompletedFuture { [self] in
+                    if let tls = try tlsHandler() { try channel.pipeline.syncOperations.addHandler(tls) }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(AnswerCollector(promise: promise))
+                    try channel.pipeline.syncOperations.addHandler(AnswerCollector(promise: promise, plain: tls == nil))
                 }
             }
         bootstrap.connect(host: host, port: port).whenComplete { [host, port] result in
@@ -182,7 +216,8 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
                     }
                 })
                 let watcher = UpgradeFailureWatcher(handler: handler)
-                return channel.eventLoop.makeCompletedFuture {
+                return channel.eventLoop.makeCompletedFuture { [self] in
+                    if let tls = try tlsHandler() { try channel.pipeline.syncOperations.addHandler(tls) }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(
                         withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
                             context.pipeline.syncOperations.removeHandler(watcher, promise: nil)
@@ -259,7 +294,13 @@ final class AnswerCollector: ChannelInboundHandler {
     private var status = 0
     private var body = Data()
 
-    init(promise: EventLoopPromise<NetIO.Answer>) { self.promise = promise }
+    /// Plain http: a server that closes before answering may be speaking TLS.
+    private let plain: Bool
+
+    init(promise: EventLoopPromise<NetIO.Answer>, plain: Bool) {
+        self.promise = promise
+        self.plain = plain
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -277,7 +318,7 @@ final class AnswerCollector: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(TransportError("the connection closed before the answer"))
+        promise.fail(TransportError("the connection closed before the answer" + (plain ? " (if the server serves TLS, use https://)" : "")))
     }
 }
 

@@ -68,10 +68,13 @@ public final class NetworkWorld {
     }
 
     /// Joins (or rejoins with `secret`) as `user`; waits for the answer.
-    public static func join(_ io: NetIO, user: String, secret: String?) throws -> Joined {
+    /// `invite`: the server's code, which a first join must show (`synchat server` prints it).
+    public static func join(_ io: NetIO, user: String, secret: String?, invite: String? = nil) throws -> Joined {
         let answer: NetIO.Answer
+        var fields: [(String, JSONValue)] = [("user", .string(user))]
+        if let invite { fields.append(("invite", .string(invite))) }
         do {
-            answer = try io.requestNow(.POST, "/v1/join", body: JSONValue.object([("user", .string(user))]).data, token: secret)
+            answer = try io.requestNow(.POST, "/v1/join", body: JSONValue.object(fields).data, token: secret)
         } catch {
             throw Refused(description: "cannot reach synchat server: \(io.words(for: error))")
         }
@@ -287,7 +290,15 @@ public final class NetworkWorld {
             guard let payload = params["payload"] as? String else { return }
             if os.foreground { app.pushDelivered(payload: Data(payload.utf8)) } else { app.notificationExtensionReceived(payload: Data(payload.utf8)) }
         case "contactsChanged":
-            refreshContacts()
+            // Another user joined: the server says who (one entry, not every user again).
+            if let joined = params["joined"], let list = Self.contacts([joined]), let c = list.first {
+                guard c.address != me, !contacts.contains(where: { $0.address == c.address }) else { return }
+                contacts.append(c)
+                people.insert(c.address)
+                contactsChanged?(contacts)
+            } else {
+                refreshContacts()
+            }
         case "directive":
             if let line = params["line"] as? String { onDirective?(line) }
         case "faults":

@@ -5,7 +5,8 @@ import SimWorld
 import SyncCore
 
 /// Where `synchat server` keeps its world (`--data DIR`, file `world.sqlite`): every user
-/// with the hash of its secret (`SecretHash`; never the secret), each user's contacts and every message to or from it, the token, and the
+/// with the hash of its secret (`SecretHash`; never the secret), each user's simulated contacts
+/// (and the other users it muted), every message to or from it, the token, and the
 /// clock's anchor on the wall clock. Messages and contacts are written as they happen (the
 /// worlds' `WorldPersistence`); the clock and tokens at checkpoints. A restart resumes the
 /// same world: the clock goes on from the anchor as if the server had never stopped, every
@@ -76,6 +77,12 @@ public final class ServerStore {
                 guard !SecretHash.isHash(secret) else { continue }
                 try db.execute(sql: "UPDATE user SET secret = ? WHERE name = ?", arguments: [SecretHash.of(secret), row["name"] as String])
             }
+        }
+        // Every user was a contact row of every other before issue 28 #3 (a join wrote them
+        // all-to-all); the users are now one shared list, and a contact row of a user is
+        // kept only for a mute.
+        migrator.registerMigration("v3-people-shared") { db in
+            try db.execute(sql: "DELETE FROM contact WHERE muted = 0 AND address IN (SELECT address FROM user)")
         }
         try migrator.migrate(db)
     }
@@ -166,10 +173,12 @@ public final class ServerStore {
         public var ledger: [NetworkMessage]
     }
 
-    public func addUser(name: String, secretHash: String, address: Address, seed: UInt64, joined: Instant) throws {
+    /// A new user and its own contacts (the simulated ones), in one transaction.
+    public func addUser(name: String, secretHash: String, address: Address, seed: UInt64, joined: Instant, contacts: [Contact] = []) throws {
         try db.write { db in
             try db.execute(sql: "INSERT INTO user (name, secret, address, seed, joined) VALUES (?, ?, ?, ?, ?)",
                            arguments: [name, secretHash, address.value, Int64(bitPattern: seed), joined.milliseconds])
+            for c in contacts { try UserPersistence.save(c, of: name, in: db) }
         }
     }
 
@@ -243,12 +252,14 @@ public final class ServerStore {
         }
 
         func saveWorldContact(_ c: Contact) throws {
-            try store.db.write { db in
-                try db.execute(sql: """
-                    INSERT INTO contact (user, handle, address, displayName, muted) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (user, handle) DO UPDATE SET displayName = excluded.displayName, muted = excluded.muted
-                    """, arguments: [user, c.handle, c.address.value, c.displayName, c.muted ? 1 : 0])
-            }
+            try store.db.write { db in try Self.save(c, of: user, in: db) }
+        }
+
+        static func save(_ c: Contact, of user: String, in db: Database) throws {
+            try db.execute(sql: """
+                INSERT INTO contact (user, handle, address, displayName, muted) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (user, handle) DO UPDATE SET displayName = excluded.displayName, muted = excluded.muted
+                """, arguments: [user, c.handle, c.address.value, c.displayName, c.muted ? 1 : 0])
         }
     }
 }

@@ -20,13 +20,34 @@ extension WorldServer {
     /// says why not.
     func shouldUpgrade(_ head: HTTPRequestHead) -> HTTPHeaders? {
         let path = URLComponents(string: head.uri)?.path ?? ""
-        guard Self.socketPaths.contains(path), let user = user(head.headers) else { return nil }
+        guard Self.socketPaths.contains(path), Self.upgradeProblem(head) == nil, let user = user(head.headers) else { return nil }
         guard socketsByUser[user.name, default: 0] < Self.maxSocketsPerUser, allow(user.name) else { return nil }
         return HTTPHeaders()
     }
 
+    /// What makes a request no WebSocket opening handshake (RFC 6455 §4.2.1), or nil. NIO's
+    /// upgrader checks the version; a POST, a missing `Connection: Upgrade` and a key that
+    /// is not 16 bytes were upgraded all the same (issue 28 #9).
+    static func upgradeProblem(_ head: HTTPRequestHead) -> String? {
+        guard head.method == .GET else { return "a WebSocket opens with GET, not \(head.method)" }
+        let connection = head.headers[canonicalForm: "Connection"].map { $0.lowercased() }
+        guard connection.contains("upgrade") else { return "a WebSocket opening needs Connection: Upgrade" }
+        guard head.headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }) else {
+            return "a WebSocket opening needs Upgrade: websocket"
+        }
+        let keys = head.headers["Sec-WebSocket-Key"]
+        guard keys.count == 1, let key = Data(base64Encoded: keys[0].trimmingCharacters(in: .whitespaces)), key.count == 16 else {
+            return "Sec-WebSocket-Key must be one nonce of 16 bytes in base64"
+        }
+        return nil
+    }
+
     /// Why a request to a socket's path was not upgraded.
-    func socketRefusal(path: String, headers: HTTPHeaders) -> Answer {
+    func socketRefusal(path: String, method: HTTPMethod = .GET, uri: String = "", headers: HTTPHeaders) -> Answer {
+        if headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }),
+           let problem = Self.upgradeProblem(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)) {
+            return .error(.badRequest, problem)
+        }
         guard let user = user(headers) else {
             return .error(.unauthorized, "\(path) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)")
         }
@@ -46,6 +67,7 @@ extension WorldServer {
         guard let user = user(head.headers) else { throw ChannelError.inputClosed }
         socketsByUser[user.name, default: 0] += 1
         channel.closeFuture.whenComplete { [self] _ in socketsByUser[user.name, default: 1] -= 1 }
+        try channel.pipeline.syncOperations.addHandler(FrameRules())
         try channel.pipeline.syncOperations.addHandler(
             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: Self.maxFrameBytes))
         if path == "/v1/node" {
@@ -53,6 +75,30 @@ extension WorldServer {
         } else {
             try channel.pipeline.syncOperations.addHandler(PushSocket(server: self, user: user))
         }
+    }
+}
+
+/// RFC 6455 §5.1–5.2 on every frame a client sends, before fragments are joined: it is masked,
+/// and its reserved bits are clear (no extension was agreed). A frame that breaks either is
+/// the socket's last (1002); NIO's decoder lets both through.
+final class FrameRules: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias InboundOut = WebSocketFrame
+
+    enum Broken: Error {
+        case unmasked, reservedBits
+    }
+
+    private var broken = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !broken else { return }
+        let frame = unwrapInboundIn(data)
+        if frame.maskKey == nil || frame.rsv1 || frame.rsv2 || frame.rsv3 {
+            broken = true
+            return context.fireErrorCaught(frame.maskKey == nil ? Broken.unmasked : Broken.reservedBits)
+        }
+        context.fireChannelRead(data)
     }
 }
 
@@ -134,6 +180,10 @@ class JSONSocket: ChannelInboundHandler {
             close(code: .messageTooLarge, reason: "a message is at most \(WorldServer.maxFrameBytes) bytes in at most 64 fragments")
         case let e as NIOWebSocketError where e == .invalidFrameLength:
             close(code: .messageTooLarge, reason: "a frame is at most \(WorldServer.maxFrameBytes) bytes")
+        case FrameRules.Broken.unmasked:
+            close(code: .protocolError, reason: "a client's frames must be masked")
+        case FrameRules.Broken.reservedBits:
+            close(code: .protocolError, reason: "reserved bits set, and no extension was agreed")
         default:
             close(code: .protocolError, reason: "that frame breaks RFC 6455")
         }
@@ -245,7 +295,8 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
 /// is in the background (the OS, not the app, holds the socket). Methods: `registerToken`,
 /// `unregisterToken`, `setMuted` (params `contact`, `muted`); notifications: `tokenStatus`
 /// (params `status`), `push` (params `payload`: the APNs-style userInfo as a JSON string),
-/// `contactsChanged` (another user joined: ask `GET /v1/world`), `directive` (params `line`: a
+/// `contactsChanged` (another user joined: params `joined`, the new contact; without it, ask
+/// `GET /v1/world`), `directive` (params `line`: a
 /// directive of the app for the client to do, sent by `synchat fault --user NAME`). One push socket a user: a
 /// newer one replaces the older, which is closed with 1008.
 final class PushSocket: JSONSocket, PushSubscriber {
@@ -255,11 +306,14 @@ final class PushSocket: JSONSocket, PushSubscriber {
             older.close(code: .policyViolation, reason: "replaced by a newer push socket")
         }
         user.link.pushSocket = self
-        user.link.contactsChanged = { [weak self] in self?.send(.object([("method", .string("contactsChanged")), ("params", .object([]))])) }
+        user.link.contactsChanged = { [weak self] joined in
+            self?.send(.object([("method", .string("contactsChanged")),
+                                ("params", .object(joined.map { [("joined", People.document($0))] } ?? []))]))
+        }
         // A user who joined between this client's join and this socket was told to nobody:
         // the two could never see each other (issue 28 #11). Each new relay socket starts
         // with a contactsChanged, so the client asks for its contacts once more.
-        user.link.contactsChanged?()
+        user.link.contactsChanged?(nil)
     }
 
     override func request(id: String?, method: String, params: [String: Any]) {
@@ -273,7 +327,7 @@ final class PushSocket: JSONSocket, PushSubscriber {
             }
             // Only a contact of the user's (any string was kept, 60 KB names included), and
             // saved with the contact, so a mute outlives a restart (issue 28 #8).
-            guard let c = user.world.contacts.first(where: { $0.address.value == contact }) else {
+            guard let c = user.world.contact(address: Address(contact)) else {
                 return error(id, "setMuted: \(contact.prefix(80)) is not a contact of \(user.name)")
             }
             push.setMuted(c.address, muted)

@@ -20,6 +20,9 @@ public final class WorldHost {
     /// Users in the order they joined.
     public private(set) var users: [User] = []
     private var byName: [String: User] = [:]
+    private var byAddress: [Address: User] = [:]
+    /// The users as every world sees them: one list, one entry a join (issue 28 #3).
+    public let people = People()
     /// Users by the hash of their secret (the server keeps no secret).
     private var bySecretHash: [String: User] = [:]
 
@@ -68,8 +71,6 @@ public final class WorldHost {
         try store?.saveAnchor(anchor)
         scheduler = Scheduler(start: start)
         for saved in try store?.users() ?? [] { restore(saved) }
-        let addresses = Set(users.map(\.address))
-        for u in users { u.world.people = Set(u.world.contacts.map(\.address)).intersection(addresses) }
     }
 
     static func wallUnixMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
@@ -85,6 +86,7 @@ public final class WorldHost {
         let clock = scheduler.now
         let streamSeed = saved.seed ^ (UInt64(bitPattern: clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15)
         let world = SimulatedWorld(seed: streamSeed, me: saved.address, scheduler: scheduler)
+        world.people = people
         world.restore(SavedWorld(seed: saved.seed, clock: clock, tokenStatus: saved.token, contacts: saved.contacts, ledger: saved.ledger))
         let user = User(name: saved.name, secretHash: saved.secretHash, world: world)
         user.persistence = store?.persistence(of: saved.name)
@@ -92,9 +94,16 @@ public final class WorldHost {
         world.os.moveToForeground()
         world.traffic.perHour = trafficPerHour
         world.traffic.start()
+        admit(user)
+    }
+
+    /// A user joins the server's people and its lookups.
+    private func admit(_ user: User) {
         users.append(user)
         byName[user.name] = user
+        byAddress[user.address] = user
         bySecretHash[user.secretHash] = user
+        people.add(Contact(address: user.address, handle: user.name, displayName: user.name))
     }
 
     /// Writes what is not written as it happens (the tokens). Errors go to `failed`.
@@ -148,21 +157,18 @@ public final class WorldHost {
         let world = SimulatedWorld(seed: worldSeed, me: SimulatedWorld.address(for: "user/" + name), scheduler: scheduler)
         let newSecret = WorldServer.newToken()
         let user = User(name: name, secretHash: SecretHash.of(newSecret), world: world)
-        if let store {
-            do { try store.addUser(name: name, secretHash: user.secretHash, address: user.address, seed: worldSeed, joined: scheduler.now) } catch {
-                throw .storeFailed
-            }
-            user.persistence = store.persistence(of: name)
-        }
+        world.people = people
         for handle in AppSession.defaultHandles(contactsPerUser) {
             world.addContact(handle: handle, displayName: AppSession.displayName(for: handle))
         }
-        for other in users {
-            world.people.insert(other.address)
-            world.addContact(handle: other.name, displayName: other.name, address: other.address)
-            other.world.people.insert(user.address)
-            other.world.addContact(handle: user.name, displayName: user.name, address: user.address)
-            other.link.contactsChanged?()
+        // One transaction: the user and its simulated contacts. The other users are the
+        // shared `people`: nobody's contacts are rewritten, nothing else is written.
+        if let store {
+            do { try store.addUser(name: name, secretHash: user.secretHash, address: user.address, seed: worldSeed, joined: scheduler.now,
+                                   contacts: world.contacts) } catch {
+                throw .storeFailed
+            }
+            user.persistence = store.persistence(of: name)
         }
         world.onPublished = { [weak self] message in self?.route(message, from: user) }
         // The server's side of the phone is always listening: the client's own OS decides
@@ -170,19 +176,22 @@ public final class WorldHost {
         world.os.moveToForeground()
         world.traffic.perHour = trafficPerHour
         world.traffic.start()
-        users.append(user)
-        byName[name] = user
-        bySecretHash[user.secretHash] = user
+        admit(user)
+        // The users whose client holds its push relay now hear of the new one (the others
+        // get every user when their relay connects).
+        let joined = Contact(address: user.address, handle: user.name, displayName: user.name)
+        for other in users where other !== user { other.link.contactsChanged?(joined) }
         return (user, true, newSecret)
     }
 
     public func user(named name: String) -> User? { byName[name] }
+    public func user(address: Address) -> User? { byAddress[address] }
     public func user(secret: String) -> User? { bySecretHash[SecretHash.of(secret)] }
 
     /// A message one user published to another lands in the other's world too, as the same
     /// transaction at the same block time.
     private func route(_ message: NetworkMessage, from sender: User) {
-        guard let recipient = users.first(where: { $0.address == message.conversation }) else { return }
+        guard let recipient = byAddress[message.conversation] else { return }
         recipient.world.deliverIncoming(Self.copy(of: message, from: sender))
     }
 
@@ -203,7 +212,7 @@ public final class WorldHost {
     /// (`NotDurable`) with nothing sent, so the client keeps it in its outbox and tries again.
     public func publish(for user: User, to contact: Address, body: String) -> Result<Publication, TransportError> {
         guard let store else { return user.world.publish(from: user.address, to: contact, body: body) }
-        let recipient = users.first { $0.address == contact }
+        let recipient = byAddress[contact]
         return user.world.publish(from: user.address, to: contact, body: body) { message in
             do {
                 try user.world.retryPersistence()
@@ -247,7 +256,7 @@ public final class WorldHost {
                 scheduler.schedule(at: start + (step.at - .zero), "scenario line \(step.line)") { [weak self] in
                     guard let self else { return }
                     if case .receive(let handle, _) = directive {
-                        for u in users where u.world.contact(handle: handle).map({ !u.world.people.contains($0.address) }) == true {
+                        for u in users where u.world.contact(handle: handle).map({ !u.world.isPerson($0.address) }) == true {
                             _ = apply(directive, to: u)
                         }
                     } else {
@@ -279,7 +288,7 @@ public final class WorldHost {
         switch d {
         case .receive(let handle, let text):
             guard let user else { return "receive: name the user (?user=NAME)" }
-            guard let c = user.world.contact(handle: handle), !user.world.people.contains(c.address) else {
+            guard let c = user.world.contact(handle: handle), !user.world.isPerson(c.address) else {
                 return "receive \(handle): no simulated contact of \(user.name) has that handle"
             }
             user.world.deliverIncoming(from: c, kind: .contextual, body: text)
@@ -311,8 +320,8 @@ public final class WorldHost {
         return .object([
             ("user", .string(user.name)),
             ("address", .string(world.me.value)),
-            ("contacts", .array(world.contacts.map { c in
-                .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("person", .int(world.people.contains(c.address) ? 1 : 0))])
+            ("contacts", .array(world.allContacts.map { c in
+                .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("person", .int(world.isPerson(c.address) ? 1 : 0))])
             })),
             ("ledger", .array(world.ledger.map { m in
                 .object([("txId", .string(m.txId)), ("conversation", .string(m.conversation.value)),
@@ -352,8 +361,8 @@ public final class UserLink: ClientEndpoint {
             heldPushes.removeAll()
         }
     }
-    /// Told when the user's contacts change (another user joined).
-    public var contactsChanged: (() -> Void)?
+    /// Told when the user's contacts change: another user joined (nil: ask for them all).
+    public var contactsChanged: ((Contact?) -> Void)?
     public private(set) var tokenStatus: TokenStatus?
     public private(set) var heldPushes: [Data] = []
     public static let maxHeldPushes = 100

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
 import Simulation
 import SimWorld
@@ -65,8 +66,38 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         return (0..<4).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max, using: &g)) }.joined()
     }
 
-    /// Binds and starts serving; returns the port (useful with port 0: any free one).
-    public func start(host bindHost: String, port: Int) throws -> Int {
+    /// TLS from a certificate chain and a private key in PEM files (`--tls-cert`, `--tls-key`):
+    /// swift-nio-ssl's server context, TLS 1.2 and later. A file that cannot be read or is not
+    /// PEM is one line naming it.
+    public static func tls(certificate: String, key: String) throws -> NIOSSLContext {
+        let chain: [NIOSSLCertificate]
+        do { chain = try NIOSSLCertificate.fromPEMFile(certificate) } catch {
+            throw TLSFiles(description: "--tls-cert \(certificate): not a readable PEM certificate (\(error))")
+        }
+        guard !chain.isEmpty else { throw TLSFiles(description: "--tls-cert \(certificate): no certificate in it") }
+        let privateKey: NIOSSLPrivateKey
+        do { privateKey = try NIOSSLPrivateKey(file: key, format: .pem) } catch {
+            throw TLSFiles(description: "--tls-key \(key): not a readable PEM private key (\(error))")
+        }
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+        do { return try NIOSSLContext(configuration: configuration) } catch {
+            throw TLSFiles(description: "--tls-cert \(certificate) and --tls-key \(key) do not make a TLS context (is the key the certificate's?): \(error)")
+        }
+    }
+
+    public struct TLSFiles: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Whether an address to listen on is the machine's own (loopback): anything else carries
+    /// secrets across a network, and needs TLS or `--insecure`.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// Binds and starts serving; returns the port (useful with port 0: any free one). With
+    /// `tls`, every connection is TLS first (https and wss).
+    public func start(host bindHost: String, port: Int, tls: NIOSSLContext? = nil) throws -> Int {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -84,6 +115,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
                         channel.close(promise: nil)
                         return
                     }
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     // Stop reading a peer that does not read its answers (issue 28 #1: 820 000
                     // pipelined requests took the server to 636 MB): past the high-water mark
                     // of what it owes the socket, nothing more is read from it, and the idle
@@ -104,7 +136,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
                             context.pipeline.syncOperations.removeHandler(requests, promise: nil)
                         }),
-                        withErrorHandling: true)
+                        withErrorHandling: false)  // RequestHandler answers the parser's errors, in JSON
                     try channel.pipeline.syncOperations.addHandler(requests)
                 }
             }
@@ -165,6 +197,11 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         return String(parts[1]).trimmingCharacters(in: .whitespaces)
     }
 
+    /// What a first join must show (`"invite"` in its body), or nil for a server open to
+    /// anyone (`synchat server --open`). A rejoin shows its secret instead (issue 28 #3: users
+    /// are permanent with `--data`, and anyone could fill the server).
+    public var invite: String? = WorldServer.newToken()
+
     /// Joins (a first join or a rejoin) one peer address may make a minute, in a burst as large
     /// (issue 28 #3: a join flood slowed every user and filled the server; `--peer-joins`).
     public var joinsPerMinute = 60
@@ -180,6 +217,19 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         b.tokens -= 1
         joinBuckets[peer] = b
         return true
+    }
+
+    /// Answer bytes that cost one more request (issue 28 #4: `/v1/world` at 1 000 users is
+    /// 90 KB; 190 of them a second, under a count of requests, starved another user). A
+    /// request costs one, and its answer one more per `bytesPerRequest`.
+    public static let bytesPerRequest = 4_096
+
+    /// Charges `user` for an answer of `bytes`: the bucket may go below zero, and the user
+    /// waits until it refills.
+    func charge(_ user: String, answerBytes bytes: Int) {
+        guard bytes >= Self.bytesPerRequest, var b = buckets[user] else { return }
+        b.tokens = max(-Self.burst, b.tokens - Double(bytes / Self.bytesPerRequest))
+        buckets[user] = b
     }
 
     /// Whether `user` is over its rate now, without spending a request.
@@ -222,11 +272,17 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             return reply(join(body, headers: headers))
         }
         guard path.hasPrefix("/v1/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
-        if Self.socketPaths.contains(path) { return reply(socketRefusal(path: path, headers: headers)) }
+        if Self.socketPaths.contains(path) { return reply(socketRefusal(path: path, method: method, uri: uri, headers: headers)) }
         guard let user = user(headers) else {
             return reply(.error(.unauthorized, "\(path.prefix(100)) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)"))
         }
-        guard allow(user.name) else { return reply(.error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second: slow down")) }
+        guard allow(user.name) else {
+            return reply(.error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second (an answer costs one more each \(Self.bytesPerRequest / 1024) KB): slow down"))
+        }
+        let reply: (Answer) -> Void = { [self, reply] answer in
+            charge(user.name, answerBytes: answer.body.count)
+            reply(answer)
+        }
         switch path {
         case "/v1/world":
             guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): use GET")) }
@@ -284,11 +340,22 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
 
     private func join(_ body: Data, headers: HTTPHeaders) -> Answer {
         let name: String
+        let object: [String: Any]
         do {
-            guard let n = try Self.jsonObject(body, "join")["user"] as? String else { return .error(.badRequest, "join: missing \"user\" (a name)") }
+            object = try Self.jsonObject(body, "join")
+            guard let n = object["user"] as? String else { return .error(.badRequest, "join: missing \"user\" (a name)") }
             name = n
         } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
         let secret = bearer(headers)
+        if let invite, host.user(named: name) == nil {
+            guard let shown = object["invite"] as? String else {
+                return .error(.forbidden, "join: \(name.prefix(32)) is new here, and joining needs the server's invite: "
+                                + "synchat --server URL --user NAME --invite CODE (its operator has the code)")
+            }
+            guard WorldHost.constantTimeEqual(shown, invite) else {
+                return .error(.forbidden, "join: that invite is not this server's; ask its operator for the code")
+            }
+        }
         do {
             let (user, isNew, newSecret) = try host.join(name: name, secret: secret)
             var fields: [(String, JSONValue)] = [("user", .string(user.name)), ("address", .string(user.address.value))]
@@ -312,11 +379,20 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         .object([
             ("clock", .int(host.virtualNow.milliseconds)),
             ("speed", .string(host.speed.formatted(.number.grouping(.never)))),
-            ("contacts", .array(user.world.contacts.map { c in
-                .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("displayName", .string(c.displayName)),
-                         ("person", .int(user.world.people.contains(c.address) ? 1 : 0))])
-            })),
+            ("contacts", .array(contacts(of: user))),
         ])
+    }
+
+    /// The user's own contacts, then every other user as `People` wrote it once: at 1 000
+    /// users the answer is about 90 KB, copied, not encoded again (issue 28 #4).
+    func contacts(of user: WorldHost.User) -> [JSONValue] {
+        let world = user.world
+        var out = world.contacts.map { People.document($0, person: world.isPerson($0.address)) }
+        let own = Set(world.contacts.map(\.address))
+        let people = host.people
+        out.reserveCapacity(out.count + people.count)
+        for (i, c) in people.all.enumerated() where c.address != user.address && !own.contains(c.address) { out.append(people.encoded[i]) }
+        return out
     }
 
     private func publish(_ body: Data, by user: WorldHost.User) -> Answer {
@@ -327,7 +403,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         guard text.utf8.count <= MessageLimits.maxBodyBytes else {
             return .error(.payloadTooLarge, "publish: a message is at most \(MessageLimits.maxBodyBytes) bytes")
         }
-        guard user.world.contacts.contains(where: { $0.address.value == to }) else {
+        guard user.world.contact(address: Address(to)) != nil else {
             return .error(.badRequest, "publish: \(to.prefix(80)) is not a contact of \(user.name)")
         }
         switch host.publish(for: user, to: Address(to), body: text) {
@@ -441,12 +517,35 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         deadline = channel.eventLoop.scheduleTask(in: delay) { channel.close(promise: nil) }
     }
 
-    /// The parser's own errors (a broken request line or head): NIO's protocol handler has
-    /// answered 400 (when no answer had begun); the socket closes here, whatever else it holds.
+    /// Requests read whose answer is not written yet.
+    private var unanswered = 0
+
+    /// The parser's own errors (a broken request line or head): answered 400 with a JSON
+    /// line, as every other refusal is, when no answer has begun (one after another would
+    /// break the stream; NIO's own handler gave an empty body); the socket closes, whatever
+    /// else it holds. The decoder closes it right after this returns: the write goes first.
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        guard error is HTTPParserError else { return context.fireErrorCaught(error) }  // a refused upgrade says so itself
+        guard let parser = error as? HTTPParserError else { return context.fireErrorCaught(error) }  // a refused upgrade says so itself
         deadline?.cancel()
-        context.close(promise: nil)
+        if unanswered == 0 {
+            Self.respond(context.channel, .error(.badRequest, "not an HTTP/1.1 request this server can read (\(Self.words(parser)))"), keepAlive: false)
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    /// What the parser found, in words.
+    static func words(_ e: HTTPParserError) -> String {
+        switch e {
+        case .invalidMethod: return "the method is not a method"
+        case .invalidURL: return "the path is not a path"
+        case .invalidVersion: return "the HTTP version is not one"
+        case .headerOverflow: return "the head is too large"
+        case .invalidHeaderToken, .invalidContentLength, .unexpectedContentLength, .invalidChunkSize, .invalidConstant,
+             .invalidCharactersUsed, .lfExpected:
+            return "a malformed head"
+        default: return "a malformed request"
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -481,7 +580,9 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return Self.respond(channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
             }
             let peer = channel.remoteAddress?.ipAddress ?? "?"
-            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body, peer: peer) { answer in
+            unanswered += 1
+            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body, peer: peer) { [self] answer in
+                unanswered -= 1
                 Self.respond(channel, answer, keepAlive: keepAlive)
             }
         }

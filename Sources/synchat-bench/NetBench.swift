@@ -26,7 +26,7 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     let out = NSTemporaryDirectory() + "synchat-bench-net-\(getpid()).out"
     defer { unlink(out) }
-    guard let pid = try? ChildProcess.start([binary, "server", "--port", "0", "--speed", "1", "--contacts", "0", "--traffic", "0/h", "--peer-joins", "1000000"], output: out) else {
+    guard let pid = try? ChildProcess.start([binary, "server", "--port", "0", "--speed", "1", "--contacts", "0", "--traffic", "0/h", "--peer-joins", "1000000", "--open"], output: out) else {
         say("skipped: cannot start \(binary) server"); return
     }
     defer { kill(pid, SIGTERM); _ = ChildProcess.wait(pid) }

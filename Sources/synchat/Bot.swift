@@ -24,6 +24,12 @@ struct Bot: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The user to join as (a-z, 0-9, _ and -).", valueName: "NAME"))
     var user: String
 
+    @Option(name: .long, help: ArgumentHelp("The server's invite, for the bot's first join (synchat server prints it).", valueName: "CODE"))
+    var invite: String?
+
+    @Option(name: .long, help: ArgumentHelp("For an https:// server whose certificate a private CA signed: that CA's certificate (PEM).", valueName: "FILE"))
+    var ca: String?
+
     @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Messages an hour it writes (world time).", valueName: "N/h"))
     var rateText = "60/h"
 
@@ -42,7 +48,7 @@ struct Bot: ParsableCommand {
     @OptionGroup var subcommandArguments: SubcommandArguments
 
     func numbers() throws -> (host: String, port: Int, rate: Double, duration: Double?, policy: SyncPolicy) {
-        let (host, port) = try ServerURL.parse(server)
+        let (host, port, _) = try ServerURL.parse(server)
         let rate = rateText.hasSuffix("/h") ? String(rateText.dropLast(2)) : rateText
         guard let perHour = Double(rate), perHour.isFinite, perHour >= 0, perHour <= 100_000 else {
             throw ValidationError("--rate \(rateText): expected messages an hour, e.g. 60/h")
@@ -56,14 +62,17 @@ struct Bot: ParsableCommand {
         return (host, port, perHour, duration, p)
     }
 
-    func validate() throws { _ = try numbers() }
+    func validate() throws {
+        _ = try numbers()
+        if ca != nil, try !ServerURL.parse(server).tls { throw ValidationError("--ca is for https:// servers; \(server) is plain http") }
+    }
 
     func run() throws {
         let n = try numbers()
-        let io = NetIO(host: n.host, port: n.port)
+        let io = try ServerURL.connect(server, ca: ca)
         let secrets = ServerSecrets(host: n.host, port: n.port)
         let joined: NetworkWorld.Joined
-        do { joined = try NetworkWorld.join(io, user: user, secret: secrets.load(user)) } catch { refuse("bot: \(error)") }
+        do { joined = try NetworkWorld.join(io, user: user, secret: secrets.load(user), invite: invite) } catch { refuse("bot: \(error)") }
         if joined.isNew {
             do { try secrets.save(joined.secret, for: user) } catch { refuse("bot: cannot keep the secret of \(user): \(error)") }
         }
@@ -139,12 +148,32 @@ struct Bot: ParsableCommand {
 
 /// `http://HOST:PORT` (the port defaults to 7420).
 enum ServerURL {
-    static func parse(_ text: String) throws -> (host: String, port: Int) {
-        guard let url = URLComponents(string: text), url.scheme == "http", let host = url.host, !host.isEmpty,
+    /// `http://HOST:PORT` or `https://HOST:PORT` (TLS: https and wss).
+    static func parse(_ text: String) throws -> (host: String, port: Int, tls: Bool) {
+        guard let url = URLComponents(string: text), url.scheme == "http" || url.scheme == "https", let host = url.host, !host.isEmpty,
               url.path.isEmpty || url.path == "/", url.query == nil else {
-            throw ValidationError("--server \(text): expected http://HOST:PORT, e.g. http://127.0.0.1:7420")
+            throw ValidationError("--server \(text): expected http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:7420")
         }
-        return (host, url.port ?? 7420)
+        return (host, url.port ?? 7420, url.scheme == "https")
+    }
+
+    /// The client's sockets to the server at `text`; `ca`: a PEM file of the CA to trust for
+    /// https (otherwise the system's). A CA file for a plain http server is refused.
+    static func connect(_ text: String, ca: String?) throws -> NetIO {
+        let (host, port, tls) = try parse(text)
+        guard tls else {
+            if ca != nil { throw ValidationError("--ca is for https:// servers; \(text) is plain http") }
+            return NetIO(host: host, port: port)
+        }
+        do { return NetIO(host: host, port: port, tls: try NetIO.tls(caFile: ca)) } catch let e as TransportError {
+            throw ValidationError(e.message)
+        }
+    }
+
+    /// How a profile or a secret names the server: its scheme, host and port.
+    static func canonical(_ text: String) throws -> String {
+        let (host, port, tls) = try parse(text)
+        return "\(tls ? "https" : "http")://\(host):\(port)"
     }
 }
 

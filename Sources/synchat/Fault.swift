@@ -23,11 +23,15 @@ struct Fault: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The admin token synchat server printed (or SYNCHAT_ADMIN_TOKEN).", valueName: "TOKEN"))
     var token: String?
 
+    @Option(name: .long, help: ArgumentHelp("For an https:// server whose certificate a private CA signed: that CA's certificate (PEM).", valueName: "FILE"))
+    var ca: String?
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The directive, as a scenario line says it: push drop 100%, realtime stale, indexer down…", valueName: "LINE"))
     var words: [String] = []
 
     func validate() throws {
         _ = try ServerURL.parse(server)
+        if ca != nil, try !ServerURL.parse(server).tls { throw ValidationError("--ca is for https:// servers; \(server) is plain http") }
         guard !words.isEmpty else { throw ValidationError("no directive: say one, e.g. push drop 100%") }
         if token == nil, ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"] == nil, user == nil {
             throw ValidationError("without the admin token (--token or SYNCHAT_ADMIN_TOKEN), name the user whose secret to use (--user)")
@@ -35,8 +39,8 @@ struct Fault: ParsableCommand {
     }
 
     func run() throws {
-        let (host, port) = try ServerURL.parse(server)
-        let io = NetIO(host: host, port: port)
+        let (host, port, _) = try ServerURL.parse(server)
+        let io = try ServerURL.connect(server, ca: ca)
         let line = words.joined(separator: " ")
         let admin = token ?? ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"]
         let path: String, credential: String
@@ -52,7 +56,7 @@ struct Fault: ParsableCommand {
         }
         let answer: NetIO.Answer
         do { answer = try io.requestNow(.POST, path, body: Data(line.utf8), token: credential) } catch {
-            refuse("fault: cannot reach synchat server at \(host):\(port) (\(error))")
+            refuse("fault: cannot reach synchat server: \(io.words(for: error))")
         }
         guard answer.status == 200 else { refuse("fault: \(answer.error)") }
         FileHandle.standardOutput.write(answer.body + Data("\n".utf8))

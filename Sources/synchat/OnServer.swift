@@ -12,8 +12,8 @@ extension Chat {
     /// The profile (default: NAME-at-HOST-PORT) keeps the history and the secret of the
     /// first join; it is refused if it holds the embedded world or another server's chat.
     func runOnServer(_ server: String, user: String) throws {
-        let (host, port) = try ServerURL.parse(server)
-        let url = "http://\(host):\(port)"
+        let (host, port, _) = try ServerURL.parse(server)
+        let url = try ServerURL.canonical(server)
         var profileStore: SQLiteChatStorage?
         /// A profile this launch made: a refused join takes it away again (issue 28 #16).
         var newProfilePath: String?
@@ -33,11 +33,11 @@ extension Chat {
                 }
             }
         }
-        let io = NetIO(host: host, port: port)
+        let io = try ServerURL.connect(server, ca: ca)
         let eventLog = try eventLogger()
         io.log = eventLog
         let joined: NetworkWorld.Joined
-        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret")) } catch {
+        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret"), invite: invite) } catch {
             // Nothing of a refused join stays behind: the profile this launch made goes, with its WAL.
             if let path = newProfilePath {
                 profileStore?.close()

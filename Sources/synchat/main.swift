@@ -2,6 +2,7 @@ import ArgumentParser
 import ChatStore
 import Foundation
 import Logging
+import NIOSSL
 import ProfileWorld
 import SimWorld
 import Simulation
@@ -115,6 +116,12 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Your name on the server; the secret of your first join is kept in the profile.", valueName: "NAME"))
     var user: String?
 
+    @Option(name: .long, help: ArgumentHelp("For an https:// server whose certificate a private CA signed: that CA's certificate (PEM).", valueName: "FILE"))
+    var ca: String?
+
+    @Option(name: .long, help: ArgumentHelp("The server's invite, for your first join there (its operator has it; synchat server prints it).", valueName: "CODE"))
+    var invite: String?
+
     @Option(name: .long, help: "Profile kept in $XDG_DATA_HOME/synchat/NAME.sqlite: history, learned push state, world (default profile: default).")
     var profile: String?
 
@@ -122,7 +129,7 @@ struct Chat: ParsableArguments {
         _ = try seedText.map(CommandLineNumber.seed)
         _ = try CommandLineNumber.speed(speedText ?? "10")
         if let server {
-            _ = try ServerURL.parse(server)
+            if ca != nil, try !ServerURL.parse(server).tls { throw ValidationError("--ca is for https:// servers; \(server) is plain http") }
             guard let user, WorldHost.isValidName(user) else {
                 throw ValidationError("--server needs --user NAME: 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
             }
@@ -132,6 +139,8 @@ struct Chat: ParsableArguments {
             }
         } else if user != nil {
             throw ValidationError("--user names you on a server: give --server URL too")
+        } else if invite != nil || ca != nil {
+            throw ValidationError("\(invite != nil ? "--invite" : "--ca") is a server's: give --server URL and --user NAME too")
         }
         guard SyncPolicy.named(policy) != nil else {
             throw ValidationError("--policy \(policy): expected naive, seed or adaptive")
@@ -448,6 +457,21 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this (default 30s).", valueName: "D"))
     var idleTimeoutText = "30s"
 
+    @Option(name: .long, help: ArgumentHelp("The code a new user's first join must show (synchat --invite CODE); without it, one is made and printed at start.", valueName: "CODE"))
+    var invite: String?
+
+    @Flag(name: .long, help: "Let anyone join, with no invite (a demo on loopback, a test).")
+    var open = false
+
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("Serve https and wss with this certificate chain (PEM), with --tls-key.", valueName: "FILE"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The certificate's private key (PEM).", valueName: "FILE"))
+    var tlsKey: String?
+
+    @Flag(name: .long, help: "Listen on an address other than loopback without TLS (secrets cross the network in clear).")
+    var insecure = false
+
     @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute (default 60); more get 429.", valueName: "N"))
     var peerJoinsText = "60"
 
@@ -484,6 +508,14 @@ struct Server: ParsableCommand {
     func validate() throws {
         _ = try numbers()
         _ = try limits()
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together: give both, or neither") }
+        if !WorldServer.isLoopback(host), tlsCert == nil, !insecure {
+            throw ValidationError("--host \(host) is not loopback: secrets and messages would cross the network in clear; give --tls-cert FILE --tls-key FILE, or --insecure")
+        }
+        if open, invite != nil { throw ValidationError("--open lets anyone join; --invite gates joining: give one or the other") }
+        if let invite, !(8...128).contains(invite.utf8.count) || !invite.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            throw ValidationError("--invite: 8 to 128 printable ASCII characters, no spaces")
+        }
     }
 
     func run() throws {
@@ -515,6 +547,7 @@ struct Server: ParsableCommand {
         server.headTimeout = .milliseconds(limits.head.milliseconds)
         server.idleTimeout = .milliseconds(limits.idle.milliseconds)
         server.joinsPerMinute = limits.joins
+        if open { server.invite = nil } else if let invite { server.invite = invite }
         if let script, let scenario {
             let skipped = host.play(script)
             if !skipped.isEmpty {
@@ -522,14 +555,19 @@ struct Server: ParsableCommand {
                 FileHandle.standardError.write(Data("synchat server: \(scenario): \(skipped.count) lines of the app not played (a client's keys): lines \(lines)\n".utf8))
             }
         }
+        var tls: NIOSSLContext?
+        if let tlsCert, let tlsKey {
+            do { tls = try WorldServer.tls(certificate: tlsCert, key: tlsKey) } catch { refuse("server: \(error)") }
+        }
         let port: Int
-        do { port = try server.start(host: self.host, port: n.port) } catch {
+        do { port = try server.start(host: self.host, port: n.port, tls: tls) } catch {
             refuse("server: cannot listen on \(self.host):\(n.port) (\(error))")
         }
         // One line a script can read: where, and the admin token.
-        let line = "synchat server: listening on http://\(self.host):\(port) (admin token \(server.adminToken); "
+        let line = "synchat server: listening on \(tls == nil ? "http" : "https")://\(self.host):\(port) (admin token \(server.adminToken); "
             + "world seed \(n.seed), \(n.contacts) contacts a user, \(Int(n.traffic))/h each, speed x\(n.speed.formatted())"
-            + (data.map { "; data \($0), \(host.users.count) users resumed" } ?? "") + ")\n"
+            + (data.map { "; data \($0), \(host.users.count) users resumed" } ?? "")
+            + (server.invite.map { "; invite \($0)" } ?? "; open to anyone") + ")\n"
         FileHandle.standardOutput.write(Data(line.utf8))  // unbuffered: a script reads it at once
         try server.wait()
     }

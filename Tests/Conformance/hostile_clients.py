@@ -48,6 +48,13 @@ def http_raw(port, request, source=None):
     s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=(source, 0) if source else None)
     s.sendall(request)
     head, rest = read_head(s)
+    length = re.search(r"(?im)^content-length:\s*(\d+)", head)
+    end = time.monotonic() + DEADLINE
+    while length and len(rest) < int(length.group(1)) and time.monotonic() < end:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
     s.close()
     return head, rest
 
@@ -146,20 +153,55 @@ def main():
     try:
         line = server.stdout.readline()
         port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))
+        invite = re.search(r"; invite ([^;)\s]+)", line).group(1)
+
+        def join_body(name, code=invite):
+            return json.dumps({"user": name, "invite": code}).encode()
+
+        # Joining is gated: a first join without the invite, or with another, gets 403 and
+        # says why; with it, 201; a rejoin shows its secret, not the invite.
+        st_none, _, rest_none = http(port, "POST", "/v1/join", json.dumps({"user": "stranger"}).encode())
+        st_wrong, _, _ = http(port, "POST", "/v1/join", join_body("stranger", "0" * 32))
+        check(st_none == 403 and b"invite" in rest_none and st_wrong == 403,
+              f"a first join without the invite ({st_none}) or with a wrong one ({st_wrong}) is refused, 403, naming the invite")
         users = {}
         for name in ["ada", "bo", "cy", "di"]:
-            status, _, rest = http(port, "POST", "/v1/join", json.dumps({"user": name}).encode())
+            status, _, rest = http(port, "POST", "/v1/join", join_body(name))
             users[name] = json.loads(rest)["secret"]
+        st_rejoin, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": "ada"}).encode(), token=users["ada"])
+        check(st_rejoin == 200, f"a rejoin with its secret needs no invite ({st_rejoin})")
 
         # Joins are rate-limited per peer address (30 a minute here): a flood gets 429, and
         # another address still joins.
         statuses = []
         for i in range(40):
-            st, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": f"flood{i}"}).encode(), source="127.0.0.5")
+            st, _, _ = http(port, "POST", "/v1/join", join_body(f"flood{i}"), source="127.0.0.5")
             statuses.append(st)
-        st, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": "calm"}).encode(), source="127.0.0.6")
+        st, _, _ = http(port, "POST", "/v1/join", join_body("calm"), source="127.0.0.6")
         check(429 in statuses and statuses.count(201) <= 30 and st == 201,
               f"a join flood from one address gets 429 past the limit ({statuses.count(201)} of 40 joined), another address joins")
+
+        # The rate limit weighs what an answer costs: one request, and one more each 4 KB. With
+        # about 110 users, /v1/world is about 11 KB; a user who pipelines 400 of them (its whole
+        # burst, counted in requests) gets far fewer before 429.
+        for i in range(75):
+            http(port, "POST", "/v1/join", join_body(f"crowd{i}"), source=f"127.0.1.{i // 15 + 1}")
+        _, _, rest = http(port, "POST", "/v1/join", join_body("weigh"), source="127.0.1.9")
+        weigh = json.loads(rest)["secret"]
+        _, _, one = http(port, "GET", "/v1/world", token=weigh)
+        s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.0.9", 0))
+        s.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {weigh}\r\n\r\n".encode() * 400)
+        received, end = b"", time.monotonic() + 30
+        while received.count(b"HTTP/1.1 ") < 400 and time.monotonic() < end:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            received += chunk
+        s.close()
+        statuses = re.findall(rb"HTTP/1\.1 (\d{3})", received)
+        served = statuses.count(b"200")
+        check(len(one) > 8192 and served < 300 and b"429" in statuses,
+              f"the rate limit weighs answers: of 400 pipelined /v1/world of {len(one) / 1024:.1f} KB, {served} served, then 429 (by count: 400)")
 
         # RFC 6455 at the edges of the protocol.
         ws = Socket(port, "/v1/node", users["ada"])
@@ -185,6 +227,31 @@ def main():
         ws.send(frame(0x1, b"{", fin=False) + frame(0x1, b"{}", fin=True))
         check(ws.close_code() == 1002, "a text frame inside a fragmented message is a protocol error, 1002")
 
+        # RFC 6455 §5.1, §5.2: a client's frame must be masked, and no extension was agreed,
+        # so a set RSV bit is a protocol error; each closes the socket with 1002.
+        ws = Socket(port, "/v1/node", users["ada"])
+        ws.send(frame(0x1, b'{"id":1,"method":"ping"}', mask=False))
+        got = ws.close_code()
+        check(got == 1002, f"an unmasked client frame is a protocol error: 1002 ({got})")
+        ws = Socket(port, "/v1/node", users["ada"])
+        ws.send(frame(0x1, b'{"id":1,"method":"ping"}', rsv=4))
+        got = ws.close_code()
+        check(got == 1002, f"a frame with RSV1 set (no extension agreed) is a protocol error: 1002 ({got})")
+
+        # RFC 6455 §4.2.1: an upgrade is a GET with Connection: Upgrade, Upgrade: websocket,
+        # a 16-byte base64 key and version 13; anything else is not upgraded.
+        def upgrade(method="GET", connection="Upgrade", key=None, version="13"):
+            key = key if key is not None else base64.b64encode(os.urandom(16)).decode()
+            lines = [f"{method} /v1/node HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", f"Authorization: Bearer {users['ada']}",
+                     "Content-Length: 0", f"Sec-WebSocket-Key: {key}", f"Sec-WebSocket-Version: {version}"]
+            if connection:
+                lines.append(f"Connection: {connection}")
+            head, _ = http_raw(port, ("\r\n".join(lines) + "\r\n\r\n").encode())
+            return head.split("\r\n")[0]
+        for what, line in [("a POST", upgrade(method="POST")), ("no Connection: Upgrade", upgrade(connection=None)),
+                           ("a key that is not 16 bytes of base64", upgrade(key="short")), ("version 8", upgrade(version="8"))]:
+            check(line.startswith("HTTP/1.1 4"), f"an upgrade with {what} is refused, not upgraded ({line})")
+
         # JSON-RPC ids go back exactly as they came (JSON-RPC 2.0 §5).
         ws = Socket(port, "/v1/node", users["ada"])
         for raw in ['7', '"abc"', '9007199254740993', 'true', 'null', '-5e2', '"\\u00e9\\""']:
@@ -198,9 +265,9 @@ def main():
 
         # Two users who join at about the same moment see each other: one joins while the
         # other's client has joined but not yet opened its push relay.
-        _, _, rest = http(port, "POST", "/v1/join", json.dumps({"user": "ev"}).encode())
+        _, _, rest = http(port, "POST", "/v1/join", join_body("ev"))
         ev = json.loads(rest)
-        _, _, rest = http(port, "POST", "/v1/join", json.dumps({"user": "fi"}).encode())
+        _, _, rest = http(port, "POST", "/v1/join", join_body("fi"))
         fi = json.loads(rest)
         relay = Socket(port, "/v1/push", ev["secret"])
         told = False
@@ -271,8 +338,8 @@ def main():
         took = closed_within(s, 6)
         check(took is not None and took < 4, f"a declared body that never comes is closed ({took and round(took, 1)} s)")
         head, rest = http_raw(port, b"HELLO THERE\r\n\r\n")
-        check(head.startswith("HTTP/1.1 400") and "connection: close" in head.lower(),
-              "a request the parser cannot read gets 400 and the socket closes")
+        check(head.startswith("HTTP/1.1 400") and "connection: close" in head.lower() and b'"error"' in rest,
+              f"a request the parser cannot read gets 400 with a JSON line ({rest[:80]!r}) and the socket closes")
         status, head, _ = http(port, "GET", "/v1/world", token=users["ada"])
         check(status == 200 and "connection: close" in head.lower(), "Connection: close is honoured")
         held = [socket.create_connection(("127.0.0.1", port), timeout=DEADLINE) for _ in range(16)]

@@ -60,7 +60,7 @@ async def frame_where(ws, predicate, what):
 
 
 async def main():
-    server = subprocess.Popen([BINARY, "server", "--port", "0", "--speed", "20", "--contacts", "2", "--traffic", "0/h"],
+    server = subprocess.Popen([BINARY, "server", "--port", "0", "--speed", "20", "--contacts", "2", "--traffic", "0/h", "--open"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = server.stdout.readline()

@@ -256,3 +256,112 @@ struct ServerFullDiskEndToEndTests {
         }
     }
 }
+
+/// Issue 28 #3: joining is gated by an invite unless the server is `--open`.
+@Suite("synchat server: the invite", .serialized, .timingSensitive)
+struct InviteEndToEndTests {
+    init() throws { try TmuxSession.requireReady() }
+
+    @Test("without --open a server makes an invite and prints it; a first join needs it (the TUI and the bot say so in one line), a rejoin needs only its secret; bad gate flags are refused")
+    func invite() throws {
+        let made = try ServerEndToEndTests.Running(["--contacts", "1"], gated: true)
+        #expect(made.invite?.wholeMatch(of: /[0-9a-f]{32}/) != nil, "\(made.invite ?? "no invite printed")")
+        made.stop()
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "1", "--traffic", "0/h", "--invite", "letmein-123"])
+        defer { server.stop() }
+        #expect(server.invite == "letmein-123")
+        let dir = try TemporaryDirectory("invite")
+        defer { dir.remove() }
+        let url = "http://127.0.0.1:\(server.port)"
+        let tui = try runSynchat(["--server", url, "--user", "ivy", "--ephemeral"])
+        #expect(tui.status == 1 && tui.err.split(separator: "\n").count == 1 && tui.err.contains("--invite CODE"), "\(tui.err)")
+        func bot(_ extra: [String]) throws -> (status: Int32, out: String, err: String) {
+            try runSynchat(["/usr/bin/env", "XDG_DATA_HOME=\(dir.path)", TmuxSession.binary, "bot", "--server", url, "--user", "ivy", "--for", "1"] + extra, direct: true)
+        }
+        let wrong = try bot(["--invite", "letmein-124"])
+        #expect(wrong.status == 1 && wrong.err.contains("not this server's"), "\(wrong.err)")
+        let right = try bot(["--invite", "letmein-123"])
+        #expect(right.status == 0, "\(right.err)")
+        let again = try bot([])
+        #expect(again.status == 0, "a rejoin with the kept secret needs no invite: \(again.err)")
+        #expect(try server.truthOfAll()["users"].map { ($0 as? [Any])?.count } == 1)
+        for (args, says) in [(["server", "--open", "--invite", "letmein-123"], "--open"), (["server", "--invite", "short"], "--invite"),
+                             (["--invite", "letmein-123"], "--invite")] {
+            let r = try runSynchat(args)
+            #expect(r.status == 2 && r.err.split(separator: "\n").count == 1 && r.err.contains(says), "\(args): \(r.err)")
+        }
+    }
+}
+
+/// Issue 28, TLS: `synchat server --tls-cert --tls-key` serves https and wss; clients take
+/// `https://` and trust a private CA with `--ca`. The certificates are made here by the
+/// `openssl` command, a CA and a server certificate for 127.0.0.1: nothing of synchat's.
+@Suite("synchat server: TLS", .serialized, .timingSensitive)
+struct TLSEndToEndTests {
+    init() throws { try TmuxSession.requireReady() }
+
+    /// A CA, and a certificate it signed for IP 127.0.0.1 and localhost, in `dir`.
+    static func makeCertificates(in dir: TemporaryDirectory) throws {
+        func openssl(_ args: [String]) throws {
+            let r = try ChildProcess.run(["/usr/bin/env", "openssl"] + args, captureErrors: true)
+            guard r.status == 0 else { throw Failed(what: "openssl \(args.first ?? ""): \(r.err)") }
+        }
+        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("ca.key"), "-out", dir.file("ca.pem"), "-days", "2",
+                     "-subj", "/CN=synchat test CA"])
+        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("server.key"), "-out", dir.file("server.csr"), "-subj", "/CN=localhost"])
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+            .write(toFile: dir.file("ext.cnf"), atomically: true, encoding: .utf8)
+        try openssl(["x509", "-req", "-in", dir.file("server.csr"), "-CA", dir.file("ca.pem"), "-CAkey", dir.file("ca.key"), "-CAcreateserial",
+                     "-out", dir.file("server.pem"), "-days", "2", "-extfile", dir.file("ext.cnf")])
+    }
+
+    struct Failed: Error, CustomStringConvertible {
+        var what: String
+        var description: String { what }
+    }
+
+    @Test("https and wss with a private CA: a bot given --ca joins, goes live on the node socket and gets its push token over TLS; without --ca, or over http, one line says what to do")
+    func tls() throws {
+        let dir = try TemporaryDirectory("tls")
+        defer { dir.remove() }
+        try Self.makeCertificates(in: dir)
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "1", "--traffic", "0/h",
+                                                      "--tls-cert", dir.file("server.pem"), "--tls-key", dir.file("server.key")])
+        defer { server.stop() }
+        let https = "https://127.0.0.1:\(server.port)"
+        func bot(_ url: String, _ user: String, _ extra: [String] = []) throws -> (status: Int32, out: String, err: String) {
+            try runSynchat(["/usr/bin/env", "XDG_DATA_HOME=\(dir.path)", TmuxSession.binary, "bot", "--server", url, "--user", user, "--for", "3", "--events"] + extra,
+                           direct: true)
+        }
+        let trusted = try bot(https, "tina", ["--ca", dir.file("ca.pem")])
+        #expect(trusted.status == 0, "\(trusted.err)")
+        #expect(trusted.out.contains("realtime live: subscribed") && trusted.out.contains("push token active"), "\(trusted.out.suffix(600))")
+        let untrusted = try bot(https, "tino")
+        #expect(untrusted.status == 1 && untrusted.err.split(separator: "\n").count == 1 && untrusted.err.contains("give --ca FILE"), "\(untrusted.err)")
+        let plain = try bot("http://127.0.0.1:\(server.port)", "tino")
+        #expect(plain.status == 1 && plain.err.contains("use https://"), "\(plain.err)")
+        // curl, another TLS client, trusts the same CA and reads the truth: one user joined.
+        let curl = try ChildProcess.run(["/usr/bin/env", "curl", "-sS", "--cacert", dir.file("ca.pem"), "-H", "Authorization: Bearer \(server.token)",
+                                         "\(https)/admin/truth"], captureOutput: true, captureErrors: true)
+        let truth = try JSONSerialization.jsonObject(with: Data(curl.out.utf8)) as? [String: Any]
+        #expect((truth?["users"] as? [[String: Any]])?.map { $0["user"] as? String } == ["tina"], "\(curl.out.prefix(200)) \(curl.err)")
+        let curlUntrusted = try ChildProcess.run(["/usr/bin/env", "curl", "-sS", "\(https)/v1/world"], captureOutput: true, captureErrors: true)
+        #expect(curlUntrusted.status != 0 && curlUntrusted.err.lowercased().contains("certificate"), "\(curlUntrusted.err)")
+    }
+
+    @Test("the server refuses to carry secrets in clear off loopback, and bad TLS files are one line naming the file")
+    func refusals() throws {
+        let dir = try TemporaryDirectory("tls-refusals")
+        defer { dir.remove() }
+        try Self.makeCertificates(in: dir)
+        try "not a certificate\n".write(toFile: dir.file("junk.pem"), atomically: true, encoding: .utf8)
+        for (args, says, status) in [(["server", "--host", "0.0.0.0", "--port", "0"], "--insecure", Int32(2)),
+                                     (["server", "--port", "0", "--tls-cert", dir.file("server.pem")], "--tls-key", 2),
+                                     (["server", "--port", "0", "--tls-cert", dir.file("junk.pem"), "--tls-key", dir.file("server.key")], "junk.pem", 1),
+                                     (["server", "--port", "0", "--tls-cert", dir.file("server.pem"), "--tls-key", dir.file("ca.key")], "is the key the certificate's", 1),
+                                     (["bot", "--server", "http://127.0.0.1:1", "--user", "x", "--ca", dir.file("ca.pem")], "--ca is for https://", 2)] {
+            let r = try runSynchat(args)
+            #expect(r.status == status && r.err.split(separator: "\n").count == 1 && r.err.contains(says), "\(args): \(r.status) \(r.err)")
+        }
+    }
+}

@@ -17,9 +17,15 @@ struct ServerEndToEndTests {
         let pid: pid_t
         let output: String
 
-        init(_ args: [String], port wanted: Int = 0) throws {
+        /// The invite a first join must show, when the server has one.
+        let invite: String?
+
+        /// `args` without `--invite`: the server is `--open` (the suites about something else
+        /// join freely; `InviteTests` gate).
+        init(_ args: [String], port wanted: Int = 0, gated: Bool = false) throws {
             output = NSTemporaryDirectory() + "synchat-server-\(getpid())-\(UInt32.random(in: 0 ... .max)).out"
-            pid = try ChildProcess.start([TmuxSession.binary, "server", "--port", "\(wanted)"] + args, output: output)
+            let gate = gated || args.contains("--invite") ? [] : ["--open"]
+            pid = try ChildProcess.start([TmuxSession.binary, "server", "--port", "\(wanted)"] + args + gate, output: output)
             var line = ""
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
@@ -33,6 +39,7 @@ struct ServerEndToEndTests {
             }
             port = Int(p.1)!
             token = String(t.1)
+            invite = line.firstMatch(of: /; invite ([^;)\s]+)/).map { String($0.1) }
         }
 
         func stop(signal: Int32 = SIGTERM) {

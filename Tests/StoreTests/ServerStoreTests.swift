@@ -111,6 +111,76 @@ struct ServerStoreTests {
         #expect(host.user(secret: "0123456789abcdef0123456789abcdef")?.name == "ada")
     }
 
+    @Test("a join writes one user and its own contacts, never the other users' (issue 28 #3): 300 joins leave 300 × 2 contact rows, not 300²; everyone sees everyone, after a restart too, and a muted person stays muted")
+    func joinsAreOneRow() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("data")
+        let path = (data as NSString).appendingPathComponent("world.sqlite")
+        do {
+            let store = try ServerStore(directory: data)
+            let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+            for i in 0..<300 { _ = try host.join(name: "u\(i)", secret: nil) }
+            let u0 = try #require(host.user(named: "u0")), u299 = try #require(host.user(named: "u299"))
+            #expect(u0.world.contact(handle: "u299")?.address == u299.address && u0.world.isPerson(u299.address))
+            #expect(u0.world.contact(handle: "u0") == nil && !u0.world.isPerson(u0.address), "a user is not its own contact")
+            #expect(u0.world.allContacts.count == 2 + 299)
+            u0.world.setMuted(handle: "u7", true)
+            // A message between two users is routed by address.
+            _ = u299.world.publish(from: u299.address, to: u0.address, body: "hi")
+            u0.world.scheduler.run(until: u0.world.scheduler.now + .seconds(5))
+            #expect(u0.world.ledger.contains { $0.body == "hi" && $0.conversation == u299.address })
+            store.close()
+        }
+        let rows = try DatabaseQueue(path: path).read { db in
+            try (Int.fetchOne(db, sql: "SELECT count(*) FROM contact") ?? -1,
+                 Int.fetchOne(db, sql: "SELECT count(*) FROM contact WHERE address IN (SELECT address FROM user)") ?? -1)
+        }
+        #expect(rows.0 == 300 * 2 + 1 && rows.1 == 1, "contact rows: \(rows.0), of them people: \(rows.1) (the one muted)")
+        let store = try ServerStore(directory: data)
+        let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+        let u0 = try #require(host.user(named: "u0"))
+        #expect(host.people.count == 300 && u0.world.allContacts.count == 2 + 299)
+        #expect(u0.world.contact(handle: "u7")?.muted == true && u0.world.contact(handle: "u8")?.muted == false)
+        #expect(host.user(named: "u8")?.world.contact(handle: "u0") != nil)
+        store.close()
+    }
+
+    @Test("a folder from before issue 28 #3, where every user was a contact row of every other, keeps only the muted ones")
+    func oldPeopleRowsMigrate() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("data")
+        let path = (data as NSString).appendingPathComponent("world.sqlite")
+        var addresses: [String: String] = [:]
+        do {
+            let store = try ServerStore(directory: data)
+            let host = try WorldHost(seed: 1, contacts: 1, trafficPerHour: 0, speed: 1, store: store)
+            for name in ["ann", "ben", "cat"] { addresses[name] = try host.join(name: name, secret: nil).user.address.value }
+            store.close()
+        }
+        // As the old server wrote it: every user a contact row of every other; ann muted cat.
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v3-people-shared'")
+            for a in ["ann", "ben", "cat"] {
+                for b in ["ann", "ben", "cat"] where a != b {
+                    try db.execute(sql: "INSERT INTO contact (user, handle, address, displayName, muted) VALUES (?, ?, ?, ?, ?)",
+                                   arguments: [a, b, addresses[b]!, b, a == "ann" && b == "cat" ? 1 : 0])
+                }
+            }
+        }
+        let store = try ServerStore(directory: data)
+        let host = try WorldHost(seed: 1, contacts: 1, trafficPerHour: 0, speed: 1, store: store)
+        let people = try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "SELECT user, handle FROM contact WHERE address IN (SELECT address FROM user)").map { "\($0["user"] as String)→\($0["handle"] as String)" }
+        }
+        #expect(people == ["ann→cat"])
+        let ann = try #require(host.user(named: "ann"))
+        #expect(ann.world.contact(handle: "cat")?.muted == true && ann.world.contact(handle: "ben")?.muted == false)
+        #expect(ann.world.allContacts.count == 1 + 2)
+        store.close()
+    }
+
     @Test("the folder is made 0700 and the database 0600 (its WAL too); a folder others can read is refused with the fix")
     func privateFiles() throws {
         let dir = try TemporaryDirectory("server-store")
