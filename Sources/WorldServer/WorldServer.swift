@@ -143,6 +143,12 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             .childChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
+            // Fairness on the one loop: a peer that pipelines requests gets at most one read of
+            // 16 KB (about 190 requests) a turn of the loop. NIO's defaults — 4 reads of up to
+            // 64 KB — let one peer's 3 000 pipelined requests run before anyone else's one
+            // (`synchat-bench hostile`: another user's p50 was 512 ms while one pipelined).
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
+            .childChannelOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 4096, maximum: 16 * 1024))
         let channel = try bootstrap.bind(host: bindHost, port: port).wait()
         self.channel = channel
         loop.execute { [self] in pump() }
