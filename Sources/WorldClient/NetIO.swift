@@ -38,13 +38,13 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
         if let t = error as? TransportError { return t.message }
         let lower = detail.lowercased()
         let what: String
-        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || lower.contains("certificate") || lower.contains("handshake") {
+        if lower.contains("connection refused") || lower.contains("econnrefused") || lower.contains("connectionrefused") {
+            what = "nothing answers at \(host):\(port) (is synchat server running there?)"
+        } else if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || lower.contains("certificate") || lower.contains("handshake") {
             what = "the TLS handshake with \(host):\(port) failed: its certificate is not trusted here, or it does not speak TLS "
                 + "(a private CA: give --ca FILE; a server without TLS: use http://)"
         } else if tls == nil, lower.contains("eof") || lower.contains("reset") {
             what = "the connection to \(host):\(port) was cut (if the server serves TLS, use https://)"
-        } else if lower.contains("connection refused") || lower.contains("econnrefused") || lower.contains("connectionrefused") {
-            what = "nothing answers at \(host):\(port) (is synchat server running there?)"
         } else if lower.contains("timeout") || lower.contains("timed out") {
             what = "\(host):\(port) did not answer in time"
         } else if lower.contains("reset") || lower.contains("broken pipe") || lower.contains("eof") || lower.contains("closed") {

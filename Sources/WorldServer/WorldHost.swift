@@ -331,6 +331,8 @@ public final class WorldHost {
             ("requests", .object(world.indexer.requestsByKind.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
             ("pushes", .object([("sent", .int(Int64(world.push.sent))), ("dropped", .int(Int64(world.push.dropped)))])),
             ("realtimeDelivered", .int(Int64(world.node.deliveredCount))),
+            // Node subscriptions the server holds for the user's sockets (one a socket at most).
+            ("nodeSubscriptions", .int(Int64(user.link.subscriptions.count))),
         ])
     }
 

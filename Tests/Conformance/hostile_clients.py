@@ -164,10 +164,12 @@ def main():
         st_wrong, _, _ = http(port, "POST", "/v1/join", join_body("stranger", "0" * 32))
         check(st_none == 403 and b"invite" in rest_none and st_wrong == 403,
               f"a first join without the invite ({st_none}) or with a wrong one ({st_wrong}) is refused, 403, naming the invite")
-        users = {}
+        admin = re.search(r"admin token ([0-9a-f]{32})", line).group(1)
+        users, users_address = {}, {}
         for name in ["ada", "bo", "cy", "di"]:
             status, _, rest = http(port, "POST", "/v1/join", join_body(name))
             users[name] = json.loads(rest)["secret"]
+            users_address[name] = json.loads(rest)["address"]
         st_rejoin, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": "ada"}).encode(), token=users["ada"])
         check(st_rejoin == 200, f"a rejoin with its secret needs no invite ({st_rejoin})")
 
@@ -251,6 +253,25 @@ def main():
         for what, line in [("a POST", upgrade(method="POST")), ("no Connection: Upgrade", upgrade(connection=None)),
                            ("a key that is not 16 bytes of base64", upgrade(key="short")), ("version 8", upgrade(version="8"))]:
             check(line.startswith("HTTP/1.1 4"), f"an upgrade with {what} is refused, not upgraded ({line})")
+
+        # A node socket that subscribes again replaces its subscription, and a closed socket
+        # leaves none behind (each left one, about 4.5 KB, issue 28 #8).
+        def subscriptions(user):
+            _, _, rest = http(port, "GET", f"/admin/truth?user={user}", token=admin)
+            return json.loads(rest)["nodeSubscriptions"]
+        sub = frame(0x1, json.dumps({"id": 1, "method": "subscribeUtxosChanged",
+                                     "params": {"addresses": [users_address["di"]]}}).encode())
+        ws = Socket(port, "/v1/node", users["di"])
+        for _ in range(3):
+            ws.send(sub)
+        time.sleep(0.5)
+        held = subscriptions("di")
+        ws.send(frame(0x8, struct.pack(">H", 1000)))
+        ws.close_code()
+        ws.s.close()
+        time.sleep(0.3)
+        check(held == 1 and subscriptions("di") == 0,
+              f"a node socket that subscribes three times holds one subscription ({held}); closed, none ({subscriptions('di')})")
 
         # JSON-RPC ids go back exactly as they came (JSON-RPC 2.0 §5).
         ws = Socket(port, "/v1/node", users["ada"])
