@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built binary with its output and errors captured.
 func runSynchat(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
@@ -10,6 +11,15 @@ func runSynchat(_ args: [String]) throws -> (status: Int32, out: String, err: St
 struct CLITests {
     init() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+    }
+
+    @Test("the binary's simulate --events prints the golden logs byte for byte (GoldenEventLogTests holds all of them in process)",
+          arguments: [("push-outage", "seed"), ("blind-spot", "adaptive")])
+    func goldenThroughTheBinary(scenario: String, policy: String) throws {
+        let root = BuiltProducts.packageRoot
+        let r = try runSynchat(["simulate", "--scenario", root.appendingPathComponent("Scenarios/\(scenario).scenario").path, "--policy", policy, "--events"])
+        let golden = try String(contentsOf: root.appendingPathComponent("Tests/Golden/events/\(scenario).\(policy).events"), encoding: .utf8)
+        #expect(r.status == 0 && r.out == golden, "\(scenario) \(policy): \(r.err)")
     }
 
     @Test("--compare on a bad scenario path or line: one line on stderr, exit code 2")
