@@ -21,7 +21,9 @@ import PackageDescription
 //   CNCurses      ncursesw through a system library target (with Swift-visible shims).
 //   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
 //   WorldServer   `synchat server`: the simulated world behind real sockets (swift-nio), many users.
-//   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`).
+//   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`), on a
+//                 ServerTransport: NetIO's sockets, or WorldPair's in-process one.
+//   WorldPair     tests only: the server and its clients in one process, in virtual time.
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness, the bench
 //                 and the width corpus.
@@ -74,6 +76,14 @@ let package = Package(
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
+        ),
+        // `synchat server` and its clients in one process, in virtual time (issue 29 #1): the
+        // real server and client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.
+        .target(
+            name: "WorldPair",
+            dependencies: ["WorldServer", "WorldClient", "SimWorld", "SyncCore", "SyncEngine",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),
         .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn"]),
         .target(name: "Spawn"),
@@ -133,6 +143,9 @@ let package = Package(
         .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus",
                                                     "WorldServer", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The networked half in one process, in virtual time: server and clients through WorldPair.
+        .testTarget(name: "NetworkTests", dependencies: ["WorldPair", "WorldServer", "WorldClient", "AppActions", "SimWorld", "SyncCore", "SyncEngine",
+                                                      "Simulation", "TestSupport", .product(name: "NIOHTTP1", package: "swift-nio")]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file

@@ -13,7 +13,7 @@ import SyncEngine
 /// `inbox` and runs on the thread that owns the engine when it calls `drain()`, so the
 /// engine and its runner stay on one thread. `wakeDescriptor` becomes readable when
 /// something is posted: a loop waits on it beside the terminal.
-public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `lock`; the rest is immutable
+public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox is guarded by `lock`; the rest is immutable
     public let host: String
     public let port: Int
     /// TLS (https and wss), or nil for plain http and ws.
@@ -104,7 +104,7 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
     }
 
     /// Readable when something was posted.
-    public var wakeDescriptor: Int32 { pipe.read }
+    public var wakeDescriptor: Int32? { pipe.read }
 
     /// Runs `work` on the owner's thread at its next `drain()`.
     func post(_ work: @escaping () -> Void) {
@@ -140,6 +140,10 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
     public struct Answer: Sendable {
         public var status: Int
         public var body: Data
+        public init(status: Int, body: Data) {
+            self.status = status
+            self.body = body
+        }
         /// The server's `{"error": …}` line, or the status.
         public var error: String {
             ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?["error"] as? String ?? "HTTP \(status)"
@@ -147,7 +151,7 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
     }
 
     /// One request; `reply` runs on the owner's thread (a transport failure says why).
-    public func request(_ method: HTTPMethod, _ path: String, body: Data? = nil, token: String?,
+    public func request(_ method: HTTPMethod, _ path: String, body: Data?, token: String?,
                         reply: @escaping (Result<Answer, TransportError>) -> Void) {
         requestFuture(method, path, body: body, token: token).whenComplete { [self] result in
             post { reply(result.mapError { TransportError(self.words(for: $0)) }) }
@@ -155,7 +159,7 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
     }
 
     /// The same, waited for on the calling thread (before the loop starts: joining).
-    public func requestNow(_ method: HTTPMethod, _ path: String, body: Data? = nil, token: String?) throws -> Answer {
+    public func requestNow(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) throws -> Answer {
         try requestFuture(method, path, body: body, token: token).wait()
     }
 
@@ -199,8 +203,8 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
 
     /// Opens a WebSocket to `path`. `opened` runs once it is upgraded; `text` for each text
     /// frame; `closed` once, with the close code (1006 when none came) and reason.
-    public func openSocket(_ path: String, token: String, opened: @escaping (WebSocket) -> Void,
-                           text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) -> WebSocket {
+    public func openSocket(_ path: String, token: String, opened: @escaping (ClientSocket) -> Void,
+                           text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) -> ClientSocket {
         let socket = WebSocket(io: self)
         let loop = group.next()
         let handler = ClientFrameHandler(socket: socket, opened: opened, text: text, closed: closed)
@@ -243,7 +247,7 @@ public final class NetIO: @unchecked Sendable {  // the inbox is guarded by `loc
 }
 
 /// One client WebSocket: send text frames (masked, as a client must), close.
-public final class WebSocket: @unchecked Sendable {  // `channel` is guarded by `lock`
+public final class WebSocket: ClientSocket, @unchecked Sendable {  // `channel` is guarded by `lock`
     private let io: NetIO
     private let lock = NSLock()
     private var channel: NIOCore.Channel?
@@ -351,7 +355,7 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
     private let socket: WebSocket
-    private let opened: (WebSocket) -> Void
+    private let opened: (ClientSocket) -> Void
     private let text: (Data) -> Void
     private let closed: (Int, String) -> Void
     private var finished = false
@@ -359,7 +363,7 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
     private var closeReason = ""
     private let io: NetIOPoster
 
-    init(socket: WebSocket, opened: @escaping (WebSocket) -> Void, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
+    init(socket: WebSocket, opened: @escaping (ClientSocket) -> Void, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
         self.socket = socket
         self.opened = opened
         self.text = text

@@ -13,7 +13,9 @@ import SyncEngine
 /// (the OS's own) keeps delivering, to the notification extension. Everything runs on the
 /// owner's thread: network outcomes arrive through `io.drain()`, each at the clock's now.
 public final class NetworkWorld {
-    public let io: NetIO
+    public let io: ServerTransport
+    /// The monotonic clock, in nanoseconds: the system's, or a test's (virtual time).
+    private let clock: () -> UInt64
     public let user: String
     public let secret: String
     public let me: Address
@@ -69,7 +71,7 @@ public final class NetworkWorld {
 
     /// Joins (or rejoins with `secret`) as `user`; waits for the answer.
     /// `invite`: the server's code, which a first join must show (`synchat server` prints it).
-    public static func join(_ io: NetIO, user: String, secret: String?, invite: String? = nil) throws -> Joined {
+    public static func join(_ io: ServerTransport, user: String, secret: String?, invite: String? = nil) throws -> Joined {
         let answer: NetIO.Answer
         var fields: [(String, JSONValue)] = [("user", .string(user))]
         if let invite { fields.append(("invite", .string(invite))) }
@@ -110,8 +112,9 @@ public final class NetworkWorld {
         })
     }
 
-    public init(io: NetIO, joined: Joined, seed: UInt64) {
+    public init(io: ServerTransport, joined: Joined, seed: UInt64, clock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
         self.io = io
+        self.clock = clock
         user = joined.user
         secret = joined.secret
         me = joined.address
@@ -120,14 +123,14 @@ public final class NetworkWorld {
         people = joined.people
         scheduler = Scheduler(start: joined.clock)
         anchorVirtual = joined.clock
-        anchorWall = DispatchTime.now().uptimeNanoseconds
+        anchorWall = clock()
         os = SimOperatingSystem(seed: seed, scheduler: scheduler, timings: WorldTimings())
         os.suspended = { [weak self] in self?.stopListening() }
     }
 
     /// The server's clock now, as taken at join.
     public var virtualNow: Instant {
-        anchorVirtual + .milliseconds(Int64(Double(DispatchTime.now().uptimeNanoseconds - anchorWall) / 1_000_000 * speed))
+        anchorVirtual + .milliseconds(Int64(Double(clock() - anchorWall) / 1_000_000 * speed))
     }
 
     /// Runs what is due by now, then what the network brought (each at the clock's now).
@@ -181,7 +184,7 @@ public final class NetworkWorld {
 
     private final class NodeConnection {
         let id: Int
-        var socket: WebSocket?
+        var socket: ClientSocket?
         var subscribed = false
         /// The app is listening: false once the OS suspended it (then nothing reaches it).
         var listened = true
@@ -253,7 +256,7 @@ public final class NetworkWorld {
 
     // MARK: - The push relay
 
-    private var pushSocket: WebSocket?
+    private var pushSocket: ClientSocket?
     private var pushOpen = false
     private var pushQueue: [JSONValue] = []
     private var pushBackoff = Interval.seconds(1)

@@ -53,16 +53,20 @@ public final class WorldHost {
     /// The world's instant at a wall-clock instant (Unix ms): the clock is wall time × speed
     /// from there, across restarts.
     private let anchor: ServerStore.Anchor
+    /// The wall clock, Unix milliseconds: the system's, or a test's (virtual time, issue 29 #1).
+    public let wallClock: () -> Int64
 
     /// A new world, or with `store` holding one, the same world where it stopped: its users,
     /// secrets, contacts and messages, its clock going on as if the server had never stopped.
-    public init(seed: UInt64, contacts: Int, trafficPerHour: Double, speed: Double, store: ServerStore? = nil) throws {
+    public init(seed: UInt64, contacts: Int, trafficPerHour: Double, speed: Double, store: ServerStore? = nil,
+                wallClock: @escaping () -> Int64 = WorldHost.systemWallUnixMs) throws {
         self.seed = seed
+        self.wallClock = wallClock
         self.speed = speed
         self.contactsPerUser = contacts
         self.trafficPerHour = trafficPerHour
         self.store = store
-        let wall = Self.wallUnixMs()
+        let wall = wallClock()
         var start = Instant.zero
         if let saved = try store?.anchor() {
             start = saved.virtual + .milliseconds(Int64(Double(max(0, wall - saved.wallUnixMs)) * saved.speed))
@@ -73,11 +77,12 @@ public final class WorldHost {
         for saved in try store?.users() ?? [] { restore(saved) }
     }
 
-    static func wallUnixMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    /// The system's wall clock, Unix milliseconds: the one place the server reads it.
+    public static func systemWallUnixMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     /// The world's instant that corresponds to the wall clock now.
     public var virtualNow: Instant {
-        anchor.virtual + .milliseconds(Int64(Double(max(0, Self.wallUnixMs() - anchor.wallUnixMs)) * speed))
+        anchor.virtual + .milliseconds(Int64(Double(max(0, wallClock() - anchor.wallUnixMs)) * speed))
     }
 
     /// A user as the store kept it: its world restored (every message indexed, the wallet's

@@ -53,9 +53,18 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     public var idleTimeout = TimeAmount.seconds(30)
     private var buckets: [String: (tokens: Double, at: UInt64)] = [:]
 
-    public init(host: WorldHost, adminToken: String = WorldServer.newToken()) {
+    /// A monotonic clock in nanoseconds (rate limits, checkpoints): the system's, or a test's.
+    let monotonic: () -> UInt64
+    /// Whether the server runs its world on its own event loop (a real server), or is stepped
+    /// by whoever owns it (`WorldPair`: one process, virtual time; nothing runs by itself).
+    public let selfDriven: Bool
+
+    public init(host: WorldHost, adminToken: String = WorldServer.newToken(),
+                monotonic: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }, selfDriven: Bool = true) {
         self.host = host
         self.adminToken = adminToken
+        self.monotonic = monotonic
+        self.selfDriven = selfDriven
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         loop = group.next()
     }
@@ -168,7 +177,8 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// Runs the world up to now, then sleeps until its next event (at most a second).
     func pump() {
         host.advance()
-        let now = DispatchTime.now().uptimeNanoseconds
+        guard selfDriven else { return }
+        let now = monotonic()
         if now - lastCheckpoint > 5_000_000_000 {
             lastCheckpoint = now
             do { try host.checkpoint() } catch { FileHandle.standardError.write(Data("synchat server: cannot write the data directory: \(error)\n".utf8)) }
@@ -179,7 +189,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
 
     /// A token bucket per user: false when this request is one too many.
     func allow(_ user: String) -> Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = monotonic()
         var b = buckets[user] ?? (Self.burst, now)
         b.tokens = min(Self.burst, b.tokens + Double(now - b.at) / 1e9 * Self.requestsPerSecond)
         b.at = now
@@ -214,7 +224,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     private var joinBuckets: [String: (tokens: Double, at: UInt64)] = [:]
 
     func allowJoin(from peer: String) -> Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = monotonic()
         let burst = Double(joinsPerMinute)
         var b = joinBuckets[peer] ?? (burst, now)
         b.tokens = min(burst, b.tokens + Double(now - b.at) / 1e9 * burst / 60)
@@ -241,7 +251,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// Whether `user` is over its rate now, without spending a request.
     func limited(_ user: String) -> Bool {
         guard let b = buckets[user] else { return false }
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = monotonic()
         return min(Self.burst, b.tokens + Double(now - b.at) / 1e9 * Self.requestsPerSecond) < 1
     }
 

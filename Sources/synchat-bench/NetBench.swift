@@ -91,7 +91,7 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
     }
     let cpuStart = processCPU(pid), benchStart = processCPU(getpid())
     let end = now() + UInt64(seconds) * 1_000_000_000
-    var fds = all.map { pollfd(fd: $0.world.io.wakeDescriptor, events: Int16(POLLIN), revents: 0) }
+    var fds = all.map { pollfd(fd: $0.world.io.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0) }
     while now() < end {
         for c in all { c.world.step() }
         let wait = all.map { $0.world.wallMillisecondsToNextEvent(cap: 50) }.min() ?? 50

@@ -1,0 +1,366 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOWebSocket
+import SimWorld
+import SyncCore
+import SyncEngine
+import WorldClient
+import WorldServer
+
+/// A clock that moves only when told: the wall clock (Unix ms) of the server and the
+/// monotonic clock (ns) of the server and its clients, in step.
+public final class ManualClock: @unchecked Sendable {  // one thread: the pair's owner
+    public private(set) var nanoseconds: UInt64 = 1_000_000_000
+    /// The wall clock at `nanoseconds` 0.
+    public let wallBase: Int64
+
+    public init(wallBase: Int64 = 1_800_000_000_000) { self.wallBase = wallBase }
+
+    public var wallUnixMs: Int64 { wallBase + Int64(nanoseconds / 1_000_000) }
+    public func advance(milliseconds: Int64) { nanoseconds += UInt64(max(0, milliseconds)) * 1_000_000 }
+}
+
+/// `synchat server` and its clients in one process, on one thread, in virtual time
+/// (issue 29 #1), as quinn's `Pair` drives two endpoints: the real `WorldServer` (its request
+/// handling and its socket handlers on NIO's `EmbeddedChannel`) and the real `NetworkWorld`
+/// and `NetworkSession` of each client, joined by `InProcessTransport` instead of sockets.
+/// Nothing runs by itself: `run(for:)` moves the clock to whatever is due next on either side.
+public final class WorldPair {
+    public let clock: ManualClock
+    public private(set) var host: WorldHost
+    public private(set) var server: WorldServer
+    public private(set) var clients: [Client] = []
+    /// False between `crash()` and `restart(store:)`: nothing answers.
+    public private(set) var serving = true
+    private let settings: (seed: UInt64, contacts: Int, traffic: Double, speed: Double)
+
+    /// One client: the TUI's session with no screen, on its transport.
+    public final class Client {
+        public let name: String
+        public let transport: InProcessTransport
+        public let world: NetworkWorld
+        public let session: NetworkSession
+        public let secret: String
+        init(name: String, transport: InProcessTransport, world: NetworkWorld, session: NetworkSession, secret: String) {
+            self.name = name
+            self.transport = transport
+            self.world = world
+            self.session = session
+            self.secret = secret
+        }
+    }
+
+    /// A server (a new world, or `store`'s) on a manual clock.
+    public init(seed: UInt64 = 1, contacts: Int = 2, trafficPerHour: Double = 0, speed: Double = 60, store: ServerStore? = nil,
+                clock: ManualClock = ManualClock()) throws {
+        self.clock = clock
+        settings = (seed, contacts, trafficPerHour, speed)
+        host = try WorldHost(seed: seed, contacts: contacts, trafficPerHour: trafficPerHour, speed: speed, store: store,
+                             wallClock: { clock.wallUnixMs })
+        server = WorldServer(host: host, monotonic: { clock.nanoseconds }, selfDriven: false)
+        server.invite = nil
+    }
+
+    /// Joins `name` (a first join, or a rejoin with `secret`), and starts its app.
+    @discardableResult
+    /// `settle`: false leaves the client's app unstepped (a join race: another joins before
+    /// this one's relay socket opens).
+    public func join(_ name: String, secret: String? = nil, invite: String? = nil, policy: SyncPolicy = .adaptive,
+                     storage: ChatStorage = InMemoryChatStorage(), peer: String? = nil, settle settles: Bool = true) throws -> Client {
+        let transport = InProcessTransport(server: serving ? server : nil, peer: peer ?? "127.0.0.\(clients.count % 250 + 2)")
+        let joined = try NetworkWorld.join(transport, user: name, secret: secret, invite: invite)
+        let world = NetworkWorld(io: transport, joined: joined, seed: WorldPair.hash(name), clock: { [clock] in clock.nanoseconds })
+        let session = NetworkSession(world: world, storage: storage, policy: policy, mode: .remotePush)
+        session.start()
+        let client = Client(name: name, transport: transport, world: world, session: session, secret: joined.secret)
+        clients.append(client)
+        if settles { settle() }
+        return client
+    }
+
+    /// Takes a client away (its app quit): its sockets close.
+    public func leave(_ client: Client) {
+        client.transport.closeAll()
+        clients.removeAll { $0 === client }
+        settle()
+    }
+
+    /// The server process dies (`kill -9`): no checkpoint, every socket drops, nothing answers
+    /// until `restart`. What its store holds is what a killed server leaves.
+    public func crash() {
+        serving = false
+        for c in clients { c.transport.serverGone() }
+        host.store?.close()
+        settle()
+    }
+
+    /// A new server process on `store` (the crashed one's folder): it resumes the world where
+    /// the store left it, its clock on the same wall clock; the clients find it by themselves.
+    public func restart(store: ServerStore) throws {
+        host = try WorldHost(seed: settings.seed, contacts: settings.contacts, trafficPerHour: settings.traffic, speed: settings.speed,
+                             store: store, wallClock: { [clock] in clock.wallUnixMs })
+        server = WorldServer(host: host, monotonic: { [clock] in clock.nanoseconds }, selfDriven: false)
+        server.invite = nil
+        serving = true
+        for c in clients { c.transport.server = server }
+        settle()
+    }
+
+    /// Wall milliseconds until something is due on either side (at most a second).
+    private var nextDue: Int64 {
+        var next = serving ? host.wallMillisecondsToNextEvent : 1000
+        for c in clients { next = min(next, Int64(c.world.wallMillisecondsToNextEvent(cap: 1000))) }
+        return next
+    }
+
+    /// Runs everything due now on both sides until nothing more comes.
+    public func settle() {
+        for _ in 0..<10_000 {
+            if serving { host.advance() }
+            var brought = 0
+            for c in clients {
+                brought += c.transport.collect()
+                c.world.step()
+                brought += c.transport.collect()
+            }
+            brought += clients.reduce(0) { $0 + $1.transport.pendingCount }
+            if brought == 0 { return }
+        }
+    }
+
+    /// Runs `milliseconds` of wall time (the world's clock moves `speed` times as much), a step
+    /// at a time to whatever is due next on either side.
+    public func run(milliseconds: Int64) {
+        let end = clock.nanoseconds + UInt64(milliseconds) * 1_000_000
+        settle()
+        while clock.nanoseconds < end {
+            let left = Int64((end - clock.nanoseconds) / 1_000_000)
+            clock.advance(milliseconds: max(1, min(nextDue, left)))
+            settle()
+        }
+    }
+
+    /// Runs until `condition` holds or `milliseconds` of wall time pass; whether it held.
+    @discardableResult
+    public func run(upTo milliseconds: Int64, until condition: () -> Bool) -> Bool {
+        let end = clock.nanoseconds + UInt64(milliseconds) * 1_000_000
+        settle()
+        while !condition() {
+            guard clock.nanoseconds < end else { return false }
+            clock.advance(milliseconds: max(1, min(nextDue, Int64((end - clock.nanoseconds) / 1_000_000))))
+            settle()
+        }
+        return true
+    }
+
+    static func hash(_ s: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h
+    }
+}
+
+/// The client's side of the pair: requests go to `WorldServer.serve`, WebSockets are the
+/// server's own socket handlers on an `EmbeddedChannel`, written to as a client's masked
+/// frames and read back as the server's. Every outcome waits for `drain()`, as `NetIO`'s do.
+public final class InProcessTransport: ServerTransport {
+    /// The server, or nil while it is down (nothing answers).
+    var server: WorldServer?
+    let peer: String
+    private var inbox: [() -> Void] = []
+    private var sockets: [InProcessSocket] = []
+
+    init(server: WorldServer?, peer: String) {
+        self.server = server
+        self.peer = peer
+    }
+
+    var pendingCount: Int { inbox.count }
+
+    func post(_ work: @escaping () -> Void) { inbox.append(work) }
+
+    public var wakeDescriptor: Int32? { nil }
+
+    public func words(for error: Error) -> String { (error as? TransportError)?.message ?? "\(error)" }
+
+    static func headers(_ token: String?, body: Data?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "127.0.0.1:7420")
+        headers.add(name: "Content-Length", value: "\(body?.count ?? 0)")
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        return headers
+    }
+
+    static let refused = TransportError("nothing answers at 127.0.0.1:7420 (is synchat server running there?)")
+
+    /// The server process died: every socket drops with no close frame.
+    func serverGone() {
+        server = nil
+        for s in sockets { s.drop() }
+        collect()
+    }
+
+    public func request(_ method: HTTPMethod, _ path: String, body: Data?, token: String?,
+                        reply: @escaping (Result<NetIO.Answer, TransportError>) -> Void) {
+        guard let server else { return post { reply(.failure(Self.refused)) } }
+        server.serve(method, path, headers: Self.headers(token, body: body), body: body ?? Data(), peer: peer) { [weak self] status, data in
+            self?.post { reply(.success(NetIO.Answer(status: status, body: data))) }
+        }
+    }
+
+    public func requestNow(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) throws -> NetIO.Answer {
+        guard let server else { throw Self.refused }
+        var answer: NetIO.Answer?
+        server.serve(method, path, headers: Self.headers(token, body: body), body: body ?? Data(), peer: peer) { status, data in
+            answer = NetIO.Answer(status: status, body: data)
+        }
+        guard let answer else { throw TransportError("\(path): no answer at once (in process, requestNow takes only what answers at once)") }
+        return answer
+    }
+
+    public func openSocket(_ path: String, token: String, opened: @escaping (ClientSocket) -> Void,
+                           text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) -> ClientSocket {
+        let channel = EmbeddedChannel()
+        let socket = InProcessSocket(channel: channel, transport: self, text: text, closed: closed)
+        // The opening reaches the server at the next drain, as a connection takes its time:
+        // a user who joins meanwhile is not announced on it (the join race of issue 28 #11).
+        post { [self] in
+            guard !socket.finished else { return }
+            guard let server else { return socket.finish(code: 1006, reason: Self.refused.message) }
+            do {
+                try channel.connect(to: SocketAddress(ipAddress: peer, port: 40_000)).wait()
+            } catch {
+                return socket.finish(code: 1006, reason: "in process: \(error)")
+            }
+            var headers = Self.headers(token, body: nil)
+            headers.add(name: "Upgrade", value: "websocket")
+            headers.add(name: "Connection", value: "Upgrade")
+            headers.add(name: "Sec-WebSocket-Key", value: Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())
+            headers.add(name: "Sec-WebSocket-Version", value: "13")
+            if let refused = server.upgrade(channel, HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)) {
+                _ = try? channel.close().wait()
+                return socket.finish(code: 1006, reason: "the server refused the socket: HTTP \(refused.status)")
+            }
+            sockets.append(socket)
+            opened(socket)
+            socket.collect()
+        }
+        return socket
+    }
+
+    /// What the server wrote on every socket since, as outcomes for `drain()`. Returns how many.
+    @discardableResult
+    func collect() -> Int {
+        var n = 0
+        for s in sockets { n += s.collect() }
+        sockets.removeAll { $0.finished }
+        return n
+    }
+
+    func closeAll() {
+        for s in sockets { s.close() }
+        collect()
+    }
+
+    @discardableResult
+    public func drain() -> Int {
+        collect()
+        let work = inbox
+        inbox.removeAll()
+        for w in work { w() }
+        return work.count
+    }
+}
+
+/// One WebSocket of the pair: the server's handlers on an `EmbeddedChannel`.
+final class InProcessSocket: ClientSocket {
+    let channel: EmbeddedChannel
+    weak var transport: InProcessTransport?
+    private let text: (Data) -> Void
+    private let closed: (Int, String) -> Void
+    private(set) var finished = false
+    private var closeCode: Int?
+    private var closeReason = ""
+
+    init(channel: EmbeddedChannel, transport: InProcessTransport, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
+        self.channel = channel
+        self.transport = transport
+        self.text = text
+        self.closed = closed
+    }
+
+    /// A text frame, masked as a client's must be.
+    func send(_ value: JSONValue) {
+        guard !finished, channel.isActive else { return }
+        write(.text, ByteBuffer(bytes: value.data))
+    }
+
+    private func write(_ opcode: WebSocketOpcode, _ payload: ByteBuffer) {
+        let key = WebSocketMaskingKey.random()
+        var masked = payload
+        masked.webSocketMask(key)
+        do { try channel.writeInbound(WebSocketFrame(fin: true, opcode: opcode, maskKey: key, data: masked)) } catch {
+            closeReason = "\(error)"
+        }
+        channel.embeddedEventLoop.run()
+        collect()
+    }
+
+    /// The connection ends with no close frame (the server's process is gone).
+    func drop() {
+        _ = try? channel.close().wait()
+        channel.embeddedEventLoop.run()
+    }
+
+    /// A close frame (1000), then the end.
+    func close() {
+        guard !finished else { return }
+        guard channel.isActive else { return finish(code: 1006, reason: "closed before it opened") }
+        if channel.isActive {
+            var buffer = ByteBuffer()
+            buffer.write(webSocketErrorCode: .normalClosure)
+            write(.connectionClose, buffer)
+        }
+        if channel.isActive { _ = try? channel.close().wait() }
+        channel.embeddedEventLoop.run()
+        collect()
+    }
+
+    /// Frames the server wrote, as outcomes; the end once the channel closed. Returns how many.
+    @discardableResult
+    func collect() -> Int {
+        guard !finished else { return 0 }
+        var n = 0
+        while let frame = try? channel.readOutbound(as: WebSocketFrame.self) {
+            switch frame.opcode {
+            case .text:
+                var data = frame.unmaskedData
+                let bytes = Data(data.readBytes(length: data.readableBytes) ?? [])
+                let text = self.text
+                transport?.post { text(bytes) }
+                n += 1
+            case .connectionClose:
+                var data = frame.unmaskedData
+                closeCode = data.readWebSocketErrorCode().map { Int(UInt16(webSocketErrorCode: $0)) } ?? 1005
+                closeReason = data.readString(length: data.readableBytes) ?? ""
+            default:
+                break
+            }
+        }
+        channel.embeddedEventLoop.run()
+        if !channel.isActive {
+            finish(code: closeCode ?? 1006, reason: closeCode == nil ? "connection lost" : closeReason)
+            n += 1
+        }
+        return n
+    }
+
+    func finish(code: Int, reason: String) {
+        guard !finished else { return }
+        finished = true
+        let closed = self.closed
+        transport?.post { closed(code, reason) }
+    }
+}
