@@ -176,4 +176,44 @@ struct PairFaultTests {
         }
         pair.host.store?.close()
     }
+
+    @Test("every fault of the network, given by the operator, is what the client's bar shows, whoever gave it; each one lifted, the bar is clear")
+    func everyFaultOnTheBar() throws {
+        let pair = try WorldPair(contacts: 2, trafficPerHour: 60, speed: 60)
+        let ada = try pair.join("ada")
+        pair.run(milliseconds: 5_000)
+        let world = try #require(pair.host.user(named: "ada")).world
+        let faults: [(give: String, lift: String)] = [
+            ("push drop 100%", "push up"), ("push delay 90s", "push up"), ("push down", "push up"),
+            ("realtime down", "realtime up"), ("realtime flaky 50%", "realtime up"), ("indexer down", "indexer up"),
+            ("indexer latency 5s", "indexer latency 0s"), ("network off", "network on"),
+        ]
+        for (give, lift) in faults {
+            Self.fault(pair, give, user: "ada")
+            pair.run(milliseconds: 500)
+            #expect(!world.activeFaults.isEmpty, "\(give): the world has no fault")
+            #expect(ada.session.activeFaults == world.activeFaults, "\(give): the bar says \(ada.session.activeFaults), the world \(world.activeFaults)")
+            Self.fault(pair, lift, user: "ada")
+            pair.run(milliseconds: 500)
+            #expect(world.activeFaults.isEmpty && ada.session.activeFaults.isEmpty, "\(lift): \(ada.session.activeFaults)")
+        }
+        // A fault of every user (no ?user=) reaches this one's bar too.
+        Self.fault(pair, "indexer down")
+        pair.run(milliseconds: 500)
+        #expect(ada.session.activeFaults == ["indexer down"])
+    }
+
+    @Test("an operator's receive line reaches that user's simulated contact's conversation (it was parsed in a scenario with no contacts); an unknown contact is refused saying why")
+    func operatorReceive() throws {
+        let pair = try WorldPair(contacts: 2, speed: 60)
+        let ada = try pair.join("ada")
+        pair.run(milliseconds: 3_000)
+        Self.fault(pair, "receive alice \"from the operator\"", user: "ada")
+        #expect(pair.run(upTo: 20_000) { Self.lines(ada).contains { $0.contains("from alice") } && ada.session.storage.allMessages().contains { $0.message.body == "from the operator" } })
+        var headers = HTTPHeaders()
+        headers.add(name: "Authorization", value: "Bearer \(pair.server.adminToken)")
+        var answer = (0, Data())
+        pair.server.serve(.POST, "/admin/fault?user=ada", headers: headers, body: Data("receive zoe \"hi\"".utf8), peer: "127.0.0.1") { answer = ($0, $1) }
+        #expect(answer.0 == 400 && String(decoding: answer.1, as: UTF8.self).contains("no simulated contact of ada"))
+    }
 }
