@@ -61,7 +61,8 @@ struct TUIEndToEndTests {
 
     @Test("p leads to 'push: unreliable' and a forced catch-up in the log")
     func pushFault() throws {
-        let t = try TmuxSession(arguments: Self.args)
+        // x600: three push graces run out in seconds of wall time, not twenty.
+        let t = try TmuxSession(arguments: "--ephemeral --seed 1 --speed 600")
         defer { t.close() }
         t.wait(for: "push: reliable", seconds: 60)
         try t.keys("p")
