@@ -1,0 +1,312 @@
+import Foundation
+import SyncCore
+
+/// What the app and the world tell the engine: the user's inputs, and the world's callbacks (the `ClientEndpoint` of the ports).
+extension Engine {
+    // MARK: - Inputs
+
+    /// Cold start of the app process: restore what was learned, register for push if needed.
+    /// The OS then makes the app active (`appDidBecomeActive`).
+    func launch() {
+        emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
+        if relaunched, let debt = gate.owed { emit(.catchUpOwed(kind: debt.kind, forced: debt.forced)) }
+        // Messages written before the last quit (or crash) that the network never took go now.
+        outbox = storage.outbox()
+        retrySends(failedOnly: false)
+        conditionsChanged()
+        if mode == .remotePush {
+            registerToken(reason: tokenStatus == .active ? "launch: refreshing the active token" : "launch: registering for remote push")
+        } else if tokenStatus != .none {
+            unregisterToken(reason: "launch: mode \(mode.rawValue)")
+        }
+        settle()
+    }
+
+    public var contacts: [Contact] { contactsByAddress.values.sorted { $0.address < $1.address } }
+
+    public func contact(_ address: Address) -> Contact? { contactsByAddress[address] }
+
+    /// Adds or renames a contact (a conversation).
+    func upsertContact(_ contact: Contact) {
+        contactsByAddress[contact.address] = contact
+        emit(.contact(contact))
+        write(.contact(contact))
+        settle()
+    }
+
+    /// The user writes to a contact: publish, store as sent. A body over
+    /// `MessageLimits.maxBodyBytes` is not sent (the compose line and the scenario parser
+    /// stop it first; this is the last word): an error event, and nil.
+    func send(to contact: Address, text: String) {
+        guard text.utf8.count <= MessageLimits.maxBodyBytes else {
+            emit(.error(source: "send", message: "a message of \(text.utf8.count) bytes is over the limit of \(MessageLimits.maxBodyBytes); not sent"))
+            return settle()
+        }
+        nextLocalId += 1
+        let m = OutgoingMessage(localId: "local-\(now.milliseconds)-\(nextLocalId)", to: contact, body: text, createdAt: now)
+        outbox.append(m)
+        writeOutbox()
+        publish(m)
+        settle()
+    }
+
+    /// Hands an outbox entry to the network (again).
+    func publish(_ m: OutgoingMessage) {
+        guard let i = outbox.firstIndex(where: { $0.localId == m.localId }) else { return }
+        outbox[i].state = .sending
+        emit(.outgoing(outbox[i]))
+        let id = request()
+        publishRequests[id] = m.localId
+        effects.append(.publish(id: id, to: m.to, body: m.body))
+    }
+
+    /// Tries the outbox again now: the failed entries ("retry now"), or all of it (a launch).
+    func retrySends(failedOnly: Bool) {
+        for m in outbox {
+            if case .sending = m.state, failedOnly || publishRequests.values.contains(m.localId) { continue }
+            publish(m)
+        }
+        settle()
+    }
+
+    func writeOutbox() { write(.outbox(outbox)) }
+
+    /// The network took the message (the reply to `.publish`): store it as sent. Or it
+    /// could not: the message stays in the outbox, failed, and is tried again after a wait.
+    func published(id: Int, _ result: Result<Publication, TransportError>) {
+        guard let localId = publishRequests.removeValue(forKey: id), let i = outbox.firstIndex(where: { $0.localId == localId }) else {
+            return settle()
+        }
+        let publication: Publication
+        switch result {
+        case .success(let p):
+            publication = p
+        case .failure(let error):
+            outbox[i].failures += 1
+            let wait = OutgoingMessage.retryDelay(afterFailures: outbox[i].failures)
+            outbox[i].state = .failed(reason: error.message, retryAt: now + wait)
+            let to = contactsByAddress[outbox[i].to]?.handle ?? outbox[i].to.value
+            emit(.sendFailed(to: to, reason: error.message, retryIn: wait, failures: outbox[i].failures))
+            emit(.outgoing(outbox[i]))
+            writeOutbox()
+            return settle()
+        }
+        var done = outbox.remove(at: i)
+        done.state = .sent(txId: publication.message.txId)
+        writeOutbox()
+        let message = publication.message
+        let contact = message.conversation
+        emit(.messageSent(txId: message.txId, to: contactsByAddress[contact]?.handle ?? contact.value))
+        store(message, via: .sent, receivedAt: now)
+        emit(.outgoing(done))
+        // (b): an output this send spent leaves the UTXO set, so the set can no longer reveal
+        // its message; if the store lacks it, the next proven gap fetches it by id.
+        for id in publication.spent where !has(id) { spentUnstored.insert(id) }
+        settle()
+    }
+
+    /// Mutes or unmutes a contact: no push for it, and it never counts as push evidence.
+    func setMuted(_ contact: Address, _ muted: Bool) {
+        guard var c = contactsByAddress[contact] else { return }
+        c.muted = muted
+        upsertContact(c)
+        effects.append(.setMuted(contact, muted))
+        reliability.contactMuteChanged(contact, muted: muted, now: now)
+        emit(.world("\(muted ? "muted" : "unmuted") \(c.handle)"))
+        settle()
+    }
+
+    /// Rule 15: switch notification mode; rule 1 re-evaluates push.
+    func setMode(_ newMode: NotificationMode) {
+        guard newMode != mode else { return }
+        let left = mode == .remotePush
+        mode = newMode
+        emit(.world("notification mode \(newMode.rawValue)"))
+        conditionsChanged()
+        handle(refresh.conditionsChanged(mode: mode, pushState: reliability.state, now: now))  // rule 14
+        if newMode == .remotePush, tokenStatus != .active {
+            registerToken(reason: "mode remote-push: registering for remote push")
+        } else if left {
+            // Leaving remote push stops pushes, as a real client does: no banners in background-fetch or off.
+            unregisterToken(reason: "mode \(newMode.rawValue): no more pushes")
+        }
+        updatePoller()
+        settle()
+    }
+
+    /// Rule 15: what banners show (name and text, name only, or nothing).
+    func setPreview(_ preview: PreviewMode) {
+        guard preview != notifier.preview else { return }
+        notifier.preview = preview
+        emit(.world("notification preview \(preview.rawValue)"))
+        settle()
+    }
+
+    /// The user asks for a sync now (`S`): forced, it ignores the debounce (rule 6) but still
+    /// joins a running sync (rule 8).
+    func syncNow() {
+        trigger(.manual, forced: true)
+        settle()
+    }
+
+    func markRead(_ conversation: Address) {
+        write(.markRead(conversation))
+        settle()
+    }
+
+    /// A message the app has: stored, or kept in memory while the store cannot write.
+    public func message(txId: String) -> StoredMessage? {
+        unsaved.message(txId: txId) ?? storage.message(txId: txId)
+    }
+
+    /// Why the store cannot write (`disk full`), for a status bar; nil while writes land.
+    public var storeTrouble: String? { unsaved.trouble }
+    /// Changes kept in memory until the store can write them.
+    public var unsavedChanges: Int { unsaved.count }
+
+    /// A write of the profile's world failed (it shares the store's disk): the same trouble.
+    func worldWriteFailed(_ error: Error) {
+        storeFailed(error)
+        settle()
+    }
+
+    /// The reply to `.retryWorldWrites`: nil when everything the world kept is written.
+    func worldWritesRetried(_ error: Error?) {
+        if let error {
+            storeFailed(error)
+        } else if unsaved.trouble != nil, storeRetryAt == nil, unsaved.count == 0, unsaved.recovered() {
+            emit(.storeTrouble(nil, unsaved: keptBeforeRecovery, retryEvery: Self.storeRetryInterval))
+        }
+        settle()
+    }
+
+    /// The OS's notification permission changed (rule 1).
+    func permissionChanged(_ granted: Bool) {
+        permissionGranted = granted
+        conditionsChanged()
+        settle()
+    }
+
+    func keepaliveAnswered(_ ping: Int) {
+        handle(connection.keepaliveAnswered(ping: ping, now: now))
+        settle()
+    }
+
+
+    // MARK: - ClientEndpoint: what the world tells the app
+
+    func appDidBecomeActive() {
+        let first = connection.lifecycle == .launched
+        let detail = first ? (relaunched ? "relaunch: a cold start of a saved profile" : "first launch")
+            : connection.backgroundSince.map { "after \(now - $0) in background" } ?? ""
+        emit(.lifecycle(.foreground, detail: detail))
+        handle(refresh.enteredForeground(now: now))
+        processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
+        reliability.appResumed()
+        handle(reliability.deadlineReached(now: now))
+        if reregisterWhenActive, mode == .remotePush {
+            reregisterWhenActive = false
+            registerToken(reason: "app active: token \(tokenStatus.rawValue), registering again")
+        }
+        handle(connection.becameActive(now: now))
+        updatePoller()
+        settle()
+    }
+
+    func appDidEnterBackground() {
+        emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
+        handle(connection.enteredBackground(now: now))
+        notLiveSince = nil
+        reliability.appSuspended()
+        gate.enteredBackground()
+        updatePoller()
+        handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
+        settle()
+    }
+
+    func realtimeConnected(connection id: Int) {
+        guard id == currentConnection else { return }  // a superseded connect attempt
+        handle(connection.connected(now: now))
+        settle()
+    }
+
+    func realtimeConnectFailed(connection id: Int, error: String) {
+        guard id == currentConnection else { return }
+        handle(connection.connectFailed(now: now, error: error))
+        settle()
+    }
+
+    func realtimeDisconnected(connection id: Int, error: String) {
+        guard id == currentConnection else { return }
+        handle(connection.disconnected(now: now, error: error))
+        settle()
+    }
+
+    func realtimeNotified(connection id: Int, message: NetworkMessage) {
+        guard id == currentConnection else { return }
+        store(message, via: .realtime, receivedAt: now)
+        if message.direction == .incoming {
+            // Rule 2: only incoming messages push could have carried are evidence (the machine judges).
+            handle(reliability.realtimeTxSeen(txId: message.txId, from: message.conversation, landedAt: message.blockTime, now: now))
+        }
+        settle()
+    }
+
+    func pushDelivered(payload: Data) {
+        guard let message = decodePush(payload, source: "push") else { return settle() }
+        store(message, via: .push, receivedAt: now)
+        handle(reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
+        settle()
+    }
+
+    func notificationExtensionReceived(payload: Data) {
+        guard let message = decodePush(payload, source: "notification extension") else { return settle() }
+        let push = PendingPush(message: message, arrivedAt: now)
+        pendingArrivals[message.txId] = now
+        if !has(message.txId) { pendingUnstored.insert(message.txId) }
+        if unsaved.trouble != nil {
+            unsaved.keep(push)  // in order, behind a removal that may still be owed
+        } else {
+            write(.appendPendingPush(push))
+        }
+        notify(message)
+        settle()
+    }
+
+    /// A malformed payload is an error event and nothing else: the message it was meant to
+    /// carry still arrives by realtime or the next catch-up.
+    func decodePush(_ payload: Data, source: String) -> NetworkMessage? {
+        do {
+            return try PushPayload.decode(payload, me: me, now: now)
+        } catch {
+            emit(.error(source: source, message: "\(error); ignored, the message will come by another channel"))
+            return nil
+        }
+    }
+
+    func tokenStatusChanged(_ status: TokenStatus) {
+        guard status != tokenStatus else { return }
+        tokenStatus = status
+        emit(.tokenStatus(status))
+        if status == .expired || status == .invalid {
+            reregisterWhenActive = true
+            emit(.tokenRegistration("token \(status.rawValue): will register again when the app is next active"))
+        }
+        conditionsChanged()
+        settle()
+    }
+
+    func backgroundRefreshGranted(task: Int) {
+        currentRefreshTask = task
+        emit(.backgroundRefresh("granted by the OS"))
+        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, now: now))
+        settle()
+    }
+
+    func backgroundRefreshExpired(task: Int) {
+        guard task == currentRefreshTask else { return }
+        currentRefreshTask = nil
+        handle(refresh.refreshExpired(now: now))
+        settle()
+    }
+}

@@ -1,0 +1,250 @@
+import Foundation
+import SyncCore
+
+/// The pure machines' actions carried out, and the push token and its conditions.
+extension Engine {
+    // MARK: - Machine actions
+
+    func handle(_ actions: [PushReliability.Action]) {
+        for action in actions {
+            switch action {
+            case .stateChanged(let from, let to, let reason):
+                counters.pushStateChanges += 1
+                emit(.pushState(from: from, to: to, reason: reason))
+                handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
+                updatePoller()  // (e): rule 13 in remote-push while push is unreliable, and (e)'s checks
+            case .observedHit(let txId, let offset, let via):
+                emit(.observationHit(txId: txId, pushOffset: offset, via: via))
+            case .observedMiss(let txId, let misses, let via):
+                emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
+            case .startForcedCatchUp:
+                trigger(.pushUnreliable, forced: true)
+            case .reregisterToken:
+                registerToken(reason: "re-register: push unreliable")
+            case .reregisterSkipped(let ago, let left):
+                emit(.tokenRegistration("re-register skipped: last one \(ago) ago, next allowed in \(left)"))
+            }
+        }
+    }
+
+    func handle(_ actions: [ConnectionLifecycle.Action]) {
+        for action in actions {
+            switch action {
+            case .connect(let forced, let reason):
+                emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
+                liveSince = nil
+                if connection.lifecycle == .foreground, notLiveSince == nil { notLiveSince = now }
+                currentConnection = nil  // its id comes back with `.connectionOpened`
+                effects.append(.connect(forced: forced))
+            case .requestCatchUp(let triggers, _):
+                for t in triggers { trigger(t, forced: false) }
+            case .realtimeChanged(let state, let reason):
+                liveSince = state == .live ? now : nil
+                if state == .live {
+                    notLiveSince = nil
+                } else if connection.lifecycle == .foreground, notLiveSince == nil {
+                    notLiveSince = now
+                }
+                emit(.realtime(state, reason: reason))
+            case .ping(let id):
+                counters.keepalivePings += 1
+                // Without a connection there is nothing to answer: the ping times out.
+                guard let current = currentConnection else { break }
+                effects.append(.ping(connection: current, ping: id))
+            }
+        }
+        if actions.contains(where: { if case .ping = $0 { false } else { true } }) { updatePoller() }
+    }
+
+    func handle(_ actions: [FallbackPoller.Action]) {
+        for action in actions {
+            switch action {
+            case .started(let first, let reason):
+                emit(.polling("started (\(reason)), first poll at \(first)"))
+            case .stopped(let reason):
+                emit(.polling("stopped: \(reason)"))
+            case .scheduled(let at):
+                emit(.polling("next poll at \(at), \(settings.pollDelay) after the last sync completed"))
+            case .poll:
+                poll()
+            }
+        }
+    }
+
+    /// Rule 13's poll; with (d), while push is not reliable and a full sync is not due, the
+    /// indexer's tips first (one request): a sync only of the objects whose tip moved past
+    /// their cursors.
+    func poll() {
+        guard policy.checkTipBeforePoll, reliability.state != .reliable, tipRequest == nil, runs.isEmpty, gate.owed?.kind != .full,
+              let lastFull = gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
+            return trigger(.poll, forced: false)
+        }
+        counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
+        let id = request()
+        tipRequest = id
+        poller.syncStarted(now: now)
+        effects.append(.indexer(id: id, .tip))
+        emit(.tipAsked(objects: fullSyncObjects().count))
+    }
+
+    func tipReplied(result: Result<Data, TransportError>) {
+        tipRequest = nil
+        if tipVerifiesPush {
+            tipVerifiesPush = false
+            return pushCheckReplied(result: result)
+        }
+        guard poller.active else { return settle() }
+        let tips: IndexerTips
+        switch result {
+        case .failure(let error):
+            emit(.error(source: "indexer", message: "tip: \(error); polling with a sync"))
+            return trigger(.poll, forced: false)
+        case .success(let data):
+            do { tips = try IndexerTips.read(data, now: now) } catch {
+                emit(.error(source: "indexer", message: "tip: \(error); polling with a sync"))
+                return trigger(.poll, forced: false)
+            }
+        }
+        // Rule 9's cursor: every message of an object up to it is stored, so an object whose
+        // newest indexed message is not past it has nothing new.
+        let moved = fullSyncObjects().filter { object in
+            guard let tip = tips.tip(of: object) else { return false }
+            guard let cursor = cursor(of: object).lastFetchedBlockTime else { return true }
+            return tip > cursor
+        }
+        emit(.tipsAnswered(latest: tips.latest, moved: moved.map(\.description), of: fullSyncObjects().count))
+        if moved.isEmpty {
+            counters.tipSkips += 1
+            handle(poller.syncCompleted(now: now))
+            settle()
+        } else {
+            trigger(.poll, forced: false, tipObjects: moved)
+        }
+    }
+
+    /// (e): the tips against what the app has of each object (its cursor, or the newest
+    /// message any channel brought): what moved is what push and realtime have not brought.
+    func pushCheckReplied(result: Result<Data, TransportError>) {
+        guard verifier.active else { return settle() }
+        let tips: IndexerTips
+        do {
+            tips = try IndexerTips.read(result.get(), now: now)
+        } catch {
+            emit(.error(source: "indexer", message: "tip: \(error); push check again in \(verifier.verifyInterval)"))
+            return settle()
+        }
+        let objects = fullSyncObjects()
+        let moved = objects.filter { object in
+            guard let tip = tips.tip(of: object) else { return false }
+            let have = [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
+            return have.map { tip > $0 } ?? true
+        }
+        emit(.pushCheckAnswered(latest: tips.latest, moved: moved.map(\.description), of: objects.count))
+        if !moved.isEmpty { trigger(.pushCheck, forced: false, tipObjects: moved) }
+        settle()
+    }
+
+    func handle(_ actions: [BackgroundRefresh.Action]) {
+        for action in actions {
+            switch action {
+            case .request(let earliest, let reason):
+                refreshEarliest = earliest
+                effects.append(.requestBackgroundRefresh(earliest: earliest))
+                emit(.backgroundRefresh("requested, earliest \(earliest) (\(reason))"))
+            case .cancelRequest(let reason):
+                refreshEarliest = nil
+                effects.append(.cancelBackgroundRefresh)
+                emit(.backgroundRefresh("request withdrawn: \(reason)"))
+            case .runLightSync, .runFullSync:
+                switch gate.lightSyncRequested(now: now) {
+                case .start:
+                    var conversations = 0
+                    if case .runLightSync(let n, _) = action { conversations = n }
+                    let kind: CatchUpGate.SyncKind = action == .runFullSync ? .full : .light
+                    refreshRunId = startSync(kind: kind, trigger: "background-refresh", forced: false, conversations: conversations)
+                case .busy(let running):
+                    emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger)) is running"))
+                    handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
+                }
+            case .skip(let reason):
+                emit(.backgroundRefresh("skipped: \(reason)"))
+            case .stopLightSync(let reason):
+                if let id = refreshRunId { finish(runId: id, stoppedBy: reason) }
+            }
+        }
+    }
+
+    /// `tipObjects`: (d)'s objects whose tip moved, which a targeted sync fetches alone.
+    func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
+        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now,
+                              foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
+                              tipsProved: tipObjects != nil) {
+        case .start(let t, let forced):
+            if gate.running?.kind == .targeted, let tipObjects {
+                startSync(kind: .targeted, trigger: t.rawValue, forced: forced, objects: tipObjects)
+            } else if gate.running?.kind == .targeted {
+                startTargeted(trigger: t.rawValue)
+            } else {
+                startSync(kind: .full, trigger: t.rawValue, forced: forced)
+            }
+        case .join(let t, let running):
+            counters.joined += 1
+            if let id = runs.first(where: { $0.key != refreshRunId && $0.value.startedAt == running.startedAt && $0.value.trigger == running.trigger })?.key {
+                runs[id]?.joined.append(t.rawValue)
+            }
+            emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger)"))
+        case .skip(let t, let ago, let left):
+            counters.skipped += 1
+            emit(.catchUpSkipped(trigger: t, lastAgo: ago, nextAllowedIn: left))
+        }
+    }
+
+    // MARK: - Push token and conditions
+
+    func registerToken(reason: String) {
+        emit(.tokenRegistration(reason))
+        effects.append(.registerToken)
+    }
+
+    func unregisterToken(reason: String) {
+        reregisterWhenActive = false
+        emit(.tokenRegistration("unregister: " + reason))
+        effects.append(.unregisterToken)
+    }
+
+    func conditionsChanged() {
+        let conditions = PushConditions(mode: mode, permissionGranted: permissionGranted, tokenStatus: tokenStatus)
+        handle(reliability.conditionsChanged(conditions, now: now))
+    }
+
+    /// Rule 13's poller and (e)'s checks, after any change of lifecycle, realtime, mode or push state.
+    func updatePoller() {
+        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode,
+                                        syncRunning: gate.running != nil, pushUnreliable: reliability.state == .unreliable, now: now))
+        handle(verifier.conditionsChanged(foreground: connection.lifecycle == .foreground, notLiveSince: notLiveSince,
+                                          pushState: reliability.state, polling: poller.active, now: now))
+    }
+
+    func handle(_ actions: [PushVerifier.Action]) {
+        for action in actions {
+            switch action {
+            case .started(let reason): emit(.pushCheck("started: " + reason))
+            case .stopped(let reason): emit(.pushCheck("stopped: " + reason))
+            case .check: verifyPush()
+            }
+        }
+    }
+
+    /// (e): one tip request; what moved past what the app has is fetched (`tipReplied`).
+    func verifyPush() {
+        guard tipRequest == nil, gate.running == nil else {
+            return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
+        }
+        counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
+        let id = request()
+        tipRequest = id
+        tipVerifiesPush = true
+        effects.append(.indexer(id: id, .tip))
+        emit(.pushCheckAsked(objects: fullSyncObjects().count))
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import SyncCore
+
+/// Messages: storing once, the store's writes and their answers, notifications, pending pushes.
+extension Engine {
+    // MARK: - Messages
+
+    func store(_ message: NetworkMessage, via channel: Channel, receivedAt: Instant) {
+        for m in commit([StoredMessage(message: message, receivedAt: receivedAt, via: channel)], cursor: nil) {
+            announce(m)
+        }
+    }
+
+    /// Writes messages and the cursor that covers them as one write (rule 9), carrying along
+    /// whatever the store could not take before. Returns the messages new to the app at once,
+    /// so that the chat goes on whatever the write's answer. `runId`: a sync whose answer
+    /// waits for this write (a failed one leaves it incomplete).
+    func commit(_ messages: [StoredMessage], cursor: CursorMove?, runId: Int? = nil) -> [StoredMessage] {
+        var seen = Set<String>()
+        let fresh = messages.filter { !has($0.txId) && seen.insert($0.txId).inserted }
+        for m in fresh { unsaved.writing(m) }
+        if let cursor { cursorsInFlight[cursor.object] = cursor.cursor }
+        let carried = unsaved.messages
+        unsaved.messagesStored()
+        for m in carried { unsaved.writing(m) }
+        write(.messages(carried + fresh, cursor: cursor), runId: runId)
+        return fresh
+    }
+
+    /// A sync object's cursor: as written, even if the write has not answered yet.
+    func cursor(of object: SyncObject) -> SyncCursor {
+        cursorsInFlight[object] ?? storage.cursor(object)
+    }
+
+    /// Asks the runner to write; `runId` waits for the answer.
+    func write(_ w: StoreWrite, runId: Int? = nil) {
+        let id = request()
+        writes[id] = (w, runId)
+        if let runId, runs[runId] != nil { runs[runId]?.outstanding += 1 }
+        effects.append(.write(id: id, w))
+    }
+
+    /// A write answered.
+    func written(id: Int, failure: String?) {
+        guard let (w, runId) = writes.removeValue(forKey: id) else { return settle() }
+        let stored = failure == nil
+        switch w {
+        case .messages(let messages, let cursor):
+            unsaved.written(messages.map(\.txId), stored: stored)
+            if let cursor, cursorsInFlight[cursor.object] == cursor.cursor { cursorsInFlight[cursor.object] = nil }
+        case .state(let state):
+            if stored { lastSaved = state }
+            if stateInFlight == state { stateInFlight = nil }
+        case .contact(let c): if !stored { unsaved.keep(c) }
+        case .markRead(let a): if !stored { unsaved.keepRead(a) }
+        case .appendPendingPush(let p): if !stored { unsaved.keep(p) }
+        case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
+        case .outbox: if !stored { outboxUnsaved = true }
+        }
+        if let failure {
+            if retryBatch?.contains(id) == true { retryBatch = nil }  // this retry failed
+            storeFailed(reason: failure)
+        } else if var batch = retryBatch, batch.remove(id) != nil {
+            retryBatch = batch
+            if batch.isEmpty {
+                retryBatch = nil
+                effects.append(.retryWorldWrites)  // the world's own writes share the disk
+            }
+        }
+        if let runId, runs[runId] != nil {
+            runs[runId]?.outstanding -= 1
+            if !stored { runs[runId]?.failed += 1 }
+            if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        }
+        settle()
+    }
+
+    /// The app has this message: stored, or kept in memory.
+    func has(_ txId: String) -> Bool { unsaved.contains(txId: txId) || storage.hasMessage(txId: txId) }
+
+    /// A write failed: the trouble is logged once, when it starts, and everything unsaved is
+    /// tried again every `storeRetryInterval` until it all lands.
+    func storeFailed(_ error: Error) { storeFailed(reason: "\(error)") }
+
+    func storeFailed(reason: String) {
+        if unsaved.failed(reason: reason) {
+            emit(.storeTrouble(unsaved.trouble, unsaved: unsaved.count, retryEvery: Self.storeRetryInterval))
+        }
+        if storeRetryAt == nil { storeRetryAt = now + Self.storeRetryInterval }
+    }
+
+    /// Writes everything kept in memory, in order; the trouble ends when all of it lands.
+    func retryStore() {
+        storeRetryAt = nil
+        keptBeforeRecovery = unsaved.keptDuringTrouble
+        let before = nextRequestId
+        if !unsaved.messages.isEmpty { _ = commit([], cursor: nil) }
+        for (address, c) in unsaved.contacts.sorted(by: { $0.key < $1.key }) {
+            unsaved.contactStored(address)
+            write(.contact(c))
+        }
+        for a in unsaved.reads.sorted() {
+            unsaved.readStored(a)
+            write(.markRead(a))
+        }
+        if unsaved.clearPendingPushes {
+            unsaved.clearPendingPushes = false
+            write(.removePendingPushes)
+        }
+        for p in unsaved.takePendingPushes() { write(.appendPendingPush(p)) }
+        if outboxUnsaved {
+            outboxUnsaved = false
+            writeOutbox()
+        }
+        saveState()
+        // The trouble ends when all of these land, and then the world's own writes.
+        let batch = Set((before + 1)...max(before + 1, nextRequestId)).filter { writes[$0] != nil }
+        if batch.isEmpty { effects.append(.retryWorldWrites) } else { retryBatch = batch }
+    }
+
+    func announce(_ m: StoredMessage) {
+        let object = SyncObject(holding: m.message)
+        if newestSeen[object].map({ $0 < m.message.blockTime }) ?? true { newestSeen[object] = m.message.blockTime }
+        pendingUnstored.remove(m.txId)
+        spentUnstored.remove(m.txId)
+        let a = m.message.conversation
+        emit(.messageStored(m, contact: contactsByAddress[a] ?? Contact(address: a, handle: a.value, displayName: a.value)))
+        // On screen in the foreground: read as it is stored (its write is queued before this).
+        if a == viewing, m.message.direction == .incoming, connection.lifecycle == .foreground {
+            write(.markRead(a))
+        }
+        if m.via == .background, m.message.direction == .incoming,
+           pendingArrivals[m.txId] == nil {
+            notify(m.message)  // a background refresh found it, and no push had shown it
+        }
+    }
+
+    /// Rule 15: a banner for an incoming message that reached the backgrounded app.
+    func notify(_ message: NetworkMessage) {
+        let contact = contactsByAddress[message.conversation]
+            ?? Contact(address: message.conversation, handle: message.conversation.value, displayName: message.conversation.value)
+        switch notifier.incoming(from: contact, kind: message.kind, text: message.body, mode: mode, now: now) {
+        case .show(let banner):
+            emit(.banner(banner, badge: badge))
+        case .suppressed(let reason):
+            emit(.bannerSuppressed(conversation: contact.handle, reason: reason))
+        }
+    }
+
+    /// The badge: every unread message, including those still pending in the extension.
+    public var badge: Int {
+        storage.totalUnread() + pendingUnstored.count + unsaved.incomingNotStored
+    }
+
+    /// Rule 12: pushes the extension stored while backgrounded are stored now and count as
+    /// push deliveries at the time they really arrived.
+    func processPendingPushes() {
+        let pending = storage.pendingPushes() + unsaved.takePendingPushes()
+        guard !pending.isEmpty else { return }
+        for p in pending {
+            store(p.message, via: .push, receivedAt: p.arrivedAt)
+            handle(reliability.pushReceived(txId: p.message.txId, arrivedAt: p.arrivedAt, now: now))
+        }
+        pendingArrivals.removeAll()
+        pendingUnstored.removeAll()
+        write(.removePendingPushes)
+    }
+}

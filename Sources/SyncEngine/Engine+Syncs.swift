@@ -1,0 +1,263 @@
+import Foundation
+import SyncCore
+
+/// Syncs (rule 9): starting, fetching page by page, proving a gap, finishing.
+extension Engine {
+    // MARK: - Syncs (rule 9)
+
+    @discardableResult
+    /// `conversations`: how many a light sync covers (rule 14, from `BackgroundRefresh`).
+    /// `objects`: what a targeted sync of (d) fetches.
+    func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, conversations: Int = 0,
+                           objects given: [SyncObject]? = nil) -> Int {
+        nextRunId += 1
+        let id = nextRunId
+        if !runs.isEmpty { counters.overlappingSyncs += 1 }
+        let objects = given ?? (kind == .full ? fullSyncObjects() : lightSyncObjects(conversations))
+        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
+        switch kind {
+        case .full: counters.fullSyncs += 1
+        case .light: counters.lightSyncs += 1
+        case .targeted: counters.targetedSyncs += 1
+        }
+        poller.syncStarted(now: now)
+        emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
+        fetchAll(objects, runId: id)
+        if objects.isEmpty { finish(runId: id, stoppedBy: nil) }
+        return id
+    }
+
+    func fetchAll(_ objects: [SyncObject], runId: Int) {
+        guard !objects.isEmpty else { return }
+        afterIndexerLag(runId: runId) { [self] in
+            for object in objects {
+                let since = cursor(of: object).requestStart(now: now, rewind: settings.reorgRewind)
+                fetch(object, since: since, page: 0, runId: runId)
+            }
+        }
+    }
+
+    /// A message that landed just before the subscription went live was too early for
+    /// realtime and may not be indexed yet: a catch-up asks once the indexer has caught up
+    /// with it, `indexerLagAllowance` after the subscription.
+    func afterIndexerLag(runId: Int, _ ask: @escaping () -> Void) {
+        guard let live = liveSince, now < live + settings.indexerLagAllowance else { return ask() }
+        let at = live + settings.indexerLagAllowance
+        let i = waitingForIndexer.firstIndex { $0.at > at } ?? waitingForIndexer.count
+        waitingForIndexer.insert((at, runId, ask), at: i)
+    }
+
+    /// (b): ask the node for the UTXO set, fetch by id the txIds not stored. If the node
+    /// cannot answer, the same run becomes a full sync.
+    func startTargeted(trigger: String) {
+        nextRunId += 1
+        let id = nextRunId
+        if !runs.isEmpty { counters.overlappingSyncs += 1 }
+        runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, startedAt: now)
+        counters.targetedSyncs += 1
+        poller.syncStarted(now: now)
+        emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
+        afterIndexerLag(runId: id) { [self] in
+            counters.requestsByKind["utxo_set", default: 0] += 1
+            runs[id]?.requests += 1
+            runs[id]?.outstanding += 1
+            let request = request()
+            utxoRequests[request] = id
+            utxoAskedAt[id] = now
+            effects.append(.requestUtxoSet(id: request, since: provenThrough.map { $0 - settings.reorgRewind }))
+        }
+    }
+
+    func utxoReplied(requestId: Int, result: Result<[String], TransportError>) {
+        guard let runId = utxoRequests.removeValue(forKey: requestId), runs[runId] != nil else { return settle() }
+        runs[runId]?.outstanding -= 1
+        switch result {
+        case .failure(let error):
+            emit(.error(source: "node", message: "UTXO set: \(error); the gap cannot be proven, running a full sync"))
+            runs[runId]?.kind = .full
+            gate.targetedBecameFull()
+            counters.targetedSyncs -= 1
+            counters.fullSyncs += 1
+            fetchAll(fullSyncObjects(), runId: runId)
+        case .success(let txIds):
+            let requestedAt = now
+            // The gap: unspent outputs the store lacks, and outputs the user's sends spent unseen
+            // (walked in turn: the set is the address's whole unspent history, not copied again).
+            for id in [txIds, spentUnstored.sorted()].joined() where !has(id) {
+                let call = IndexerCall.messageById(id)
+                counters.requestsByKind[call.kind, default: 0] += 1
+                runs[runId]?.requests += 1
+                runs[runId]?.outstanding += 1
+                let request = request()
+                indexerRequests[request] = (nil, call, .zero, 0, runId, requestedAt)
+                effects.append(.indexer(id: request, call))
+            }
+        }
+        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        settle()
+    }
+
+    /// Rule 9: handshakes in and out, contextual messages of every conversation in and out, payments.
+    func fullSyncObjects() -> [SyncObject] {
+        var objects: [SyncObject] = [.handshakes(.incoming), .handshakes(.outgoing)]
+        for c in contacts {
+            objects.append(.contextual(c.address, .incoming))
+            objects.append(.contextual(c.address, .outgoing))
+        }
+        objects.append(.payments)
+        return objects
+    }
+
+    /// Rule 14: incoming contextual messages of the most recently active conversations.
+    func lightSyncObjects(_ conversations: Int) -> [SyncObject] {
+        let activity = storage.lastActivity()
+        let ranked = contacts.sorted {
+            let a = activity[$0.address] ?? .zero, b = activity[$1.address] ?? .zero
+            return a == b ? $0.address < $1.address : a > b
+        }
+        return ranked.prefix(conversations).map { .contextual($0.address, .incoming) }
+    }
+
+    func fetch(_ object: SyncObject, since: Instant, page: Int, runId: Int) {
+        let call: IndexerCall
+        switch object {
+        case .handshakes(let d): call = .handshakes(d, since: since)
+        case .contextual(let a, let d): call = .contextual(a, d, since: since)
+        case .payments: call = .payments(since: since, page: page)
+        }
+        counters.requestsByKind[call.kind, default: 0] += 1
+        runs[runId]?.requests += 1
+        runs[runId]?.outstanding += 1
+        let requestedAt = now
+        let request = request()
+        indexerRequests[request] = (object, call, since, page, runId, requestedAt)
+        effects.append(.indexer(id: request, call))
+    }
+
+    func indexerReplied(id: Int, result: Result<Data, TransportError>) {
+        if id == tipRequest { return tipReplied(result: result) }
+        guard let r = indexerRequests.removeValue(forKey: id) else { return settle() }
+        fetchReplied(r.object, call: r.call, since: r.since, page: r.page, runId: r.runId, requestedAt: r.requestedAt, result: result)
+    }
+
+    func fetchReplied(_ object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant,
+                              result: Result<Data, TransportError>) {
+        guard let run = runs[runId] else {
+            settle()
+            return  // the sync was stopped (budget, OS expiry, foreground): its late replies are dropped
+        }
+        runs[runId]?.outstanding -= 1
+        switch result {
+        case .failure(let error):
+            runs[runId]?.failed += 1
+            emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object.map(\.description) ?? "none") unchanged"))
+        case .success(let data):
+            do {
+                let reply = try IndexerPage.read(data, for: call, me: me, now: now)
+                if !reply.rejected.isEmpty {
+                    switch rejectedItems.judge(reply.rejected) {
+                    case .retry(let reason, let strikes):
+                        throw WireError("\(reason) (rejected \(strikes) of \(rejectedItems.attempts) times before it is skipped)")
+                    case .skip(let newly):
+                        for item in newly {
+                            let what = item.txId.map { "message \($0.prefix(8))" } ?? "an item"
+                            emit(.error(source: "indexer", message: "\(what) rejected \(rejectedItems.attempts) times in a row (\(item.reason)); skipped for good, the sync moves on"))
+                        }
+                    }
+                }
+                if case .messageById(let id) = call, reply.messages.isEmpty {
+                    // (b): the node showed this output, so the message exists; the indexer has
+                    // not indexed it yet. The gap is not closed: this catch-up is incomplete.
+                    runs[runId]?.failed += 1
+                    emit(.error(source: "indexer", message: "message_by_id \(id.prefix(8)): not indexed yet; the catch-up is incomplete"))
+                }
+                let channel: Channel = run.kind == .light ? .background : .fetch
+                // A message whose push already reached the notification extension was the
+                // app's first from that push, when it arrived: keep that as its first channel.
+                let messages = reply.messages.map { m in
+                    pendingArrivals[m.txId].map { StoredMessage(message: m, receivedAt: $0, via: .push) }
+                        ?? StoredMessage(message: m, receivedAt: now, via: channel)
+                }
+                // Rule 9: the cursor moves in the same commit as the messages it covers.
+                // (A fetch by id, for (b), has no cursor.)
+                let move = object.map {
+                    CursorMove(object: $0, cursor: self.cursor(of: $0).advanced(
+                        coveringUpTo: (reply.messages.map(\.blockTime) + reply.rejected.compactMap(\.blockTime)).max(),
+                        requestedAt: requestedAt, indexingLag: settings.indexerLagAllowance))
+                }
+                // If the write fails, what it carried is kept in memory and shown, but the
+                // cursor does not move: the catch-up is incomplete (rule 9) and is retried.
+                let fresh = commit(messages, cursor: move, runId: runId)
+                runs[runId]?.stored += fresh.count
+                for m in fresh {
+                    announce(m)
+                    if m.message.direction == .incoming {
+                        // (a): a message first found by a catch-up is push evidence too. If its
+                        // push already reached the extension (a refresh in the background), that
+                        // push is its match.
+                        handle(reliability.fetchedTx(txId: m.txId, from: m.message.conversation, blockTime: m.message.blockTime,
+                                                     pushArrivedAt: pendingArrivals[m.txId], now: now))
+                    }
+                }
+                if let object, let next = reply.nextPage {
+                    fetch(object, since: since, page: next, runId: runId)
+                }
+            } catch {
+                runs[runId]?.failed += 1
+                let source = error is WireError ? "indexer" : "storage"
+                emit(.error(source: source, message: "\(error); nothing stored, cursor of \(object.map(\.description) ?? "none") unchanged"))
+            }
+        }
+        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        settle()
+    }
+
+    func finish(runId: Int, stoppedBy: String?) {
+        guard let run = runs.removeValue(forKey: runId) else { return }
+        let fromRefresh = refreshRunId == runId
+        if fromRefresh { refreshRunId = nil }
+        let succeeded = run.failed == 0 && stoppedBy == nil
+        let askedAt = utxoAskedAt.removeValue(forKey: runId)
+        if succeeded {
+            // (b): what a complete full sync or proof covered. A full sync's requests found
+            // every message indexed when it started (indexing takes up to the allowance); a
+            // proof stored every output the node showed when asked.
+            let covered: Instant? = switch run.kind {
+            case .full: run.startedAt - settings.indexerLagAllowance
+            case .targeted: askedAt
+            default: nil
+            }
+            if let covered, provenThrough.map({ $0 < covered }) ?? true { provenThrough = covered }
+            if run.kind == .targeted, let askedAt { advanceCursorsAfterProof(askedAt: askedAt) }
+        }
+        gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
+                      forced: run.forced, progressed: run.failed < run.requests)
+        counters.errors += run.failed
+        emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
+                              failed: run.failed, took: now - run.startedAt, stoppedBy: stoppedBy))
+        handle(poller.syncCompleted(now: now))
+        if fromRefresh {
+            handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
+        }
+    }
+
+    /// (b): a complete proof stored every incoming output that landed before the UTXO set
+    /// was asked for (the unspent ones the app lacked were fetched by id, the ones the user's
+    /// sends spent were too), so every object of incoming messages is stored up to then
+    /// (rule 9's cursor), and the next full sync starts there instead of re-reading hours that
+    /// realtime and push already brought. Outgoing objects are the user's own sends, stored
+    /// when published; their cursors move only with fetches. Payments are incoming here: the
+    /// app sends no payment (a wallet that did would keep `payments` out of this, as outgoing).
+    func advanceCursorsAfterProof(askedAt: Instant) {
+        let covered = askedAt - settings.indexerLagAllowance
+        for object in fullSyncObjects() {
+            switch object {
+            case .handshakes(.outgoing), .contextual(_, .outgoing): continue
+            default: break
+            }
+            let current = cursor(of: object)
+            guard current.lastFetchedBlockTime.map({ $0 < covered }) ?? true else { continue }
+            _ = commit([], cursor: CursorMove(object: object, cursor: SyncCursor(lastFetchedBlockTime: covered)))
+        }
+    }
+}

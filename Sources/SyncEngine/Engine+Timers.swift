@@ -1,0 +1,122 @@
+import Foundation
+import SyncCore
+
+/// Timers and persistence: the end of every input, the inspector, the one deadline, the learned state.
+extension Engine {
+    // MARK: - Timers and persistence
+
+    /// Ends every input: persist what changed. (The runner re-arms its one wake-up at
+    /// `nextDeadline`.)
+    func settle() {
+        persist()
+        let current = status
+        if current != lastStatus {
+            lastStatus = current
+            emit(.status(current))
+        }
+        if inspecting {
+            let detail = inspection
+            if detail != lastInspection {
+                lastInspection = detail
+                emit(.inspection(detail))
+            }
+        }
+    }
+
+    func inspect(_ on: Bool) {
+        inspecting = on
+        lastInspection = nil  // the first look gets the state at once
+        settle()
+    }
+
+    /// What an inspector shows, as of now (sent as `.inspection` while inspecting).
+    public var inspection: EngineInspection {
+        var i = EngineInspection()
+        i.push.state = reliability.state
+        i.push.misses = reliability.consecutiveMisses
+        i.push.missThreshold = settings.missesToUnreliable
+        i.push.pending = reliability.sightings
+        i.push.unmatchedPushes = reliability.unmatchedPushes
+        i.push.suspended = reliability.suspended
+        i.push.lastReregisterAt = reliability.lastReregisterAt
+        i.push.notOperational = reliability.conditions?.whyNotOperational
+        i.gate.lastCatchUpAt = gate.lastFinishedAt
+        i.gate.lastFullSyncAt = gate.lastFullSyncAt
+        i.gate.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }
+        i.gate.running = runs.values.sorted { $0.id < $1.id }.map {
+            .init(kind: $0.kind, trigger: $0.trigger, forced: $0.forced, startedAt: $0.startedAt, outstanding: $0.outstanding,
+                  stored: $0.stored, joined: $0.joined)
+        }
+        i.gate.trailingAt = gate.trailingDue
+        i.gate.owed = gate.owed
+        i.gate.retryAt = gate.retryDue
+        i.gate.retriesInARow = gate.retriesInARow
+        i.cursors = fullSyncObjects().map { .init(object: $0, at: cursor(of: $0).lastFetchedBlockTime) }
+        i.timers.polling = poller.active
+        i.timers.nextPollAt = poller.nextDeadline
+        i.timers.refreshRequested = refresh.requested
+        i.timers.refreshEarliest = refresh.requested ? refreshEarliest : nil
+        i.timers.refreshBudgetEndsAt = refresh.budgetEndsAt
+        i.timers.connection = connection.timers
+        i.timers.storeRetryAt = storeRetryAt
+        return i
+    }
+
+    /// What a status bar says, as of now (sent as `.status` whenever it changes).
+    public var status: EngineStatus {
+        var s = EngineStatus()
+        s.lifecycle = connection.lifecycle
+        s.realtime = EngineStatus.Realtime(connection.realtime, polling: poller.active)
+        s.push = reliability.state
+        s.misses = reliability.consecutiveMisses
+        s.missThreshold = settings.missesToUnreliable
+        s.token = tokenStatus
+        s.mode = mode
+        s.preview = notifier.preview
+        s.lastCatchUpAt = gate.lastFinishedAt
+        s.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }
+        s.requests = counters.requests
+        s.badge = badge
+        s.storeTrouble = unsaved.trouble
+        s.unsaved = unsaved.count
+        s.unsent = outbox.count
+        return s
+    }
+
+    func deadlineFired() {
+        while let first = waitingForIndexer.first, first.at <= now {
+            waitingForIndexer.removeFirst()
+            if runs[first.runId] != nil { first.ask() }  // unless it was stopped meanwhile
+        }
+        handle(reliability.deadlineReached(now: now))
+        handle(connection.deadlineReached(now: now))
+        handle(poller.deadlineReached(now: now, syncRunning: gate.running != nil))
+        handle(verifier.deadlineReached(now: now))
+        handle(refresh.deadlineReached(now: now))
+        for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
+        if let at = storeRetryAt, at <= now { retryStore() }
+        for m in outbox {
+            if case .failed(_, let at) = m.state, at <= now { publish(m) }
+        }
+        settle()
+    }
+
+    /// Saves the learned state when it changed. While the store is in trouble only the
+    /// retry writes (a full disk is not asked again at every event).
+    func persist() {
+        guard unsaved.trouble == nil else { return }
+        saveState()
+    }
+
+    func saveState() {
+        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode,
+                                         preview: notifier.preview, tokenStatus: tokenStatus)
+        guard state != lastSaved, state != stateInFlight else { return }
+        stateInFlight = state
+        write(.state(state))
+    }
+
+    func emit(_ event: SyncEvent) {
+        events.append(TimedEvent(at: now, event: event))
+    }
+}
