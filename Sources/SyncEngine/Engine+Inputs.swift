@@ -19,7 +19,6 @@ extension Engine {
         } else if tokenStatus != .none {
             unregisterToken(reason: "launch: mode \(mode.rawValue)")
         }
-        settle()
     }
 
     public var contacts: [Contact] { contactsByAddress.values.sorted { $0.address < $1.address } }
@@ -31,7 +30,6 @@ extension Engine {
         contactsByAddress[contact.address] = contact
         emit(.contact(contact))
         write(.contact(contact))
-        settle()
     }
 
     /// The user writes to a contact: publish, store as sent. A body over
@@ -40,14 +38,13 @@ extension Engine {
     func send(to contact: Address, text: String) {
         guard text.utf8.count <= MessageLimits.maxBodyBytes else {
             emit(.error(source: "send", message: "a message of \(text.utf8.count) bytes is over the limit of \(MessageLimits.maxBodyBytes); not sent"))
-            return settle()
+            return
         }
         nextLocalId += 1
         let m = OutgoingMessage(localId: "local-\(now.milliseconds)-\(nextLocalId)", to: contact, body: text, createdAt: now)
         outbox.append(m)
         writeOutbox()
         publish(m)
-        settle()
     }
 
     /// Hands an outbox entry to the network (again).
@@ -66,7 +63,6 @@ extension Engine {
             if case .sending = m.state, failedOnly || publishRequests.values.contains(m.localId) { continue }
             publish(m)
         }
-        settle()
     }
 
     func writeOutbox() { write(.outbox(outbox)) }
@@ -75,7 +71,7 @@ extension Engine {
     /// could not: the message stays in the outbox, failed, and is tried again after a wait.
     func published(id: Int, _ result: Result<Publication, TransportError>) {
         guard let localId = publishRequests.removeValue(forKey: id), let i = outbox.firstIndex(where: { $0.localId == localId }) else {
-            return settle()
+            return
         }
         let publication: Publication
         switch result {
@@ -89,7 +85,7 @@ extension Engine {
             emit(.sendFailed(to: to, reason: error.message, retryIn: wait, failures: outbox[i].failures))
             emit(.outgoing(outbox[i]))
             writeOutbox()
-            return settle()
+            return
         }
         var done = outbox.remove(at: i)
         done.state = .sent(txId: publication.message.txId)
@@ -102,7 +98,6 @@ extension Engine {
         // (b): an output this send spent leaves the UTXO set, so the set can no longer reveal
         // its message; if the store lacks it, the next proven gap fetches it by id.
         for id in publication.spent where !has(id) { spentUnstored.insert(id) }
-        settle()
     }
 
     /// Mutes or unmutes a contact: no push for it, and it never counts as push evidence.
@@ -113,7 +108,6 @@ extension Engine {
         effects.append(.setMuted(contact, muted))
         reliability.contactMuteChanged(contact, muted: muted, now: now)
         emit(.world("\(muted ? "muted" : "unmuted") \(c.handle)"))
-        settle()
     }
 
     /// Rule 15: switch notification mode; rule 1 re-evaluates push.
@@ -131,7 +125,6 @@ extension Engine {
             unregisterToken(reason: "mode \(newMode.rawValue): no more pushes")
         }
         updatePoller()
-        settle()
     }
 
     /// Rule 15: what banners show (name and text, name only, or nothing).
@@ -139,19 +132,16 @@ extension Engine {
         guard preview != notifier.preview else { return }
         notifier.preview = preview
         emit(.world("notification preview \(preview.rawValue)"))
-        settle()
     }
 
     /// The user asks for a sync now (`S`): forced, it ignores the debounce (rule 6) but still
     /// joins a running sync (rule 8).
     func syncNow() {
         trigger(.manual, forced: true)
-        settle()
     }
 
     func markRead(_ conversation: Address) {
         write(.markRead(conversation))
-        settle()
     }
 
     /// A message the app has: stored, or kept in memory while the store cannot write.
@@ -167,7 +157,6 @@ extension Engine {
     /// A write of the profile's world failed (it shares the store's disk): the same trouble.
     func worldWriteFailed(_ error: Error) {
         storeFailed(error)
-        settle()
     }
 
     /// The reply to `.retryWorldWrites`: nil when everything the world kept is written.
@@ -177,19 +166,16 @@ extension Engine {
         } else if unsaved.trouble != nil, storeRetryAt == nil, unsaved.count == 0, unsaved.recovered() {
             emit(.storeTrouble(nil, unsaved: keptBeforeRecovery, retryEvery: Self.storeRetryInterval))
         }
-        settle()
     }
 
     /// The OS's notification permission changed (rule 1).
     func permissionChanged(_ granted: Bool) {
         permissionGranted = granted
         conditionsChanged()
-        settle()
     }
 
     func keepaliveAnswered(_ ping: Int) {
         handle(connection.keepaliveAnswered(ping: ping, now: now))
-        settle()
     }
 
 
@@ -210,7 +196,6 @@ extension Engine {
         }
         handle(connection.becameActive(now: now))
         updatePoller()
-        settle()
     }
 
     func appDidEnterBackground() {
@@ -221,25 +206,21 @@ extension Engine {
         gate.enteredBackground()
         updatePoller()
         handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
-        settle()
     }
 
     func realtimeConnected(connection id: Int) {
         guard id == currentConnection else { return }  // a superseded connect attempt
         handle(connection.connected(now: now))
-        settle()
     }
 
     func realtimeConnectFailed(connection id: Int, error: String) {
         guard id == currentConnection else { return }
         handle(connection.connectFailed(now: now, error: error))
-        settle()
     }
 
     func realtimeDisconnected(connection id: Int, error: String) {
         guard id == currentConnection else { return }
         handle(connection.disconnected(now: now, error: error))
-        settle()
     }
 
     func realtimeNotified(connection id: Int, message: NetworkMessage) {
@@ -249,18 +230,16 @@ extension Engine {
             // Rule 2: only incoming messages push could have carried are evidence (the machine judges).
             handle(reliability.realtimeTxSeen(txId: message.txId, from: message.conversation, landedAt: message.blockTime, now: now))
         }
-        settle()
     }
 
     func pushDelivered(payload: Data) {
-        guard let message = decodePush(payload, source: "push") else { return settle() }
+        guard let message = decodePush(payload, source: "push") else { return }
         store(message, via: .push, receivedAt: now)
         handle(reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
-        settle()
     }
 
     func notificationExtensionReceived(payload: Data) {
-        guard let message = decodePush(payload, source: "notification extension") else { return settle() }
+        guard let message = decodePush(payload, source: "notification extension") else { return }
         let push = PendingPush(message: message, arrivedAt: now)
         pendingArrivals[message.txId] = now
         if !has(message.txId) { pendingUnstored.insert(message.txId) }
@@ -270,7 +249,6 @@ extension Engine {
             write(.appendPendingPush(push))
         }
         notify(message)
-        settle()
     }
 
     /// A malformed payload is an error event and nothing else: the message it was meant to
@@ -293,20 +271,17 @@ extension Engine {
             emit(.tokenRegistration("token \(status.rawValue): will register again when the app is next active"))
         }
         conditionsChanged()
-        settle()
     }
 
     func backgroundRefreshGranted(task: Int) {
         currentRefreshTask = task
         emit(.backgroundRefresh("granted by the OS"))
         handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, now: now))
-        settle()
     }
 
     func backgroundRefreshExpired(task: Int) {
         guard task == currentRefreshTask else { return }
         currentRefreshTask = nil
         handle(refresh.refreshExpired(now: now))
-        settle()
     }
 }

@@ -93,7 +93,7 @@ extension Engine {
             tipVerifiesPush = false
             return pushCheckReplied(result: result)
         }
-        guard poller.active else { return settle() }
+        guard poller.active else { return }
         let tips: IndexerTips
         switch result {
         case .failure(let error):
@@ -116,7 +116,6 @@ extension Engine {
         if moved.isEmpty {
             counters.tipSkips += 1
             handle(poller.syncCompleted(now: now))
-            settle()
         } else {
             trigger(.poll, forced: false, tipObjects: moved)
         }
@@ -125,13 +124,13 @@ extension Engine {
     /// (e): the tips against what the app has of each object (its cursor, or the newest
     /// message any channel brought): what moved is what push and realtime have not brought.
     func pushCheckReplied(result: Result<Data, TransportError>) {
-        guard verifier.active else { return settle() }
+        guard verifier.active else { return }
         let tips: IndexerTips
         do {
             tips = try IndexerTips.read(result.get(), now: now)
         } catch {
             emit(.error(source: "indexer", message: "tip: \(error); push check again in \(verifier.verifyInterval)"))
-            return settle()
+            return
         }
         let objects = fullSyncObjects()
         let moved = objects.filter { object in
@@ -141,7 +140,6 @@ extension Engine {
         }
         emit(.pushCheckAnswered(latest: tips.latest, moved: moved.map(\.description), of: objects.count))
         if !moved.isEmpty { trigger(.pushCheck, forced: false, tipObjects: moved) }
-        settle()
     }
 
     func handle(_ actions: [BackgroundRefresh.Action]) {

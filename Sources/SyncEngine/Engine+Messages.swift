@@ -42,7 +42,7 @@ extension Engine {
 
     /// A write answered.
     func written(id: Int, failure: String?) {
-        guard let (w, runId) = writes.removeValue(forKey: id) else { return settle() }
+        guard let (w, runId) = writes.removeValue(forKey: id) else { return }
         let stored = failure == nil
         switch w {
         case .messages(let messages, let cursor):
@@ -72,7 +72,6 @@ extension Engine {
             if !stored { runs[runId]?.failed += 1 }
             if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
         }
-        settle()
     }
 
     /// The app has this message: stored, or kept in memory.

@@ -69,7 +69,7 @@ extension Engine {
     }
 
     func utxoReplied(requestId: Int, result: Result<[String], TransportError>) {
-        guard let runId = utxoRequests.removeValue(forKey: requestId), runs[runId] != nil else { return settle() }
+        guard let runId = utxoRequests.removeValue(forKey: requestId), runs[runId] != nil else { return }
         runs[runId]?.outstanding -= 1
         switch result {
         case .failure(let error):
@@ -94,7 +94,6 @@ extension Engine {
             }
         }
         if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
-        settle()
     }
 
     /// Rule 9: handshakes in and out, contextual messages of every conversation in and out, payments.
@@ -136,14 +135,13 @@ extension Engine {
 
     func indexerReplied(id: Int, result: Result<Data, TransportError>) {
         if id == tipRequest { return tipReplied(result: result) }
-        guard let r = indexerRequests.removeValue(forKey: id) else { return settle() }
+        guard let r = indexerRequests.removeValue(forKey: id) else { return }
         fetchReplied(r.object, call: r.call, since: r.since, page: r.page, runId: r.runId, requestedAt: r.requestedAt, result: result)
     }
 
     func fetchReplied(_ object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant,
                               result: Result<Data, TransportError>) {
         guard let run = runs[runId] else {
-            settle()
             return  // the sync was stopped (budget, OS expiry, foreground): its late replies are dropped
         }
         runs[runId]?.outstanding -= 1
@@ -209,7 +207,6 @@ extension Engine {
             }
         }
         if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
-        settle()
     }
 
     func finish(runId: Int, stoppedBy: String?) {

@@ -26,7 +26,6 @@ extension Engine {
     func inspect(_ on: Bool) {
         inspecting = on
         lastInspection = nil  // the first look gets the state at once
-        settle()
     }
 
     /// What an inspector shows, as of now (sent as `.inspection` while inspecting).
@@ -98,7 +97,6 @@ extension Engine {
         for m in outbox {
             if case .failed(_, let at) = m.state, at <= now { publish(m) }
         }
-        settle()
     }
 
     /// Saves the learned state when it changed. While the store is in trouble only the
