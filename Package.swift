@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Who may import whom (STYLE.md "The shape"), lowest first:
+// Who may import whom (docs/design.md, the table of targets), lowest first:
 //   SyncCore      pure machines and domain values; imports nothing, not even Foundation.
 //   SyncEngine    the sans-IO Engine (inputs in, effects and typed events out), its runner
 //                 SyncDriver on the ports, the ChatStorage port, the wire decoders. SyncCore only.
@@ -96,7 +96,7 @@ let package = Package(
         ),
         .target(name: "CWidth"),
         // The width corpus played through the real binary in tmux and judged on what tmux shows;
-        // it shares nothing with ChatUI's width model on purpose (STYLE.md, test layer 5).
+        // it shares nothing with ChatUI's width model on purpose (docs/design.md, `WidthCorpus`).
         .target(name: "WidthCorpus", dependencies: ["Spawn"]),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),

@@ -60,7 +60,7 @@ public struct Cell: Equatable, Sendable {
 }
 
 /// The screen as values: `render(state, size)` draws into it, tests read it back as lines,
-/// and the ncurses adapter diffs two of them (STYLE.md: ratatui's buffer).
+/// and the ncurses adapter diffs two of them (docs/design.md: ratatui's buffer).
 public struct Grid: Equatable, Sendable {
     public let width: Int
     public let height: Int

@@ -7,7 +7,7 @@ public enum Key: Hashable, Sendable {
 }
 
 /// What a key does. One table maps keys to actions and also generates the help overlay, so
-/// the two cannot drift (STYLE.md, bubbles' `key.Binding`).
+/// the two cannot drift (docs/keys.md, bubbles' `key.Binding`).
 public enum KeyAction: String, Hashable, Sendable, CaseIterable {
     case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken, toggleNetwork
@@ -59,7 +59,7 @@ extension Key {
 }
 
 public enum KeyTable {
-    /// Keys outside the compose line (SPEC §7).
+    /// Keys outside the compose line (docs/keys.md).
     public static let global: [KeyBinding] = [
         KeyBinding(keys: [.tab], help: "switch focus: conversations → messages → compose → sync log", action: .focusNext),
         KeyBinding(keys: [.up, .char("k")], help: "move up", action: .moveUp),

@@ -1,4 +1,4 @@
-/// The compose line of one conversation: readline-style editing (SPEC §7). A value type;
+/// The compose line of one conversation: readline-style editing (docs/keys.md). A value type;
 /// the view state keeps one per conversation (`ViewState.drafts`), so that unsent text and
 /// its cursor stay with the conversation they were written for.
 ///

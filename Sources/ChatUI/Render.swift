@@ -1,7 +1,7 @@
 import SyncCore
 import SyncEngine
 
-/// Pure rendering (STYLE.md "Render is pure"): the whole screen from the view state and a
+/// Pure rendering (docs/design.md): the whole screen from the view state and a
 /// size, as a grid of cells with roles. No terminal, no I/O.
 public enum Render {
     public static let minWidth = 60
@@ -274,7 +274,7 @@ public enum Render {
         drawBanners(&g, s, l)
     }
 
-    /// The channel that first brought a message (SPEC §7).
+    /// The channel that first brought a message (README.md#the-screen).
     static func mark(_ c: Channel) -> String {
         switch c {
         case .realtime: return "r"
@@ -395,7 +395,7 @@ public enum Render {
 
     // MARK: - Status bar
 
-    /// The status bar, with the literal words of SPEC §7, in two rows: the state of the
+    /// The status bar, with the literal words of README.md#the-screen, in two rows: the state of the
     /// channels first (and what is wrong with the world or the store), then time and
     /// counters. Segments are dropped from the least important (highest `priority`) when a
     /// row is too narrow.

@@ -3,7 +3,7 @@ import SyncEngine
 
 extension ViewInput {
     /// What one engine event means to the view: the one route from the engine to the
-    /// screen (STYLE.md "One stream to the UI"). Pure: the event carries everything, so
+    /// screen (docs/design.md "The UI learns everything from the engine's events"). Pure: the event carries everything, so
     /// nothing is read back from the store or the engine. Log lines carry the world's clock,
     /// the same clock as the status bar.
     public static func from(_ e: TimedEvent) -> [ViewInput] {

@@ -19,7 +19,7 @@ public struct ConversationRow: Equatable, Sendable {
 }
 
 /// A message as the pane shows it. Sender and text are sanitised here, once, at the
-/// boundary where untrusted text enters the view state (STYLE.md).
+/// boundary where untrusted text enters the view state (docs/design.md).
 public struct MessageRow: Equatable, Sendable {
     public var txId: String
     public var outgoing: Bool
@@ -54,7 +54,7 @@ public struct BannerRow: Equatable, Sendable {
     }
 }
 
-/// Everything the status bar says (SPEC §7): the engine's status as its last `.status`
+/// Everything the status bar says (README.md#the-screen): the engine's status as its last `.status`
 /// event said it, and the app's own clock, speed and script.
 public struct StatusInfo: Equatable, Sendable {
     public var engine = EngineStatus()

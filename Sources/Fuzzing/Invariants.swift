@@ -51,7 +51,7 @@ public enum Invariants {
         var report = Report()
         func fail(_ kind: Violation.Kind, _ detail: String) { report.violations.append(Violation(policy: policy, kind: kind, detail: detail)) }
 
-        // 0 lost after settle, 0 duplicates (SPEC §5), from the world's ledger and the store.
+        // 0 lost after settle, 0 duplicates (docs/simulate.md), from the world's ledger and the store.
         // Under `seed`, a loss that rule 6 itself explains is counted, not failed: that policy
         // is rules 1–15 exactly, and adaptive's (c) exists to close this very gap.
         let summary = RunSummary(run)

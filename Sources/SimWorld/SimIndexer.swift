@@ -2,7 +2,7 @@ import Foundation
 import SyncCore
 import SyncEngine
 
-/// The indexer (REST-like backend, SPEC §2): stores each message once indexed, answers the
+/// The indexer (REST-like backend, docs/spec.md#terms): stores each message once indexed, answers the
 /// calls of `IndexerCall` with JSON documents after a latency, and counts every request.
 /// Faults: `down` (calls fail), `latency` (every call takes exactly that long).
 public final class SimIndexer: IndexerPort {

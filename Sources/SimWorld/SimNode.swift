@@ -1,7 +1,7 @@
 import SyncCore
 import SyncEngine
 
-/// The realtime node (SPEC §2): a subscription that notifies the txs of the user's address
+/// The realtime node (docs/spec.md#terms): a subscription that notifies the txs of the user's address
 /// (incoming, and the user's own spends) about a second after their block time. It only lives while the app is in the foreground: on
 /// background the OS kills the socket *silently* (the app is never told). Faults: `down`
 /// (connect fails, a live connection closes with an error), `stale` (the current connection

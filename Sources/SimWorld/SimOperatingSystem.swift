@@ -1,7 +1,7 @@
 import SyncCore
 import SyncEngine
 
-/// The OS (SPEC §2): moves the app between foreground and background (killing the realtime
+/// The OS (docs/spec.md#terms): moves the app between foreground and background (killing the realtime
 /// socket silently on background), holds the notification permission, and grants background
 /// refreshes — near the requested time with jitter, never earlier than requested, never more
 /// often than every 15 minutes, and expiring each one after 30 s.

@@ -2,7 +2,7 @@ import Foundation
 import SyncCore
 import SyncEngine
 
-/// What a push service keeps for a device it cannot reach (`push model`, SPEC §2; sources in
+/// What a push service keeps for a device it cannot reach (`push model`, docs/simulate.md#push-models; sources in
 /// docs/reliability.md): `ideal` keeps everything and delivers it when the device is back;
 /// `apns` keeps only the latest notification for the app, older ones dropped, until an
 /// expiry; `fcm` keeps up to 100 and, past that, drops them all and tells the app "messages
@@ -11,7 +11,7 @@ public enum PushModel: String, Sendable, CaseIterable {
     case ideal, apns, fcm
 }
 
-/// The push service (SPEC §2). Keeps the device token (`new → registered → active`, or
+/// The push service (docs/spec.md#terms). Keeps the device token (`new → registered → active`, or
 /// `expired` / `invalid`) and, for every incoming message from a contact that is not muted,
 /// delivers an APNs-like payload after a latency draw unless dropped. In the foreground the
 /// app handles it at once; in the background the notification extension gets it.

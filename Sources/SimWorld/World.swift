@@ -2,7 +2,7 @@ import Foundation
 import SyncCore
 import SyncEngine
 
-/// The timings of the simulated world (SPEC §2). Every value is drawn uniformly between its
+/// The timings of the simulated world (docs/spec.md#terms). Every value is drawn uniformly between its
 /// bounds from the stream of its concern.
 public struct WorldTimings: Sendable {
     public var indexingLag = (low: Interval.seconds(1), high: Interval.seconds(3))

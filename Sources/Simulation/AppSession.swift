@@ -145,7 +145,7 @@ public final class AppSession {
         beliefLag.faultsChanged(faults, at: t)
     }
 
-    /// How long the engine took to believe each fault of the world (SPEC §5).
+    /// How long the engine took to believe each fault of the world (docs/simulate.md).
     public private(set) var beliefLag = BeliefLag()
 
     /// A directive of the app or the user (a fault of the network is the world's).

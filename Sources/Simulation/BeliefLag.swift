@@ -1,7 +1,7 @@
 import SyncCore
 import SyncEngine
 
-/// Belief lag (SPEC §5): how long the engine takes to believe what the world knows — from a
+/// Belief lag (docs/simulate.md): how long the engine takes to believe what the world knows — from a
 /// channel breaking to the engine saying so — per fault kind, and the engine's false alarms.
 /// The one owner of the measure: `simulate`, the matrix and the chart read it from here.
 /// Fed as the run goes (`AppSession`), from the world's active faults (ground truth, in the

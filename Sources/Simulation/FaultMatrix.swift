@@ -2,7 +2,7 @@ import Foundation
 import SyncCore
 import SyncEngine
 
-/// One world of the fault matrix (`synchat simulate --matrix`, SPEC §5): where the app is, and
+/// One world of the fault matrix (`synchat simulate --matrix`, docs/matrix.md): where the app is, and
 /// what is wrong with each channel. Each cell is a scenario of its own (`scenarioText`), so a
 /// hot cell can be saved and replayed like any other (`--matrix-cell N` prints it).
 public struct MatrixCell: Hashable, Sendable {
@@ -123,7 +123,7 @@ public struct MatrixCell: Hashable, Sendable {
     }
 }
 
-/// `synchat simulate --matrix`: every policy over a grid of worlds (SPEC §5).
+/// `synchat simulate --matrix`: every policy over a grid of worlds (docs/matrix.md).
 public enum FaultMatrix {
     /// The grid, pruned where an axis says nothing new:
     /// - remote-push, indexer up, network on: app × realtime × push, except that a background

@@ -2,7 +2,7 @@ import SimWorld
 import SyncCore
 import SyncEngine
 
-/// The measures of SPEC §5 for one finished run, from the world's ground truth and the
+/// The measures of docs/simulate.md for one finished run, from the world's ground truth and the
 /// client's store.
 public struct RunSummary: Equatable, Sendable {
     public var policy: String

@@ -2,7 +2,7 @@
 import SimWorld
 import SyncCore
 
-/// A parsed scenario file (SPEC §9).
+/// A parsed scenario file (docs/scenarios.md).
 public struct Scenario: Equatable, Sendable {
     public var source: String
     public var seed: UInt64 = 1

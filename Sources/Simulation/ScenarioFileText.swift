@@ -23,7 +23,7 @@ public final class ScenarioFileText: Sendable {
 
     deinit { close(fd) }
 
-    /// The file's lines as bytes (SPEC §9: LF or CRLF line ends, a UTF-8 BOM first skipped),
+    /// The file's lines as bytes (docs/scenarios.md: LF or CRLF line ends, a UTF-8 BOM first skipped),
     /// as `ScenarioParser.LineIterator` splits a text: the last line too, even empty.
     func byteLines() -> ByteLines { ByteLines(fd: fd, path: path) }
 

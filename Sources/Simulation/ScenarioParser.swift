@@ -20,7 +20,7 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
     }
 }
 
-/// Parses the scenario format of SPEC §9: one directive per line, `#` comments, durations
+/// Parses the scenario format of docs/scenarios.md: one directive per line, `#` comments, durations
 /// like `90s`, `10m`, `2h` (and sums such as `1h30m`), quoted text with `\n`, `\t`, `\\`,
 /// `\"`, `\e`, `\xHH` and `\u{HHHH}` escapes. The first problem stops parsing.
 public enum ScenarioParser {
@@ -157,7 +157,7 @@ public enum ScenarioParser {
         }
     }
 
-    /// The lines of a file (SPEC §9: LF or CRLF line ends, and maybe a UTF-8 BOM first), one
+    /// The lines of a file (docs/scenarios.md: LF or CRLF line ends, and maybe a UTF-8 BOM first), one
     /// at a time: a long file is not split into an array first. Lines are split on scalars,
     /// not on `Character`s: Swift reads `\r\n` as one `Character`, so a split on "\n" would
     /// see a CRLF file as one long line. Only the CR of a CRLF is a line end; a CR anywhere

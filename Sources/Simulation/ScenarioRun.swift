@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 
 /// A scenario played into an `AppSession`: the script's lines applied at their times, then
-/// the final foreground and the settle period (SPEC §9), after which `simulate` stops and
+/// the final foreground and the settle period (docs/scenarios.md), after which `simulate` stops and
 /// the live TUI hands the world over. `run()` goes as fast as the machine allows in virtual
 /// time; the TUI calls `advance(to:)` with scaled wall time.
 public final class ScenarioRun {
@@ -147,7 +147,7 @@ public final class ScenarioRun {
         return "script \(done.milliseconds == 0 ? "0s" : done.description)/\(scenario.duration)"
     }
 
-    /// Final foreground and settle (SPEC §9): from here on, "lost" is well defined.
+    /// Final foreground and settle (docs/scenarios.md): from here on, "lost" is well defined.
     private func endScript() {
         world.traffic.stopsAt = scriptEnd
         if !world.os.foreground {

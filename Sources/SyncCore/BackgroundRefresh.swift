@@ -1,4 +1,4 @@
-// Background refresh — SPEC §3 rule 14.
+// Background refresh — docs/spec.md rule 14.
 //
 // When the app goes to the background it asks the OS for a refresh every
 // `backgroundRefreshInterval` (mode `background-fetch`, or `remote-push` while push is not

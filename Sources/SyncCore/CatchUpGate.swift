@@ -1,4 +1,4 @@
-// Catch-up sync gate — SPEC §3 rules 6–8.
+// Catch-up sync gate — docs/spec.md rules 6–8.
 //
 // Decides whether a trigger starts a catch-up, joins the one running, or is skipped.
 //
@@ -88,7 +88,7 @@ public struct CatchUpGate: Sendable {
     private var failuresInARow = 0
     /// Failed catch-ups in a row: the retry backoff's step.
     public var retriesInARow: Int { failuresInARow }
-    /// Delays before retrying a failed foreground catch-up (not in the §3 table).
+    /// Delays before retrying a failed foreground catch-up (not in the constants table of docs/spec.md).
     public var retryBackoff: [Interval] = [.seconds(30), .seconds(60), .minutes(2), .minutes(5)]
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, restoring persisted: Persisted = Persisted()) {

@@ -1,4 +1,4 @@
-// Lifecycle and realtime connection — SPEC §3 rules 10–11.
+// Lifecycle and realtime connection — docs/spec.md rules 10–11.
 //
 // Foreground after a background always forces a reconnect: the OS killed the socket
 // silently and `isConnected` may still read true (rule 10). The first launch just connects.

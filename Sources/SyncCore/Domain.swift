@@ -1,4 +1,4 @@
-// The domain of SPEC §1: contacts, messages and the channels that carry them.
+// The domain of docs/spec.md#terms: contacts, messages and the channels that carry them.
 
 /// A network address (a contact's, or the user's own).
 public struct Address: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -22,7 +22,7 @@ public enum Channel: String, Sendable, CaseIterable, Codable {
     case realtime, push, fetch, background, sent
 }
 
-/// A contact is also a conversation (SPEC §1).
+/// A contact is also a conversation (docs/spec.md#terms).
 public struct Contact: Hashable, Sendable {
     public var address: Address
     public var handle: String
@@ -71,7 +71,7 @@ public struct StoredMessage: Hashable, Sendable {
     public var txId: String { message.txId }
 }
 
-/// SPEC §3 rule 15.
+/// docs/spec.md rule 15.
 public enum NotificationMode: String, Sendable, CaseIterable, Codable {
     case remotePush = "remote-push"
     case backgroundFetch = "background-fetch"
@@ -82,18 +82,18 @@ public enum PreviewMode: String, Sendable, CaseIterable, Codable {
     case message, contact, hidden
 }
 
-/// The push token's lifecycle (SPEC §2): `new → registered → active`, and `expired` / `invalid`.
+/// The push token's lifecycle (docs/spec.md#terms): `new → registered → active`, and `expired` / `invalid`.
 /// `none` means no token has been requested yet.
 public enum TokenStatus: String, Sendable, CaseIterable, Codable {
     case none, new, registered, active, expired, invalid
 }
 
-/// SPEC §3 "Push reliability".
+/// docs/spec.md "Push reliability".
 public enum PushState: String, Sendable, CaseIterable, Codable {
     case disabled, unknown, reliable, unreliable
 }
 
-/// What asked for a catch-up sync (SPEC §3). `poll` is the fallback poller of rule 13,
+/// What asked for a catch-up sync (docs/spec.md#catch-up-gate). `poll` is the fallback poller of rule 13,
 /// `trailing` adaptive's improvement (c), which the spec describes but does not name, and
 /// `retry` the second try of a catch-up that failed.
 public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {

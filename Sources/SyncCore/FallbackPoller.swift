@@ -1,9 +1,9 @@
-// Fallback polling — SPEC §3 rule 13.
+// Fallback polling — docs/spec.md rule 13.
 //
 // In the foreground, while the realtime subscription is unavailable and the notification
 // mode is not `remote-push`, sync `pollDelay` after each sync *completes* — whatever started
 // that sync — never overlapping, and stop when the subscription is back. With improvement
-// (e) (SPEC §4), also in `remote-push` while push is `unreliable`: push cannot be relied on
+// (e) (docs/spec.md#policies), also in `remote-push` while push is `unreliable`: push cannot be relied on
 // and realtime is down, so nothing else would bring a message.
 //
 //     inactive ──conditions hold──▶ waiting(deadline) ──deadline──▶ polling ──sync completed──▶ waiting

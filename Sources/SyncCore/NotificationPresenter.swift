@@ -1,4 +1,4 @@
-// Notifications — SPEC §3 rule 15.
+// Notifications — docs/spec.md rule 15.
 //
 // Decides whether an incoming message raises a banner and what it shows: the mode must
 // deliver notifications at all, muted contacts never do, and a conversation gets at most

@@ -1,4 +1,4 @@
-// Push reliability — SPEC §3 rules 1–5.
+// Push reliability — docs/spec.md rules 1–5.
 //
 // Scores the remote-push channel per message: every push-eligible incoming tx seen on the
 // realtime channel is an *observation*; it is a hit when the push with the same txId arrived

@@ -1,4 +1,4 @@
-// Improvement (e), "verify push when realtime cannot" (SPEC §4).
+// Improvement (e), "verify push when realtime cannot" (docs/spec.md#policies).
 //
 // Rule 2's evidence needs the realtime channel: with realtime down in the foreground, a push
 // service that drops everything is never caught, push stays believed `reliable`, and rule 13

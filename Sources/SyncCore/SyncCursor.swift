@@ -1,4 +1,4 @@
-// Sync cursors — SPEC §3 rule 9.
+// Sync cursors — docs/spec.md rule 9.
 //
 // Each sync object keeps the block time up to which every message is stored. A request
 // starts `reorgRewind` before the cursor while the cursor is that close to now (late-indexed

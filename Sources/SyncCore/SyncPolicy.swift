@@ -1,4 +1,4 @@
-// The policies compared (SPEC §4). One value, read by the machines, so that each rule stays
+// The policies compared (docs/spec.md#policies). One value, read by the machines, so that each rule stays
 // in one place and every difference between policies is a named switch.
 
 public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
@@ -19,7 +19,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     /// Rule 14: `naive` asks for a refresh every 60 s in any mode but `off`, and runs a full sync.
     public var naiveBackgroundRefresh: Bool
 
-    // MARK: adaptive's three improvements (SPEC §4), each switchable for the ablation
+    // MARK: adaptive's improvements (a)–(e) (docs/spec.md#policies), each switchable for the ablation
 
     /// (a) A push-eligible incoming message first found by a catch-up, older than the grace and
     /// with no push, is a miss: the engine learns while backgrounded.

@@ -1,4 +1,4 @@
-/// Every constant of SPEC §3's table, in one value. Defaults are the spec's.
+/// Every constant of docs/spec.md#constants, in one value. Defaults are the spec's.
 public struct SyncSettings: Hashable, Sendable {
     /// Rule 2: how long after a realtime tx its push may still arrive.
     public var pushGrace: Interval = .seconds(60)
@@ -25,7 +25,7 @@ public struct SyncSettings: Hashable, Sendable {
     /// Rule 15.
     public var notificationRateLimit: Interval = .seconds(1)
 
-    // Not in the §3 table: the keepalive that finds a socket gone stale in the foreground,
+    // Not in the constants table of docs/spec.md: the keepalive that finds a socket gone stale in the foreground,
     // which no rule covers (rule 10 only distrusts it after a background).
     /// How long a live foreground subscription stays quiet before the client pings the node.
     public var keepaliveInterval: Interval = .seconds(30)

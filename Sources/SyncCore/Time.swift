@@ -1,4 +1,4 @@
-// Time is owned, not borrowed (STYLE.md): SyncCore never reads a clock. Every machine takes
+// Time is owned, not borrowed (docs/design.md): SyncCore never reads a clock. Every machine takes
 // `now` as a parameter and exposes its timers as deadlines, so the same code runs in virtual
 // time (tests, `simulate`) and in scaled wall time (the TUI).
 

@@ -1,6 +1,6 @@
 import SyncCore
 
-/// The engine state that survives restarts (SPEC §3 rule 5).
+/// The engine state that survives restarts (docs/spec.md rule 5).
 public struct PersistedEngineState: Hashable, Sendable {
     public var reliability: PushReliability.Persisted
     public var gate: CatchUpGate.Persisted
@@ -69,7 +69,7 @@ public protocol ChatStorage: AnyObject {
     func messageCount() -> Int
     /// Every stored message, in storage order.
     func allMessages() -> [StoredMessage]
-    /// Rows whose txId an earlier row already has (the measure "duplicates", SPEC §5): 0 for
+    /// Rows whose txId an earlier row already has (the measure "duplicates", docs/simulate.md): 0 for
     /// a store that keeps its promise. A store on disk counts them without reading every row.
     func duplicateCount() -> Int
     /// The newest block time per conversation, for "most recent conversations".

@@ -145,7 +145,7 @@ public final class Engine {
     var lastInspection: EngineInspection?
     /// The earliest instant of the refresh asked of the OS, while one is asked.
     var refreshEarliest: Instant?
-    /// How often writes that failed are tried again (not in the §3 table).
+    /// How often writes that failed are tried again (not in the constants table of docs/spec.md).
     public static let storeRetryInterval = Interval.seconds(5)
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed, me: Address, storage: ChatStorage,

@@ -5,13 +5,13 @@ import SyncCore
 // implements them (SimWorld); nothing in the driver knows it is simulated. Replies come back
 // through `ClientEndpoint`, always later on the scheduler, never re-entrantly.
 
-/// One indexer call (SPEC §2). Each is one backend request.
+/// One indexer call (docs/spec.md#terms). Each is one backend request.
 public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
     case handshakes(Direction, since: Instant)
     case contextual(Address, Direction, since: Instant)
     case payments(since: Instant, page: Int)
     case messageById(String)
-    /// The latest indexed block time of any message to or from the user (SPEC §2), for
+    /// The latest indexed block time of any message to or from the user (docs/spec.md#terms), for
     /// adaptive's (d): one cheap request before a poll.
     case tip
 

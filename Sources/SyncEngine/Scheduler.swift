@@ -1,6 +1,6 @@
 import SyncCore
 
-/// The one scheduler synchat owns (STYLE.md "Time is owned, not borrowed").
+/// The one scheduler synchat owns (docs/design.md "Time belongs to synchat").
 ///
 /// Work is kept in a queue ordered by (instant, insertion order). Virtual time jumps straight
 /// to the next entry (`runNext`, `run(until:)`); the TUI drives the same scheduler with

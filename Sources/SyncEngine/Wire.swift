@@ -143,7 +143,7 @@ public struct IndexerPage: Sendable {
     }
 }
 
-/// The indexer's tips (SPEC §2), one request: `{"tip": MS, "objects": {"OBJECT": MS, …}}`.
+/// The indexer's tips (docs/server.md#the-indexer-over-http), one request: `{"tip": MS, "objects": {"OBJECT": MS, …}}`.
 /// `tip` is the newest indexed block time of any message to or from the user (null when
 /// there is none); `objects` holds the newest of each sync object that has any, keyed as
 /// `SyncObject` names them (`handshakes/in`, `contextual/ADDRESS/out`, `payments`). An object

@@ -3,7 +3,7 @@ import ChatUI
 import Foundation
 import SyncCore
 
-/// The thin ncurses adapter (STYLE.md): opens the terminal, reads keys, and draws a grid by
+/// The thin ncurses adapter (docs/design.md): opens the terminal, reads keys, and draws a grid by
 /// writing only the runs of cells that changed since the last frame. Nothing else here
 /// knows about curses, and no test ever calls it.
 public final class Terminal {

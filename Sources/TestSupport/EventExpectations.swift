@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-// Expectations over a run's event log (STYLE.md "Tests", layer 2: assert on the event log).
+// Expectations over a run's event log (docs/testing.md, `Tests/EngineTests`: assert on the event log).
 // A failure prints the log around the time the event was expected, so the reader sees what
 // happened instead:
 //

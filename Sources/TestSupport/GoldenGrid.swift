@@ -2,7 +2,7 @@ import ChatUI
 import Foundation
 import Testing
 
-/// Compares a rendered screen with its golden files (STYLE.md "Tests", layer 3; ratatui's
+/// Compares a rendered screen with its golden files (docs/testing.md#golden-screens; ratatui's
 /// buffer asserts), cell by cell, in the folder `Golden/` beside the calling test file:
 ///
 /// - `NAME.txt`, the screen's text, one line a row, trailing blanks trimmed: what a person

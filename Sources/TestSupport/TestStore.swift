@@ -2,7 +2,7 @@ import ChatUI
 import CustomDump
 import Testing
 
-/// The view-model reducer under test, as TCA's `TestStore` tests a reducer (STYLE.md: "send
+/// The view-model reducer under test, as TCA's `TestStore` tests a reducer (docs/testing.md#reducer-tests-teststore: "send
 /// an event, state what changed"). Each `send` runs `ViewModel.reduce` on the store's state
 /// and asserts two things exhaustively: the *whole* new state equals the old one changed by
 /// `update`, and the commands are exactly `commands`. A failure prints a diff of the state

@@ -1,3 +1,3 @@
-// TestSupport: what the test targets share (STYLE.md "Tests"). Linked into the tests only,
+// TestSupport: what the test targets share (docs/testing.md#what-the-test-targets-share-testsupport). Linked into the tests only,
 // never into the shipped executables.
 @_exported import Spawn

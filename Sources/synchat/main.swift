@@ -12,7 +12,7 @@ import TerminalUI
 import WorldOnDisk
 import WorldServer
 
-// The executable is thin: argument parsing and wiring (STYLE.md).
+// The executable is thin: argument parsing and wiring (docs/design.md).
 
 /// `synchat` runs the chat, so the root command carries the chat's flags: `synchat --help`
 /// lists them, next to the subcommands.
@@ -248,7 +248,7 @@ struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a scenario in virtual time, as fast as the machine allows.",
         discussion: """
-            Prints the measures of the run (SPEC §5), the three policies side by side with --compare, \
+            Prints the measures of the run (docs/simulate.md), the three policies side by side with --compare, \
             or with --events the event log, one line per engine decision. With --matrix instead of a scenario, \
             every policy over a grid of worlds (app, realtime, push, indexer, mode, device network), a few \
             simulated hours each on its own seed: docs/matrix.md.
@@ -580,7 +580,7 @@ func refuse(_ message: String) -> Never {
     exit(1)
 }
 
-/// Bad flags and bad scenario files: one line on stderr, exit code 2 (SPEC §8).
+/// Bad flags and bad scenario files: one line on stderr, exit code 2 (README.md#flags; docs/reliability.md#bad-files).
 func fail(_ message: String) -> Never {
     // A file's bytes may be quoted in the message: never write them to the terminal raw.
     FileHandle.standardError.write(Data("synchat: \(UntrustedText.visible(message))\n".utf8))

@@ -3,7 +3,7 @@ import Testing
 // Every file of this target sees TestSupport's helpers (`ChildProcess`, `TemporaryDirectory`, `.timingSensitive`, …).
 @_exported import TestSupport
 
-/// The real binary in a private tmux server (STYLE.md, test layer 4): `send-keys` to type,
+/// The real binary in a private tmux server (docs/testing.md, `Tests/EndToEndTests`): `send-keys` to type,
 /// `capture-pane` to read, and a deadline when waiting for the screen — never a blind sleep.
 ///
 /// A suite that uses it is `@Suite("…", .serialized, .timingSensitive)`: its tests one at a

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import WidthCorpus
 
-/// STYLE.md test layer 5: the real terminal and public data judge widths. The width corpus
+/// docs/reliability.md#text-width: the real terminal and public data judge widths. The width corpus
 /// (generated from Unicode's data, `Tests/WidthCorpus/corpus.txt`) is played through the real
 /// binary in tmux, as message bodies and as display names, and every settled screen is judged
 /// by the columns tmux itself gives each character (asked with CSI 6n), never by synchat's model.

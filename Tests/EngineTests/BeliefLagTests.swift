@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 @testable import Simulation
 
-/// Belief lag (SPEC §5): from the world breaking a channel to the engine saying so.
+/// Belief lag (docs/simulate.md): from the world breaking a channel to the engine saying so.
 @Suite("Belief lag")
 struct BeliefLagTests {
     func event(_ s: Int64, _ e: SyncEvent) -> TimedEvent { TimedEvent(at: at(s), event: e) }

@@ -5,7 +5,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-@Suite("Notifications and wire input on the simulated world (rule 15, SPEC §6)")
+@Suite("Notifications and wire input on the simulated world (rule 15, docs/reliability.md#broken-wire-input)")
 struct NotificationWireEngineTests {
     @Test("rule 15: one banner per conversation per second, the badge is the unread count, muted contacts raise none")
     func bannersAndBadge() throws {

@@ -54,7 +54,7 @@ let debouncedForeground = """
     at 6m foreground
     """
 
-@Suite("Policies compared (SPEC §4)")
+@Suite("Policies compared (docs/spec.md#policies)")
 struct PolicyTests {
     @Test("(a) fetch evidence: with the outage starting in the background, unreliable comes sooner; off, the outcome is seed's")
     func fetchEvidence() throws {

@@ -3,7 +3,7 @@ import Simulation
 import SyncCore
 import Testing
 
-@Suite("Scenario files (SPEC §9)")
+@Suite("Scenario files (docs/scenarios.md)")
 struct ScenarioParserTests {
     @Test("headers: seed, duration, contacts, traffic, mode, settle; comments and blank lines")
     func headers() throws {
@@ -150,7 +150,7 @@ struct ScenarioParserTests {
         #expect(s.steps.count == 2)
     }
 
-    @Test("a shipped scenario with a UTF-8 BOM and CRLF line ends parses to exactly the same scenario as with LF (SPEC §9)")
+    @Test("a shipped scenario with a UTF-8 BOM and CRLF line ends parses to exactly the same scenario as with LF (docs/scenarios.md)")
     func crlfAndBOM() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Scenarios/demo.scenario").path

@@ -5,7 +5,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Adaptive's (d) (SPEC §4, issue 16): with realtime down and push not reliable, a poll asks
+/// Adaptive's (d) (docs/spec.md#policies, issue 16): with realtime down and push not reliable, a poll asks
 /// the indexer's tips first and syncs only the objects whose tip moved past their cursor; a
 /// full sync still runs at least every 6 h. Judged against the world's ground
 /// truth (its ledger and the indexer's own count of calls), not the engine's view.

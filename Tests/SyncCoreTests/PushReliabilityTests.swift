@@ -215,7 +215,7 @@ struct PushReliabilityTests {
         #expect(PushReliability().suspended)  // until the first foreground
     }
 
-    @Test("§4: the policy switches live in the machine: naive does not react to unreliable; seed takes no fetch evidence, adaptive does")
+    @Test("policies: the policy switches live in the machine: naive does not react to unreliable; seed takes no fetch evidence, adaptive does")
     func policySwitches() {
         var naive = machine(.reliable, policy: .naive)
         for (i, id) in ["a", "b", "c"].enumerated() { _ = naive.realtimeTxSeen(txId: id, from: alice, landedAt: at(Int64(i)), now: at(Int64(i))) }

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncCore
 
-/// Improvement (e) (SPEC §4): while realtime is not live in the foreground and push is not
+/// Improvement (e) (docs/spec.md#policies): while realtime is not live in the foreground and push is not
 /// unreliable, the indexer's tip every 60 s.
 @Suite("Adaptive (e): verify push when realtime cannot")
 struct PushVerifierTests {
