@@ -274,7 +274,7 @@ public enum Render {
         drawBanners(&g, s, l)
     }
 
-    /// The channel that first brought a message (README.md#the-screen).
+    /// The channel that first brought a message (docs/screen.md).
     static func mark(_ c: Channel) -> String {
         switch c {
         case .realtime: return "r"
@@ -395,7 +395,7 @@ public enum Render {
 
     // MARK: - Status bar
 
-    /// The status bar, with the literal words of README.md#the-screen, in two rows: the state of the
+    /// The status bar, with the literal words of docs/screen.md, in two rows: the state of the
     /// channels first (and what is wrong with the world or the store), then time and
     /// counters. Segments are dropped from the least important (highest `priority`) when a
     /// row is too narrow.

@@ -54,7 +54,7 @@ public struct BannerRow: Equatable, Sendable {
     }
 }
 
-/// Everything the status bar says (README.md#the-screen): the engine's status as its last `.status`
+/// Everything the status bar says (docs/screen.md): the engine's status as its last `.status`
 /// event said it, and the app's own clock, speed and script.
 public struct StatusInfo: Equatable, Sendable {
     public var engine = EngineStatus()

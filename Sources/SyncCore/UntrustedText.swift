@@ -1,4 +1,4 @@
-// Untrusted text (message bodies, display names) must never reach a terminal raw (README.md#the-screen).
+// Untrusted text (message bodies, display names) must never reach a terminal raw (docs/screen.md).
 // This is the one place that turns it into something safe to print: C0 and C1 controls,
 // DEL, and therefore every ESC-introduced sequence (CSI, OSC, DCS, …), and the bidi
 // controls that reorder text, become visible escapes such as `^[`, `^M`, `<U+009B>` or

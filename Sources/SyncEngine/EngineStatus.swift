@@ -1,6 +1,6 @@
 import SyncCore
 
-/// Everything a status bar says about the engine (README.md#the-screen), as one value. The engine sends
+/// Everything a status bar says about the engine (docs/screen.md), as one value. The engine sends
 /// it as a `.status` event whenever it changes; times are instants, so that a view can show
 /// ages against its own clock without asking again.
 public struct EngineStatus: Equatable, Sendable {

@@ -180,7 +180,7 @@ public struct ScreenJudge {
 
     // MARK: - Readable
 
-    /// What README.md#the-screen promises for untrusted text, written out again here (not imported): C0 and
+    /// What docs/screen.md promises for untrusted text, written out again here (not imported): C0 and
     /// DEL as `^X`, C1 and the bidi controls as `<U+XXXX>`.
     public static func madeVisible(_ s: String) -> String {
         var out = ""

@@ -1,4 +1,6 @@
 import Foundation
+import Simulation
+import SyncCore
 import Testing
 import TestSupport
 
@@ -70,5 +72,34 @@ struct SpecDocTests {
             offenders.append(file)
         }
         #expect(offenders.isEmpty, "cites SPEC or STYLE.md: \(offenders.prefix(10))")
+    }
+}
+
+/// What the README and docs/simulate.md show as a program's output is that program's output
+/// now (issue 29 #7: the README's `simulate` lines and docs/simulate.md's healthy-day table
+/// had gone stale).
+@Suite("The docs' sample output is the program's")
+struct DocSampleTests {
+    @Test("every line of the README's simulate --events sample is a line of demo.scenario's log under seed")
+    func readmeEvents() throws {
+        let readme = SpecDocTests.read("README.md")
+        let start = try #require(readme.range(of: "swift run synchat simulate --scenario Scenarios/demo.scenario --policy seed --events"))
+        let block = readme[start.upperBound...].split(separator: "```", maxSplits: 3)[2]
+        let sample = block.split(separator: "\n").filter { $0.first?.isNumber == true }
+        let log = Set(SpecDocTests.read("Tests/Golden/events/demo.seed.events").split(separator: "\n"))
+        #expect(sample.count >= 6)
+        for line in sample { #expect(log.contains(line), "not in the log: \(line)") }
+    }
+
+    @Test("docs/simulate.md's healthy-day table is what simulate --compare prints for it")
+    func simulateTable() throws {
+        let doc = SpecDocTests.read("docs/simulate.md")
+        let start = try #require(doc.range(of: "measure  "))
+        let end = try #require(doc.range(of: "\n```", range: start.lowerBound..<doc.endIndex))
+        let shown = String(doc[start.lowerBound..<end.lowerBound])
+        let scenario = try ScenarioParser.load(path: SpecDocTests.root.appendingPathComponent("Scenarios/healthy-day.scenario").path, streaming: true)
+        let runs = try ScenarioRun.side(by: SyncPolicy.all, of: scenario, keepsLog: false)
+        let printed = RunSummary.comparison(runs.map { RunSummary($0) }).joined(separator: "\n")
+        #expect(shown == printed, "docs/simulate.md's table differs from simulate --compare; paste the new one")
     }
 }
