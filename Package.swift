@@ -85,7 +85,7 @@ let package = Package(
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),
-        .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn"]),
+        .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn", "SyncCore"]),
         .target(name: "Spawn"),
         // What the test targets share: time words, temporary directories, spawning, event and
         // golden-screen expectations, the reducer's TestStore, the fuzz budget, the lock of the
@@ -112,6 +112,8 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "SimWorld",
+                "SyncCore",
                 "SyncEngine",
                 "ProfileWorld",
                 "WorldOnDisk",
@@ -147,7 +149,7 @@ let package = Package(
         .testTarget(name: "NetworkTests", dependencies: ["WorldPair", "WorldServer", "WorldClient", "AppActions", "SimWorld", "SyncCore", "SyncEngine",
                                                       "Simulation", "TestSupport", .product(name: "NIOHTTP1", package: "swift-nio")]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WidthCorpus", "SyncCore", "SyncEngine",
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
         .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus",
                                                      "WorldOnDisk", "ChatStore"]),

@@ -1,4 +1,3 @@
-import Foundation
 
 /// What a person typed after `/`, as the store's full-text index and the screen's
 /// highlighting both read it (issue 15): the words of the query, each matching the start
@@ -22,7 +21,7 @@ public struct SearchQuery: Hashable, Sendable {
     /// The FTS5 MATCH expression: every term as a quoted prefix (`"hel"* AND "wor"*`); the
     /// quotes make any character literal, so no query is a syntax error.
     public var ftsExpression: String {
-        terms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"*" }.joined(separator: " AND ")
+        terms.map { "\"" + $0.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"*" }.joined(separator: " AND ")
     }
 
     /// Whether `text` has every term at the start of one of its words.

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 29 #6: every module imports only what `Package.swift` says it may (its declared
+/// dependencies; SwiftPM lets a module import whatever its dependencies bring, which is how
+/// layers leak), and `SyncCore` imports nothing at all, not even Foundation.
+@Suite("The module graph: each target imports only its declared dependencies")
+struct ModuleGraphTests {
+    static let root = BuiltProducts.packageRoot
+    /// The toolchain's and the system's modules, which no target declares.
+    static let system: Set<String> = ["Foundation", "FoundationEssentials", "FoundationXML", "FoundationNetworking", "Dispatch", "Glibc", "Darwin", "Testing", "XCTest", "Synchronization", "os"]
+
+    /// Each target of Package.swift and the modules it declares (products by their module name).
+    static func declared() throws -> [String: Set<String>] {
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var out: [String: Set<String>] = [:]
+        for m in manifest.matches(of: /\.(?:target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*"([\w-]+)"(?:,\s*dependencies:\s*\[([^\]]*)\])?/.dotMatchesNewlines()) {
+            let deps = String(m.output.2 ?? "")
+            var names = Set(deps.matches(of: /\.product\(name:\s*"(\w+)"/).map { String($0.output.1) })
+            let withoutProducts = deps.replacing(/\.product\([^)]*\)/, with: "")
+            names.formUnion(withoutProducts.matches(of: /"(\w+)"/).map { String($0.output.1) })
+            out[String(m.output.1)] = names
+        }
+        return out
+    }
+
+    /// The modules a folder's Swift files import.
+    static func imports(in folder: URL) -> [String: String] {
+        var out: [String: String] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return out }
+        for case let file as String in walker where file.hasSuffix(".swift") {
+            let text = (try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)) ?? ""
+            for m in text.matches(of: /(?m)^(?:@testable |@_implementationOnly |public |internal )?import (?:struct |class |enum |func )?(\w+)/) {
+                out[String(m.output.1), default: file] = file
+            }
+        }
+        return out
+    }
+
+    @Test("every import of every target is a dependency Package.swift declares for it")
+    func importsAreDeclared() throws {
+        let declared = try Self.declared()
+        #expect(declared.count >= 30, "read \(declared.count) targets from Package.swift")
+        var checked = 0
+        for (target, deps) in declared {
+            let folder = ["Sources", "Tests"].map { Self.root.appendingPathComponent("\($0)/\(target)") }
+                .first { FileManager.default.fileExists(atPath: $0.path) }
+            guard let folder else { continue }
+            for (module, file) in Self.imports(in: folder) where module != target && !Self.system.contains(module) {
+                #expect(deps.contains(module), "\(target)/\(file) imports \(module), which Package.swift does not give \(target)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 100)
+    }
+
+    @Test("SyncCore imports nothing, not even Foundation")
+    func coreImportsNothing() {
+        let imports = Self.imports(in: Self.root.appendingPathComponent("Sources/SyncCore"))
+        #expect(imports.isEmpty, "SyncCore imports \(imports)")
+    }
+}
+
+extension ModuleGraphTests {
+    /// The targets that are not tests, by layer: a target's layer is one more than its highest
+    /// dependency's (0: it depends on none of ours). One line a layer, as docs/design.md draws it.
+    static func layers() throws -> [String] {
+        let declared = try declared()
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let tests = Set(manifest.matches(of: /\.testTarget\(\s*name:\s*"(\w+)"/).map { String($0.output.1) })
+        let ours = Set(declared.keys).subtracting(tests)
+        var layer: [String: Int] = [:]
+        func of(_ t: String) -> Int {
+            if let l = layer[t] { return l }
+            let l = (declared[t] ?? []).filter { ours.contains($0) }.map { of($0) + 1 }.max() ?? 0
+            layer[t] = l
+            return l
+        }
+        for t in ours { _ = of(t) }
+        let top = layer.values.max() ?? 0
+        return (0...top).map { l in "\(l): " + layer.filter { $0.value == l }.keys.sorted().joined(separator: ", ") }
+    }
+
+    @Test("docs/design.md draws the module graph as Package.swift has it, layer by layer")
+    func graphIsDrawn() throws {
+        let design = try String(contentsOf: Self.root.appendingPathComponent("docs/design.md"), encoding: .utf8)
+        let expected = try Self.layers().joined(separator: "\n")
+        let start = try #require(design.range(of: "```\n0: "), "docs/design.md has no layer drawing; it should hold:\n\(expected)")
+        let end = try #require(design.range(of: "\n```", range: start.upperBound..<design.endIndex))
+        let drawn = String(design[design.index(start.lowerBound, offsetBy: 4)..<end.lowerBound])
+        #expect(drawn == expected, "docs/design.md's layers differ from Package.swift's; they are:\n\(expected)")
+    }
+}
