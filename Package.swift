@@ -136,7 +136,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
-                                                                    .product(name: "NIOPosix", package: "swift-nio")]),
+                                                                    .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "TestSupport"]),
         .testTarget(
             name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport"],  // Simulation: to read scenario files
