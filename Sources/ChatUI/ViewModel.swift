@@ -9,6 +9,8 @@ public enum Command: Equatable, Sendable {
     case markRead(Address)
     /// A change to the simulated world or the app's lifecycle, as a scenario line would make it.
     case apply(Directive)
+    /// A fault key: the session resolves it against the world's truth (`FaultToggle`).
+    case toggleFault(FaultToggle)
     case setMode(NotificationMode)
     case setPreview(PreviewMode)
     case setSpeed(Double)
@@ -384,24 +386,12 @@ public enum ViewModel {
             state.scroll = 0
             state.focus = .compose
             return [.apply(.foreground)] + markRead(&state, banner.conversation)
-        case .cyclePushFault:
-            state.pushFault = (state.pushFault + 1) % 3
-            switch state.pushFault {
-            case 1: return [.apply(.pushDrop(percent: 100))]
-            case 2: return [.apply(.pushDrop(percent: 0)), .apply(.pushDelay(.seconds(90)))]
-            default: return [.apply(.pushUp)]
-            }
-        case .toggleRealtime:
-            state.realtimeDown.toggle()
-            return [.apply(state.realtimeDown ? .realtimeDown : .realtimeUp)]
+        case .cyclePushFault: return [.toggleFault(.push)]
+        case .toggleRealtime: return [.toggleFault(.realtime)]
         case .makeStale: return [.apply(.realtimeStale)]
-        case .toggleIndexer:
-            state.indexerDown.toggle()
-            return [.apply(state.indexerDown ? .indexerDown : .indexerUp)]
+        case .toggleIndexer: return [.toggleFault(.indexer)]
         case .expireToken: return [.apply(.tokenExpire)]
-        case .toggleNetwork:
-            state.networkOff.toggle()
-            return [.apply(state.networkOff ? .networkOff : .networkOn)]
+        case .toggleNetwork: return [.toggleFault(.network)]
         case .syncNow: return [.apply(.sync)]
         case .cycleMode:
             let all = NotificationMode.allCases

@@ -149,11 +149,6 @@ public struct ViewState: Equatable, Sendable {
     public var showInspector = false
     /// The engine's last `.inspection`; nil while the inspector is closed.
     public var inspection: EngineInspection?
-    /// The fault keys' own state, so that each press moves one step.
-    public var pushFault = 0
-    public var realtimeDown = false
-    public var indexerDown = false
-    public var networkOff = false
     public var quitting = false
     /// `--bell`: a message in a conversation you are not reading rings the terminal's bell.
     public var bellEnabled = false

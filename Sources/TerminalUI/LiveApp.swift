@@ -260,6 +260,9 @@ public final class LiveApp {
                 if let h = session.handle(of: a) { session.apply(.open(handle: h)) }
             case .apply(let d):
                 session.apply(d)
+            case .toggleFault(let toggle):
+                // Resolved against the world's faults now, whoever gave them.
+                for d in toggle.directives(active: session.activeFaults) { session.apply(d) }
             case .setMode(let m):
                 session.apply(.mode(m))
             case .setPreview(let p):

@@ -56,19 +56,17 @@ struct ViewModelTests {
         }
     }
 
-    @Test("lifecycle and fault keys become directives; p cycles ok → drop all → delay 90 s → ok")
+    @Test("lifecycle keys become directives; fault keys become toggles the session resolves against the world's truth (the view keeps no copy)")
     func faultKeys() {
         let store = TestStore(listFocused())
         store.send(.key(.char("b")), commands: [.apply(.background)])
         store.send(.key(.char("f")), commands: [.apply(.foreground)])
-        store.send(.key(.char("p")), commands: [.apply(.pushDrop(percent: 100))]) { $0.pushFault = 1 }
-        store.send(.key(.char("p")), commands: [.apply(.pushDrop(percent: 0)), .apply(.pushDelay(.seconds(90)))]) { $0.pushFault = 2 }
-        store.send(.key(.char("p")), commands: [.apply(.pushUp)]) { $0.pushFault = 0 }
-        store.send(.key(.char("r")), commands: [.apply(.realtimeDown)]) { $0.realtimeDown = true }
-        store.send(.key(.char("r")), commands: [.apply(.realtimeUp)]) { $0.realtimeDown = false }
+        store.send(.key(.char("p")), commands: [.toggleFault(.push)])
+        store.send(.key(.char("p")), commands: [.toggleFault(.push)])
+        store.send(.key(.char("r")), commands: [.toggleFault(.realtime)])
         store.send(.key(.char("s")), commands: [.apply(.realtimeStale)])
-        store.send(.key(.char("x")), commands: [.apply(.indexerDown)]) { $0.indexerDown = true }
-        store.send(.key(.char("x")), commands: [.apply(.indexerUp)]) { $0.indexerDown = false }
+        store.send(.key(.char("x")), commands: [.toggleFault(.indexer)])
+        store.send(.key(.char("A")), commands: [.toggleFault(.network)])
         store.send(.key(.char("t")), commands: [.apply(.tokenExpire)])
         store.send(.key(.char("S")), commands: [.apply(.sync)])
     }

@@ -1,0 +1,54 @@
+import AppActions
+import Simulation
+import SyncCore
+import SyncEngine
+import Testing
+
+/// Issue 29 #2 and #5: a fault key is a toggle resolved against the world's truth, through the
+/// session that applies it, as the TUI does (`FaultToggle`, `LiveApp`'s `.toggleFault`).
+@Suite("Fault keys resolve against the world's truth")
+struct FaultToggleTests {
+    /// Presses a fault key as the TUI does: resolved against the session's faults now.
+    static func press(_ toggle: FaultToggle, _ session: AppSession) {
+        for d in toggle.directives(active: session.activeFaults) { session.apply(d) }
+    }
+
+    static func session() -> AppSession {
+        AppSession(seed: 1, contacts: 2, trafficPerHour: 0, mode: .remotePush, policy: .adaptive, storage: InMemoryChatStorage())
+    }
+
+    @Test("p cycles ok → drop all → delay 90 s → ok; r, x and A toggle; two presses in one burst each act on what the one before left")
+    func cycles() {
+        let s = Self.session()
+        let steps: [[String]] = [["push drop 100%"], ["push delay 1m30s"], []]
+        for expected in steps {
+            Self.press(.push, s)
+            #expect(s.activeFaults == expected)
+        }
+        Self.press(.realtime, s)
+        Self.press(.indexer, s)
+        Self.press(.network, s)
+        #expect(Set(s.activeFaults) == ["realtime down", "indexer down", "network off"])
+        Self.press(.realtime, s)
+        Self.press(.indexer, s)
+        Self.press(.network, s)
+        #expect(s.activeFaults.isEmpty)
+    }
+
+    @Test("r after a scenario's realtime down brings realtime up; x after an operator's indexer down brings it up; p after push down heals push")
+    func resolvesAgainstTruthFromElsewhere() {
+        let s = Self.session()
+        s.apply(.realtimeDown)  // a scenario line, not the key
+        Self.press(.realtime, s)
+        #expect(!s.activeFaults.contains("realtime down"), "r sent realtime down again: \(s.activeFaults)")
+        s.apply(.indexerDown)
+        Self.press(.indexer, s)
+        #expect(s.activeFaults.isEmpty)
+        s.apply(.pushDown)
+        Self.press(.push, s)
+        #expect(s.activeFaults.isEmpty)
+        s.apply(.realtimeFlaky(percent: 50))
+        Self.press(.realtime, s)
+        #expect(s.activeFaults.isEmpty, "r clears a flaky realtime: \(s.activeFaults)")
+    }
+}
