@@ -48,16 +48,23 @@ public struct CatchUpGate: Sendable {
         case light
     }
 
+    /// A sync running, as the gate and the log speak of it (`SyncRuns` owns the runs).
     public struct Running: Hashable, Sendable {
         public var kind: SyncKind
         public var trigger: String
         public var startedAt: Instant
         public var forced = false
+        public init(kind: SyncKind, trigger: String, startedAt: Instant, forced: Bool = false) {
+            self.kind = kind
+            self.trigger = trigger
+            self.startedAt = startedAt
+            self.forced = forced
+        }
     }
 
     public enum Action: Equatable, Sendable {
-        /// Start a full catch-up now.
-        case start(trigger: CatchUpTrigger, forced: Bool)
+        /// Start a catch-up of that kind now.
+        case start(trigger: CatchUpTrigger, forced: Bool, kind: SyncKind)
         /// A sync is already running: this trigger rides on it (rule 8).
         case join(trigger: CatchUpTrigger, running: Running)
         /// Rule 6: push is reliable and the last catch-up is too recent.
@@ -73,9 +80,6 @@ public struct CatchUpGate: Sendable {
 
     public let settings: SyncSettings
     public let policy: SyncPolicy
-    /// The first of the syncs running (the only one unless the policy lets them overlap).
-    public private(set) var running: Running?
-    public private(set) var runningCount = 0
     public private(set) var lastFinishedAt: Instant?
     /// Improvement (c): when the trailing catch-up is due.
     public private(set) var trailingDue: Instant?
@@ -104,11 +108,12 @@ public struct CatchUpGate: Sendable {
     /// *completed*; a catch-up still running is saved as owed (rule 14), so that if the app
     /// quits (or is killed) before it completes, the next launch runs it again, not debounced.
     /// Once it completes the debt is gone, and the next save says so.
-    public var persisted: Persisted { Persisted(lastFinishedAt: lastFinishedAt, owed: owedIfInterrupted) }
+    /// `running`: the sync running now (`SyncRuns.first`).
+    public func persisted(running: Running?) -> Persisted { Persisted(lastFinishedAt: lastFinishedAt, owed: owedIfInterrupted(running: running)) }
 
     /// The debt a quit now would leave: what is owed, with the catch-up running (not a light
     /// sync) added to it.
-    public var owedIfInterrupted: Owed? {
+    public func owedIfInterrupted(running: Running?) -> Owed? {
         guard let running, running.kind != .light else { return owed }
         return Owed(kind: owed?.kind == .full || running.kind == .full ? .full : running.kind,
                     forced: running.forced || (owed?.forced ?? false))
@@ -117,16 +122,14 @@ public struct CatchUpGate: Sendable {
     /// Rules 6–8 for one trigger. `forced` triggers (entering `unreliable`, a manual sync)
     /// ignore the debounce but still never start a second sync. While a catch-up is owed
     /// (rule 14) no trigger is debounced, and the one that starts is forced if the debt is.
-    /// A start is of the kind `kindToStart` says: `running.kind` tells which.
-    /// `tipsProved`: (d)'s tips named the objects that moved, so the gap is proven without
-    /// the node.
-    public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant,
+    /// A start is of the kind `kindToStart` says. `running`: the sync running now
+    /// (`SyncRuns.first`), if any. `tipsProved`: (d)'s tips named the objects that moved, so
+    /// the gap is proven without the node.
+    public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant, running: Running? = nil,
                                    foreground: Bool = true, realtimeLive: Bool = false, tipsProved: Bool = false) -> Action {
         guard policy.gated else {
             // naive: every trigger starts its own sync, whatever is running.
-            runningCount += 1
-            if running == nil { running = Running(kind: .full, trigger: trigger.rawValue, startedAt: now) }
-            return .start(trigger: trigger, forced: forced)
+            return .start(trigger: trigger, forced: forced, kind: .full)
         }
         if let running {
             return .join(trigger: trigger, running: running)  // rule 8: single flight
@@ -141,9 +144,7 @@ public struct CatchUpGate: Sendable {
         }
         let kind = kindToStart(forced: forced, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive,
                                tipsProved: tipsProved, now: now)
-        running = Running(kind: kind, trigger: trigger.rawValue, startedAt: now, forced: forced)  // rules 6–7
-        runningCount = 1
-        return .start(trigger: trigger, forced: forced)
+        return .start(trigger: trigger, forced: forced, kind: kind)  // rules 6–7
     }
 
     /// The kind of catch-up a start runs. (b): while push is reliable, realtime is live in
@@ -160,12 +161,6 @@ public struct CatchUpGate: Sendable {
         guard policy.provenGap, !forced, owed?.kind != .full, pushState == .reliable, foreground, realtimeLive,
               let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge else { return .full }
         return .targeted
-    }
-
-    /// (b): the node could not give the UTXO set, so the running targeted sync goes on as a
-    /// full one. Joins name the right kind.
-    public mutating func targetedBecameFull() {
-        running?.kind = .full
     }
 
     /// The triggers now due: a retry, (c)'s trailing catch-up. A spurious wake-up returns none.
@@ -189,11 +184,10 @@ public struct CatchUpGate: Sendable {
         retryDue = nil
     }
 
-    /// Rule 14's light sync shares the single flight with catch-ups.
-    public mutating func lightSyncRequested(now: Instant) -> LightAction {
+    /// Rule 14's light sync shares the single flight with catch-ups. `running`: the sync
+    /// running now, if any.
+    public func lightSyncRequested(now: Instant, running: Running? = nil) -> LightAction {
         if policy.gated, let running { return .busy(running: running) }
-        runningCount += 1
-        if running == nil { running = Running(kind: .light, trigger: "background-refresh", startedAt: now) }
         return .start
     }
 
@@ -204,11 +198,6 @@ public struct CatchUpGate: Sendable {
     /// `forced`: the run was forced. `progressed`: some of its requests were answered.
     public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant, foreground: Bool = true, forced: Bool = false,
                                   progressed: Bool = false) {
-        guard runningCount > 0 else {
-            preconditionFailure("CatchUpGate.finished while idle")
-        }
-        runningCount -= 1
-        if runningCount == 0 { running = nil }
         guard kind != .light else { return }
         if succeeded {
             lastFinishedAt = now

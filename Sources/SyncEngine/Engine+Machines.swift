@@ -154,7 +154,7 @@ extension Engine {
                 effects.append(.cancelBackgroundRefresh)
                 emit(.backgroundRefresh("request withdrawn: \(reason)"))
             case .runLightSync, .runFullSync:
-                switch gate.lightSyncRequested(now: now) {
+                switch gate.lightSyncRequested(now: now, running: runs.first?.running) {
                 case .start:
                     var conversations = 0
                     if case .runLightSync(let n, _) = action { conversations = n }
@@ -174,22 +174,21 @@ extension Engine {
 
     /// `tipObjects`: (d)'s objects whose tip moved, which a targeted sync fetches alone.
     func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
-        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now,
+        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now, running: runs.first?.running,
                               foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
                               tipsProved: tipObjects != nil) {
-        case .start(let t, let forced):
-            if gate.running?.kind == .targeted, let tipObjects {
+        case .start(let t, let forced, let kind):
+            if kind == .targeted, let tipObjects {
                 startSync(kind: .targeted, trigger: t.rawValue, forced: forced, objects: tipObjects)
-            } else if gate.running?.kind == .targeted {
+            } else if kind == .targeted {
                 startTargeted(trigger: t.rawValue)
             } else {
                 startSync(kind: .full, trigger: t.rawValue, forced: forced)
             }
         case .join(let t, let running):
             counters.joined += 1
-            if let id = runs.first(where: { $0.key != refreshRunId && $0.value.startedAt == running.startedAt && $0.value.trigger == running.trigger })?.key {
-                runs[id]?.joined.append(t.rawValue)
-            }
+            // The inspector lists who joined a catch-up (a background refresh's light sync is not one).
+            if let first = runs.first, first.id != refreshRunId { runs.join(first.id, trigger: t.rawValue) }
             emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger)"))
         case .skip(let t, let ago, let left):
             counters.skipped += 1
@@ -218,7 +217,7 @@ extension Engine {
     /// Rule 13's poller and (e)'s checks, after any change of lifecycle, realtime, mode or push state.
     func updatePoller() {
         handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode,
-                                        syncRunning: gate.running != nil, pushUnreliable: reliability.state == .unreliable, now: now))
+                                        syncRunning: !runs.isEmpty, pushUnreliable: reliability.state == .unreliable, now: now))
         handle(verifier.conditionsChanged(foreground: connection.lifecycle == .foreground, notLiveSince: notLiveSince,
                                           pushState: reliability.state, polling: poller.active, now: now))
     }
@@ -235,7 +234,7 @@ extension Engine {
 
     /// (e): one tip request; what moved past what the app has is fetched (`tipReplied`).
     func verifyPush() {
-        guard tipRequest == nil, gate.running == nil else {
+        guard tipRequest == nil, runs.isEmpty else {
             return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
         }
         counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1

@@ -36,7 +36,7 @@ extension Engine {
     func write(_ w: StoreWrite, runId: Int? = nil) {
         let id = request()
         writes[id] = (w, runId)
-        if let runId, runs[runId] != nil { runs[runId]?.outstanding += 1 }
+        if let runId { runs.writing(runId) }
         effects.append(.write(id: id, w))
     }
 
@@ -68,9 +68,8 @@ extension Engine {
             }
         }
         if let runId, runs[runId] != nil {
-            runs[runId]?.outstanding -= 1
-            if !stored { runs[runId]?.failed += 1 }
-            if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+            runs.answered(runId, failed: !stored)
+            if runs.isDone(runId) { finish(runId: runId, stoppedBy: nil) }
         }
     }
 

@@ -10,11 +10,9 @@ extension Engine {
     /// `objects`: what a targeted sync of (d) fetches.
     func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, conversations: Int = 0,
                            objects given: [SyncObject]? = nil) -> Int {
-        nextRunId += 1
-        let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         let objects = given ?? (kind == .full ? fullSyncObjects() : lightSyncObjects(conversations))
-        runs[id] = SyncRun(id: id, kind: kind, trigger: trigger, forced: forced, startedAt: now)
+        let id = runs.start(kind: kind, trigger: trigger, forced: forced, now: now)
         switch kind {
         case .full: counters.fullSyncs += 1
         case .light: counters.lightSyncs += 1
@@ -50,17 +48,14 @@ extension Engine {
     /// (b): ask the node for the UTXO set, fetch by id the txIds not stored. If the node
     /// cannot answer, the same run becomes a full sync.
     func startTargeted(trigger: String) {
-        nextRunId += 1
-        let id = nextRunId
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
-        runs[id] = SyncRun(id: id, kind: .targeted, trigger: trigger, startedAt: now)
+        let id = runs.start(kind: .targeted, trigger: trigger, forced: false, now: now)
         counters.targetedSyncs += 1
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
         afterIndexerLag(runId: id) { [self] in
             counters.requestsByKind["utxo_set", default: 0] += 1
-            runs[id]?.requests += 1
-            runs[id]?.outstanding += 1
+            runs.asked(id)
             let request = request()
             utxoRequests[request] = id
             utxoAskedAt[id] = now
@@ -70,12 +65,11 @@ extension Engine {
 
     func utxoReplied(requestId: Int, result: Result<[String], TransportError>) {
         guard let runId = utxoRequests.removeValue(forKey: requestId), runs[runId] != nil else { return }
-        runs[runId]?.outstanding -= 1
+        runs.answered(runId)
         switch result {
         case .failure(let error):
             emit(.error(source: "node", message: "UTXO set: \(error); the gap cannot be proven, running a full sync"))
-            runs[runId]?.kind = .full
-            gate.targetedBecameFull()
+            runs.becameFull(runId)
             counters.targetedSyncs -= 1
             counters.fullSyncs += 1
             fetchAll(fullSyncObjects(), runId: runId)
@@ -86,14 +80,13 @@ extension Engine {
             for id in [txIds, spentUnstored.sorted()].joined() where !has(id) {
                 let call = IndexerCall.messageById(id)
                 counters.requestsByKind[call.kind, default: 0] += 1
-                runs[runId]?.requests += 1
-                runs[runId]?.outstanding += 1
+                runs.asked(runId)
                 let request = request()
                 indexerRequests[request] = (nil, call, .zero, 0, runId, requestedAt)
                 effects.append(.indexer(id: request, call))
             }
         }
-        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        if runs.isDone(runId) { finish(runId: runId, stoppedBy: nil) }
     }
 
     /// Rule 9: handshakes in and out, contextual messages of every conversation in and out, payments.
@@ -125,8 +118,7 @@ extension Engine {
         case .payments: call = .payments(since: since, page: page)
         }
         counters.requestsByKind[call.kind, default: 0] += 1
-        runs[runId]?.requests += 1
-        runs[runId]?.outstanding += 1
+        runs.asked(runId)
         let requestedAt = now
         let request = request()
         indexerRequests[request] = (object, call, since, page, runId, requestedAt)
@@ -144,10 +136,10 @@ extension Engine {
         guard let run = runs[runId] else {
             return  // the sync was stopped (budget, OS expiry, foreground): its late replies are dropped
         }
-        runs[runId]?.outstanding -= 1
+        runs.answered(runId)
         switch result {
         case .failure(let error):
-            runs[runId]?.failed += 1
+            runs.failed(runId)
             emit(.error(source: "indexer", message: "\(call.kind): \(error); cursor of \(object.map(\.description) ?? "none") unchanged"))
         case .success(let data):
             do {
@@ -166,7 +158,7 @@ extension Engine {
                 if case .messageById(let id) = call, reply.messages.isEmpty {
                     // (b): the node showed this output, so the message exists; the indexer has
                     // not indexed it yet. The gap is not closed: this catch-up is incomplete.
-                    runs[runId]?.failed += 1
+                    runs.failed(runId)
                     emit(.error(source: "indexer", message: "message_by_id \(id.prefix(8)): not indexed yet; the catch-up is incomplete"))
                 }
                 let channel: Channel = run.kind == .light ? .background : .fetch
@@ -186,7 +178,7 @@ extension Engine {
                 // If the write fails, what it carried is kept in memory and shown, but the
                 // cursor does not move: the catch-up is incomplete (rule 9) and is retried.
                 let fresh = commit(messages, cursor: move, runId: runId)
-                runs[runId]?.stored += fresh.count
+                runs.stored(runId, fresh.count)
                 for m in fresh {
                     announce(m)
                     if m.message.direction == .incoming {
@@ -201,16 +193,16 @@ extension Engine {
                     fetch(object, since: since, page: next, runId: runId)
                 }
             } catch {
-                runs[runId]?.failed += 1
+                runs.failed(runId)
                 let source = error is WireError ? "indexer" : "storage"
                 emit(.error(source: source, message: "\(error); nothing stored, cursor of \(object.map(\.description) ?? "none") unchanged"))
             }
         }
-        if let r = runs[runId], r.outstanding == 0 { finish(runId: runId, stoppedBy: nil) }
+        if runs.isDone(runId) { finish(runId: runId, stoppedBy: nil) }
     }
 
     func finish(runId: Int, stoppedBy: String?) {
-        guard let run = runs.removeValue(forKey: runId) else { return }
+        guard let run = runs.finish(runId) else { return }
         let fromRefresh = refreshRunId == runId
         if fromRefresh { refreshRunId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil

@@ -42,7 +42,7 @@ extension Engine {
         i.gate.lastCatchUpAt = gate.lastFinishedAt
         i.gate.lastFullSyncAt = gate.lastFullSyncAt
         i.gate.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }
-        i.gate.running = runs.values.sorted { $0.id < $1.id }.map {
+        i.gate.running = runs.all.map {
             .init(kind: $0.kind, trigger: $0.trigger, forced: $0.forced, startedAt: $0.startedAt, outstanding: $0.outstanding,
                   stored: $0.stored, joined: $0.joined)
         }
@@ -89,7 +89,7 @@ extension Engine {
         }
         handle(reliability.deadlineReached(now: now))
         handle(connection.deadlineReached(now: now))
-        handle(poller.deadlineReached(now: now, syncRunning: gate.running != nil))
+        handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
         handle(verifier.deadlineReached(now: now))
         handle(refresh.deadlineReached(now: now))
         for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
@@ -107,7 +107,7 @@ extension Engine {
     }
 
     func saveState() {
-        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted, mode: mode,
+        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted(running: runs.first?.running), mode: mode,
                                          preview: notifier.preview, tokenStatus: tokenStatus)
         guard state != lastSaved, state != stateInFlight else { return }
         stateInFlight = state

@@ -54,22 +54,8 @@ public final class Engine {
         public var errors = 0
     }
 
-    struct SyncRun {
-        var id: Int
-        var kind: CatchUpGate.SyncKind
-        var trigger: String
-        var forced = false
-        var startedAt: Instant
-        var outstanding = 0
-        var stored = 0
-        var requests = 0
-        var failed = 0
-        /// Triggers that joined it (rule 8), for an inspector.
-        var joined: [String] = []
-    }
-
-    var runs: [Int: SyncRun] = [:]
-    var nextRunId = 0
+    /// The syncs running: the one owner of "a sync runs".
+    public internal(set) var runs = SyncRuns()
     /// The conversation on screen (`EngineInput.viewing`).
     var viewing: Address?
     /// (d), (e): the tip request out, if any, and whether it is (e)'s.

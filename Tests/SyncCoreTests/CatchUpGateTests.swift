@@ -12,52 +12,75 @@ struct CatchUpGateTests {
         var g = gate(lastFinishedAt: at(0))
         let action = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
         #expect(action == .skip(trigger: .appActive, lastFinishedAgo: .seconds(300), nextAllowedIn: .seconds(300)))
-        #expect(g.running == nil)
     }
 
     @Test("rule 6: while reliable, a trigger 11 min after the last catch-up runs")
     func runsAfterDebounce() {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(660)) == .start(trigger: .appActive, forced: false))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(660)) == .start(trigger: .appActive, forced: false, kind: .full))
         #expect(gate(lastFinishedAt: at(0)).debounceRemaining(pushState: .reliable, now: at(600)) == nil)
     }
 
     @Test("rule 6: forced triggers ignore the debounce")
     func forcedIgnoresDebounce() {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .reliable, now: at(10)) == .start(trigger: .pushUnreliable, forced: true))
+        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .reliable, now: at(10)) == .start(trigger: .pushUnreliable, forced: true, kind: .full))
     }
 
     @Test("rule 7: when push is not reliable every trigger runs", arguments: [PushState.unknown, .unreliable, .disabled])
     func everyTriggerRunsWhenNotReliable(state: PushState) {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: state, now: at(1)) == .start(trigger: .subscriptionRestart, forced: false))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: state, now: at(1)) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
         g.finished(kind: .full, succeeded: true, now: at(2))
-        #expect(g.triggered(.appActive, forced: false, pushState: state, now: at(3)) == .start(trigger: .appActive, forced: false))
+        #expect(g.triggered(.appActive, forced: false, pushState: state, now: at(3)) == .start(trigger: .appActive, forced: false, kind: .full))
     }
 
-    @Test("rule 8: a trigger during a running catch-up joins it; only one runs")
+    @Test("rule 8: a trigger during a running catch-up joins it; a background refresh finds it busy")
     func singleFlight() {
         var g = gate(lastFinishedAt: nil)
-        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .unknown, now: at(0)) == .start(trigger: .subscriptionRestart, forced: false))
-        let running = g.running!
-        #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0)) == .join(trigger: .appActive, running: running))
-        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .unreliable, now: at(1)) == .join(trigger: .pushUnreliable, running: running))
-        #expect(g.lightSyncRequested(now: at(1)) == .busy(running: running))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .unknown, now: at(0)) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
+        let running = CatchUpGate.Running(kind: .full, trigger: "subscription-restart", startedAt: at(0))
+        #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0), running: running) == .join(trigger: .appActive, running: running))
+        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .unreliable, now: at(1), running: running) == .join(trigger: .pushUnreliable, running: running))
+        #expect(g.lightSyncRequested(now: at(1), running: running) == .busy(running: running))
         g.finished(kind: .full, succeeded: true, now: at(2))
         #expect(g.lastFinishedAt == at(2))
-        #expect(g.running == nil)
+        #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(3)) == .start(trigger: .appActive, forced: false, kind: .full))
+    }
+
+    @Test("SyncRuns: the one owner of what runs — ids, kinds, joins, what is still out; the oldest is the one running")
+    func syncRuns() {
+        var runs = SyncRuns()
+        #expect(runs.isEmpty && runs.first == nil)
+        let a = runs.start(kind: .targeted, trigger: "app-active", forced: false, now: at(0))
+        let b = runs.start(kind: .light, trigger: "background-refresh", forced: false, now: at(1))
+        #expect(runs.first?.id == a && runs.first?.running == CatchUpGate.Running(kind: .targeted, trigger: "app-active", startedAt: at(0)))
+        runs.join(a, trigger: "subscription-restart")
+        runs.asked(a)
+        runs.asked(a)
+        runs.writing(a)
+        runs.becameFull(a)
+        runs.answered(a, failed: true)
+        runs.answered(a)
+        runs.stored(a, 3)
+        #expect(!runs.isDone(a))
+        runs.answered(a)
+        #expect(runs.isDone(a))
+        let done = runs.finish(a)
+        #expect(done?.kind == .full && done?.joined == ["subscription-restart"] && done?.requests == 2 && done?.failed == 1 && done?.stored == 3)
+        #expect(runs.first?.id == b && runs.finish(a) == nil)
+        _ = runs.finish(b)
+        #expect(runs.isEmpty)
     }
 
     @Test("naive: no debounce and no single flight — every trigger starts its own sync")
     func naiveGate() {
         var g = CatchUpGate(policy: .naive, restoring: .init(lastFinishedAt: at(0)))
-        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(10)) == .start(trigger: .appActive, forced: false))
-        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .reliable, now: at(11)) == .start(trigger: .subscriptionRestart, forced: false))
-        #expect(g.runningCount == 2)
-        g.finished(kind: .full, succeeded: true, now: at(12))
-        g.finished(kind: .full, succeeded: true, now: at(13))
-        #expect(g.running == nil)
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(10)) == .start(trigger: .appActive, forced: false, kind: .full))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .reliable, now: at(11)) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
+        let running = CatchUpGate.Running(kind: .full, trigger: "app-active", startedAt: at(10))
+        #expect(g.triggered(.manual, forced: true, pushState: .reliable, now: at(12), running: running) == .start(trigger: .manual, forced: true, kind: .full))
+        #expect(g.lightSyncRequested(now: at(12), running: running) == .start)
     }
 
     @Test("(c): a trigger skipped in the foreground leaves one trailing catch-up for when the debounce ends")
@@ -91,7 +114,7 @@ struct CatchUpGateTests {
         var g = CatchUpGate()
         var now = at(0)
         for delay in [30.0, 60, 120, 300, 300] {
-            #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: now) == .start(trigger: .appActive, forced: false))
+            #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: now) == .start(trigger: .appActive, forced: false, kind: .full))
             g.finished(kind: .full, succeeded: false, now: now)
             #expect(g.nextDeadline == now + .fractionalSeconds(delay))
             #expect(g.deadlineReached(now: now + .fractionalSeconds(delay - 1)) == [])
@@ -138,15 +161,15 @@ struct CatchUpGateTests {
     @Test("rule 14: a failed forced catch-up is owed: its retry is forced and not debounced, until a complete full one runs")
     func failedForcedCatchUpIsOwed() {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.manual, forced: true, pushState: .reliable, now: at(100)) == .start(trigger: .manual, forced: true))
+        #expect(g.triggered(.manual, forced: true, pushState: .reliable, now: at(100)) == .start(trigger: .manual, forced: true, kind: .full))
         g.finished(kind: .full, succeeded: false, now: at(101), forced: true)
         #expect(g.owed == .init(kind: .full, forced: true))
         #expect(g.deadlineReached(now: at(131)) == [.retry])
         // Push is reliable and the last complete catch-up is 131 s old: a debounce would skip it.
-        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(131)) == .start(trigger: .retry, forced: true))
+        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(131)) == .start(trigger: .retry, forced: true, kind: .full))
         g.finished(kind: .full, succeeded: false, now: at(132), forced: true)
         #expect(g.nextDeadline == at(192))
-        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(192)) == .start(trigger: .retry, forced: true))
+        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(192)) == .start(trigger: .retry, forced: true, kind: .full))
         g.finished(kind: .full, succeeded: true, now: at(193), forced: true)
         #expect(g.owed == nil)
         #expect(g.nextDeadline == nil)
@@ -169,10 +192,10 @@ struct CatchUpGateTests {
         #expect(g.nextDeadline == nil)
         #expect(g.owed != nil)
         // The next foreground 2 min later: reliable and debounced, but the debt makes it run.
-        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(140)) == .start(trigger: .appActive, forced: false))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(140)) == .start(trigger: .appActive, forced: false, kind: .full))
         g.finished(kind: .full, succeeded: true, now: at(141))
         #expect(g.owed == nil)
-        #expect(CatchUpGate(restoring: .init(lastFinishedAt: at(0), owed: .init(kind: .full, forced: true))).persisted.owed?.forced == true)
+        #expect(CatchUpGate(restoring: .init(lastFinishedAt: at(0), owed: .init(kind: .full, forced: true))).persisted(running: nil).owed?.forced == true)
     }
 
     @Test("(b) lives in the gate: a targeted sync only while reliable, foreground, live and a full sync within 6 h; never forced or while a full one is owed")
