@@ -11,7 +11,7 @@ extension Engine {
         emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
         if relaunched, let debt = gate.owed { emit(.catchUpOwed(kind: debt.kind, forced: debt.forced)) }
         // Messages written before the last quit (or crash) that the network never took go now.
-        outbox = storage.outbox()
+        sends.restore(storage.outbox())
         retrySends(failedOnly: false)
         conditionsChanged()
         if mode == .remotePush {
@@ -40,29 +40,22 @@ extension Engine {
             emit(.error(source: "send", message: "a message of \(text.utf8.count) bytes is over the limit of \(MessageLimits.maxBodyBytes); not sent"))
             return
         }
-        nextLocalId += 1
-        let m = OutgoingMessage(localId: "local-\(now.milliseconds)-\(nextLocalId)", to: contact, body: text, createdAt: now)
-        outbox.append(m)
+        let m = sends.add(to: contact, body: text, now: now)
         writeOutbox()
         publish(m)
     }
 
     /// Hands an outbox entry to the network (again).
     func publish(_ m: OutgoingMessage) {
-        guard let i = outbox.firstIndex(where: { $0.localId == m.localId }) else { return }
-        outbox[i].state = .sending
-        emit(.outgoing(outbox[i]))
         let id = request()
-        publishRequests[id] = m.localId
+        guard let sending = sends.sending(m.localId, request: id) else { return }
+        emit(.outgoing(sending))
         effects.append(.publish(id: id, to: m.to, body: m.body))
     }
 
     /// Tries the outbox again now: the failed entries ("retry now"), or all of it (a launch).
     func retrySends(failedOnly: Bool) {
-        for m in outbox {
-            if case .sending = m.state, failedOnly || publishRequests.values.contains(m.localId) { continue }
-            publish(m)
-        }
+        for m in sends.toRetry(failedOnly: failedOnly) { publish(m) }
     }
 
     func writeOutbox() { write(.outbox(outbox)) }
@@ -70,25 +63,20 @@ extension Engine {
     /// The network took the message (the reply to `.publish`): store it as sent. Or it
     /// could not: the message stays in the outbox, failed, and is tried again after a wait.
     func published(id: Int, _ result: Result<Publication, TransportError>) {
-        guard let localId = publishRequests.removeValue(forKey: id), let i = outbox.firstIndex(where: { $0.localId == localId }) else {
-            return
-        }
+        guard sends.isInFlight(id) else { return }
         let publication: Publication
         switch result {
         case .success(let p):
             publication = p
         case .failure(let error):
-            outbox[i].failures += 1
-            let wait = OutgoingMessage.retryDelay(afterFailures: outbox[i].failures)
-            outbox[i].state = .failed(reason: error.message, retryAt: now + wait)
-            let to = contactsByAddress[outbox[i].to]?.handle ?? outbox[i].to.value
-            emit(.sendFailed(to: to, reason: error.message, retryIn: wait, failures: outbox[i].failures))
-            emit(.outgoing(outbox[i]))
+            guard let (failed, wait) = sends.failed(request: id, reason: error.message, now: now) else { return }
+            let to = contactsByAddress[failed.to]?.handle ?? failed.to.value
+            emit(.sendFailed(to: to, reason: error.message, retryIn: wait, failures: failed.failures))
+            emit(.outgoing(failed))
             writeOutbox()
             return
         }
-        var done = outbox.remove(at: i)
-        done.state = .sent(txId: publication.message.txId)
+        guard let done = sends.sent(request: id, txId: publication.message.txId) else { return }
         writeOutbox()
         let message = publication.message
         let contact = message.conversation

@@ -94,9 +94,7 @@ extension Engine {
         handle(refresh.deadlineReached(now: now))
         for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
         if let at = storeRetryAt, at <= now { retryStore() }
-        for m in outbox {
-            if case .failed(_, let at) = m.state, at <= now { publish(m) }
-        }
+        for m in sends.due(now: now) { publish(m) }
     }
 
     /// Saves the learned state when it changed. While the store is in trouble only the

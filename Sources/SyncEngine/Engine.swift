@@ -80,11 +80,10 @@ public final class Engine {
     var nextRequestId = 0
     var indexerRequests: [Int: (object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant)] = [:]
     var utxoRequests: [Int: Int] = [:]
-    /// Publications in flight: request id → the outbox entry's local id.
-    var publishRequests: [Int: String] = [:]
+    /// Messages written and not yet taken by the network, and their publications in flight.
+    var sends = SendQueue()
     /// Messages written and not yet taken by the network, oldest first (see `OutgoingMessage`).
-    public internal(set) var outbox: [OutgoingMessage] = []
-    var nextLocalId = 0
+    public var outbox: [OutgoingMessage] { sends.messages }
     /// The outbox could not be written: written again with the rest of a store retry.
     var outboxUnsaved = false
     /// Catch-ups waiting for the indexer to catch up with a young subscription, by when.
@@ -229,7 +228,7 @@ public final class Engine {
         if let d = connection.nextDeadline { deadlines.append(d) }
         if let d = verifier.nextDeadline { deadlines.append(d) }
         if let d = gate.nextDeadline { deadlines.append(d) }
-        for m in outbox { if case .failed(_, let at) = m.state { deadlines.append(at) } }
+        if let d = sends.nextDeadline { deadlines.append(d) }
         if let d = storeRetryAt { deadlines.append(d) }
         if let d = waitingForIndexer.first?.at { deadlines.append(d) }
         return deadlines.min()
