@@ -27,6 +27,7 @@ import PackageDescription
 //   synchat       the thin executable: argument parsing and wiring.
 //   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness, the bench
 //                 and the width corpus.
+//   CoreTestSupport  the test clock's words, for the pure core's tests: nothing above SyncCore.
 //   TestSupport   what the test targets share (time words, temporary directories, spawning, event
 //                 and golden-screen expectations, the reducer's TestStore, the fuzz budget, the
 //                 .timingSensitive trait); no executable links it.
@@ -92,8 +93,11 @@ let package = Package(
         // timing-sensitive suites. Tests only.
         .target(
             name: "TestSupport",
-            dependencies: ["Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")]
+            dependencies: ["CoreTestSupport", "Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")]
         ),
+        // What the pure core's tests need (the test clock's words) and nothing above SyncCore:
+        // building SyncCoreTests builds no engine, world or screen (issue 29 #6). Tests only.
+        .target(name: "CoreTestSupport", dependencies: ["SyncCore"]),
         .target(name: "CWidth"),
         // The width corpus played through the real binary in tmux and judged on what tmux shows;
         // it shares nothing with ChatUI's width model on purpose (docs/design.md, `WidthCorpus`).
@@ -137,7 +141,7 @@ let package = Package(
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
-        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "TestSupport"]),
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
         .testTarget(
             name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport"],  // Simulation: to read scenario files
             exclude: ["Golden"]  // the golden screens the tests read from disk

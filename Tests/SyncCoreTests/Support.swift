@@ -1,6 +1,6 @@
 import SyncCore
-// Every file of this target sees TestSupport's helpers (`at`, `t`, …).
-@_exported import TestSupport
+// Every file of this target sees the test clock's words (`at`, `t`): CoreTestSupport, which builds nothing above SyncCore.
+@_exported import CoreTestSupport
 
 let operational = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active)
 
