@@ -19,7 +19,8 @@ import PackageDescription
 //                 to a grid. SyncCore, SyncEngine (its events), AppActions, CWidth — not Simulation.
 //   CWidth        the C library's wcwidth, for display widths.
 //   CNCurses      ncursesw through a system library target (with Swift-visible shims).
-//   TerminalUI    the thin ncurses adapter that diffs grids, themes, and the live app loop.
+//   Config        themes and key files (TOML), with no terminal: their tests link no ncurses.
+//   TerminalUI    the thin ncurses adapter that diffs grids, and the live app loop.
 //   WorldServer   `synchat server`: the simulated world behind real sockets (swift-nio), many users.
 //   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`), on a
 //                 ServerTransport: NetIO's sockets, or WorldPair's in-process one.
@@ -56,7 +57,7 @@ let package = Package(
         .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "AppActions", dependencies: ["SyncCore"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
-        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI"]),
+        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI"]),
         .target(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
@@ -108,9 +109,11 @@ let package = Package(
         // Debian has (libssl3); the headers are libssl-dev. swift-crypto would build a second
         // BoringSSL for one hash.
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        // Themes and key files (TOML), read with no terminal: the tests of these link no ncurses.
+        .target(name: "Config", dependencies: ["ChatUI", "SyncCore", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses", "ChatUI", "Simulation", "SyncEngine", "SyncCore", .product(name: "TOMLKit", package: "TOMLKit")]
+            dependencies: ["CNCurses", "Config", "ChatUI", "Simulation", "SyncEngine", "SyncCore"]
         ),
         .executableTarget(
             name: "synchat",
@@ -122,6 +125,7 @@ let package = Package(
                 "ProfileWorld",
                 "WorldOnDisk",
                 "TerminalUI",
+                "Config",
                 "ChatStore",
                 "WorldServer",
                 "WorldClient",
@@ -139,14 +143,14 @@ let package = Package(
                              .when(platforms: [.linux], configuration: .release)),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "TerminalUI", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
+        .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
         .testTarget(
             name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport"],  // Simulation: to read scenario files
             exclude: ["Golden"]  // the golden screens the tests read from disk
         ),
-        .testTarget(name: "ThemeTests", dependencies: ["TerminalUI", "ChatUI", "TestSupport"]),
+        .testTarget(name: "ThemeTests", dependencies: ["Config", "ChatUI", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus",
                                                     "WorldServer", .product(name: "GRDB", package: "GRDB.swift")]),
         // The networked half in one process, in virtual time: server and clients through WorldPair.
@@ -158,7 +162,7 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus",
                                                      "WorldOnDisk", "ChatStore"]),
         .testTarget(
-            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TerminalUI", "ChatUI", "TestSupport"],
+            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"],
             exclude: ["Regressions"]  // scenario files the tests read from disk
         ),
     ],

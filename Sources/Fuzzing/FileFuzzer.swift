@@ -3,7 +3,7 @@ import SimWorld
 import Simulation
 import SyncCore
 import ChatUI
-import TerminalUI
+import Config
 
 /// Bad files: scenario files and theme files, each a real file broken in one place. A broken
 /// scenario is either still a scenario or one `FILE:LINE: message` error naming a line of the

@@ -1,4 +1,5 @@
 import ChatUI
+import Config
 import Dispatch
 import Foundation
 import Simulation

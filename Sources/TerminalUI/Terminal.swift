@@ -1,5 +1,6 @@
 import CNCurses
 import ChatUI
+import Config
 import Foundation
 import SyncCore
 

@@ -1,4 +1,5 @@
 import ChatStore
+import Config
 import Foundation
 import ProfileWorld
 import Simulation

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChatStore
+import Config
 import Foundation
 import Logging
 import NIOSSL

@@ -2,7 +2,7 @@ import ChatUI
 import Foundation
 import Testing
 import TestSupport
-@testable import TerminalUI
+@testable import Config
 
 /// Issue 15 #6: keys.toml rebinds any action of the key table; the help follows; a bad file
 /// gives warnings naming the file and the line and keeps the standard keys.

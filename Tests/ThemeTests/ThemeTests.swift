@@ -2,7 +2,7 @@ import ChatUI
 import Foundation
 import Testing
 import TestSupport
-@testable import TerminalUI
+@testable import Config
 
 @Suite("Themes")
 struct ThemeTests {
