@@ -310,11 +310,11 @@ func policiesBench() throws {
 
 /// adaptive with each improvement off in turn.
 func ablationBench() throws {
-    for file in ["healthy-day.scenario", "offline-mode.scenario", "push-outage.scenario"] {
+    for file in ["healthy-day.scenario", "offline-mode.scenario", "push-outage.scenario", "blind-spot.scenario"] {
         let scenario = try ScenarioParser.load(path: scenariosDirectory.appendingPathComponent(file).path)
         say("== ablation of adaptive: Scenarios/\(file)")
         let policies: [SyncPolicy] = [.adaptive, SyncPolicy.adaptive.without("a"), SyncPolicy.adaptive.without("b"),
-                                      SyncPolicy.adaptive.without("c"), SyncPolicy.adaptive.without("d"), .seed]
+                                      SyncPolicy.adaptive.without("c"), SyncPolicy.adaptive.without("d"), SyncPolicy.adaptive.without("e"), .seed]
         let runs = policies.map { runPolicy(scenario, $0) }
         let header = "policy".padding(toLength: 14, withPad: " ", startingAt: 0)
             + ["requests", "full", "targeted", "lost", "p95 s", "max s", "unreliable after s"].map { $0.leftPad(10) }.joined()
