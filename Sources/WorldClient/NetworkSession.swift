@@ -51,8 +51,7 @@ public final class NetworkSession: LiveSession {
         world.onDirective = { [weak self] line in
             guard let self else { return }
             do {
-                let d = try ScenarioParser.directive(line, file: "server")
-                apply(d)
+                apply(try Directive(parsing: line))
             } catch {
                 driver.noteWorldChange("the server sent a directive that does not parse: \(UntrustedText.visible(String(line.prefix(80))))")
             }

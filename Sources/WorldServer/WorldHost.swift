@@ -254,9 +254,8 @@ public final class WorldHost {
         let start = scheduler.now
         var skipped: [Int] = []
         for step in scenario.steps {
-            switch step.directive {
-            case .receive, .pushDrop, .pushDelay, .pushDown, .pushUp, .realtimeDown, .realtimeUp, .realtimeStale, .realtimeFlaky,
-                 .indexerDown, .indexerUp, .indexerLatency, .tokenExpire, .tokenInvalidate, .networkOff, .networkOn:
+            switch step.directive.target {
+            case .world:  // the network's faults and the contacts' lines: the server's to play (Directive.target)
                 let directive = step.directive
                 scheduler.schedule(at: start + (step.at - .zero), "scenario line \(step.line)") { [weak self] in
                     guard let self else { return }

@@ -490,11 +490,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         }
         guard !text.contains("\n") else { return .error(.badRequest, "one directive per request") }
         let directive: Directive
-        do {
-            directive = try ScenarioParser.directive(text, file: "fault")
-        } catch let e as ScenarioError {
-            return .error(.badRequest, e.message)
-        } catch {
+        do { directive = try Directive(parsing: text) } catch {
             return .error(.badRequest, "\(error)")
         }
         if let refused = host.apply(directive, to: user) { return .error(.badRequest, refused) }

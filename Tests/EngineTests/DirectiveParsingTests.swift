@@ -1,0 +1,51 @@
+import AppActions
+import Foundation
+import Simulation
+import Testing
+import TestSupport
+
+/// Issue 29 #2: one reader of a directive. `Directive(parsing:)` (AppActions) reads a line
+/// alone — an operator's, a client's — and a scenario file's lines through the same words.
+@Suite("Directive(parsing:): one reader of a directive")
+struct DirectiveParsingTests {
+    @Test("every timed line of every shipped scenario reads the same alone as in its file, and its words read back to it")
+    func sameAsTheFile() throws {
+        let root = BuiltProducts.packageRoot.appendingPathComponent("Scenarios")
+        var checked = 0
+        for file in try FileManager.default.contentsOfDirectory(atPath: root.path) where file.hasSuffix(".scenario") {
+            let scenario = try ScenarioParser.load(path: root.appendingPathComponent(file).path)
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            for step in scenario.steps {
+                let raw = String(lines[step.line - 1])
+                let words = raw.split(separator: " ", maxSplits: 2)
+                let alone = String(words[2]).components(separatedBy: " #")[0]
+                #expect(try Directive(parsing: alone) == step.directive, "\(file):\(step.line): \(alone)")
+                #expect(try Directive(parsing: step.directive.scenarioText) == step.directive, "\(file):\(step.line) round trip")
+                checked += 1
+            }
+        }
+        #expect(checked >= 50)
+    }
+
+    @Test("a line that is not a directive says why in one line; a timed line is refused alone")
+    func failures() {
+        for (line, says) in [("", "expected a directive"), ("at 5m indexer down", "without its time"), ("indexer sideways", "indexer"),
+                             ("receive alice \"unterminated", "unterminated"), ("push drop 250%", "%")] {
+            #expect {
+                try Directive(parsing: line)
+            } throws: { error in
+                "\(error)".contains(says) && !"\(error)".contains("\n")
+            }
+        }
+    }
+
+    @Test("each directive names who carries it out: the world's faults and contacts, the app's lifecycle and settings, the script's end")
+    func targets() throws {
+        #expect(try Directive(parsing: "push drop 100%").target == .world)
+        #expect(try Directive(parsing: "receive alice \"hi\"").target == .world)
+        #expect(try Directive(parsing: "background").target == .app)
+        #expect(try Directive(parsing: "mode off").target == .app)
+        #expect(try Directive(parsing: "quit").target == .script)
+    }
+}
