@@ -53,8 +53,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "SyncCore"),
-        .target(name: "SyncEngine", dependencies: ["SyncCore"]),
-        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine"]),
+        // JSON, written and read, for everything that speaks it: the engine's wire readers, the
+        // simulated world's documents, the server and its clients (issue 29 #3).
+        .target(name: "Wire"),
+        .target(name: "SyncEngine", dependencies: ["SyncCore", "Wire"]),
+        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine", "Wire"]),
         .target(name: "AppActions", dependencies: ["SyncCore"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
         .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI"]),
@@ -67,14 +70,14 @@ let package = Package(
         .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(
             name: "WorldServer",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", "ChatStore", "COpenSSL", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", "ChatStore", "COpenSSL", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         .target(
             name: "WorldClient",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", "Wire",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
@@ -83,7 +86,7 @@ let package = Package(
         // real server and client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.
         .target(
             name: "WorldPair",
-            dependencies: ["WorldServer", "WorldClient", "SimWorld", "SyncCore", "SyncEngine",
+            dependencies: ["WorldServer", "WorldClient", "SimWorld", "SyncCore", "SyncEngine", "Wire",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),
@@ -159,7 +162,7 @@ let package = Package(
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
-        .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus",
+        .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
                                                      "WorldOnDisk", "ChatStore"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"],

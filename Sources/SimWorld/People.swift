@@ -1,4 +1,5 @@
 import SyncCore
+import Wire
 
 /// The people of a `synchat server` (issue 28 #3): its users, in the order they joined, as
 /// each user's world sees them — contacts who are people, not simulated. One list shared by

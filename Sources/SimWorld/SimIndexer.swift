@@ -1,6 +1,7 @@
 import Foundation
 import SyncCore
 import SyncEngine
+import Wire
 
 /// The indexer (REST-like backend, docs/spec.md#terms): stores each message once indexed, answers the
 /// calls of `IndexerCall` with JSON documents after a latency, and counts every request.

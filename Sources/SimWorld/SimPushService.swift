@@ -1,6 +1,7 @@
 import Foundation
 import SyncCore
 import SyncEngine
+import Wire
 
 /// What a push service keeps for a device it cannot reach (`push model`, docs/simulate.md#push-models; sources in
 /// docs/reliability.md): `ideal` keeps everything and delivers it when the device is back;

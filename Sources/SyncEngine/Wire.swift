@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import Wire
 
 // The client's side of the wire formats. Everything from the network is decoded and
 // validated here; anything that does not fit is a `WireError`, which the driver turns into

@@ -7,6 +7,7 @@ import NIOWebSocket
 import SimWorld
 import SyncCore
 import SyncEngine
+import Wire
 
 /// The client's sockets, on swift-nio: HTTP requests (one connection each, `Connection:
 /// close`) and WebSockets. NIO's thread does the I/O; every outcome is posted to the

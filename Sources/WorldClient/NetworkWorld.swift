@@ -4,6 +4,7 @@ import NIOHTTP1
 import SimWorld
 import SyncCore
 import SyncEngine
+import Wire
 
 /// The engine's ports on `synchat server`'s sockets: the same `SyncDriver` and engine as the
 /// embedded world, with the indexer over HTTP, the node and the push relay as WebSockets,

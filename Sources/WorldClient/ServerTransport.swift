@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import SimWorld
 import SyncEngine
+import Wire
 
 /// What the client needs of the network to reach `synchat server`: HTTP requests and
 /// WebSockets whose outcomes run on the owner's thread at its next `drain()`. `NetIO` is the

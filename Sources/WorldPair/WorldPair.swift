@@ -8,6 +8,7 @@ import SyncCore
 import SyncEngine
 import WorldClient
 import WorldServer
+import Wire
 
 /// A clock that moves only when told: the wall clock (Unix ms) of the server and the
 /// monotonic clock (ns) of the server and its clients, in step.

@@ -5,6 +5,7 @@ import NIOWebSocket
 import SimWorld
 import SyncCore
 import SyncEngine
+import Wire
 
 // The node and the push relay as WebSockets (issue 17). Text frames of JSON; a request has
 // an `id`, a `method` and `params`; its answer has the same `id` and `method` with `params`,

@@ -5,6 +5,7 @@ import Simulation
 import SimWorld
 import SyncCore
 import SyncEngine
+import Wire
 
 /// The world of `synchat server`: one clock (scaled wall time) and many users. Each user has
 /// the embedded world's pieces of its own — an indexer, a node, a push service, simulated

@@ -9,6 +9,7 @@ import Simulation
 import SimWorld
 import SyncCore
 import SyncEngine
+import Wire
 
 /// `synchat server` (issue 17): the simulated world behind real protocols, on swift-nio,
 /// many users in one world. HTTP/JSON for the indexer, joining and publishing; WebSockets

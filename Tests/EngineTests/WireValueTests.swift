@@ -4,6 +4,7 @@ import SimWorld
 import Simulation
 import SyncCore
 @testable import SyncEngine
+@testable import Wire
 import Testing
 import TestSupport
 import WidthCorpus

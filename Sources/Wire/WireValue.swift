@@ -1,6 +1,6 @@
 import Foundation
 
-/// A JSON document as the wire readers (`Wire.swift`) see it: what Foundation's
+/// A JSON document as the wire readers (SyncEngine's `Wire.swift`, the server, the client) see it: what Foundation's
 /// `JSONSerialization` gives, without its bridging.
 ///
 /// Why a reader of our own in front of Foundation's: in a simulated day, decoding the
@@ -14,7 +14,7 @@ import Foundation
 /// or array) is handed to `JSONSerialization` as before, so that what is accepted, and the
 /// value read, stay Foundation's. A test holds the two readers equal over public corpora and
 /// broken documents.
-enum WireValue: Equatable {
+public enum WireValue: Equatable, Sendable {
     case null
     case bool(Bool)
     /// A number, as `NSNumber.doubleValue` gives it.
@@ -24,7 +24,7 @@ enum WireValue: Equatable {
     case object([String: WireValue])
 
     /// The document, or nil when it is not JSON (Foundation's verdict).
-    static func parse(_ data: Data) -> WireValue? {
+    public static func parse(_ data: Data) -> WireValue? {
         if let fast = fastParse(data) { return fast }
         guard let any = try? JSONSerialization.jsonObject(with: data, options: []) else { return nil }
         return WireValue(foundation: any)
@@ -43,7 +43,7 @@ enum WireValue: Equatable {
     }
 
     /// What `JSONSerialization` parsed, in these terms.
-    init?(foundation any: Any) {
+    public init?(foundation any: Any) {
         switch any {
         case is NSNull: self = .null
         case let s as String: self = .string(s)
@@ -69,7 +69,7 @@ enum WireValue: Equatable {
     }
 
     /// The value's text with sorted keys: the same value gives the same text.
-    var canonical: String {
+    public var canonical: String {
         switch self {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
@@ -261,4 +261,23 @@ private struct FastReader {
         // Foundation reads `-0` as the integer 0 (and `-0.0` as the double -0.0).
         return Double(text).map { .number(text == "-0" ? 0 : $0) }
     }
+}
+
+extension WireValue {
+    /// A member of an object (nil for anything else, or no such member).
+    public subscript(key: String) -> WireValue? {
+        if case .object(let fields) = self { return fields[key] }
+        return nil
+    }
+
+    public var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    public var bool: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    public var double: Double? { if case .number(let n) = self { return n } else { return nil } }
+    /// A number that is a whole number in range, as an integer.
+    public var int64: Int64? {
+        guard case .number(let n) = self, n.rounded() == n, abs(n) < 9.0e18 else { return nil }
+        return Int64(n)
+    }
+    public var array: [WireValue]? { if case .array(let a) = self { return a } else { return nil } }
+    public var object: [String: WireValue]? { if case .object(let o) = self { return o } else { return nil } }
 }
