@@ -281,3 +281,18 @@ extension WireValue {
     public var array: [WireValue]? { if case .array(let a) = self { return a } else { return nil } }
     public var object: [String: WireValue]? { if case .object(let o) = self { return o } else { return nil } }
 }
+
+extension WireValue {
+    /// The same document for the writer: whole numbers as integers, others as JSON's
+    /// shortest decimal.
+    public var json: JSONValue {
+        switch self {
+        case .null: return .null
+        case .bool(let b): return .raw(b ? "true" : "false")
+        case .number(let n): return int64.map { .int($0) } ?? .raw("\(n)")
+        case .string(let s): return .string(s)
+        case .array(let a): return .array(a.map(\.json))
+        case .object(let o): return .object(o.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })
+        }
+    }
+}

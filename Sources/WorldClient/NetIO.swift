@@ -4,7 +4,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
-import SimWorld
 import SyncCore
 import SyncEngine
 import Wire
@@ -147,7 +146,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
         }
         /// The server's `{"error": …}` line, or the status.
         public var error: String {
-            ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?["error"] as? String ?? "HTTP \(status)"
+            WireValue.parse(body)?["error"]?.string ?? "HTTP \(status)"
         }
     }
 

@@ -82,33 +82,32 @@ public final class NetworkWorld {
             throw Refused(description: "cannot reach synchat server: \(io.words(for: error))")
         }
         guard answer.status == 200 || answer.status == 201 else { throw Refused(description: "server: \(answer.error)") }
-        guard let root = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any],
-              let address = root["address"] as? String,
-              let clock = (root["clock"] as? NSNumber).map({ Instant(milliseconds: $0.int64Value) }),
-              let speed = (root["speed"] as? String).flatMap(Double.init), speed > 0,
-              let list = root["contacts"] as? [Any], let contacts = Self.contacts(list) else {
+        guard let root = WireValue.parse(answer.body),
+              let address = root["address"]?.string,
+              let clock = root["clock"]?.int64.map({ Instant(milliseconds: $0) }),
+              let speed = root["speed"]?.string.flatMap(Double.init), speed > 0,
+              let list = root["contacts"]?.array, let contacts = Self.contacts(list) else {
             throw Refused(description: "server: the answer to join is not a synchat server's")
         }
-        let given = root["secret"] as? String
+        let given = root["secret"]?.string
         guard let kept = given ?? secret else { throw Refused(description: "server: no secret in the answer to join") }
         return Joined(user: user, secret: kept, isNew: given != nil, address: Address(address), clock: clock, speed: speed, contacts: contacts,
                       people: Self.people(list))
     }
 
-    static func contacts(_ list: [Any]) -> [Contact]? {
+    static func contacts(_ list: [WireValue]) -> [Contact]? {
         var out: [Contact] = []
-        for item in list {
-            guard let c = item as? [String: Any], let handle = c["handle"] as? String, let address = c["address"] as? String,
-                  let name = c["displayName"] as? String else { return nil }
+        for c in list {
+            guard let handle = c["handle"]?.string, let address = c["address"]?.string, let name = c["displayName"]?.string else { return nil }
             out.append(Contact(address: Address(address), handle: handle, displayName: name))
         }
         return out
     }
 
     /// The addresses marked `person` in a list of contacts.
-    static func people(_ list: [Any]) -> Set<Address> {
-        Set(list.compactMap { item in
-            guard let c = item as? [String: Any], (c["person"] as? NSNumber)?.intValue == 1, let a = c["address"] as? String else { return nil }
+    static func people(_ list: [WireValue]) -> Set<Address> {
+        Set(list.compactMap { c in
+            guard c["person"]?.int64 == 1, let a = c["address"]?.string else { return nil }
             return Address(a)
         })
     }
@@ -162,8 +161,7 @@ public final class NetworkWorld {
     public func refreshContacts() {
         io.request(.GET, "/v1/world", token: secret) { [weak self] result in
             guard let self, case .success(let a) = result, a.status == 200,
-                  let root = (try? JSONSerialization.jsonObject(with: a.body)) as? [String: Any],
-                  let raw = root["contacts"] as? [Any], let list = Self.contacts(raw) else { return }
+                  let raw = WireValue.parse(a.body)?["contacts"]?.array, let list = Self.contacts(raw) else { return }
             contacts = list
             people = Self.people(raw)
             contactsChanged?(list)
@@ -190,7 +188,7 @@ public final class NetworkWorld {
         /// The app is listening: false once the OS suspended it (then nothing reaches it).
         var listened = true
         var nextRequest = 1
-        var pending: [Int: (Result<[String: Any], TransportError>) -> Void] = [:]
+        var pending: [Int: (Result<WireValue, TransportError>) -> Void] = [:]
         init(id: Int) { self.id = id }
     }
 
@@ -213,20 +211,20 @@ public final class NetworkWorld {
 
     private func nodeFrame(_ connection: NodeConnection, _ data: Data) {
         guard connection.listened, let app else { return }
-        guard let frame = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return }
-        if let id = (frame["id"] as? NSNumber)?.intValue, let reply = connection.pending.removeValue(forKey: id) {
-            if let error = frame["error"] as? [String: Any] {
-                reply(.failure(TransportError(error["message"] as? String ?? "node error")))
+        guard let frame = WireValue.parse(data), frame.object != nil else { return }
+        if let id = frame["id"]?.int64.map({ Int($0) }), let reply = connection.pending.removeValue(forKey: id) {
+            if let error = frame["error"], error.object != nil {
+                reply(.failure(TransportError(error["message"]?.string ?? "node error")))
             } else {
-                reply(.success(frame["params"] as? [String: Any] ?? [:]))
+                reply(.success(frame["params"] ?? .object([:])))
             }
             return
         }
-        guard frame["method"] as? String == "utxosChangedNotification", connection === node,
-              let tx = (frame["params"] as? [String: Any])?["transaction"] else { return }
+        guard frame["method"]?.string == "utxosChangedNotification", connection === node,
+              let tx = frame["params"]?["transaction"] else { return }
         do {
             let message = try Self.message(tx, me: me, now: scheduler.now)
-            if let onNotified, let at = ((frame["params"] as? [String: Any])?["at"] as? NSNumber)?.int64Value {
+            if let onNotified, let at = frame["params"]?["at"]?.int64 {
                 onNotified(message, Instant(milliseconds: at), virtualNow)
             }
             app.realtimeNotified(connection: connection.id, message: message)
@@ -236,7 +234,7 @@ public final class NetworkWorld {
     }
 
     private func call(_ connection: NodeConnection, _ method: String, _ params: JSONValue,
-                      reply: @escaping (Result<[String: Any], TransportError>) -> Void) {
+                      reply: @escaping (Result<WireValue, TransportError>) -> Void) {
         guard let socket = connection.socket else { return reply(.failure(TransportError("node: not connected"))) }
         let id = connection.nextRequest
         connection.nextRequest += 1
@@ -246,10 +244,9 @@ public final class NetworkWorld {
 
     /// One message document (the node's notification, publishing's answer), read by the
     /// engine's own strict decoder.
-    static func message(_ document: Any, me: Address, now: Instant?) throws -> NetworkMessage {
-        guard let d = document as? [String: Any], let txId = d["txId"] as? String,
-              JSONSerialization.isValidJSONObject(["messages": [d]]) else { throw WireError("not a message document") }
-        let data = try JSONSerialization.data(withJSONObject: ["messages": [d], "nextPage": NSNull()])
+    static func message(_ document: WireValue, me: Address, now: Instant?) throws -> NetworkMessage {
+        guard document.object != nil, let txId = document["txId"]?.string else { throw WireError("not a message document") }
+        let data = JSONValue.object([("messages", .array([document.json])), ("nextPage", .null)]).data
         let page = try IndexerPage.decode(data, for: .messageById(txId), me: me, now: now)
         guard let m = page.messages.first else { throw WireError("no message in the document") }
         return m
@@ -285,13 +282,13 @@ public final class NetworkWorld {
     }
 
     private func pushFrame(_ data: Data) {
-        guard let app, let frame = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return }
-        let params = frame["params"] as? [String: Any] ?? [:]
-        switch frame["method"] as? String {
+        guard let app, let frame = WireValue.parse(data), frame.object != nil else { return }
+        let params = frame["params"] ?? .object([:])
+        switch frame["method"]?.string {
         case "tokenStatus":
-            if let raw = params["status"] as? String, let status = TokenStatus(rawValue: raw) { app.tokenStatusChanged(status) }
+            if let raw = params["status"]?.string, let status = TokenStatus(rawValue: raw) { app.tokenStatusChanged(status) }
         case "push":
-            guard let payload = params["payload"] as? String else { return }
+            guard let payload = params["payload"]?.string else { return }
             if os.foreground { app.pushDelivered(payload: Data(payload.utf8)) } else { app.notificationExtensionReceived(payload: Data(payload.utf8)) }
         case "contactsChanged":
             // Another user joined: the server says who (one entry, not every user again).
@@ -304,9 +301,9 @@ public final class NetworkWorld {
                 refreshContacts()
             }
         case "directive":
-            if let line = params["line"] as? String { onDirective?(line) }
+            if let line = params["line"]?.string { onDirective?(line) }
         case "faults":
-            if let words = params["active"] as? [String] { onFaults?(words) }
+            if let words = params["active"]?.array?.compactMap(\.string) { onFaults?(words) }
         default:
             break  // answers to our requests
         }
@@ -410,7 +407,9 @@ extension NetworkWorld: RealtimePort {
         if let since { params.append(("since", .int(since.milliseconds))) }
         call(connection, "getUtxosByAddresses", .object(params)) { result in
             reply(result.flatMap { params in
-                guard let entries = params["entries"] as? [String] else { return .failure(TransportError("node: a UTXO set without entries")) }
+                guard let list = params["entries"]?.array else { return .failure(TransportError("node: a UTXO set without entries")) }
+                let entries = list.compactMap(\.string)
+                guard entries.count == list.count else { return .failure(TransportError("node: a UTXO set entry that is not a txId")) }
                 return .success(entries)
             })
         }
@@ -440,8 +439,8 @@ extension NetworkWorld: PublishPort {
             switch result {
             case .success(let a) where a.status == 200:
                 do {
-                    guard let root = try JSONSerialization.jsonObject(with: a.body) as? [String: Any], let doc = root["message"],
-                          let spent = root["spent"] as? [String] else { throw WireError("publish: not a publication") }
+                    guard let root = WireValue.parse(a.body), let doc = root["message"], let list = root["spent"]?.array,
+                          case let spent = list.compactMap(\.string), spent.count == list.count else { throw WireError("publish: not a publication") }
                     reply(.success(Publication(message: try Self.message(doc, me: self.me, now: nil), spent: spent)))
                 } catch {
                     reply(.failure(TransportError("\(error)")))

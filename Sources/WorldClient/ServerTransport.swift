@@ -1,6 +1,5 @@
 import Foundation
 import NIOHTTP1
-import SimWorld
 import SyncEngine
 import Wire
 
