@@ -133,15 +133,15 @@ class JSONSocket: ChannelInboundHandler {
                 // as a peer could send (issue 28 #1): one close instead.
                 return close(code: .policyViolation, reason: "more than \(Int(WorldServer.requestsPerSecond)) requests a second")
             }
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
+            guard let object = WireValue.parse(Data(bytes))?.object else {
                 return send(.object([("error", .object([("message", .string("a frame must be one JSON object (\(bytes.count) bytes were not)"))]))]))
             }
             // The id goes back exactly as it came (JSON-RPC 2.0 §5): `true` was answered 1,
             // 2^53+1 rounded, and string ids null (issue 28 #9).
             let id = RawJSON.member("id", of: bytes)
             if let id, !RawJSON.isScalar(id) { return error(nil, "an id is a string, a number or null") }
-            guard let method = object["method"] as? String else { return error(id, "missing \"method\"") }
-            let params = object["params"] as? [String: Any] ?? [:]
+            guard let method = object["method"]?.string else { return error(id, "missing \"method\"") }
+            let params = object["params"]?.object ?? [:]
             request(id: id, method: method, params: params)
         case .binary:
             // Refused (RFC 6455 §7.4.1, 1003), and counted like any frame: a flood of them
@@ -191,7 +191,7 @@ class JSONSocket: ChannelInboundHandler {
     }
 
     /// A request frame; subclasses answer.
-    func request(id: String?, method: String, params: [String: Any]) {}
+    func request(id: String?, method: String, params: [String: WireValue]) {}
     /// The socket went away.
     func closed() {}
 
@@ -230,11 +230,11 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
     private var pending: [Int: String?] = [:]  // the world's connection id → the request id to answer (raw JSON)
     private var active: Int?
 
-    override func request(id: String?, method: String, params: [String: Any]) {
+    override func request(id: String?, method: String, params: [String: WireValue]) {
         let node = user.world.node
         switch method {
         case "subscribeUtxosChanged":
-            guard let addresses = params["addresses"] as? [String], addresses == [user.address.value] else {
+            guard params["addresses"]?.array?.map(\.string) == [user.address.value] else {
                 return error(id, "subscribeUtxosChanged: params.addresses must be [\"\(user.address.value)\"], the user's own address")
             }
             // A second subscription replaces the first: its entry goes, or every socket that
@@ -248,11 +248,11 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
             pending[connection] = id
             user.link.subscriptions[connection] = self
         case "getUtxosByAddresses":
-            guard let addresses = params["addresses"] as? [String], addresses == [user.address.value] else {
+            guard params["addresses"]?.array?.map(\.string) == [user.address.value] else {
                 return error(id, "getUtxosByAddresses: params.addresses must be [\"\(user.address.value)\"], the user's own address")
             }
             // `since` (optional, milliseconds of the world's clock): only the outputs that landed then or later.
-            let since = (params["since"] as? NSNumber).map { Instant(milliseconds: $0.int64Value) }
+            let since = params["since"]?.int64.map { Instant(milliseconds: $0) }
             node.requestUtxoSet(for: user.address, since: since) { [weak self] result in
                 switch result {
                 case .success(let entries): self?.reply(id, method, [("entries", .array(entries.map { .string($0) }))])
@@ -317,13 +317,14 @@ final class PushSocket: JSONSocket, PushSubscriber {
         user.link.contactsChanged?(nil)
     }
 
-    override func request(id: String?, method: String, params: [String: Any]) {
+    override func request(id: String?, method: String, params: [String: WireValue]) {
         let push = user.world.push
         switch method {
         case "registerToken": push.registerToken(); reply(id, method)
         case "unregisterToken": push.unregisterToken(); reply(id, method)
         case "setMuted":
-            guard let contact = params["contact"] as? String, let muted = params["muted"] as? Bool else {
+            // `muted`: true or false (1 or 0, as the client has sent it, too).
+            guard let contact = params["contact"]?.string, let muted = params["muted"]?.bool ?? params["muted"]?.int64.flatMap({ [0, 1].contains($0) ? $0 == 1 : nil }) else {
                 return error(id, "setMuted: params must have contact (an address) and muted (true or false)")
             }
             // Only a contact of the user's (any string was kept, 60 KB names included), and

@@ -348,8 +348,8 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     }
 
     /// The body of a POST as a JSON object, or a clear error.
-    static func jsonObject(_ body: Data, _ what: String) throws -> [String: Any] {
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+    static func jsonObject(_ body: Data, _ what: String) throws -> [String: WireValue] {
+        guard let object = WireValue.parse(body)?.object else {
             throw BadRequest(message: "\(what): the body must be a JSON object")
         }
         return object
@@ -357,15 +357,15 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
 
     private func join(_ body: Data, headers: HTTPHeaders) -> Answer {
         let name: String
-        let object: [String: Any]
+        let object: [String: WireValue]
         do {
             object = try Self.jsonObject(body, "join")
-            guard let n = object["user"] as? String else { return .error(.badRequest, "join: missing \"user\" (a name)") }
+            guard let n = object["user"]?.string else { return .error(.badRequest, "join: missing \"user\" (a name)") }
             name = n
         } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
         let secret = bearer(headers)
         if let invite, host.user(named: name) == nil {
-            guard let shown = object["invite"] as? String else {
+            guard let shown = object["invite"]?.string else {
                 return .error(.forbidden, "join: \(name.prefix(32)) is new here, and joining needs the server's invite: "
                                 + "synchat --server URL --user NAME --invite CODE (its operator has the code)")
             }
@@ -413,10 +413,10 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     }
 
     private func publish(_ body: Data, by user: WorldHost.User) -> Answer {
-        let object: [String: Any]
+        let object: [String: WireValue]
         do { object = try Self.jsonObject(body, "publish") } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
-        guard let to = object["to"] as? String, !to.isEmpty else { return .error(.badRequest, "publish: missing \"to\" (an address)") }
-        guard let text = object["body"] as? String else { return .error(.badRequest, "publish: missing \"body\" (the text)") }
+        guard let to = object["to"]?.string, !to.isEmpty else { return .error(.badRequest, "publish: missing \"to\" (an address)") }
+        guard let text = object["body"]?.string else { return .error(.badRequest, "publish: missing \"body\" (the text)") }
         guard text.utf8.count <= MessageLimits.maxBodyBytes else {
             return .error(.payloadTooLarge, "publish: a message is at most \(MessageLimits.maxBodyBytes) bytes")
         }
