@@ -20,7 +20,8 @@ import PackageDescription
 //   CWidth        the C library's wcwidth, for display widths.
 //   CNCurses      ncursesw through a system library target (with Swift-visible shims).
 //   Config        themes and key files (TOML), with no terminal: their tests link no ncurses.
-//   TerminalUI    the thin ncurses adapter that diffs grids, and the live app loop.
+//   TerminalUI    the thin ncurses adapter that diffs grids.
+//   App           the live app loop, above the adapter: keys in, reducer, directives, frames out.
 //   WorldServer   `synchat server`: the simulated world behind real sockets (swift-nio), many users.
 //   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`), on a
 //                 ServerTransport: NetIO's sockets, or WorldPair's in-process one.
@@ -116,8 +117,11 @@ let package = Package(
         .target(name: "Config", dependencies: ["ChatUI", "SyncCore", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses", "Config", "ChatUI", "Simulation", "SyncEngine", "SyncCore"]
+            dependencies: ["CNCurses", "Config", "ChatUI", "SyncEngine", "SyncCore"]
         ),
+        // The app's loop: keys and the network's wake-ups in, the reducer, the session's
+        // directives, a frame out through TerminalUI (issue 29 #6: it lived inside the adapter).
+        .target(name: "App", dependencies: ["TerminalUI", "Config", "ChatUI", "Simulation", "SyncEngine", "SyncCore"]),
         .executableTarget(
             name: "synchat",
             dependencies: [
@@ -127,6 +131,7 @@ let package = Package(
                 "SyncEngine",
                 "ProfileWorld",
                 "WorldOnDisk",
+                "App",
                 "TerminalUI",
                 "Config",
                 "ChatStore",

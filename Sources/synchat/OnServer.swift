@@ -5,6 +5,7 @@ import ProfileWorld
 import Simulation
 import SyncCore
 import SyncEngine
+import App
 import TerminalUI
 import WorldClient
 

@@ -9,6 +9,7 @@ import SimWorld
 import Simulation
 import SyncCore
 import SyncEngine
+import App
 import TerminalUI
 import WorldOnDisk
 import WorldServer

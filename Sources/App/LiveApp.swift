@@ -1,5 +1,6 @@
 import ChatUI
 import Config
+import TerminalUI
 import Dispatch
 import Foundation
 import Simulation
