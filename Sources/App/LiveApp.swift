@@ -70,7 +70,7 @@ public final class LiveApp {
         // What the engine did before the screen opened (the launch) goes to the log too.
         pending = session.log
         session.keepsLog = false  // from here on the log pane keeps its own last lines
-        session.driver.subscribe { [weak self] in self?.pending.append($0) }
+        session.subscribe { [weak self] in self?.pending.append($0) }
         // A played `open NAME` shows that conversation (a demo shows the chat).
         session.onOpen = { [weak self] address in
             guard let self else { return }
@@ -241,9 +241,9 @@ public final class LiveApp {
 
     /// The conversation list as the store has it, once at start; the events keep it since.
     private func loadConversations() {
-        let unread = session.storage.unreadCounts()  // one query, not one per conversation
-        let activity = session.storage.lastActivity()
-        let rows = session.driver.contacts.map { c in
+        let unread = session.unreadCounts()  // one query, not one per conversation
+        let activity = session.lastActivity()
+        let rows = session.contacts.map { c in
             ConversationRow(address: c.address, name: c.displayName, unread: unread[c.address] ?? 0,
                             muted: c.muted, lastActivity: activity[c.address])
         }
@@ -276,7 +276,7 @@ public final class LiveApp {
             case .step:
                 stepToNextEvent()
             case .inspect(let on):
-                session.driver.handle(.inspect(on))
+                session.inspect(on)
             case .retrySends:
                 session.apply(.retry)
             case .bell:
@@ -287,10 +287,10 @@ public final class LiveApp {
                 if let h = session.handle(of: address) { session.apply(muted ? .mute(handle: h) : .unmute(handle: h)) }
             case .search(let query, let conversation):
                 // The store's full-text index: all of the history, not only what is loaded.
-                let found = (session.storage as? MessageSearching)?.search(query, in: conversation, limit: 1000) ?? []
+                let found = session.search(query, in: conversation, limit: 1000)
                 let hits = found.map { m -> SearchState.Hit in
                     let sender = m.message.direction == .outgoing ? "you"
-                        : session.driver.contact(m.message.conversation)?.displayName ?? m.message.conversation.value
+                        : session.contact(m.message.conversation)?.displayName ?? m.message.conversation.value
                     return SearchState.Hit(txId: m.txId, conversation: m.message.conversation, sender: sender, text: m.message.body,
                                            blockTime: m.message.blockTime)
                 }
@@ -303,9 +303,9 @@ public final class LiveApp {
         // when a conversation opens, older ones as the view scrolls back or a search hit
         // lies beyond (issue 16: opening one of 5 000 messages read all 5 000).
         ViewModel.loadHistory(&state) { page in
-            let contact = session.driver.contact(page.conversation)
+            let contact = session.contact(page.conversation)
                 ?? Contact(address: page.conversation, handle: page.conversation.value, displayName: page.conversation.value)
-            return session.storage.messages(in: page.conversation, before: page.before, limit: page.limit).map { MessageRow($0, contact: contact) }
+            return session.messages(in: page.conversation, before: page.before, limit: page.limit).map { MessageRow($0, contact: contact) }
         }
     }
 }

@@ -9,7 +9,7 @@ import SyncEngine
 /// `NetworkWorld`'s sockets. Keys act as they do at home: `b`/`f` move the app (the client's
 /// OS); a fault key sends its directive to the server for this user (`POST /v1/fault`), and
 /// the status bar shows it once the server took it. The clock is the server's.
-public final class NetworkSession: LiveSession {
+public final class NetworkSession: LiveSession, DriverBackedSession {
     public let world: NetworkWorld
     public let driver: SyncDriver
     public let storage: ChatStorage
