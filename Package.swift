@@ -5,8 +5,9 @@ import PackageDescription
 //   SyncCore      pure machines and domain values; imports nothing, not even Foundation.
 //   SyncEngine    the sans-IO Engine (inputs in, effects and typed events out), its runner
 //                 SyncDriver on the ports, the ChatStorage port, the wire decoders. SyncCore only.
-//   AppActions    Directive: what a key or a scenario line does to the app and its world. SyncCore only.
-//   SimWorld      the in-process simulated network behind the ports. SyncCore, SyncEngine.
+//   AppActions    Directive, read once, and LiveSession, what a screen drives. SyncCore, SyncEngine.
+//   SimWorld      the in-process simulated network behind the ports, and its faults in directives' words.
+//                 SyncCore, SyncEngine, Wire, AppActions.
 //   ChatStore     the SQLite store (GRDB): messages, cursors, learned state, the world's rows
 //                 as domain values. SyncCore, SyncEngine — not SimWorld.
 //   ProfileWorld  where the store and the world meet: a profile keeps its world. ChatStore, SimWorld.
@@ -58,8 +59,9 @@ let package = Package(
         // simulated world's documents, the server and its clients (issue 29 #3).
         .target(name: "Wire"),
         .target(name: "SyncEngine", dependencies: ["SyncCore", "Wire"]),
-        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine", "Wire"]),
-        .target(name: "AppActions", dependencies: ["SyncCore"]),
+        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine", "Wire", "AppActions"]),
+        // What a key or a line does, read once (DirectiveParser), and what a screen drives (LiveSession).
+        .target(name: "AppActions", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
         .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI"]),
         .target(
@@ -78,7 +80,7 @@ let package = Package(
         ),
         .target(
             name: "WorldClient",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", "Wire",
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions", "Wire",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]

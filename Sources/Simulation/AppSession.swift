@@ -235,14 +235,8 @@ public final class AppSession {
     /// The event log, one line per event.
     public var logLines: [String] { log.map(\.line) }
 
-    /// The contact handles of a new world of `n` contacts, in order.
-    public static func defaultHandles(_ n: Int) -> [String] {
-        let names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
-                     "kim", "leo", "mallory", "nina", "oscar", "peggy", "quinn", "rupert", "sybil", "trent"]
-        return (0..<max(0, n)).map { $0 < names.count ? names[$0] : "contact\($0 + 1)" }
-    }
+    /// The contact handles of a new world of `n` contacts, in order (`SimulatedWorld`'s).
+    public static func defaultHandles(_ n: Int) -> [String] { SimulatedWorld.defaultHandles(n) }
 
-    public static func displayName(for handle: String) -> String {
-        handle.prefix(1).uppercased() + handle.dropFirst()
-    }
+    public static func displayName(for handle: String) -> String { SimulatedWorld.displayName(for: handle) }
 }

@@ -156,7 +156,7 @@ public final class WorldHost {
             guard let secret, Self.constantTimeEqual(SecretHash.of(secret), user.secretHash) else { throw .wrongSecret }
             return (user, false, nil)
         }
-        guard !AppSession.defaultHandles(contactsPerUser).contains(name) else { throw .nameOfAContact }
+        guard !SimulatedWorld.defaultHandles(contactsPerUser).contains(name) else { throw .nameOfAContact }
         guard users.count < Self.maxUsers else { throw .full }
         advance()
         let worldSeed = seed ^ Self.hash(name)
@@ -164,8 +164,8 @@ public final class WorldHost {
         let newSecret = WorldServer.newToken()
         let user = User(name: name, secretHash: SecretHash.of(newSecret), world: world)
         world.people = people
-        for handle in AppSession.defaultHandles(contactsPerUser) {
-            world.addContact(handle: handle, displayName: AppSession.displayName(for: handle))
+        for handle in SimulatedWorld.defaultHandles(contactsPerUser) {
+            world.addContact(handle: handle, displayName: SimulatedWorld.displayName(for: handle))
         }
         // One transaction: the user and its simulated contacts. The other users are the
         // shared `people`: nobody's contacts are rewritten, nothing else is written.

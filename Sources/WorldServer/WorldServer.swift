@@ -5,7 +5,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
-import Simulation
 import SimWorld
 import SyncCore
 import SyncEngine

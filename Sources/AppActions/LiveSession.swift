@@ -1,4 +1,3 @@
-import AppActions
 import SyncCore
 import SyncEngine
 
@@ -73,9 +72,3 @@ extension LiveSession where Self: DriverBackedSession {
     public func inspect(_ on: Bool) { driver.handle(.inspect(on)) }
 }
 
-extension AppSession: DriverBackedSession {}
-
-extension AppSession: LiveSession {
-    public var wakeDescriptor: Int32? { nil }
-    public var fixedSpeed: Double? { nil }
-}

@@ -1,5 +1,4 @@
 import AppActions
-import SimWorld
 import SyncCore
 
 extension SimulatedWorld {
@@ -50,5 +49,19 @@ extension SimulatedWorld {
         default: return false
         }
         return true
+    }
+}
+
+extension SimulatedWorld {
+    /// The contact handles of a new world of `n` simulated contacts, in order.
+    public static func defaultHandles(_ n: Int) -> [String] {
+        let names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
+                     "kim", "leo", "mallory", "nina", "oscar", "peggy", "quinn", "rupert", "sybil", "trent"]
+        return (0..<max(0, n)).map { $0 < names.count ? names[$0] : "contact\($0 + 1)" }
+    }
+
+    /// A simulated contact's name: its handle, capitalised.
+    public static func displayName(for handle: String) -> String {
+        handle.prefix(1).uppercased() + handle.dropFirst()
     }
 }

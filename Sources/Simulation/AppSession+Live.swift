@@ -1,0 +1,9 @@
+import AppActions
+import SyncEngine
+
+extension AppSession: DriverBackedSession {}
+
+extension AppSession: LiveSession {
+    public var wakeDescriptor: Int32? { nil }
+    public var fixedSpeed: Double? { nil }
+}
