@@ -24,6 +24,8 @@ public final class LiveApp {
     private var anchorWall: UInt64
     private var anchorVirtual: Instant
     private var pending: [TimedEvent] = []
+    /// The faults the session last told of, not yet shown.
+    private var changedFaults: [String]?
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
     /// The state the terminal's last frame shows (the terminal keeps the frame; the next is
@@ -71,6 +73,9 @@ public final class LiveApp {
         pending = session.log
         session.keepsLog = false  // from here on the log pane keeps its own last lines
         session.subscribe { [weak self] in self?.pending.append($0) }
+        // Heard while the world runs, shown at the end of the step (no reducer inside the world).
+        changedFaults = session.activeFaults
+        session.onFaultsChanged = { [weak self] in self?.changedFaults = $0 }
         // A played `open NAME` shows that conversation (a demo shows the chat).
         session.onOpen = { [weak self] address in
             guard let self else { return }
@@ -235,8 +240,11 @@ public final class LiveApp {
         perform(ViewModel.reduce(&state, .clock(session.scheduler.now, speed: speed)))
         let script = player?.scriptStatus
         if script != state.status.script { perform(ViewModel.reduce(&state, .script(script))) }
-        let faults = session.activeFaults
-        if faults != state.status.faults { perform(ViewModel.reduce(&state, .faults(faults))) }
+        // The world's faults come as the session hears them change (it tells; nothing polls).
+        if let faults = changedFaults {
+            changedFaults = nil
+            if faults != state.status.faults { perform(ViewModel.reduce(&state, .faults(faults))) }
+        }
     }
 
     /// The conversation list as the store has it, once at start; the events keep it since.

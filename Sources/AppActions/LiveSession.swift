@@ -34,6 +34,9 @@ public protocol LiveSession: AnyObject {
     var quitRequested: Bool { get }
     /// The faults of the world now, in the words of their directives.
     var activeFaults: [String] { get }
+    /// Told whenever `activeFaults` changes, whoever changed it (a key, a scenario line, the
+    /// world ending one by itself, a server's operator): a screen hears it, it does not poll.
+    var onFaultsChanged: (([String]) -> Void)? { get set }
     /// Applies one directive now: a key, or a scenario line.
     func apply(_ d: Directive)
     /// Runs everything due up to `target` (and, on a network, what the network brought).

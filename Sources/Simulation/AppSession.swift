@@ -142,6 +142,7 @@ public final class AppSession {
         let faults = activeFaults
         guard faultHistory.last?.faults != faults else { return }
         faultHistory.append((t, faults))
+        onFaultsChanged?(faults)
         beliefLag.faultsChanged(faults, at: t)
     }
 
@@ -216,6 +217,7 @@ public final class AppSession {
     /// `indexer down`): the world's ground truth, which the engine must not know — it has to
     /// find out — so it reaches a view from here, not in the engine's status.
     public var activeFaults: [String] { world.activeFaults }
+    public var onFaultsChanged: (([String]) -> Void)?
 
     /// The decision log keeps decisions; status and contact updates are for views.
     private func record(_ e: TimedEvent) {

@@ -21,7 +21,10 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
     public private(set) var quitRequested = false
     /// Faults this client asked the server for, by what they break (the server's truth is
     /// the operator's; a client knows what it asked).
-    private var faults: [String: String] = [:]
+    private var faults: [String: String] = [:] {
+        didSet { if faults != oldValue { onFaultsChanged?(activeFaults) } }
+    }
+    public var onFaultsChanged: (([String]) -> Void)?
 
     public var scheduler: Scheduler { world.scheduler }
     public var wakeDescriptor: Int32? { world.io.wakeDescriptor }

@@ -51,4 +51,18 @@ struct FaultToggleTests {
         Self.press(.realtime, s)
         #expect(s.activeFaults.isEmpty, "r clears a flaky realtime: \(s.activeFaults)")
     }
+
+    @Test("the session tells of every change of the world's faults, whoever made it: a key, a line, the world ending one itself (a token registered again)")
+    func toldNotPolled() {
+        let s = Self.session()
+        var told: [[String]] = []
+        s.onFaultsChanged = { told.append($0) }
+        Self.press(.realtime, s)
+        s.apply(.tokenExpire)
+        #expect(told.suffix(2) == [["realtime down"], ["token expired", "realtime down"]])
+        s.driver.launch()
+        s.world.os.moveToForeground()
+        s.scheduler.run(until: s.scheduler.now + .minutes(2))  // the engine registers the token again
+        #expect(told.last == ["realtime down"], "told: \(told)")
+    }
 }
