@@ -80,7 +80,7 @@ let package = Package(
         ),
         .target(
             name: "WorldClient",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions", "Wire",
+            dependencies: ["SyncCore", "SyncEngine", "AppActions", "Wire",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
@@ -153,7 +153,7 @@ let package = Package(
                              .when(platforms: [.linux], configuration: .release)),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
+        .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
         .testTarget(

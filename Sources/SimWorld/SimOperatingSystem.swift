@@ -5,7 +5,7 @@ import SyncEngine
 /// socket silently on background), holds the notification permission, and grants background
 /// refreshes — near the requested time with jitter, never earlier than requested, never more
 /// often than every 15 minutes, and expiring each one after 30 s.
-public final class SimOperatingSystem: SystemPort {
+public final class SimOperatingSystem: DeviceOS {
     public private(set) var foreground = false
     public var notificationPermissionGranted = true
     /// Ground truth: refreshes granted, and when.

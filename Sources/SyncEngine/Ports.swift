@@ -78,6 +78,18 @@ public protocol SystemPort: AnyObject {
     var notificationPermissionGranted: Bool { get }
 }
 
+/// The phone's OS as an app beside a world elsewhere has it (a client of `synchat server`): it
+/// moves the app between foreground and background, calls the app as it does, and says when
+/// the app is suspended, so its sockets stop being listened to. The simulated one is
+/// `SimOperatingSystem`; the client takes it as a port and knows no world.
+public protocol DeviceOS: SystemPort {
+    var foreground: Bool { get }
+    var app: ClientEndpoint? { get set }
+    var suspended: (() -> Void)? { get set }
+    func moveToForeground()
+    func moveToBackground()
+}
+
 /// An outgoing transaction as the wallet signed it: the message, and the outputs it spends.
 public struct Publication: Hashable, Sendable {
     public var message: NetworkMessage

@@ -1,6 +1,5 @@
 import AppActions
 import Foundation
-import SimWorld
 import SyncCore
 import SyncEngine
 

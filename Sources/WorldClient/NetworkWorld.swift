@@ -1,14 +1,13 @@
 import Dispatch
 import Foundation
 import NIOHTTP1
-import SimWorld
 import SyncCore
 import SyncEngine
 import Wire
 
 /// The engine's ports on `synchat server`'s sockets: the same `SyncDriver` and engine as the
 /// embedded world, with the indexer over HTTP, the node and the push relay as WebSockets,
-/// and publishing as a POST. The phone's OS stays on the client (`SimOperatingSystem`, with
+/// and publishing as a POST. The phone's OS stays on the client (a `DeviceOS` port: the executable gives `SimOperatingSystem`, with
 /// its rules for background refreshes): backgrounding closes nothing — the OS just stops
 /// listening to the app's node socket, as iOS suspends an app, and the push relay's socket
 /// (the OS's own) keeps delivering, to the notification extension. Everything runs on the
@@ -22,7 +21,8 @@ public final class NetworkWorld {
     public let me: Address
     public let speed: Double
     public let scheduler: Scheduler
-    public let os: SimOperatingSystem
+    /// The phone's OS: a port (the simulated one, `SimOperatingSystem`, is the executable's to give).
+    public let os: DeviceOS
     public private(set) var contacts: [Contact]
     /// The contacts who are other users of the server (not simulated).
     public private(set) var people: Set<Address>
@@ -112,7 +112,9 @@ public final class NetworkWorld {
         })
     }
 
-    public init(io: ServerTransport, joined: Joined, seed: UInt64, clock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+    /// `os`: the phone's OS on the client's scheduler.
+    public init(io: ServerTransport, joined: Joined, os makeOS: (Scheduler) -> DeviceOS,
+                clock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
         self.io = io
         self.clock = clock
         user = joined.user
@@ -124,7 +126,7 @@ public final class NetworkWorld {
         scheduler = Scheduler(start: joined.clock)
         anchorVirtual = joined.clock
         anchorWall = clock()
-        os = SimOperatingSystem(seed: seed, scheduler: scheduler, timings: WorldTimings())
+        os = makeOS(scheduler)
         os.suspended = { [weak self] in self?.stopListening() }
     }
 

@@ -72,7 +72,7 @@ public final class WorldPair {
                      storage: ChatStorage = InMemoryChatStorage(), peer: String? = nil, settle settles: Bool = true) throws -> Client {
         let transport = InProcessTransport(server: serving ? server : nil, peer: peer ?? "127.0.0.\(clients.count % 250 + 2)")
         let joined = try NetworkWorld.join(transport, user: name, secret: secret, invite: invite)
-        let world = NetworkWorld(io: transport, joined: joined, seed: WorldPair.hash(name), clock: { [clock] in clock.nanoseconds })
+        let world = NetworkWorld(io: transport, joined: joined, os: { SimOperatingSystem(seed: WorldPair.hash(name), scheduler: $0, timings: WorldTimings()) }, clock: { [clock] in clock.nanoseconds })
         let session = NetworkSession(world: world, storage: storage, policy: policy, mode: .remotePush)
         session.start()
         let client = Client(name: name, transport: transport, world: world, session: session, secret: joined.secret)

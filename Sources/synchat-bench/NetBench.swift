@@ -5,6 +5,7 @@ import Spawn
 import SyncCore
 import SyncEngine
 import WorldClient
+import SimWorld
 
 /// `synchat-bench net`: N headless clients (the engine on `NetworkWorld`, as `synchat bot`)
 /// against the built `synchat server` on loopback, at speed 1 so that world time is wall
@@ -54,7 +55,7 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
     for i in 0..<clients {
         let io = NetIO(host: "127.0.0.1", port: port, group: group)
         guard let joined = try? NetworkWorld.join(io, user: "bench\(i)", secret: nil) else { say("join \(i) failed"); return }
-        let world = NetworkWorld(io: io, joined: joined, seed: UInt64(i))
+        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: UInt64(i), scheduler: $0, timings: WorldTimings()) })
         let driver = SyncDriver(policy: .adaptive, me: world.me, scheduler: world.scheduler, storage: InMemoryChatStorage(), ports: world.ports)
         world.onNotified = { message, sent, arrived in
             guard message.direction == .incoming, let start = sentAt[message.body] else { return }

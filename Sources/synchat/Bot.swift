@@ -3,6 +3,7 @@ import Foundation
 import SyncCore
 import SyncEngine
 import WorldClient
+import SimWorld
 
 /// Set by SIGTERM and SIGINT: the bot writes its report and ends.
 nonisolated(unsafe) var botStopRequested: sig_atomic_t = 0
@@ -76,7 +77,7 @@ struct Bot: ParsableCommand {
         if joined.isNew {
             do { try secrets.save(joined.secret, for: user) } catch { refuse("bot: cannot keep the secret of \(user): \(error)") }
         }
-        let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))
+        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: UInt64(truncatingIfNeeded: user.hashValue), scheduler: $0, timings: WorldTimings()) })
         let storage = InMemoryChatStorage()
         // The TUI's session with no screen: directives the server passes on (synchat fault
         // --user NAME background) act as the keys would.

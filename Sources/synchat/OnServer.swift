@@ -8,6 +8,7 @@ import SyncEngine
 import App
 import TerminalUI
 import WorldClient
+import SimWorld
 
 extension Chat {
     /// `synchat --server URL --user NAME`: the same TUI and engine on the server's sockets.
@@ -62,7 +63,7 @@ extension Chat {
         }
         let (chosenTheme, themeWarnings) = try theme(for: profileStore)
         let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
-        let world = NetworkWorld(io: io, joined: joined, seed: UInt64(truncatingIfNeeded: user.hashValue))
+        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: UInt64(truncatingIfNeeded: user.hashValue), scheduler: $0, timings: WorldTimings()) })
         let session = NetworkSession(world: world, storage: storage, policy: SyncPolicy.named(policy)!,
                                      mode: mode.flatMap(NotificationMode.init) ?? .remotePush)
         session.start()
