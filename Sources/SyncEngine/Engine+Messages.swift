@@ -19,7 +19,6 @@ extension Engine {
         var seen = Set<String>()
         let fresh = messages.filter { !has($0.txId) && seen.insert($0.txId).inserted }
         for m in fresh { unsaved.writing(m) }
-        if let cursor { cursorsInFlight[cursor.object] = cursor.cursor }
         let carried = unsaved.messages
         unsaved.messagesStored()
         for m in carried { unsaved.writing(m) }
@@ -29,44 +28,36 @@ extension Engine {
 
     /// A sync object's cursor: as written, even if the write has not answered yet.
     func cursor(of object: SyncObject) -> SyncCursor {
-        cursorsInFlight[object] ?? storage.cursor(object)
+        writes.cursor(object) ?? storage.cursor(object)
     }
 
     /// Asks the runner to write; `runId` waits for the answer.
     func write(_ w: StoreWrite, runId: Int? = nil) {
         let id = request()
-        writes[id] = (w, runId)
+        writes.asked(id, w, runId: runId)
         if let runId { runs.writing(runId) }
         effects.append(.write(id: id, w))
     }
 
     /// A write answered.
     func written(id: Int, failure: String?) {
-        guard let (w, runId) = writes.removeValue(forKey: id) else { return }
         let stored = failure == nil
+        guard let (w, runId) = writes.answered(id, stored: stored) else { return }
         switch w {
-        case .messages(let messages, let cursor):
+        case .messages(let messages, _):
             unsaved.written(messages.map(\.txId), stored: stored)
-            if let cursor, cursorsInFlight[cursor.object] == cursor.cursor { cursorsInFlight[cursor.object] = nil }
-        case .state(let state):
-            if stored { lastSaved = state }
-            if stateInFlight == state { stateInFlight = nil }
+        case .state:
+            break
         case .contact(let c): if !stored { unsaved.keep(c) }
         case .markRead(let a): if !stored { unsaved.keepRead(a) }
         case .appendPendingPush(let p): if !stored { unsaved.keep(p) }
         case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
         case .outbox: if !stored { outboxUnsaved = true }
         }
-        if let failure {
-            if retryBatch?.contains(id) == true { retryBatch = nil }  // this retry failed
-            storeFailed(reason: failure)
-        } else if var batch = retryBatch, batch.remove(id) != nil {
-            retryBatch = batch
-            if batch.isEmpty {
-                retryBatch = nil
-                effects.append(.retryWorldWrites)  // the world's own writes share the disk
-            }
+        if writes.retryAnswered(id, failed: failure != nil) {
+            effects.append(.retryWorldWrites)  // the retry landed; the world's own writes share the disk
         }
+        if let failure { storeFailed(reason: failure) }
         if let runId, runs[runId] != nil {
             runs.answered(runId, failed: !stored)
             if runs.isDone(runId) { finish(runId: runId, stoppedBy: nil) }
@@ -112,8 +103,8 @@ extension Engine {
         }
         saveState()
         // The trouble ends when all of these land, and then the world's own writes.
-        let batch = Set((before + 1)...max(before + 1, nextRequestId)).filter { writes[$0] != nil }
-        if batch.isEmpty { effects.append(.retryWorldWrites) } else { retryBatch = batch }
+        let batch = Set((before + 1)...max(before + 1, nextRequestId)).filter { writes.isInFlight($0) }
+        if batch.isEmpty { effects.append(.retryWorldWrites) } else { writes.retrying(batch) }
     }
 
     func announce(_ m: StoredMessage) {

@@ -107,8 +107,7 @@ extension Engine {
     func saveState() {
         let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted(running: runs.first?.running), mode: mode,
                                          preview: notifier.preview, tokenStatus: tokenStatus)
-        guard state != lastSaved, state != stateInFlight else { return }
-        stateInFlight = state
+        guard writes.needsSaving(state) else { return }
         write(.state(state))
     }
 

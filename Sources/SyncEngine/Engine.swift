@@ -91,7 +91,6 @@ public final class Engine {
     /// Whether the OS lets the app show notifications (rule 1).
     var permissionGranted: Bool
     var contactsByAddress: [Address: Contact] = [:]
-    var lastSaved: PersistedEngineState?
     /// The store held what an earlier run of the app learned: this launch is a relaunch.
     let relaunched: Bool
     /// The pushes waiting in the extension's store (rule 12), with their arrival times, and
@@ -115,14 +114,8 @@ public final class Engine {
     var unsaved = UnsavedChanges()
     var storeRetryAt: Instant?
     var keptBeforeRecovery = 0
-    /// Writes in flight, by id, with what each needs when it answers.
-    var writes: [Int: (write: StoreWrite, runId: Int?)] = [:]
-    /// Cursor moves written and not answered yet: reads see them (rule 9's reads).
-    var cursorsInFlight: [SyncObject: SyncCursor] = [:]
-    /// The learned state written and not answered yet.
-    var stateInFlight: PersistedEngineState?
-    /// The writes of a retry; the trouble ends when all of them, and the world's, land.
-    var retryBatch: Set<Int>?
+    /// The store's writes in flight, the cursors and state they carry, a retry's batch.
+    var writes: StoreWrites
     /// The last status sent.
     var lastStatus: EngineStatus?
     /// Someone looks at the inspector: `.inspection` events are sent (see `EngineInspection`).
@@ -153,7 +146,7 @@ public final class Engine {
         self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
         self.mode = saved?.mode ?? initialMode
         self.tokenStatus = saved?.tokenStatus ?? .none
-        self.lastSaved = saved
+        self.writes = StoreWrites(lastSaved: saved)
         self.relaunched = saved != nil
         for c in storage.contacts() { contactsByAddress[c.address] = c }
         for p in storage.pendingPushes() {
