@@ -121,9 +121,18 @@ public enum DirectiveParser {
 
     // MARK: - Values
 
-    /// `90s`, `10m`, `2h`, `500ms`, `1h30m`, or a bare number of seconds.
+    /// The longest duration any line may say: ten years. A line is text anyone may send (a
+    /// server's `POST /v1/fault` reads one), and `indexer latency 9999999999999999` overflowed
+    /// the milliseconds and stopped the server.
+    public static let maxDuration = Interval.hours(24 * 3650)
+
+    /// `90s`, `10m`, `2h`, `500ms`, `1h30m`, or a bare number of seconds; at most `maxDuration`.
     public static func duration(_ s: String, _ fail: (String) -> any Error) throws -> Interval {
-        if let n = Int64(s), n >= 0 { return .seconds(n) }
+        let tooLong = "duration \"\(s.prefix(40))\" is too long (at most 3650d)"
+        if let n = Int64(s), n >= 0 {
+            guard n <= maxDuration.milliseconds / 1000 else { throw fail(tooLong) }
+            return .seconds(n)
+        }
         var total: Int64 = 0
         var digits = ""
         var rest = Substring(s)
@@ -142,7 +151,10 @@ public enum DirectiveParser {
             else if rest.hasPrefix("h") { unit = 3_600_000; rest = rest.dropFirst() }
             else if rest.hasPrefix("d") { unit = 86_400_000; rest = rest.dropFirst() }
             else { throw fail("bad duration \"\(s)\" (use e.g. 90s, 10m, 2h)") }
-            total += n * unit
+            let (part, over) = n.multipliedReportingOverflow(by: unit)
+            let (sum, overSum) = total.addingReportingOverflow(part)
+            guard !over, !overSum, sum <= maxDuration.milliseconds else { throw fail(tooLong) }
+            total = sum
             digits = ""
             sawUnit = true
         }

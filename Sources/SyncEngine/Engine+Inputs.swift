@@ -47,6 +47,7 @@ extension Engine {
 
     /// Hands an outbox entry to the network (again).
     func publish(_ m: OutgoingMessage) {
+        guard sends.contains(m.localId) else { return }
         let id = request()
         guard let sending = sends.sending(m.localId, request: id) else { return }
         emit(.outgoing(sending))

@@ -68,6 +68,9 @@ struct SendQueue {
         return done
     }
 
+    /// Whether the outbox still holds `localId`.
+    func contains(_ localId: String) -> Bool { messages.contains { $0.localId == localId } }
+
     /// Whether request `request` is a publication in flight.
     func isInFlight(_ request: Int) -> Bool { inFlight[request] != nil }
 }

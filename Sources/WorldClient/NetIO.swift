@@ -84,6 +84,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     /// checked against its certificate.
     public static func tls(caFile: String?) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12  // NIOSSL's default is TLS 1.0
         if let caFile {
             let roots: [NIOSSLCertificate]
             do { roots = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
@@ -247,11 +248,29 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
 }
 
 /// One client WebSocket: send text frames (masked, as a client must), close.
-public final class WebSocket: ClientSocket, @unchecked Sendable {  // `channel` is guarded by `lock`
+public final class WebSocket: ClientSocket, @unchecked Sendable {  // `channel` and `upgraded` are guarded by `lock`
     private let io: NetIO
     private let lock = NSLock()
     private var channel: NIOCore.Channel?
     private var closeAsked = false
+    /// The upgrade completed: the pipeline takes frames. Before it, it is HTTP's, and a frame
+    /// written there stopped the process (NIO: "tried to decode as type HTTPPart… but found
+    /// WebSocketFrame"): `b` just after `f` closed a socket still opening.
+    private var upgraded = false
+
+    /// Whether the channel is there (connected) and the upgrade done; for tests.
+    var state: (attached: Bool, upgraded: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (channel != nil, upgraded)
+    }
+
+    /// The upgrade completed (on the channel's loop).
+    func didUpgrade() {
+        lock.lock()
+        upgraded = true
+        lock.unlock()
+    }
 
     init(io: NetIO) { self.io = io }
 
@@ -265,7 +284,7 @@ public final class WebSocket: ClientSocket, @unchecked Sendable {  // `channel` 
 
     public func send(_ value: JSONValue) {
         lock.lock()
-        let channel = self.channel
+        let channel = upgraded ? self.channel : nil
         lock.unlock()
         guard let channel else { return }
         let data = value.data
@@ -280,8 +299,11 @@ public final class WebSocket: ClientSocket, @unchecked Sendable {  // `channel` 
         lock.lock()
         closeAsked = true
         let channel = self.channel
+        let upgraded = self.upgraded
         lock.unlock()
         guard let channel else { return }
+        // Still opening: there is no WebSocket to close yet, only the connection.
+        guard upgraded else { return channel.close(promise: nil) }
         channel.eventLoop.execute {
             var buffer = channel.allocator.buffer(capacity: 2)
             buffer.write(webSocketErrorCode: .normalClosure)
@@ -372,6 +394,8 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        // Added by the upgrader once the pipeline is the WebSocket's: frames may go now.
+        socket.didUpgrade()
         let socket = self.socket, opened = self.opened
         io.post { opened(socket) }
     }

@@ -100,6 +100,7 @@ public final class WorldPair {
     /// A new server process on `store` (the crashed one's folder): it resumes the world where
     /// the store left it, its clock on the same wall clock; the clients find it by themselves.
     public func restart(store: ServerStore) throws {
+        precondition(!serving, "restart(store:) follows crash()")
         host = try WorldHost(seed: settings.seed, contacts: settings.contacts, trafficPerHour: settings.traffic, speed: settings.speed,
                              store: store, wallClock: { [clock] in clock.wallUnixMs })
         server = WorldServer(host: host, monotonic: { [clock] in clock.nanoseconds }, selfDriven: false)
@@ -118,7 +119,8 @@ public final class WorldPair {
 
     /// Runs everything due now on both sides until nothing more comes.
     public func settle() {
-        for _ in 0..<10_000 {
+        for pass in 0..<10_000 {
+            precondition(pass < 9_999, "WorldPair.settle: still busy after 10 000 passes (a livelock)")
             if serving { host.advance() }
             var brought = 0
             for c in clients {
@@ -134,6 +136,7 @@ public final class WorldPair {
     /// Runs `milliseconds` of wall time (the world's clock moves `speed` times as much), a step
     /// at a time to whatever is due next on either side.
     public func run(milliseconds: Int64) {
+        precondition(milliseconds >= 0, "run(milliseconds:) goes forward")
         let end = clock.nanoseconds + UInt64(milliseconds) * 1_000_000
         settle()
         while clock.nanoseconds < end {
@@ -146,6 +149,7 @@ public final class WorldPair {
     /// Runs until `condition` holds or `milliseconds` of wall time pass; whether it held.
     @discardableResult
     public func run(upTo milliseconds: Int64, until condition: () -> Bool) -> Bool {
+        precondition(milliseconds >= 0, "run(upTo:) goes forward")
         let end = clock.nanoseconds + UInt64(milliseconds) * 1_000_000
         settle()
         while !condition() {
@@ -172,6 +176,10 @@ public final class InProcessTransport: ServerTransport {
     let peer: String
     private var inbox: [() -> Void] = []
     private var sockets: [InProcessSocket] = []
+    /// Requests the server has not answered yet: a crash answers them "connection reset", as a
+    /// socket would (an indexer's answer comes later, on a clock a dead server never moves).
+    private var outstanding: [Int: (Result<NetIO.Answer, TransportError>) -> Void] = [:]
+    private var lastRequest = 0
 
     init(server: WorldServer?, peer: String) {
         self.server = server
@@ -201,13 +209,21 @@ public final class InProcessTransport: ServerTransport {
         server = nil
         for s in sockets { s.drop() }
         collect()
+        let lost = outstanding.sorted { $0.key < $1.key }.map(\.value)
+        outstanding.removeAll()
+        for reply in lost { post { reply(.failure(TransportError("the connection to 127.0.0.1:7420 was cut"))) } }
     }
 
     public func request(_ method: HTTPMethod, _ path: String, body: Data?, token: String?,
                         reply: @escaping (Result<NetIO.Answer, TransportError>) -> Void) {
         guard let server else { return post { reply(.failure(Self.refused)) } }
+        lastRequest += 1
+        let id = lastRequest
+        outstanding[id] = reply
         server.serve(method, path, headers: Self.headers(token, body: body), body: body ?? Data(), peer: peer) { [weak self] status, data in
-            self?.post { reply(.success(NetIO.Answer(status: status, body: data))) }
+            // A server that crashed meanwhile answers nothing: its request was cut already.
+            guard let self, let reply = outstanding.removeValue(forKey: id) else { return }
+            post { reply(.success(NetIO.Answer(status: status, body: data))) }
         }
     }
 

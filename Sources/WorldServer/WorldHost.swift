@@ -191,6 +191,8 @@ public final class WorldHost {
     }
 
     public func user(named name: String) -> User? { byName[name] }
+    /// Whether `name` is the handle of a simulated contact (no user may take it).
+    public func isSimulatedHandle(_ name: String) -> Bool { SimulatedWorld.defaultHandles(contactsPerUser).contains(name) }
     public func user(address: Address) -> User? { byAddress[address] }
     public func user(secret: String) -> User? { bySecretHash[SecretHash.of(secret)] }
 

@@ -88,7 +88,8 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         do { privateKey = try NIOSSLPrivateKey(file: key, format: .pem) } catch {
             throw TLSFiles(description: "--tls-key \(key): not a readable PEM private key (\(error))")
         }
-        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+        configuration.minimumTLSVersion = .tlsv12  // NIOSSL's default is TLS 1.0
         do { return try NIOSSLContext(configuration: configuration) } catch {
             throw TLSFiles(description: "--tls-cert \(certificate) and --tls-key \(key) do not make a TLS context (is the key the certificate's?): \(error)")
         }
@@ -101,7 +102,12 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// Whether an address to listen on is the machine's own (loopback): anything else carries
     /// secrets across a network, and needs TLS or `--insecure`.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" { return true }
+        // An address, read as one: `127.example.net` is a name, not loopback.
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        if inet_pton(AF_INET6, host, &v6) == 1 { return host == "::1" || withUnsafeBytes(of: v6) { Array($0) } == Array(repeating: 0, count: 15) + [1] }
+        return false
     }
 
     /// Binds and starts serving; returns the port (useful with port 0: any free one). With
@@ -363,7 +369,9 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             name = n
         } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
         let secret = bearer(headers)
-        if let invite, host.user(named: name) == nil {
+        // The invite is asked of a name that could join: a bad name, or a simulated contact's,
+        // is told so first (400, 409), whatever the invite.
+        if let invite, host.user(named: name) == nil, WorldHost.isValidName(name), !host.isSimulatedHandle(name) {
             guard let shown = object["invite"]?.string else {
                 return .error(.forbidden, "join: \(name.prefix(32)) is new here, and joining needs the server's invite: "
                                 + "synchat --server URL --user NAME --invite CODE (its operator has the code)")
@@ -534,13 +542,17 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The parser's own errors (a broken request line or head): answered 400 with a JSON
     /// line, as every other refusal is, when no answer has begun (one after another would
-    /// break the stream; NIO's own handler gave an empty body); the socket closes, whatever
-    /// else it holds. The decoder closes it right after this returns: the write goes first.
+    /// break the stream; NIO's own handler gave an empty body); the socket closes once the
+    /// answer is written, or after a second at most, whatever else it holds.
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         guard let parser = error as? HTTPParserError else { return context.fireErrorCaught(error) }  // a refused upgrade says so itself
         deadline?.cancel()
         if unanswered == 0 {
             Self.respond(context.channel, .error(.badRequest, "not an HTTP/1.1 request this server can read (\(Self.words(parser)))"), keepAlive: false)
+            // A peer that does not read its answers never lets that write complete: the
+            // socket goes after a second whatever happens (it was held for good).
+            let channel = context.channel
+            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         } else {
             context.close(promise: nil)
         }

@@ -172,6 +172,18 @@ def main():
             users_address[name] = json.loads(rest)["address"]
         st_rejoin, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": "ada"}).encode(), token=users["ada"])
         check(st_rejoin == 200, f"a rejoin with its secret needs no invite ({st_rejoin})")
+        st_contact, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": "alice"}).encode())
+        st_badname, _, _ = http(port, "POST", "/v1/join", json.dumps({"user": "Ada Lovelace"}).encode())
+        check(st_contact == 409 and st_badname == 400,
+              f"a name no user may take is told so before the invite is asked: a contact's {st_contact}, a bad name {st_badname}")
+
+        # A directive is text anyone may send: durations past ten years are refused, not
+        # overflowed (indexer latency 9999999999999999 stopped the server).
+        for line in [b"indexer latency 9999999999999999", b"indexer latency 999999999d999999999d", b"push delay 4000d"]:
+            st, _, rest = http(port, "POST", "/v1/fault", line, token=users["ada"])
+            check(st == 400 and b"too long" in rest, f"{line.decode()}: {st} {rest[:80]!r}")
+        st, _, _ = http(port, "GET", "/v1/world", token=users["ada"])
+        check(st == 200, "the server is still serving after them")
 
         # Joins are rate-limited per peer address (30 a minute here): a flood gets 429, and
         # another address still joins.

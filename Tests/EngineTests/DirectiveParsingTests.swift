@@ -31,7 +31,10 @@ struct DirectiveParsingTests {
     @Test("a line that is not a directive says why in one line; a timed line is refused alone")
     func failures() {
         for (line, says) in [("", "expected a directive"), ("at 5m indexer down", "without its time"), ("indexer sideways", "indexer"),
-                             ("receive alice \"unterminated", "unterminated"), ("push drop 250%", "%")] {
+                             ("receive alice \"unterminated", "unterminated"), ("push drop 250%", "%"),
+                             // A line anyone may send a server: these overflowed and stopped it.
+                             ("indexer latency 9999999999999999", "too long"), ("indexer latency 999999999d999999999d", "too long"),
+                             ("push delay 9223372036854775807s", "duration"), ("indexer latency 3651d", "too long")] {
             #expect {
                 try Directive(parsing: line)
             } throws: { error in

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import Wire
+@testable import WorldClient
+
+/// A client WebSocket closed while it is still opening (connected, not upgraded): `b` just
+/// after `f` did it, and the client wrote a close *frame* into the HTTP pipeline, which NIO
+/// answers by stopping the process ("tried to decode as type HTTPPart… but found
+/// WebSocketFrame"; found by the tmux suite under load, reproduced in 1 of 17 runs).
+@Suite("NetIO: a socket closed before its upgrade")
+struct ClientSocketTests {
+    /// A loopback listener that accepts and never answers: an upgrade that never completes.
+    final class SilentServer: @unchecked Sendable {
+        let fd: Int32
+        let port: Int
+        private var accepted: [Int32] = []
+        private let lock = NSLock()
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            self.fd = fd
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard bound else { throw POSIXError(.EADDRINUSE) }
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Thread {
+                let client = accept(fd, nil, nil)
+                if client >= 0 { self.lock.lock(); self.accepted.append(client); self.lock.unlock() }
+            }.start()
+        }
+
+        deinit {
+            lock.lock()
+            for c in accepted { close(c) }
+            lock.unlock()
+            close(fd)
+        }
+    }
+
+    @Test("close() before the upgrade ends the connection, says so once, and sends no frame into HTTP; send() then is dropped")
+    func closeBeforeUpgrade() throws {
+        let server = try SilentServer()
+        let io = NetIO(host: "127.0.0.1", port: server.port)
+        var closed: [(Int, String)] = []
+        var opened = false
+        let socket = io.openSocket("/v1/node", token: "x", opened: { _ in opened = true }, text: { _ in }, closed: { closed.append(($0, $1)) })
+        let ws = try #require(socket as? WebSocket)
+        let deadline = Date().addingTimeInterval(20)
+        while !ws.state.attached, Date() < deadline { usleep(1_000) }
+        #expect(ws.state.attached && !ws.state.upgraded, "connected, not upgraded")
+        ws.send(.object([("id", .int(1)), ("method", .string("ping"))]))  // dropped: no WebSocket yet
+        ws.close()
+        while closed.isEmpty, Date() < deadline { io.wait(milliseconds: 50); io.drain() }
+        #expect(closed.count == 1 && closed.first?.0 == 1006 && !opened, "\(closed)")
+    }
+}
