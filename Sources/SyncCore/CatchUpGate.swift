@@ -108,15 +108,21 @@ public struct CatchUpGate: Sendable {
     /// *completed*; a catch-up still running is saved as owed (rule 14), so that if the app
     /// quits (or is killed) before it completes, the next launch runs it again, not debounced.
     /// Once it completes the debt is gone, and the next save says so.
-    /// `running`: the sync running now (`SyncRuns.first`).
-    public func persisted(running: Running?) -> Persisted { Persisted(lastFinishedAt: lastFinishedAt, owed: owedIfInterrupted(running: running)) }
+    /// `running`: every sync running now (`SyncRuns.all`): one under a gated policy, maybe
+    /// several under `naive`.
+    public func persisted(running: [Running]) -> Persisted { Persisted(lastFinishedAt: lastFinishedAt, owed: owedIfInterrupted(running: running)) }
 
-    /// The debt a quit now would leave: what is owed, with the catch-up running (not a light
-    /// sync) added to it.
-    public func owedIfInterrupted(running: Running?) -> Owed? {
-        guard let running, running.kind != .light else { return owed }
-        return Owed(kind: owed?.kind == .full || running.kind == .full ? .full : running.kind,
-                    forced: running.forced || (owed?.forced ?? false))
+    /// The debt a quit now would leave: what is owed, with every catch-up running (not a
+    /// light sync) added to it. Under `naive` a full sync may overlap a light one that started
+    /// first: the full one is owed all the same (the gate once kept only the first run, and a
+    /// quit then left nothing owed).
+    public func owedIfInterrupted(running: [Running]) -> Owed? {
+        var debt = owed
+        for run in running where run.kind != .light {
+            debt = Owed(kind: debt?.kind == .full || run.kind == .full ? .full : run.kind,
+                        forced: run.forced || (debt?.forced ?? false))
+        }
+        return debt
     }
 
     /// Rules 6–8 for one trigger. `forced` triggers (entering `unreliable`, a manual sync)

@@ -105,7 +105,7 @@ extension Engine {
     }
 
     func saveState() {
-        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted(running: runs.first?.running), mode: mode,
+        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted(running: runs.all.map(\.running)), mode: mode,
                                          preview: notifier.preview, tokenStatus: tokenStatus)
         guard writes.needsSaving(state) else { return }
         write(.state(state))

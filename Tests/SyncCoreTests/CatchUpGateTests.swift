@@ -195,7 +195,7 @@ struct CatchUpGateTests {
         #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(140)) == .start(trigger: .appActive, forced: false, kind: .full))
         g.finished(kind: .full, succeeded: true, now: at(141))
         #expect(g.owed == nil)
-        #expect(CatchUpGate(restoring: .init(lastFinishedAt: at(0), owed: .init(kind: .full, forced: true))).persisted(running: nil).owed?.forced == true)
+        #expect(CatchUpGate(restoring: .init(lastFinishedAt: at(0), owed: .init(kind: .full, forced: true))).persisted(running: []).owed?.forced == true)
     }
 
     @Test("(b) lives in the gate: a targeted sync only while reliable, foreground, live and a full sync within 6 h; never forced or while a full one is owed")
@@ -243,5 +243,18 @@ struct CatchUpGateTests {
         _ = withoutD.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
         withoutD.finished(kind: .full, succeeded: true, now: at(1))
         #expect(kind(at: 100, withoutD) == .full)
+    }
+
+    @Test("a quit owes every catch-up running, not only the first: a naive full sync that overlaps a light one started before it is owed, forced if it was")
+    func owedWithOverlap() {
+        let g = CatchUpGate(policy: .naive)
+        let light = CatchUpGate.Running(kind: .light, trigger: "background-refresh", startedAt: at(0))
+        let full = CatchUpGate.Running(kind: .full, trigger: "manual", startedAt: at(1), forced: true)
+        let targeted = CatchUpGate.Running(kind: .targeted, trigger: "app-active", startedAt: at(2))
+        #expect(g.owedIfInterrupted(running: []) == nil)
+        #expect(g.owedIfInterrupted(running: [light]) == nil, "a light sync is not owed")
+        #expect(g.owedIfInterrupted(running: [light, full]) == CatchUpGate.Owed(kind: .full, forced: true))
+        #expect(g.owedIfInterrupted(running: [targeted]) == CatchUpGate.Owed(kind: .targeted, forced: false))
+        #expect(g.owedIfInterrupted(running: [targeted, full]) == CatchUpGate.Owed(kind: .full, forced: true))
     }
 }
