@@ -72,7 +72,7 @@ public final class WorldPair {
                      storage: ChatStorage = InMemoryChatStorage(), peer: String? = nil, settle settles: Bool = true) throws -> Client {
         let transport = InProcessTransport(server: serving ? server : nil, peer: peer ?? "127.0.0.\(clients.count % 250 + 2)")
         let joined = try NetworkWorld.join(transport, user: name, secret: secret, invite: invite)
-        let world = NetworkWorld(io: transport, joined: joined, os: { SimOperatingSystem(seed: WorldPair.hash(name), scheduler: $0, timings: WorldTimings()) }, clock: { [clock] in clock.nanoseconds })
+        let world = NetworkWorld(io: transport, joined: joined, os: { SimOperatingSystem(seed: WorldHost.hash(name), scheduler: $0, timings: WorldTimings()) }, clock: { [clock] in clock.nanoseconds })
         let session = NetworkSession(world: world, storage: storage, policy: policy, mode: .remotePush)
         session.start()
         let client = Client(name: name, transport: transport, world: world, session: session, secret: joined.secret)
@@ -158,12 +158,6 @@ public final class WorldPair {
             settle()
         }
         return true
-    }
-
-    static func hash(_ s: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h
     }
 }
 

@@ -234,7 +234,8 @@ public final class WorldHost {
         }
     }
 
-    static func hash(_ s: String) -> UInt64 {
+    /// FNV-1a of a name: a user's world's seed is the server's seed xor this.
+    public static func hash(_ s: String) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
         return h

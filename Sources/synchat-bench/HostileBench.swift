@@ -13,10 +13,7 @@ import Spawn
 func hostileBench() {
     say("== hostile: synchat server on loopback against abusive clients")
     guard let binary = releaseBinary() else { return }
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    limit.rlim_cur = limit.rlim_max
-    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    raiseFileLimit()
     floods(binary)
     joinsAndRestart(binary)
     fullDisk(binary)

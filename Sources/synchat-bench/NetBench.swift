@@ -20,11 +20,7 @@ import SimWorld
 func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
     say("== net: \(clients) clients of synchat server on loopback, \(seconds) s at x1, each writing \(Int(rate))/h after \(warmup) s")
     guard let binary = releaseBinary() else { return }
-    // Sockets and pipes: a few per client on each side.
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    limit.rlim_cur = limit.rlim_max
-    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    raiseFileLimit()  // sockets and pipes: a few per client on each side
     let out = NSTemporaryDirectory() + "synchat-bench-net-\(getpid()).out"
     defer { unlink(out) }
     guard let pid = try? ChildProcess.start([binary, "server", "--port", "0", "--speed", "1", "--contacts", "0", "--traffic", "0/h", "--peer-joins", "1000000", "--open"], output: out) else {
@@ -137,4 +133,12 @@ func rssText(_ pid: pid_t) -> String {
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return "?" }
     let kb = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     return String(format: "%.1f MB", kb / 1024)
+}
+
+/// Lets this process open as many files (sockets) as the system allows.
+func raiseFileLimit() {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
