@@ -74,7 +74,10 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     }
 
     deinit {
-        if ownsGroup { try? group.syncShutdownGracefully() }
+        // The last reference may go on the group's own thread (a socket's handler held it):
+        // a synchronous shutdown there is NIO's fatal "must not be called when on an
+        // EventLoop" (CI found it). Shut down without waiting.
+        if ownsGroup { group.shutdownGracefully { _ in } }
         close(pipe.read)
         close(pipe.write)
     }
