@@ -1,3 +1,4 @@
+import AppActions
 import ChatUI
 import Config
 import TerminalUI
@@ -26,6 +27,8 @@ public final class LiveApp {
     private var pending: [TimedEvent] = []
     /// The faults the session last told of, not yet shown.
     private var changedFaults: [String]?
+    /// The played scenario's phase it last told of, not yet shown.
+    private var changedPhase: ScriptPhase?
     private let eventLog: ((String) -> Void)?
     private var lastCheckpoint: UInt64 = 0
     /// The state the terminal's last frame shows (the terminal keeps the frame; the next is
@@ -76,6 +79,8 @@ public final class LiveApp {
         // Heard while the world runs, shown at the end of the step (no reducer inside the world).
         changedFaults = session.activeFaults
         session.onFaultsChanged = { [weak self] in self?.changedFaults = $0 }
+        changedPhase = player?.phase
+        player?.onPhase = { [weak self] in self?.changedPhase = $0 }
         // A played `open NAME` shows that conversation (a demo shows the chat).
         session.onOpen = { [weak self] address in
             guard let self else { return }
@@ -238,8 +243,10 @@ public final class LiveApp {
             for input in ViewInput.from(e) { perform(ViewModel.reduce(&state, input)) }
         }
         perform(ViewModel.reduce(&state, .clock(session.scheduler.now, speed: speed)))
-        let script = player?.scriptStatus
-        if script != state.status.script { perform(ViewModel.reduce(&state, .script(script))) }
+        if let phase = changedPhase {
+            changedPhase = nil
+            perform(ViewModel.reduce(&state, .script(phase)))
+        }
         // The world's faults come as the session hears them change (it tells; nothing polls).
         if let faults = changedFaults {
             changedFaults = nil

@@ -27,6 +27,8 @@ extension ViewInput {
             return [.engineStatus(status)]
         case .contact(let c):
             return [.contact(c)]
+        case .unread(let a, let n):
+            return [.unread(a, n)]
         case .inspection(let i):
             return [.inspection(i)]
         case .outgoing(let m):

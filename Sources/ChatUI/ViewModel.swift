@@ -39,6 +39,8 @@ public enum ViewInput: Equatable, Sendable {
     case conversations([ConversationRow])
     /// A message stored by the engine, in its conversation.
     case message(Address, MessageRow)
+    /// A conversation's unread count, as the store has it (the engine's `.unread` event).
+    case unread(Address, Int)
     /// A page of one conversation's history (`ViewState.historyWanted`), oldest first:
     /// the first when it is opened, then older ones; `complete` when it reaches the first
     /// message.
@@ -54,8 +56,8 @@ public enum ViewInput: Equatable, Sendable {
     case contact(Contact)
     /// The world's clock now, and the speed of time (each frame).
     case clock(Instant, speed: Double)
-    /// A played scenario's progress, nil without one.
-    case script(String?)
+    /// Where a played scenario is (told when it changes), nil without one.
+    case script(ScriptPhase?)
     /// The faults the world has now (the session's ground truth, not the engine's).
     case faults([String])
     /// The world's clock stopped (true) or runs (false).
@@ -90,8 +92,6 @@ public enum Notices {
     /// Built once: a paste past the limit says it for every key it refuses.
     public static let limitReached = limit + "; nothing more is added"
 
-    /// How a played scenario's status begins once it is over (`ScenarioRun.scriptStatus`).
-    public static let scriptOverPrefix = "script over"
     public static let scriptOver = "the scenario is over: the world goes on live, and every key still works"
 
     public static func tooLongToSend(bytes: Int) -> String { limit + "; this line is \(bytes) bytes, nothing was sent" }
@@ -133,12 +133,12 @@ public enum ViewModel {
                 state.messages[conversation] = list
                 if conversation == state.open, state.scroll > 0 { state.scroll += 1 }  // keep the view still while scrolled back
             }
-            // The list learns from the message itself: its activity, and an unread count.
+            // The list learns its activity from the message itself; the unread count comes
+            // from the store, as its own event (`.unread`): the view counts nothing.
             let reading = conversation == state.open && state.status.lifecycle == .foreground
             if let c = state.conversations.firstIndex(where: { $0.address == conversation }) {
                 var rows = state.conversations
                 rows[c].lastActivity = max(rows[c].lastActivity ?? .zero, row.blockTime)
-                if !row.outgoing, !reading { rows[c].unread += 1 }
                 _ = reduce(&state, .conversations(rows))
             }
             // Read as it came (`reading`): the engine marked it read when it stored it (it
@@ -146,6 +146,11 @@ public enum ViewModel {
             if reading { return [] }
             // Looking elsewhere: the bell, if asked for and the preview shows anything at all.
             if !row.outgoing, state.bellEnabled, state.status.preview != .hidden { return [.bell] }
+            return []
+        case .unread(let conversation, let count):
+            if let c = state.conversations.firstIndex(where: { $0.address == conversation }) {
+                state.conversations[c].unread = count
+            }
             return []
         case .history(let conversation, let rows, let complete):
             if let loaded = state.messages[conversation] {
@@ -192,9 +197,9 @@ public enum ViewModel {
             state.status.clock = now
             state.status.speed = speed
             return []
-        case .script(let script):
-            let ended = script?.hasPrefix(Notices.scriptOverPrefix) == true && state.status.script?.hasPrefix(Notices.scriptOverPrefix) != true
-            state.status.script = script
+        case .script(let phase):
+            let ended = phase == .live && state.status.scriptPhase != .live
+            state.status.scriptPhase = phase
             // The end of a played scenario is announced where the eye is, not only in the log.
             if ended { state.notice = Notices.scriptOver }
             return []

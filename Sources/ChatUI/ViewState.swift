@@ -1,3 +1,4 @@
+import AppActions
 import SyncCore
 import SyncEngine
 
@@ -61,8 +62,11 @@ public struct StatusInfo: Equatable, Sendable {
     /// The world's clock, the one clock on screen (status bar and log).
     public var clock: Instant = .zero
     public var speed: Double = 1
-    /// A played scenario's progress (`script 3m/15m`, `script over: live`); nil without one.
-    public var script: String?
+    /// Where a played scenario is; nil without one. The bar says it with the clock
+    /// (`script 3m/15m`, `script over: live`: `script`).
+    public var scriptPhase: ScriptPhase?
+    /// A played scenario's progress in the bar's words, at the clock shown.
+    public var script: String? { scriptPhase?.status(at: clock) }
     /// The faults the world has now (`push drop 100%`, `indexer down`), as the session says.
     public var faults: [String] = []
     /// The world's clock is stopped (`space`); `.` steps it.

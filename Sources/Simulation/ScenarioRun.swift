@@ -16,6 +16,9 @@ public final class ScenarioRun {
     /// What follows the script and its settle. `simulate` stops there, so that "lost" has a
     /// meaning; the live TUI hands the world over, and it goes on: traffic, replies, keys.
     public var continuesLive = false
+    /// Told when `phase` changes (its lines over, then live), while the world runs: a screen
+    /// hears it instead of asking each frame.
+    public var onPhase: ((ScriptPhase) -> Void)?
     /// The world was handed over after the script (see `continuesLive`).
     public private(set) var live = false
     /// Traffic after a hand-over when the scenario has none: the live chat's default.
@@ -133,19 +136,20 @@ public final class ScenarioRun {
     /// The script and its settle are over: the world goes on as the live chat's does.
     private func goLive() {
         live = true
+        onPhase?(.live)
         let rate = scenario.trafficPerHour > 0 ? scenario.trafficPerHour : Self.liveTrafficPerHour
         world.traffic.resume(perHour: rate)
         driver.noteWorldChange("script \(scenario.source) over; the live world goes on (traffic \(Int(rate))/h, replies, keys)")
     }
 
-    /// Where a played scenario is, for a status bar: `script 3m/15m`, `script settling`,
-    /// `script over: live`.
-    public var scriptStatus: String {
-        if live { return "script over: live" }
-        if settleEnd != nil { return "script settling" }
-        let done = Interval(milliseconds: (scheduler.now - startedAt).milliseconds / 1000 * 1000)
-        return "script \(done.milliseconds == 0 ? "0s" : done.description)/\(scenario.duration)"
+    /// Where a played scenario is (a status bar shows it with its clock).
+    public var phase: ScriptPhase {
+        live ? .live : settleEnd != nil ? .settling : .playing(from: startedAt, duration: scenario.duration)
     }
+
+    /// Where a played scenario is, in a status bar's words: `script 3m/15m`, `script settling`,
+    /// `script over: live`.
+    public var scriptStatus: String { phase.status(at: scheduler.now) }
 
     /// Final foreground and settle (docs/scenarios.md): from here on, "lost" is well defined.
     private func endScript() {
@@ -156,6 +160,7 @@ public final class ScenarioRun {
         }
         driver.noteWorldChange("script ended; settling for \(scenario.settle)")
         settleEnd = scriptEnd + scenario.settle
+        onPhase?(.settling)
     }
 }
 

@@ -54,6 +54,7 @@ extension Engine {
         case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
         case .outbox: if !stored { outboxUnsaved = true }
         }
+        if stored { tellUnread(w) }
         if writes.retryAnswered(id, failed: failure != nil) {
             effects.append(.retryWorldWrites)  // the retry landed; the world's own writes share the disk
         }
@@ -62,6 +63,22 @@ extension Engine {
             runs.answered(runId, failed: !stored)
             if runs.isDone(runId) { finish(runId: runId, stoppedBy: nil) }
         }
+    }
+
+    /// After a write that changed unread counts, each changed conversation's count as the
+    /// store has it now: one owner of the count (the store), one route to a view (an event).
+    private func tellUnread(_ w: StoreWrite) {
+        let conversations: [Address]
+        switch w {
+        case .messages(let messages, _):
+            var seen = Set<Address>()
+            conversations = messages.compactMap { m in
+                m.message.direction == .incoming && seen.insert(m.message.conversation).inserted ? m.message.conversation : nil
+            }
+        case .markRead(let a): conversations = [a]
+        default: return
+        }
+        for a in conversations { emit(.unread(conversation: a, count: storage.unreadCount(in: a))) }
     }
 
     /// The app has this message: stored, or kept in memory.

@@ -62,11 +62,15 @@ public enum SyncEvent: Equatable, Sendable {
     case contact(Contact)
     /// What an inspector shows changed (sent only while one looks). Not a decision.
     indirect case inspection(EngineInspection)
+    /// A conversation's unread count as the store now has it, after a write that changed it
+    /// (messages stored, or the conversation read). The store owns the count; a view shows
+    /// this and keeps no counter of its own (issue 29 #5). Not a decision.
+    case unread(conversation: Address, count: Int)
 
-    /// Every event but `.status` and `.contact` is a decision of the log.
+    /// Every event but the view's own (`.status`, `.contact`, `.inspection`, `.outgoing`, `.unread`) is a decision of the log.
     public var isDecision: Bool {
         switch self {
-        case .status, .contact, .inspection, .outgoing: return false
+        case .status, .contact, .inspection, .outgoing, .unread: return false
         default: return true
         }
     }
@@ -149,6 +153,8 @@ public enum SyncEvent: Equatable, Sendable {
             return "contact \(UntrustedText.visible(c.handle)): \(UntrustedText.visible(c.displayName))" + (c.muted ? ", muted" : "")
         case .inspection(let i):
             return "inspection: push \(i.push.state.rawValue), \(i.push.pending.count) pending, \(i.gate.running.count) running, \(i.cursors.count) cursors"
+        case .unread(let a, let n):
+            return "unread \(UntrustedText.visible(a.value)): \(n)"
         case .status(let s):
             return "status: \(s.lifecycle.rawValue), \(s.realtime.rawValue), push \(s.push.rawValue) \(s.misses)/\(s.missThreshold), token \(s.token.rawValue)"
         }

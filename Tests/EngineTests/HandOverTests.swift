@@ -1,3 +1,4 @@
+import AppActions
 import SimWorld
 import Simulation
 import SyncCore
@@ -10,13 +11,20 @@ struct HandOverTests {
     func liveAfterScript() throws {
         let run = ScenarioRun(scenario: try scenario("duration 5m\nsettle 1m\nat 1m receive alice \"scripted\""), policy: .adaptive)
         run.continuesLive = true
+        // The phase is told when it changes (a screen hears it; it does not ask each frame),
+        // once each, at the instant it changes.
+        var told: [(ScriptPhase, Instant)] = []
+        run.onPhase = { told.append(($0, run.scheduler.now)) }
+        #expect(run.phase == .playing(from: t(0), duration: .seconds(300)))
         #expect(run.scriptStatus == "script 0s/5m")
         run.advance(to: t(3))
-        #expect(run.scriptStatus == "script 3m/5m")
+        #expect(run.scriptStatus == "script 3m/5m" && told.isEmpty)
         run.advance(to: t(5, 30))
         #expect(run.scriptStatus == "script settling")
         run.advance(to: t(20))
         #expect(run.live && run.scriptStatus == "script over: live")
+        #expect(told.map(\.0) == [.settling, .live])
+        #expect(told.map(\.1) == [t(5), t(6)])
         let handOver = try #require(expectEvent(run, at: t(6), containing: "the live world goes on"))
         #expect(handOver.event.line == "world: script test.scenario over; the live world goes on (traffic 24/h, replies, keys)")
         run.apply(.background)

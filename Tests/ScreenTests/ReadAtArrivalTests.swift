@@ -13,7 +13,8 @@ import Testing
 /// whose commands go back to the session.
 @Suite("Reads at the message's instant")
 struct ReadAtArrivalTests {
-    static func live(frameMs: Int64, seconds: Int64, keys: [Int64: [Directive]]) -> [String] {
+    static func live(frameMs: Int64, seconds: Int64, keys: [Int64: [Directive]],
+                     eachFrame: (ViewState, AppSession) -> Void = { _, _ in }) -> [String] {
         let session = AppSession(seed: 12, contacts: 3, trafficPerHour: 240, mode: .remotePush, policy: .adaptive,
                                  storage: InMemoryChatStorage())
         var state = ViewState()
@@ -48,6 +49,7 @@ struct ReadAtArrivalTests {
             t = t + .milliseconds(frameMs)
             session.advance(to: t)
             feed()
+            eachFrame(state, session)
         }
         return session.log.filter(\.event.isDecision).map(\.line)
     }
@@ -69,5 +71,22 @@ struct ReadAtArrivalTests {
         run.run()
         let scripted = run.session.log.filter(\.event.isDecision).map(\.line).filter { !$0.contains("script") }
         #expect(scripted.filter { $0.contains(" banner [") } == coarse.filter { $0.contains(" banner [") })
+    }
+
+    @Test("the list's unread counts are the store's at every frame: the view counts nothing, the store's count comes as an event")
+    func unreadIsTheStores() {
+        let keys: [Int64: [Directive]] = [0: [.foreground], 60: [.open(handle: "alice")], 1200: [.background], 1800: [.foreground],
+                                          2100: [.open(handle: "bob")], 2400: [.background], 3000: [.foreground]]
+        var frames = 0, differing = 0, counted = 0
+        _ = Self.live(frameMs: 1000, seconds: 3600, keys: keys) { state, session in
+            let store = session.storage.unreadCounts()
+            let shown = Dictionary(uniqueKeysWithValues: state.conversations.map { ($0.address, $0.unread) }).filter { $0.value > 0 }
+            frames += 1
+            counted += store.values.reduce(0, +)
+            if shown != store { differing += 1 }
+        }
+        #expect(frames == 3600)
+        #expect(counted > 100)  // there was something unread to show, for much of the hour
+        #expect(differing == 0)
     }
 }

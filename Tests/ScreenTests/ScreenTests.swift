@@ -1,3 +1,4 @@
+import AppActions
 import ChatUI
 import SyncCore
 import SyncEngine
@@ -73,7 +74,7 @@ struct ScreenTests {
         st.storeTrouble = "disk full"
         st.unsaved = 3
         _ = ViewModel.reduce(&s, .engineStatus(st))
-        _ = ViewModel.reduce(&s, .script("script over: live"))
+        _ = ViewModel.reduce(&s, .script(.live))
         let g = Render.screen(s, width: 100, height: 24)
         let rows = [g.text[22], g.text[23]]
         let row = rows.firstIndex { $0.contains("store: disk full, 3 unsaved") }

@@ -1,3 +1,4 @@
+import AppActions
 import ChatUI
 import SyncCore
 import SyncEngine
@@ -58,17 +59,21 @@ struct TimeAndInspectorTests {
     @Test("the end of a played scenario is announced once on the compose line; the next key clears it")
     func scriptOverAnnounced() {
         let store = TestStore(listFocused())
-        store.send(.script("script 14m/15m")) { $0.status.script = "script 14m/15m" }
-        store.send(.script("script settling")) { $0.status.script = "script settling" }
-        store.send(.script("script over: live")) {
-            $0.status.script = "script over: live"
+        let start = store.state.status.clock - .seconds(14 * 60)
+        store.send(.script(.playing(from: start, duration: .seconds(15 * 60)))) {
+            $0.status.scriptPhase = .playing(from: start, duration: .seconds(15 * 60))
+        }
+        #expect(store.state.status.script == "script 14m/15m")  // the bar's words, from the phase and the clock
+        store.send(.script(.settling)) { $0.status.scriptPhase = .settling }
+        store.send(.script(.live)) {
+            $0.status.scriptPhase = .live
             $0.notice = Notices.scriptOver
         }
         store.send(.key(.char("j"))) {
             $0.notice = nil
             $0.selected = 1
         }
-        store.send(.script("script over: live"))  // said once
+        store.send(.script(.live))  // said once
     }
 
     // MARK: - Status bar
@@ -79,7 +84,7 @@ struct TimeAndInspectorTests {
             var quiet = sampleState()
             var busy = sampleState()
             _ = ViewModel.reduce(&busy, .faults(["push drop 100%", "realtime down", "indexer latency 2s"]))
-            _ = ViewModel.reduce(&busy, .script("script 3m/15m"))
+            _ = ViewModel.reduce(&busy, .script(.playing(from: busy.status.clock - .seconds(180), duration: .seconds(900))))
             _ = ViewModel.reduce(&busy, .paused(true))
             quiet.showLog = true
             let a = Render.screen(quiet, width: width, height: 30).text

@@ -277,13 +277,15 @@ struct ViewModelTests {
         #expect(KeyTable.action(for: .down, in: KeyTable.compose) == .historyDown)
     }
 
-    @Test("one stream: a stored message moves its conversation up and counts unread unless it is open in the foreground; opening reads it")
+    @Test("one stream: a stored message moves its conversation up; its unread count is the store's, as the engine tells it; opening reads it")
     func messagesKeepTheList() {
         var s = sampleState()  // Alice open, foreground
         #expect(s.conversations.first { $0.address == alice }?.unread == 0)
         let fromCarol = MessageRow(txId: "c1", outgoing: false, sender: "Carol", text: "hey", kind: .contextual, blockTime: at(900), channel: .realtime)
         #expect(ViewModel.reduce(&s, .message(carol, fromCarol)) == [])
         #expect(s.conversations.first?.address == carol)  // newest activity first
+        #expect(s.conversations.first?.unread == 0)  // the view counts nothing itself
+        #expect(ViewModel.reduce(&s, .unread(carol, 1)) == [])
         #expect(s.conversations.first?.unread == 1)
         #expect(s.selectedConversation?.address == alice)  // the selection stays on Alice
         let fromAlice = MessageRow(txId: "a9", outgoing: false, sender: "Alice", text: "read at once", kind: .contextual, blockTime: at(901), channel: .push)

@@ -1,0 +1,24 @@
+import SyncCore
+
+/// Where a played scenario is: the facts a screen needs, told when they change (issue 29 #5).
+/// The status bar's words (`script 3m/15m`) follow from them and the clock the screen already
+/// has, so nothing polls the player each frame.
+public enum ScriptPhase: Equatable, Sendable {
+    /// Its lines play: it started at `from` and lasts `duration`.
+    case playing(from: Instant, duration: Interval)
+    /// Its lines are over; the world settles (docs/scenarios.md).
+    case settling
+    /// Over: the world goes on live.
+    case live
+
+    /// `script 3m/15m` (whole seconds played), `script settling`, `script over: live`.
+    public func status(at now: Instant) -> String {
+        switch self {
+        case .playing(let from, let duration):
+            let done = Interval(milliseconds: max(0, (now - from).milliseconds) / 1000 * 1000)
+            return "script \(done.milliseconds == 0 ? "0s" : done.description)/\(duration)"
+        case .settling: return "script settling"
+        case .live: return "script over: live"
+        }
+    }
+}
