@@ -10,7 +10,8 @@ import PackageDescription
 //                 SyncCore, SyncEngine, Wire, AppActions.
 //   ChatStore     the SQLite store (GRDB): messages, cursors, learned state, the world's rows
 //                 as domain values. SyncCore, SyncEngine — not SimWorld.
-//   ProfileWorld  where the store and the world meet: a profile keeps its world. ChatStore, SimWorld.
+//   ProfileWorld  where the store and the world meet: a profile keeps its world, as the world's own
+//                 schema part of the profile's store (GRDB). ChatStore, SimWorld.
 //   WorldOnDisk   the simulated world's history in a temporary SQLite file (SQLite's C API through
 //                 GRDB's module), for runs bigger than memory. SimWorld.
 //   Simulation    AppSession (world, engine, store, clock), the scenario parser and player,
@@ -68,7 +69,7 @@ let package = Package(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld"]),
+        .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld", "SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // The simulated world's history in a temporary SQLite file (`simulate --history disk`).
         .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(

@@ -11,11 +11,15 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The SQLite chat store (GRDB): messages exactly once, cursors moved in the same
-/// transaction as the messages they cover, the learned engine state, settings, and the
-/// profile's simulated world. WAL journal, file mode 0600.
+/// transaction as the messages they cover, the learned engine state and settings; other
+/// modules keep their own tables beside them as a `SchemaPart` (the profile's world:
+/// ProfileWorld). WAL journal, file mode 0600.
 public final class SQLiteChatStorage: ChatStorage, MessageSearching {
     public let path: String
-    let db: DatabaseQueue
+    package let db: DatabaseQueue
+    /// The schema parts brought up to date in this store (`prepare(_:)`).
+    private var preparedParts: Set<String> = []
+    private let partsLock = NSLock()
     /// Test hook: fail a commit after its messages are written and before its cursor is.
     public var failBetweenMessagesAndCursor = false
 
@@ -59,16 +63,10 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
                     id INTEGER PRIMARY KEY,
                     txId TEXT NOT NULL, conversation TEXT NOT NULL, kind TEXT NOT NULL,
                     body TEXT NOT NULL, blockTime INTEGER NOT NULL, arrivedAt INTEGER NOT NULL);
-                CREATE TABLE worldState (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    seed INTEGER NOT NULL, clock INTEGER NOT NULL, tokenStatus TEXT NOT NULL);
-                CREATE TABLE worldContact (
-                    address TEXT PRIMARY KEY NOT NULL, handle TEXT NOT NULL,
-                    displayName TEXT NOT NULL, muted INTEGER NOT NULL DEFAULT 0);
-                CREATE TABLE worldMessage (
-                    txId TEXT PRIMARY KEY NOT NULL, conversation TEXT NOT NULL, direction TEXT NOT NULL,
-                    kind TEXT NOT NULL, body TEXT NOT NULL, blockTime INTEGER NOT NULL);
                 """)
+            // The profile's world had its three tables here; they are its own part now
+            // (`SchemaPart`, ProfileWorld's `world/…`), made if missing when a profile first keeps
+            // its world, so a file written before keeps its rows and its history of migrations.
         }
         // Search (issue 15): a full-text index of message bodies (SQLite FTS5), kept by a
         // trigger in the transaction that stores the message. It reads the bodies through a
@@ -233,10 +231,12 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
 
     private static func prepare(_ queue: DatabaseQueue, path: String) throws -> Bool {
         do {
-            let superseded = try queue.read { db in try migrator.hasBeenSuperseded(db) }
-            if superseded {
-                let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
-                throw StoreError(path: path, message: "written by a newer synchat (schema \(applied.sorted().last ?? "?")); upgrade synchat, or use another --profile")
+            // A migration of the store's own this binary does not know: a newer synchat wrote
+            // the file. A part's migrations (`part/…`) are the part's to judge (`prepare(_:)`).
+            let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+            let known = Set(migrator.migrations)
+            if let newer = applied.filter({ !$0.contains("/") && !known.contains($0) }).sorted().last {
+                throw StoreError(path: path, message: "written by a newer synchat (schema \(newer)); upgrade synchat, or use another --profile")
             }
             try migrator.migrate(queue)
             return try checkIfDue(queue, path: path)
@@ -302,6 +302,11 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
     /// Runs raw SQL (tests and tools only).
     public func execute(_ sql: String) throws {
         try db.write { try $0.execute(sql: sql) }
+    }
+
+    /// The first column of a query's rows, as text (tests and tools only).
+    public func strings(_ sql: String) throws -> [String] {
+        try db.read { try String.fetchAll($0, sql: sql) }
     }
 
     /// A pragma's value as text (for tests and the bench).
@@ -379,7 +384,7 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
         }) ?? []
     }
 
-    static func contact(_ r: Row) -> Contact {
+    package static func contact(_ r: Row) -> Contact {
         Contact(address: Address(r["address"]), handle: r["handle"], displayName: StoredText.read(r, "displayName"), muted: r["muted"])
     }
 
@@ -592,56 +597,16 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
         }
     }
 
-    // MARK: - The profile's world
-
-    /// The simulated world a profile keeps, as its rows say it (the world's own type is the
-    /// simulation's: `ProfileWorld` turns one into the other).
-    public struct WorldRecord: Equatable, Sendable {
-        public var seed: UInt64
-        public var clock: Instant
-        public var tokenStatus: TokenStatus
-        public var contacts: [Contact]
-        public var ledger: [NetworkMessage]
+    func isPrepared(_ part: String) -> Bool {
+        partsLock.lock()
+        defer { partsLock.unlock() }
+        return preparedParts.contains(part)
     }
 
-    public func loadWorldRecord() throws -> WorldRecord? {
-        try db.read { db in
-            guard let head = try Row.fetchOne(db, sql: "SELECT * FROM worldState WHERE id = 1") else { return nil }
-            let contacts = try Row.fetchAll(db, sql: "SELECT * FROM worldContact ORDER BY rowid").map(Self.contact)
-            let ledger = try Row.fetchAll(db, sql: "SELECT * FROM worldMessage ORDER BY rowid").map { r in
-                NetworkMessage(txId: r["txId"], conversation: Address(r["conversation"]),
-                               direction: Direction(rawValue: r["direction"]) ?? .incoming,
-                               kind: MessageKind(rawValue: r["kind"]) ?? .contextual, body: StoredText.read(r, "body"),
-                               blockTime: Instant(milliseconds: r["blockTime"]))
-            }
-            return WorldRecord(seed: UInt64(bitPattern: head["seed"]), clock: Instant(milliseconds: head["clock"]),
-                               tokenStatus: TokenStatus(rawValue: head["tokenStatus"]) ?? .none, contacts: contacts, ledger: ledger)
-        }
-    }
-
-    public func saveWorldClock(seed: UInt64, clock: Instant, tokenStatus: TokenStatus) throws {
-        try db.write { db in
-            try db.execute(sql: """
-                INSERT INTO worldState (id, seed, clock, tokenStatus) VALUES (1, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET seed = excluded.seed, clock = excluded.clock, tokenStatus = excluded.tokenStatus
-                """, arguments: [Int64(bitPattern: seed), clock.milliseconds, tokenStatus.rawValue])
-        }
-    }
-
-    public func saveWorldMessage(_ m: NetworkMessage) throws {
-        try db.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO worldMessage (txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, StoredText.value(m.body), m.blockTime.milliseconds])
-        }
-    }
-
-    public func saveWorldContact(_ c: Contact) throws {
-        try db.write { db in
-            try db.execute(sql: """
-                INSERT INTO worldContact (address, handle, displayName, muted) VALUES (?, ?, ?, ?)
-                ON CONFLICT(address) DO UPDATE SET handle = excluded.handle, displayName = excluded.displayName, muted = excluded.muted
-                """, arguments: [c.address.value, c.handle, StoredText.value(c.displayName), c.muted])
-        }
+    func markPrepared(_ part: String) {
+        partsLock.lock()
+        preparedParts.insert(part)
+        partsLock.unlock()
     }
 
     /// The file's size in bytes (with its WAL).
@@ -659,13 +624,13 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
 /// keeps every byte. The columns stay declared TEXT (a BLOB is stored as it is in them), so
 /// the schema and its version do not change: rows that older versions wrote as TEXT are
 /// read as TEXT, and they hold no NUL (it was cut before they were written).
-enum StoredText {
-    static func value(_ text: String) -> DatabaseValue {
+package enum StoredText {
+    package static func value(_ text: String) -> DatabaseValue {
         // An empty BLOB would be bound from a null pointer, which SQLite takes for NULL.
         text.isEmpty ? text.databaseValue : Data(text.utf8).databaseValue
     }
 
-    static func read(_ row: Row, _ column: String) -> String {
+    package static func read(_ row: Row, _ column: String) -> String {
         switch (row[column] as DatabaseValue).storage {
         case .blob(let bytes): return String(decoding: bytes, as: UTF8.self)
         case .string(let text): return text

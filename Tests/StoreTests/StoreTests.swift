@@ -234,7 +234,7 @@ struct StoreTests {
         let dir = try TemporaryDirectory("store")
         defer { dir.remove() }
         let path = dir.file("old.sqlite")
-        try runSQL(path, """
+        try runSQL(path, oldWorldTables + """
             INSERT INTO message (txId, conversation, direction, kind, body, blockTime, receivedAt, via, unread)
                 VALUES ('old', 'kaspa:a', 'incoming', 'contextual', 'written as TEXT: 漢🎉', 1000, 2000, 'push', 1);
             INSERT INTO pendingPush (txId, conversation, kind, body, blockTime, arrivedAt)
@@ -251,6 +251,49 @@ struct StoreTests {
         #expect(try s.loadWorld()?.ledger.map(\.body) == ["world TEXT"])
         #expect(s.contacts().map(\.displayName) == ["Alice (TEXT)"])
         #expect(try s.loadWorld()?.contacts.map(\.displayName) == ["Alice (world)"])
+    }
+
+    @Test("the world's tables are the world's schema part: a store that does not keep a world has none; an old file, whose first migration made them, keeps its world; a newer world part is refused when used, not at open")
+    func worldIsItsOwnPart() throws {
+        let dir = try TemporaryDirectory("store")
+        defer { dir.remove() }
+        func tables(_ path: String) throws -> Set<String> {
+            let s = try SQLiteChatStorage.open(path: path)
+            return Set(try s.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'world%'"))
+        }
+        // A chat store alone: no world tables.
+        let plain = dir.file("plain.sqlite")
+        _ = try SQLiteChatStorage.open(path: plain)
+        #expect(try tables(plain).isEmpty)
+        // A profile keeping its world: the part makes them, once; it reads back what it wrote.
+        let profile = dir.file("profile.sqlite")
+        do {
+            let s = try SQLiteChatStorage.open(path: profile)
+            try s.saveWorldClock(seed: 7, clock: Instant(milliseconds: 9000), tokenStatus: .active)
+            try s.saveWorldContact(Contact(address: Address("kaspa:b"), handle: "bob", displayName: "Bob"))
+        }
+        #expect(try tables(profile) == ["worldState", "worldContact", "worldMessage"])
+        let back = try #require(try SQLiteChatStorage.open(path: profile).loadWorld())
+        #expect(back.seed == 7 && back.clock == Instant(milliseconds: 9000) && back.contacts.map(\.handle) == ["bob"])
+        #expect(try SQLiteChatStorage.open(path: profile).strings("SELECT identifier FROM grdb_migrations WHERE identifier LIKE 'world/%'") == ["world/v1"])
+        // An old file: v1 made the world's tables, with rows in them; the part takes them as they are.
+        let old = dir.file("old.sqlite")
+        try runSQL(old, oldWorldTables + """
+            INSERT INTO worldState (id, seed, clock, tokenStatus) VALUES (1, 5, 3000, 'active');
+            INSERT INTO worldContact (address, handle, displayName, muted) VALUES ('kaspa:a', 'alice', 'Alice', 1);
+            """)
+        let oldWorld = try #require(try SQLiteChatStorage.open(path: old).loadWorld())
+        #expect(oldWorld.seed == 5 && oldWorld.contacts.map(\.muted) == [true])
+        // A later synchat's world part: the chat opens (the part is not its to judge); keeping
+        // the world is refused, naming the file.
+        try runSQL(profile, "INSERT INTO grdb_migrations (identifier) VALUES ('world/v2-from-the-future')")
+        let s = try SQLiteChatStorage.open(path: profile)
+        #expect(s.contacts().isEmpty)
+        #expect {
+            try s.loadWorld()
+        } throws: { error in
+            (error as? StoreError).map { $0.path == profile && $0.description.contains("written by a newer synchat (schema world/v2-from-the-future)") } ?? false
+        }
     }
 
     @Test("a corrupt or non-SQLite file is refused with its path and what to do")
@@ -326,6 +369,21 @@ struct StoreTests {
 }
 
 /// Runs SQL on a store file through a second handle (as another program would).
+/// The world's tables as the store's own first migration made them, before they were the
+/// world's schema part: what an old profile file has.
+let oldWorldTables = """
+    CREATE TABLE worldState (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seed INTEGER NOT NULL, clock INTEGER NOT NULL, tokenStatus TEXT NOT NULL);
+    CREATE TABLE worldContact (
+        address TEXT PRIMARY KEY NOT NULL, handle TEXT NOT NULL,
+        displayName TEXT NOT NULL, muted INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE worldMessage (
+        txId TEXT PRIMARY KEY NOT NULL, conversation TEXT NOT NULL, direction TEXT NOT NULL,
+        kind TEXT NOT NULL, body TEXT NOT NULL, blockTime INTEGER NOT NULL);
+
+    """
+
 func runSQL(_ path: String, _ sql: String) throws {
     let s = try SQLiteChatStorage.open(path: path)
     try s.execute(sql)
