@@ -259,7 +259,7 @@ public final class LiveApp {
         let unread = session.unreadCounts()  // one query, not one per conversation
         let activity = session.lastActivity()
         let rows = session.contacts.map { c in
-            ConversationRow(address: c.address, name: c.displayName, unread: unread[c.address] ?? 0,
+            ConversationRow(address: c.address, handle: c.handle, name: c.displayName, unread: unread[c.address] ?? 0,
                             muted: c.muted, lastActivity: activity[c.address])
         }
         perform(ViewModel.reduce(&state, .conversations(rows)))
@@ -271,19 +271,11 @@ public final class LiveApp {
             // Everything that changes the world or the client is a directive, applied by the
             // session, so that a key and its scenario verb are one path (and one line of a
             // recording).
-            case .send(let to, let text):
-                if let h = session.handle(of: to) { session.apply(.send(handle: h, text: text)) }
-            case .markRead(let a):
-                if let h = session.handle(of: a) { session.apply(.open(handle: h)) }
             case .apply(let d):
                 session.apply(d)
             case .toggleFault(let toggle):
                 // Resolved against the world's faults now, whoever gave them.
                 for d in toggle.directives(active: session.activeFaults) { session.apply(d) }
-            case .setMode(let m):
-                session.apply(.mode(m))
-            case .setPreview(let p):
-                session.apply(.preview(p))
             case .setSpeed(let s):
                 setSpeed(s)
             case .togglePause:
@@ -292,14 +284,8 @@ public final class LiveApp {
                 stepToNextEvent()
             case .inspect(let on):
                 session.inspect(on)
-            case .retrySends:
-                session.apply(.retry)
             case .bell:
                 bellDue = true
-            case .rename(let address, let name):
-                if let h = session.handle(of: address) { session.apply(.contact(handle: h, displayName: name)) }
-            case .setMuted(let address, let muted):
-                if let h = session.handle(of: address) { session.apply(muted ? .mute(handle: h) : .unmute(handle: h)) }
             case .search(let query, let conversation):
                 // The store's full-text index: all of the history, not only what is loaded.
                 let found = session.search(query, in: conversation, limit: 1000)

@@ -43,8 +43,6 @@ public protocol LiveSession: AnyObject {
     func advance(to target: Instant)
     /// Saves what a relaunch resumes from.
     func checkpoint()
-    /// The handle of a contact by its address (for the lines a recorder writes).
-    func handle(of address: Address) -> String?
     /// Readable when the network brought something: the screen's loop waits on it beside
     /// the keyboard. Nil for the embedded world, whose events are all on the clock.
     var wakeDescriptor: Int32? { get }

@@ -53,7 +53,7 @@ extension ViewModel {
             case .rename(let address):
                 guard !text.isEmpty else { state.notice = "a contact needs a name"; return [] }
                 state.prompt = nil
-                return [.rename(address, text)]
+                return [.apply(.contact(handle: ViewModel.handle(state, address), displayName: text))]
             }
         case .backspace: prompt.input.backspace()
         case .left: prompt.input.left()

@@ -3,16 +3,14 @@ import SyncCore
 import SyncEngine
 
 /// What the view-model asks the outside world to do. The app performs these; the reducer
-/// stays values in, values out.
+/// stays values in, values out. Whatever changes the world or the client is a directive
+/// (`apply`), the one vocabulary of keys, scenario lines and recordings: a send, reading a
+/// conversation, a mode, a rename, a mute. The rest is the app's own pacing and queries.
 public enum Command: Equatable, Sendable {
-    case send(to: Address, text: String)
-    case markRead(Address)
-    /// A change to the simulated world or the app's lifecycle, as a scenario line would make it.
+    /// A change to the world, the client or the app's lifecycle, as a scenario line makes it.
     case apply(Directive)
     /// A fault key: the session resolves it against the world's truth (`FaultToggle`).
     case toggleFault(FaultToggle)
-    case setMode(NotificationMode)
-    case setPreview(PreviewMode)
     case setSpeed(Double)
     /// Stop or restart the world's clock (the app's pacing, not the world: nothing is recorded).
     case togglePause
@@ -20,15 +18,10 @@ public enum Command: Equatable, Sendable {
     case step
     /// Ask the engine for its `.inspection` events (true) or stop (false).
     case inspect(Bool)
-    /// Send the failed messages of the outbox again now.
-    case retrySends
     /// Search the store's history: one conversation, or all (nil).
     case search(SearchQuery, in: Address?)
     /// Ring the terminal's bell (a message while you look elsewhere, `--bell`).
     case bell
-    /// Rename a contact (its conversation's address), or mute / unmute it.
-    case rename(Address, String)
-    case setMuted(Address, Bool)
     case quit
 }
 
@@ -187,10 +180,10 @@ public enum ViewModel {
         case .contact(let c):
             var rows = state.conversations
             if let i = rows.firstIndex(where: { $0.address == c.address }) {
-                rows[i] = ConversationRow(address: c.address, name: c.displayName, unread: rows[i].unread, muted: c.muted,
+                rows[i] = ConversationRow(address: c.address, handle: c.handle, name: c.displayName, unread: rows[i].unread, muted: c.muted,
                                           lastActivity: rows[i].lastActivity)
             } else {
-                rows.append(ConversationRow(address: c.address, name: c.displayName, unread: 0, muted: c.muted, lastActivity: nil))
+                rows.append(ConversationRow(address: c.address, handle: c.handle, name: c.displayName, unread: 0, muted: c.muted, lastActivity: nil))
             }
             return reduce(&state, .conversations(rows))
         case .clock(let now, let speed):
@@ -280,6 +273,11 @@ public enum ViewModel {
         }
     }
 
+    /// The handle a directive names a conversation by (its row's; else its address).
+    static func handle(_ state: ViewState, _ conversation: Address) -> String {
+        state.conversations.first { $0.address == conversation }?.handle ?? conversation.value
+    }
+
     /// Opening or returning to a conversation reads it: its count goes to 0 at once, and
     /// what was unread gets a `new` line above it (issue 15 #3).
     private static func markRead(_ state: inout ViewState, _ conversation: Address) -> [Command] {
@@ -293,7 +291,7 @@ public enum ViewModel {
             }
             state.conversations[c].unread = 0
         }
-        return [.markRead(conversation)]
+        return [.apply(.open(handle: handle(state, conversation)))]
     }
 
     /// Puts the `new` line above the first unread message, once the history is there: the
@@ -401,10 +399,10 @@ public enum ViewModel {
         case .cycleMode:
             let all = NotificationMode.allCases
             let next = all[((all.firstIndex(of: state.status.mode) ?? 0) + 1) % all.count]
-            return [.setMode(next)]
+            return [.apply(.mode(next))]
         case .cyclePreview:
             let all = PreviewMode.allCases
-            return [.setPreview(all[((all.firstIndex(of: state.status.preview) ?? 0) + 1) % all.count])]
+            return [.apply(.preview(all[((all.firstIndex(of: state.status.preview) ?? 0) + 1) % all.count]))]
         case .toggleLog:
             state.showLog.toggle()
             if !state.showLog, state.focus == .log { state.focus = .list }
@@ -431,7 +429,7 @@ public enum ViewModel {
             return []
         case .toggleMute:
             guard let row = state.selectedConversation else { return [] }
-            return [.setMuted(row.address, !row.muted)]
+            return [.apply(row.muted ? .unmute(handle: row.handle) : .mute(handle: row.handle))]
         case .searchOlder: stepSearch(&state, older: true)
         case .searchNewer: stepSearch(&state, older: false)
         case .nextUnread:
@@ -449,7 +447,7 @@ public enum ViewModel {
                 state.notice = "no message is waiting to be sent again"
                 return []
             }
-            return [.retrySends]
+            return [.apply(.retry)]
         case .step:
             guard state.status.paused else {
                 state.notice = "the clock runs: space pauses it, then . steps to the next event"
@@ -495,7 +493,7 @@ public enum ViewModel {
             state.drafts[to] = nil
             state.history.record(text)
             state.scroll = 0
-            return [.send(to: to, text: text)]
+            return [.apply(.send(handle: handle(state, to), text: text))]
         }
         return []
     }

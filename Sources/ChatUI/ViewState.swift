@@ -5,13 +5,17 @@ import SyncEngine
 /// A conversation as the list shows it. `name` is already sanitised.
 public struct ConversationRow: Equatable, Sendable {
     public var address: Address
+    /// The contact's handle: what a directive names it by (`send alice …`, `open alice`).
+    public var handle: String
     public var name: String
     public var unread: Int
     public var muted: Bool
     public var lastActivity: Instant?
 
-    public init(address: Address, name: String, unread: Int, muted: Bool, lastActivity: Instant?) {
+    /// `handle` nil: the address, the name a directive also takes.
+    public init(address: Address, handle: String? = nil, name: String, unread: Int, muted: Bool, lastActivity: Instant?) {
         self.address = address
+        self.handle = handle ?? address.value
         self.name = UntrustedText.visible(name)
         self.unread = unread
         self.muted = muted

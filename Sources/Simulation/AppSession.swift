@@ -208,11 +208,6 @@ public final class AppSession {
     /// The run ends here (`stop`): no final foreground, no settle.
     public private(set) var stopRequested = false
 
-    /// The handle of a contact by its address (for the lines a recorder writes).
-    public func handle(of address: Address) -> String? {
-        world.contacts.first { $0.address == address }?.handle ?? driver.contact(address)?.handle
-    }
-
     /// The faults the world has now, in the words of their directives (`push drop 100%`,
     /// `indexer down`): the world's ground truth, which the engine must not know — it has to
     /// find out — so it reaches a view from here, not in the engine's status.

@@ -141,6 +141,4 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
     }
 
     public func checkpoint() {}
-
-    public func handle(of address: Address) -> String? { driver.contact(address)?.handle }
 }

@@ -31,7 +31,7 @@ struct ComposeLineTests {
         #expect(s.notice == "message limit: 16 KiB (16384 bytes); nothing more is added")
         #expect(Render.screen(s, width: 100, height: 24).text[21] == " message limit: 16 KiB (16384 bytes); nothing more is added")
         let sent = ViewModel.reduce(&s, .key(.enter))
-        #expect(sent == [.send(to: alice, text: String(repeating: "x", count: limit))])
+        #expect(sent == [.apply(.send(handle: "alice", text: String(repeating: "x", count: limit)))])
         #expect(s.notice == nil && s.compose.isEmpty)
     }
 
@@ -60,7 +60,7 @@ struct ComposeLineTests {
         #expect(s.notice == "message limit: 16 KiB (16384 bytes); this line is 16394 bytes, nothing was sent")
         #expect(s.compose.string == long)
         for _ in 0..<10 { _ = ViewModel.reduce(&s, .key(.backspace)) }
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [.send(to: alice, text: String(repeating: "y", count: limit))])
+        #expect(ViewModel.reduce(&s, .key(.enter)) == [.apply(.send(handle: "alice", text: String(repeating: "y", count: limit)))])
     }
 
     @Test("a frame reads only the characters around the cursor, never the whole 16 KiB line", arguments: [

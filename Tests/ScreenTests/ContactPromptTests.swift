@@ -38,10 +38,10 @@ struct ContactPromptTests {
         #expect(Render.screen(s, width: 100, height: 24).text.contains { $0.hasPrefix("rename to> Alice") })
         _ = ViewModel.reduce(&s, .key(.ctrl("u")))
         typed(&s, "Alice B.")
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [.rename(alice, "Alice B.")])
-        #expect(ViewModel.reduce(&s, .key(.char("M"))) == [.setMuted(alice, true)])
+        #expect(ViewModel.reduce(&s, .key(.enter)) == [.apply(.contact(handle: "alice", displayName: "Alice B."))])
+        #expect(ViewModel.reduce(&s, .key(.char("M"))) == [.apply(.mute(handle: "alice"))])
         _ = ViewModel.reduce(&s, .key(.down))
-        #expect(ViewModel.reduce(&s, .key(.char("M"))) == [.setMuted(bob, false)])  // Bob is muted in the sample
+        #expect(ViewModel.reduce(&s, .key(.char("M"))) == [.apply(.unmute(handle: "bob"))])  // Bob is muted in the sample
         _ = ViewModel.reduce(&s, .key(.char("a")))
         _ = ViewModel.reduce(&s, .key(.escape))
         #expect(s.prompt == nil)

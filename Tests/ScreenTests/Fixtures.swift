@@ -22,9 +22,9 @@ func backgroundedSampleState() -> ViewState {
 func sampleState() -> ViewState {
     var s = ViewState()
     _ = ViewModel.reduce(&s, .conversations([
-        ConversationRow(address: alice, name: "Alice", unread: 2, muted: false, lastActivity: at(300)),
-        ConversationRow(address: bob, name: "Bob", unread: 0, muted: true, lastActivity: at(200)),
-        ConversationRow(address: carol, name: "Carol", unread: 0, muted: false, lastActivity: nil),
+        ConversationRow(address: alice, handle: "alice", name: "Alice", unread: 2, muted: false, lastActivity: at(300)),
+        ConversationRow(address: bob, handle: "bob", name: "Bob", unread: 0, muted: true, lastActivity: at(200)),
+        ConversationRow(address: carol, handle: "carol", name: "Carol", unread: 0, muted: false, lastActivity: nil),
     ]))
     let rows = [
         MessageRow(txId: "1", outgoing: false, sender: "Alice", text: "hi there", kind: .contextual, blockTime: at(60), channel: .realtime),

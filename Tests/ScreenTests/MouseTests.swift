@@ -26,7 +26,7 @@ struct MouseTests {
     func reduce() {
         var s = sampleState()
         _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(ViewModel.reduce(&s, .mouse(MouseEvent(x: 3, y: 2, kind: .click), .conversation(1))) == [.markRead(bob)])
+        #expect(ViewModel.reduce(&s, .mouse(MouseEvent(x: 3, y: 2, kind: .click), .conversation(1))) == [.apply(.open(handle: "bob"))])
         #expect(s.open == bob && s.focus == .compose)
         _ = ViewModel.reduce(&s, .mouse(MouseEvent(x: 50, y: 18, kind: .click), .log))
         #expect(s.focus == .log)

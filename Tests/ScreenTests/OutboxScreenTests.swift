@@ -51,6 +51,6 @@ struct OutboxScreenTests {
         #expect(ViewModel.reduce(&s, .key(.char("R"))).isEmpty)
         #expect(s.notice == "no message is waiting to be sent again")
         _ = ViewModel.reduce(&s, .outgoing(Self.message(.failed(reason: "node unreachable", retryAt: at(323)))))
-        #expect(ViewModel.reduce(&s, .key(.char("R"))) == [.retrySends])
+        #expect(ViewModel.reduce(&s, .key(.char("R"))) == [.apply(.retry)])
     }
 }

@@ -28,14 +28,14 @@ struct ReadAtArrivalTests {
         }
         func perform(_ commands: [Command]) {
             for c in commands {
-                if case .markRead(let a) = c, let h = session.handle(of: a) { session.apply(.open(handle: h)) }
+                if case .apply(let d) = c, case .open = d { session.apply(d) }
             }
         }
         session.driver.subscribe { e in if !e.event.isDecision { for input in ViewInput.from(e) { _ = ViewModel.reduce(&state, input) } } }
         session.onOpen = { a in perform(ViewModel.reduce(&state, .openConversation(a))) }
         session.start()
         _ = ViewModel.reduce(&state, .conversations(session.driver.contacts.map {
-            ConversationRow(address: $0.address, name: $0.displayName, unread: 0, muted: false, lastActivity: nil)
+            ConversationRow(address: $0.address, handle: $0.handle, name: $0.displayName, unread: 0, muted: false, lastActivity: nil)
         }))
         let start = session.scheduler.now
         var t = start

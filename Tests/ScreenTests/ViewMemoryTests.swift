@@ -23,7 +23,7 @@ struct ViewMemoryTests {
         fresh.drafts = [:]
         fresh.focus = .list
         let commands = ViewModel.reduce(&fresh, .restore(memory))
-        #expect(fresh.open == bob && fresh.focus == .compose && commands == [.markRead(bob)])
+        #expect(fresh.open == bob && fresh.focus == .compose && commands == [.apply(.open(handle: "bob"))])
         #expect(fresh.drafts[alice] == s.drafts[alice] && fresh.drafts[alice]?.cursor == 11)
         #expect(fresh.drafts[bob]?.string == "to bob")
         #expect(fresh.conversations[fresh.selected].address == bob)

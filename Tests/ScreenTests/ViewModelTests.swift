@@ -49,7 +49,7 @@ struct ViewModelTests {
     func open() {
         let store = TestStore(listFocused())
         store.send(.key(.down)) { $0.selected = 1 }
-        store.send(.key(.enter), commands: [.markRead(bob)]) {
+        store.send(.key(.enter), commands: [.apply(.open(handle: "bob"))]) {
             $0.open = bob
             $0.focus = .compose
             $0.newMarker = nil  // the sample's new line was Alice's
@@ -75,8 +75,8 @@ struct ViewModelTests {
     func settingsKeys() {
         let store = TestStore(listFocused())
         // The mode, preview and speed are the app's to change: the keys only ask.
-        store.send(.key(.char("m")), commands: [.setMode(.backgroundFetch)])
-        store.send(.key(.char("v")), commands: [.setPreview(.contact)])
+        store.send(.key(.char("m")), commands: [.apply(.mode(.backgroundFetch))])
+        store.send(.key(.char("v")), commands: [.apply(.preview(.contact))])
         store.send(.key(.char("+")), commands: [.setSpeed(60)])
         store.send(.key(.char("-")), commands: [.setSpeed(10)])
         store.send(.clock(store.state.status.clock, speed: 300)) { $0.status.speed = 300 }
@@ -107,7 +107,7 @@ struct ViewModelTests {
         store.send(.key(.delete)) { $0.drafts[alice] = editor("hell ", cursor: 0) }
         store.send(.key(.right)) { $0.drafts[alice]!.right() }
         store.send(.key(.ctrl("e"))) { $0.drafts[alice] = LineEditor("hell ") }
-        store.send(.key(.enter), commands: [.send(to: alice, text: "hell ")]) {
+        store.send(.key(.enter), commands: [.apply(.send(handle: "alice", text: "hell "))]) {
             $0.drafts[alice] = nil  // a sent line leaves no draft behind
             $0.history.record("hell ")
         }
@@ -158,13 +158,13 @@ struct ViewModelTests {
     func draftPerConversation() {
         let store = TestStore(listFocused())
         #expect(store.state.selectedConversation?.address == alice)
-        store.send(.key(.enter), commands: [.markRead(alice)]) { $0.focus = .compose }
+        store.send(.key(.enter), commands: [.apply(.open(handle: "alice"))]) { $0.focus = .compose }
         store.type("secret for alice only") { $0.drafts[alice] = LineEditor("secret for alice only") }
         store.send(.key(.left)) { $0.drafts[alice]!.left() }
         store.send(.key(.left)) { $0.drafts[alice]!.left() }
         store.send(.key(.escape)) { $0.focus = .list }
         store.send(.key(.down)) { $0.selected = 1 }
-        store.send(.key(.enter), commands: [.markRead(bob)]) {
+        store.send(.key(.enter), commands: [.apply(.open(handle: "bob"))]) {
             $0.open = bob
             $0.focus = .compose
             $0.newMarker = nil  // the sample's new line was Alice's
@@ -173,20 +173,20 @@ struct ViewModelTests {
         store.type("for bob") { $0.drafts[bob] = LineEditor("for bob") }
         store.send(.key(.escape)) { $0.focus = .list }
         store.send(.key(.up)) { $0.selected = 0 }
-        store.send(.key(.enter), commands: [.markRead(alice)]) {
+        store.send(.key(.enter), commands: [.apply(.open(handle: "alice"))]) {
             $0.open = alice
             $0.focus = .compose
         }
         #expect(store.state.compose.string == "secret for alice only")
         #expect(store.state.compose.cursor == 19)  // where it was left
         // Each line is sent to its own conversation; the history is shared.
-        store.send(.key(.enter), commands: [.send(to: alice, text: "secret for alice only")]) {
+        store.send(.key(.enter), commands: [.apply(.send(handle: "alice", text: "secret for alice only"))]) {
             $0.drafts[alice] = nil
             $0.history.record("secret for alice only")
         }
         store.send(.key(.escape)) { $0.focus = .list }
         store.send(.key(.down)) { $0.selected = 1 }
-        store.send(.key(.enter), commands: [.markRead(bob)]) {
+        store.send(.key(.enter), commands: [.apply(.open(handle: "bob"))]) {
             $0.open = bob
             $0.focus = .compose
             $0.newMarker = nil  // the sample's new line was Alice's
@@ -203,7 +203,7 @@ struct ViewModelTests {
         let store = TestStore(listFocused())
         let banner = BannerRow(conversation: carol, title: "Carol", body: "hey", at: at(9))
         store.send(.banner(banner)) { $0.banners = [banner] }
-        store.send(.key(.char("o")), commands: [.apply(.foreground), .markRead(carol)]) {
+        store.send(.key(.char("o")), commands: [.apply(.foreground), .apply(.open(handle: "carol"))]) {
             $0.open = carol
             $0.selected = 2
             $0.focus = .compose
@@ -252,7 +252,7 @@ struct ViewModelTests {
         for i in 0..<30 { _ = ViewModel.reduce(&s, .banner(BannerRow(conversation: bob, title: "Bob", body: "\(i)", at: at(Int64(i))))) }
         #expect(s.banners.count == 20)
         st.lifecycle = .foreground
-        #expect(ViewModel.reduce(&s, .engineStatus(st)) == [.markRead(alice)])
+        #expect(ViewModel.reduce(&s, .engineStatus(st)) == [.apply(.open(handle: "alice"))])
         #expect(s.banners.isEmpty)
     }
 
