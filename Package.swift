@@ -135,6 +135,7 @@ let package = Package(
                 "ProfileWorld",
                 "WorldOnDisk",
                 "App",
+                "ChatUI",
                 "TerminalUI",
                 "Config",
                 "ChatStore",

@@ -136,7 +136,11 @@ public final class LiveApp {
         anchorVirtual = virtualNow
         anchorWall = DispatchTime.now().uptimeNanoseconds
         paused.toggle()
+        // The world runs to the instant it stops at before the bar says paused, so the paused
+        // frame shows the clock where it stays (it showed the last frame's, then jumped once).
+        if paused { advanceWorld(to: anchorVirtual) }
         perform(ViewModel.reduce(&state, .paused(paused)))
+        absorb()
     }
 
     /// While paused: runs the world event by event until one is a line of the log (a
@@ -152,6 +156,7 @@ public final class LiveApp {
             if pending.dropFirst(before).contains(where: { $0.event.isDecision }) { break }
         }
         anchorVirtual = session.scheduler.now
+        absorb()
     }
 
     private func advanceWorld(to instant: Instant) {
@@ -180,7 +185,11 @@ public final class LiveApp {
                 case .mouse(let event):
                     let (w, h) = terminal.size
                     perform(ViewModel.reduce(&state, .mouse(event, Render.area(state, width: w, height: h, x: event.x, y: event.y))))
-                case .key(let key): perform(ViewModel.reduce(&state, .key(key)))
+                case .key(let key):
+                    perform(ViewModel.reduce(&state, .key(key)))
+                    // What the key changed (a speed, a mode, a fault) is in the state before
+                    // the next key of the same read acts on it (issue 30 #1: `+ +` stepped once).
+                    absorb()
                 }
                 taken += 1
                 input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)
@@ -236,6 +245,13 @@ public final class LiveApp {
     /// from the engine or the store.
     func step() {
         advanceWorld(to: virtualNow)
+        absorb()
+    }
+
+    /// Feeds the view what the world and the engine said since the last time (their events,
+    /// the clock and speed, the script's phase, the faults), without moving the world: at the
+    /// end of each step, and after each key.
+    private func absorb() {
         let events = pending
         pending.removeAll()
         for e in events {

@@ -47,8 +47,41 @@ public enum Directive: Equatable, Sendable {
     /// `--record` writes last, so that a recorded session replays to its last line.
     case stop
 
-    /// How the directive reads in the event log (text is made safe by the log line).
+    /// Whether the engine logs this directive itself when it takes effect (`world: notification
+    /// mode off`, `world: notification preview hidden`, `world: muted alice`), so that a
+    /// session does not log it a second time in other words.
+    public var engineLogsIt: Bool {
+        switch self {
+        case .mode, .preview, .mute, .unmute: return true
+        default: return false
+        }
+    }
+
+    /// How the directive reads in the event log (text is made safe by the log line); a text
+    /// longer than a line is cut, with its size (a 16 KiB message is not 100 lines of log).
     public var summary: String {
+        switch self {
+        case .send(let h, let t): return "send \(h) \(Self.brief(t))"
+        case .receive(let h, let t): return "receive \(h) \(Self.brief(t))"
+        case .contact(let h, let d): return "contact \(h) \(Self.brief(d))"
+        case .add(let a, let d): return "add \(a) \(Self.brief(d))"
+        default: return scenarioText
+        }
+    }
+
+    /// The longest text a log line quotes whole, in characters.
+    public static let briefLength = 60
+
+    /// `"text"` as the log shows it (controls made visible: one line whatever it holds), or
+    /// its first `briefLength` characters and the text's size: `"abc…" (16384 bytes)`.
+    static func brief(_ text: String) -> String {
+        let shown = UntrustedText.visible(text)
+        guard shown.count > briefLength else { return "\"\(shown)\"" }
+        return "\"\(shown.prefix(briefLength))…\" (\(Words.count(text.utf8.count, "byte")))"
+    }
+
+    /// How the directive reads in a scenario line, text as typed (`scenarioText` escapes it).
+    var plainText: String {
         switch self {
         case .foreground: return "foreground"
         case .background: return "background"
@@ -91,7 +124,7 @@ public enum Directive: Equatable, Sendable {
         case .receive(let h, let t): return "receive \(h) \(Self.quoted(t))"
         case .contact(let h, let d): return "contact \(h) \(Self.quoted(d))"
         case .add(let a, let d): return "add \(a) \(Self.quoted(d))"
-        default: return summary
+        default: return plainText
         }
     }
 
@@ -103,9 +136,10 @@ public enum Directive: Equatable, Sendable {
         return (8...80).contains(rest.count) && rest.allSatisfy { ($0.isASCII && $0.isLowercase) || ($0.isASCII && $0.isNumber) }
     }
 
-    /// The handle a contact added by address goes by in scenario lines: `peer-` and the
-    /// address's last six characters.
-    public static func handle(forAddress address: String) -> String { "peer-" + String(address.suffix(6)) }
+    /// The handle a contact added by address goes by: the address itself, so that the log,
+    /// a recording and later lines name it as the person added it (`send kaspa:qq… "hi"`),
+    /// never by a name nobody gave it.
+    public static func handle(forAddress address: String) -> String { address }
 
     /// `"…"` with `\\`, `\"`, `\n`, `\t`, `\e`, `\xHH` for other controls (C0, DEL, C1).
     public static func quoted(_ text: String) -> String {

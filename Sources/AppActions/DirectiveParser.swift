@@ -189,9 +189,12 @@ public enum DirectiveParser {
         return m
     }
 
+    /// A contact's name in a line: a handle (letters, digits, - and _, at most 32), or the
+    /// address of a contact added by its address (`Directive.isAddress`).
     public static func handle(_ s: String, _ fail: (String) -> any Error) throws -> String {
+        if Directive.isAddress(s) { return s }
         guard !s.isEmpty, s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
-            throw fail("bad contact name \"\(s)\" (letters, digits, - and _)")
+            throw fail("bad contact name \"\(s)\" (letters, digits, - and _, or a kaspa: address)")
         }
         return s
     }

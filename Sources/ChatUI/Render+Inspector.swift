@@ -23,7 +23,7 @@ extension Render {
 
         var push: [InspectorLine] = []
         let pushRole: Role = i.push.state == .unreliable ? .statusPushUnreliable : i.push.state == .reliable ? .statusPushReliable : .normal
-        push.append(line("state \(i.push.state.rawValue), misses \(min(i.push.misses, i.push.missThreshold))/\(i.push.missThreshold)", pushRole))
+        push.append(line("state \(i.push.state.rawValue), " + (i.push.misses <= i.push.missThreshold ? "misses \(i.push.misses)/\(i.push.missThreshold)" : "\(i.push.misses) consecutive misses"), pushRole))
         if let why = i.push.notOperational { push.append(line("not operational: \(why)", .messageMeta)) }
         let paused = i.push.suspended && !i.push.pending.isEmpty ? " (app suspended: graces wait)" : ""
         push.append(line("waiting for push: \(i.push.pending.count)" + paused))
@@ -44,7 +44,7 @@ extension Render {
         if i.gate.running.isEmpty { gate.append(line("running: none")) }
         for r in i.gate.running {
             gate.append(line("running \(r.kind.rawValue) (\(r.trigger))\(r.forced ? " forced" : ""), \(rounded(now - r.startedAt))", .statusRealtimeDegraded))
-            gate.append(line("  \(r.outstanding) requests out, \(r.stored) stored"))
+            gate.append(line("  \(Words.count(r.outstanding, "request")) out, \(r.stored) stored"))
             if !r.joined.isEmpty { gate.append(line("  joined: " + r.joined.joined(separator: ", "))) }
         }
         gate.append(line("trailing " + (i.gate.trailingAt.map(left) ?? "none")))

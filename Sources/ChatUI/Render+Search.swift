@@ -37,8 +37,10 @@ extension Render {
     static func drawSearchResults(_ g: inout Grid, _ s: ViewState, _ search: SearchState, _ l: Layout) {
         let height = l.paneHeight
         guard height > 1, let query = search.query else { return }
-        let status = search.searching ? "searching…" : "\(search.hits.count) hit\(search.hits.count == 1 ? "" : "s") in \(Set(search.hits.map(\.conversation)).count) conversations"
-        g.put(TextWidth.truncate(" search “\(search.input.string)”: \(status) · n/N move · Enter opens · Esc ", to: l.paneWidth), x: l.paneX, y: l.contentTop, role: .focus)
+        let status = search.searching ? "searching…"
+            : search.hits.isEmpty ? "nothing found · Esc"
+            : "\(Words.count(search.hits.count, "hit")) in \(Words.count(Set(search.hits.map(\.conversation)).count, "conversation")) · n/N move · Enter opens · Esc"
+        g.put(TextWidth.truncate(" search “\(UntrustedText.visible(search.input.string))”: \(status) ", to: l.paneWidth), x: l.paneX, y: l.contentTop, role: .focus)
         var rows: [(text: String, role: Role, hit: Int?)] = []
         var lastConversation: Address?
         for (i, hit) in search.hits.enumerated() {

@@ -246,10 +246,12 @@ public enum Render {
             needed = wanted + height
         }
         let scroll = min(wanted, max(0, lines.count - height))
-        let visible = Array(lines.dropFirst(scroll).prefix(height))
+        // Scrolled back: the bottom row is the indicator's own, so that it covers no text.
+        let hintRows = scroll > 0 ? 1 : 0
+        let visible = Array(lines.dropFirst(scroll).prefix(height - hintRows))
         // Newest at the bottom of the pane.
         for (i, line) in visible.enumerated() {
-            let y = l.contentBottom - 1 - i
+            let y = l.contentBottom - 1 - hintRows - i
             if let meta = line.meta {
                 g.put(" " + meta, x: l.paneX, y: y, role: background ? .messageDimmed : .messageMeta)
             }
@@ -268,8 +270,8 @@ public enum Render {
             g.put(" no messages yet", x: l.paneX, y: l.contentTop, role: .messageMeta)
         }
         if scroll > 0 {
-            let hint = " ↓ \(scroll) lines below · End "
-            g.put(hint, x: l.width - TextWidth.of(hint), y: l.contentBottom - 1, role: .messageMeta)
+            let hint = " ↓ \(Words.count(scroll, "line")) below · End "
+            g.put(hint, x: max(l.paneX, l.width - TextWidth.of(hint)), y: l.contentBottom - 1, role: .messageMeta, maxX: l.width)
         }
         drawBanners(&g, s, l)
     }
@@ -414,7 +416,7 @@ public enum Render {
         var state: [Segment] = [
             (lifecycle, st.lifecycle == .background ? .statusBackground : .statusLifecycle, 0),
             (st.realtime.rawValue, st.realtime == .live ? .statusRealtimeLive : .statusRealtimeDegraded, 0),
-            ("push: \(st.push.rawValue) \(min(st.misses, st.missThreshold))/\(st.missThreshold)", pushRole, 0),
+            ("push: \(st.push.rawValue) " + missWords(st.misses, threshold: st.missThreshold), pushRole, 0),
             ("token \(st.token.rawValue)", .statusBar, 3),
         ]
         if !info.faults.isEmpty { state.append(("fault: " + info.faults.joined(separator: ", "), .warning, 1)) }
@@ -429,6 +431,11 @@ public enum Render {
         if info.paused { time.append(("paused", .warning, 0)) }
         if let script = info.script { time.append((script, .statusBar, 2)) }
         return (state, time)
+    }
+
+    /// `2/3` up to the threshold, then `17 misses`: the count the log gives, never held at 3/3.
+    static func missWords(_ misses: Int, threshold: Int) -> String {
+        misses <= threshold ? "\(misses)/\(threshold)" : Words.count(misses, "miss", plural: "misses")
     }
 
     /// `30`, `0.25`: the speed as the status bar and the keys say it.
@@ -528,6 +535,12 @@ public enum Clock {
     public static func full(_ t: Instant) -> String {
         let s = (t + start).milliseconds / 1000
         return "d\(day(t)) " + two(s / 3600 % 24) + ":" + two(s / 60 % 60) + ":" + two(s % 60)
+    }
+
+    /// `d1 08:04:08.250`: the status bar's clock to the millisecond, for lines a program
+    /// prints as it goes (`synchat bot --events`), so that they and the screen say one time.
+    public static func stamp(_ t: Instant) -> String {
+        full(t) + "." + String(String((t + start).milliseconds % 1000 + 1000).dropFirst())
     }
 
     /// `08:04:08`: the world's time of day, as the status bar's clock shows it (the log's).

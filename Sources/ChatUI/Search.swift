@@ -87,8 +87,17 @@ extension ViewModel {
             state.notice = "no search yet: / searches"
             return
         }
-        guard !search.hits.isEmpty else { return }
-        search.current = older ? min(search.hits.count - 1, search.current + 1) : max(0, search.current - 1)
+        guard !search.hits.isEmpty else {
+            state.notice = "nothing found: no hit to move to"
+            return
+        }
+        let next = older ? search.current + 1 : search.current - 1
+        // At either end, say so: a key that seems to do nothing looks broken.
+        guard search.hits.indices.contains(next) else {
+            state.notice = older ? "the oldest hit: N goes back to newer ones" : "the newest hit: n goes on to older ones"
+            return
+        }
+        search.current = next
         state.search = search
     }
 

@@ -178,6 +178,10 @@ public enum ThemeLoader {
         return (theme, warnings)
     }
 
+    /// The themes a person picks from: the shipped ones but the template, which is a file to
+    /// copy (every role commented out), not a look.
+    public static var shippedNames: [String] { ShippedThemes.files.keys.filter { $0 != "template" }.sorted() }
+
     static func find(_ name: String, environment: [String: String]) throws -> (Theme, [String]) {
         let fm = FileManager.default
         if name.contains("/") || name.hasSuffix(".toml") {
@@ -195,8 +199,7 @@ public enum ThemeLoader {
         }
         if name == "default" { return (.default, []) }
         if let text = ShippedThemes.files[name] { return parse(text, file: "\(name) (shipped)") }
-        let shipped = ShippedThemes.files.keys.sorted().joined(separator: ", ")
-        throw ThemeError(file: name, line: 0, message: "no such theme (shipped: \(shipped); yours go in \(userPath ?? "$XDG_CONFIG_HOME/synchat/themes/\(name).toml"))")
+        throw ThemeError(file: name, line: 0, message: "no such theme (shipped: \(shippedNames.joined(separator: ", ")); yours go in \(userPath ?? "$XDG_CONFIG_HOME/synchat/themes/\(name).toml"), copied from Themes/template.toml)")
     }
 
     static func read(path: String) throws -> (Theme, [String]) {

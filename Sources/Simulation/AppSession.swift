@@ -129,8 +129,10 @@ public final class AppSession {
         onApply?(d, scheduler.now)
         // Reading a conversation and the end of a recording are not changes of the world,
         // and a read happens on every message of an open conversation: not in the log.
+        // What the engine logs itself (a mode, a mute) is not logged twice.
         switch d {
         case .open, .stop: break
+        case _ where d.engineLogsIt: break
         default: driver.noteWorldChange(d.summary)
         }
         if !world.applyFault(d) { applyToApp(d) }

@@ -92,7 +92,7 @@ public enum SyncEvent: Equatable, Sendable {
             let count = misses <= threshold ? "misses \(misses)/\(threshold)" : "\(misses) consecutive misses"
             return "observation miss \(tx.prefix(8)) (\(via.rawValue)): no push within grace, \(count)"
         case .catchUpStarted(let trigger, let kind, let forced, let objects):
-            return "catch-up started (\(trigger)): \(kind.rawValue) sync of \(objects) objects" + (forced ? ", forced" : "")
+            return "catch-up started (\(trigger)): \(kind.rawValue) sync of \(Words.count(objects, "object"))" + (forced ? ", forced" : "")
         case .catchUpJoined(let trigger, let running):
             return "catch-up joined (\(trigger.rawValue)): rides on the running \(running) sync"
         case .catchUpSkipped(let trigger, let lastAgo, let left):
@@ -100,7 +100,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .catchUpOwed(let kind, let forced):
             return "catch-up owed: a \(kind.rawValue) catch-up\(forced ? " (forced)" : "") did not complete before the app quit; the next trigger runs it, not debounced"
         case .catchUpFinished(let trigger, let kind, let stored, let requests, let failed, let took, let stoppedBy):
-            var s = "catch-up finished (\(trigger)): \(kind.rawValue), \(stored) new, \(requests) requests, \(took)"
+            var s = "catch-up finished (\(trigger)): \(kind.rawValue), \(stored) new, \(Words.count(requests, "request")), \(took)"
             if failed > 0 { s += ", \(failed) failed" }
             if let stoppedBy { s += ", stopped: \(stoppedBy)" }
             return s
@@ -120,15 +120,15 @@ public enum SyncEvent: Equatable, Sendable {
         case .tipsAnswered(let latest, let moved, let of):
             let tip = "polling: tip \(latest.map(\.description) ?? "none")"
             guard !moved.isEmpty else { return tip + ": no object moved past its cursor: nothing new, no sync" }
-            return tip + ": \(moved.count) of \(of) objects moved past their cursor (\(Self.names(moved))): syncing those"
+            return tip + ": \(moved.count) of \(Words.count(of, "object")) moved past their cursor (\(Self.names(moved))): syncing those"
         case .pushCheck(let s):
             return "push check: \(s)"
         case .pushCheckAsked(let objects):
-            return "push check: realtime cannot verify push; asking the indexer's tips for the \(objects) objects"
+            return "push check: realtime cannot verify push; asking the indexer's tips for the \(Words.count(objects, "object"))"
         case .pushCheckAnswered(let latest, let moved, let of):
             let tip = "push check: tip \(latest.map(\.description) ?? "none")"
             guard !moved.isEmpty else { return tip + ": push and realtime brought everything indexed, no sync" }
-            return tip + ": \(moved.count) of \(of) objects have messages no channel brought (\(Self.names(moved))): fetching those; push has the grace to match them"
+            return tip + ": \(moved.count) of \(Words.count(of, "object")) \(moved.count == 1 ? "has" : "have") messages no channel brought (\(Self.names(moved))): fetching those; push has the grace to match them"
         case .pushMessagesDeleted:
             return "push service: it dropped the notifications it held while the device was unreachable (messages deleted); a full catch-up, forced"
         case .backgroundRefresh(let s):
@@ -146,7 +146,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .storeTrouble(let trouble?, let unsaved, let every):
             return "store: cannot write (\(trouble)); the chat goes on in memory (\(unsaved) unsaved), retrying every \(every)"
         case .storeTrouble(nil, let unsaved, _):
-            return "store: writing again; the \(unsaved) changes kept in memory meanwhile are saved"
+            return "store: writing again; the \(Words.count(unsaved, "change")) kept in memory meanwhile \(unsaved == 1 ? "is" : "are") saved"
         case .world(let s):
             return "world: \(UntrustedText.visible(s))"
         case .contact(let c):

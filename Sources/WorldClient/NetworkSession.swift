@@ -76,8 +76,10 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
     public var activeFaults: [String] { faults.keys.sorted().compactMap { faults[$0] } }
 
     public func apply(_ d: Directive) {
+        // What the engine logs itself (a mode, a mute) is not logged twice.
         switch d {
         case .open, .stop: break
+        case _ where d.engineLogsIt: break
         default: driver.noteWorldChange(d.summary)
         }
         switch d {
@@ -124,7 +126,9 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
         case .realtimeDown, .realtimeStale, .realtimeFlaky: faults["realtime"] = d.summary
         case .indexerUp: faults["indexer"] = nil
         case .indexerDown, .indexerLatency: faults["indexer"] = d.summary
-        case .tokenExpire, .tokenInvalidate: faults["token"] = d.summary
+        // The token's state, as the embedded world's faults say it (`token expired`), not the verb.
+        case .tokenExpire: faults["token"] = "token \(TokenStatus.expired.rawValue)"
+        case .tokenInvalidate: faults["token"] = "token \(TokenStatus.invalid.rawValue)"
         case .networkOff: faults["network"] = d.summary
         case .networkOn: faults["network"] = nil
         default: break

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatUI
 import Foundation
 import SyncCore
 import SyncEngine
@@ -12,10 +13,10 @@ struct Bot: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A headless client of synchat server that chats by itself (load, tests, demos).",
         discussion: """
-            The same engine as the TUI on the server's sockets, with no screen: it joins as --user (keeping its \\
-            secret under $XDG_DATA_HOME/synchat/servers/), writes about --rate messages an hour to its contacts \\
-            (other users first), and runs until --for has passed or it is killed (SIGTERM, SIGINT). \\
-            --report FILE writes what it stored and sent as JSON at the end; --events prints every decision.
+            The same engine as the TUI on the server's sockets, with no screen: it joins as --user (keeping its \
+            secret under $XDG_DATA_HOME/synchat/servers/), writes about --rate messages an hour to its contacts \
+            (other users first), and runs until --for has passed or it is killed (SIGTERM, SIGINT). \
+            --report FILE writes what it stored and sent as JSON at the end; --events prints every decision, stamped with the world's clock as the TUI shows it (d1 10:08:55.650).
             """
     )
 
@@ -43,7 +44,7 @@ struct Bot: ParsableCommand {
     @Option(name: .long, help: "naive, seed or adaptive.")
     var policy = "adaptive"
 
-    @Flag(name: .long, help: "Print every decision of the engine, as simulate --events does.")
+    @Flag(name: .long, help: "Print every decision of the engine as simulate --events words it, stamped with the world's clock as the TUI's status bar shows it (d1 10:08:55.650).")
     var events = false
 
     @OptionGroup var subcommandArguments: SubcommandArguments
@@ -84,7 +85,9 @@ struct Bot: ParsableCommand {
         let session = NetworkSession(world: world, storage: storage, policy: n.policy, mode: .remotePush)
         session.keepsLog = false  // nothing reads it (--events prints as it goes): a bot of hours held every decision
         let driver = session.driver
-        if events { driver.subscribe { if $0.event.isDecision { Bot.say($0.line) } } }
+        // The world's clock as the TUI's status bar shows it (`d1 10:08:55.650`), not the time
+        // since the run began that simulate prints: a bot and a screen on one server say one time.
+        if events { driver.subscribe { if $0.event.isDecision { Bot.say(Clock.stamp($0.at) + " " + $0.event.line) } } }
         session.start()
 
         // Poisson sends, in world time, to another user when there is one.
@@ -109,7 +112,7 @@ struct Bot: ParsableCommand {
         signal(SIGTERM) { _ in botStopRequested = 1 }
         signal(SIGINT) { _ in botStopRequested = 1 }
         let deadline = n.duration.map { DispatchTime.now().uptimeNanoseconds + UInt64($0 * 1e9) }
-        Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(world.me.value)\(joined.isNew ? " (joined)" : ""), clock \(world.scheduler.now), speed x\(world.speed.formatted())")
+        Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(world.me.value)\(joined.isNew ? " (joined)" : ""), clock \(Clock.stamp(world.scheduler.now)), speed x\(world.speed.formatted())")
         while botStopRequested == 0, !session.quitRequested {
             if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline { break }
             world.step()

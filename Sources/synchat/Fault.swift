@@ -6,10 +6,10 @@ struct Fault: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a scenario directive to synchat server: a fault of the network (one user or all), or a directive of the app for a user's client.",
         discussion: """
-            With the admin token (--token, or SYNCHAT_ADMIN_TOKEN) it goes to POST /admin/fault, for --user or, \\
-            without it, for every user. Without the token, --user applies it to that user's own world with the \\
-            secret kept at its first join (POST /v1/fault). Examples: synchat fault --server http://127.0.0.1:7420 \\
-            --user ada push drop 100% ; synchat fault --server URL indexer down. Prints the server's answer; exit \\
+            With the admin token (--token, or SYNCHAT_ADMIN_TOKEN) it goes to POST /admin/fault, for --user or, \
+            without it, for every user. Without the token, --user applies it to that user's own world with the \
+            secret kept at its first join (POST /v1/fault). Examples: synchat fault --server http://127.0.0.1:7420 \
+            --user ada push drop 100% ; synchat fault --server URL indexer down. Prints the server's answer; exit \
             code 1 when it refused, with its one-line reason.
             """
     )

@@ -154,6 +154,17 @@ struct CLITests {
         #expect(try runSynchat(["-h"]).out == r.out)
     }
 
+    @Test("every subcommand's help reads as prose: no line-continuation backslash (help fault and help bot printed them)")
+    func helpIsProse() throws {
+        for sub in ["simulate", "server", "bot", "fault"] {
+            let r = try runSynchat(["help", sub])
+            #expect(r.status == 0, "\(sub)")
+            #expect(r.out.contains("USAGE"), "\(sub)")
+            let stray = r.out.split(separator: "\n").filter { $0.contains(" \\") || $0.hasSuffix("\\") }
+            #expect(stray.isEmpty, "synchat help \(sub): \(stray)")
+        }
+    }
+
     @Test("shell completion scripts for bash, zsh and fish know the chat's flags and simulate's; the manual page does too")
     func completionAndManual() throws {
         for shell in ["bash", "zsh", "fish"] {
@@ -167,6 +178,9 @@ struct CLITests {
         let manual = try String(contentsOf: TmuxSession.packageRoot.appendingPathComponent("docs/man/synchat.1"), encoding: .utf8)
         for flag in ["profile", "ephemeral", "theme", "simulate", "compare"] { #expect(manual.contains(flag), "\(flag)") }
         #expect(!manual.contains("crash-child"))
+        // Without a subcommand synchat is the chat: the SYNOPSIS must not read as if one were needed.
+        let synopsis = manual.components(separatedBy: ".Sh SYNOPSIS")[1].components(separatedBy: ".Sh DESCRIPTION")[0]
+        #expect(synopsis.contains(".Op Ar subcommand") && !synopsis.contains("\n.Ar subcommand"))
     }
 
     @Test("simulate --compare --chart FILE.svg writes the SVG timeline and still prints the table; an unwritable path is one line, exit 2")

@@ -145,7 +145,7 @@ struct FaultForTUIUserEndToEndTests {
 struct NetworkFaultWordsEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
 
-    @Test("t, b, f: the token registers again and 'fault: token expire' leaves the bar")
+    @Test("t, b, f: the token registers again and 'fault: token expired' (the embedded world's words) leaves the bar")
     func tokenFaultEnds() throws {
         let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "2", "--traffic", "0/h"])
         defer { server.stop() }
@@ -153,7 +153,7 @@ struct NetworkFaultWordsEndToEndTests {
         defer { t.close() }
         t.wait(for: "token active", seconds: 60)
         try t.keys("t")
-        t.wait(for: "fault: token expire", seconds: 30)
+        t.wait(for: "fault: token expired", seconds: 30)
         try t.keys("b")
         t.wait(for: " background │", seconds: 30)
         try t.keys("f")

@@ -15,12 +15,16 @@ struct ContactDirectiveTests {
             contacts 1
             traffic 0/h
             at 1m add kaspa:qzoe12345678 "Zoë"
-            at 2m send peer-345678 "hi Zoë"
-            at 3m contact peer-345678 "Zoë Q."
-            at 4m mute peer-345678
+            at 2m send kaspa:qzoe12345678 "hi Zoë"
+            at 3m contact kaspa:qzoe12345678 "Zoë Q."
+            at 4m mute kaspa:qzoe12345678
             """, file: "add")
         let run = ScenarioRun(scenario: scenario, policy: .adaptive)
         run.run()
+        // The log names the contact as it was added: by its address, never by another name.
+        let lines = run.log.filter(\.event.isDecision).map(\.line)
+        #expect(lines.contains { $0.contains("message") && $0.contains("to kaspa:qzoe12345678") })
+        #expect(!lines.contains { $0.contains("peer-") })
         let zoe = Address("kaspa:qzoe12345678")
         #expect(run.driver.contact(zoe)?.displayName == "Zoë Q.")
         #expect(run.driver.contact(zoe)?.muted == true)

@@ -1,6 +1,7 @@
 import AppActions
 import Foundation
 import Simulation
+import SyncCore
 import Testing
 import TestSupport
 
@@ -50,5 +51,37 @@ struct DirectiveParsingTests {
         #expect(try Directive(parsing: "background").target == .app)
         #expect(try Directive(parsing: "mode off").target == .app)
         #expect(try Directive(parsing: "quit").target == .script)
+    }
+}
+
+/// Issue 30 #6, #7: what a directive leaves in the log, read by a person.
+@Suite("A directive in the log: once, and one line")
+struct DirectiveLogTests {
+    static func worldLines(_ lines: [Directive]) -> [String] {
+        let session = AppSession(seed: 3, contacts: 2, trafficPerHour: 0, mode: .remotePush, policy: .adaptive)
+        session.start()
+        for d in lines {
+            session.apply(d)
+            session.advance(to: session.scheduler.now + .seconds(1))
+        }
+        return session.log.map(\.event.line).filter { $0.hasPrefix("world: ") }
+    }
+
+    @Test("a mode, a preview, a mute and an unmute are logged once each, in the engine's words (they were logged twice in two wordings)")
+    func once() {
+        let lines = Self.worldLines([.mode(.off), .preview(.hidden), .mute(handle: "alice"), .unmute(handle: "alice")])
+        #expect(lines == ["world: notification mode off", "world: notification preview hidden", "world: muted alice", "world: unmuted alice"])
+    }
+
+    @Test("a 16 KiB message is one line of the log: its first 60 characters and its size; a short one is quoted whole")
+    func longBodyIsOneLine() {
+        let long = String(repeating: "ab\ncd ", count: 16 * 1024 / 6)
+        let lines = Self.worldLines([.send(handle: "alice", text: long), .send(handle: "alice", text: "short and sweet")])
+        let first = try! #require(lines.first { $0.hasPrefix("world: send alice") })
+        #expect(first.count < 120)
+        #expect(first.hasSuffix("…\" (\(long.utf8.count) bytes)"))
+        #expect(!first.contains("\n"))
+        #expect(lines.contains("world: send alice \"short and sweet\""))
+        #expect(Directive.send(handle: "a", text: "x").summary == "send a \"x\"")
     }
 }

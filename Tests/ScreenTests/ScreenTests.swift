@@ -39,7 +39,7 @@ struct ScreenTests {
         #expect(t[13] == "                         │ 08:06 › you: mine^@tail")
     }
 
-    @Test("the status bar says each push state with its misses", arguments: PushState.allCases)
+    @Test("the status bar says each push state with its misses: up to the threshold m/3, past it the count the log gives (4 misses, not 3/3)", arguments: PushState.allCases)
     func statusPushStates(state: PushState) {
         var s = sampleState()
         var st = s.status.engine
@@ -48,7 +48,7 @@ struct ScreenTests {
         _ = ViewModel.reduce(&s, .engineStatus(st))
         let g = Render.screen(s, width: 140, height: 24)
         let bar = g.text[22]  // the state row (the status bar has two rows at any width)
-        let misses = state == .unreliable ? "3/3" : "1/3"
+        let misses = state == .unreliable ? "4 misses" : "1/3"
         #expect(bar.contains("push: \(state.rawValue) \(misses)"))
         let x = bar.distance(from: bar.startIndex, to: bar.range(of: "push:")!.lowerBound)
         let expected: Role = [.reliable: .statusPushReliable, .unknown: .statusPushUnknown,
@@ -184,7 +184,7 @@ struct ScreenTests {
         #expect(!all.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
     }
 
-    @Test("scrolling back shows older lines and a hint; End returns to the newest")
+    @Test("scrolling back shows older lines and a hint on a row of its own, covering no text, at 100×24 and at the smallest screen; End returns to the newest")
     func scrollback() {
         var s = sampleState()
         for i in 0..<50 {
@@ -195,9 +195,19 @@ struct ScreenTests {
         s.focus = .list
         _ = ViewModel.reduce(&s, .key(.pageUp))
         t = Render.screen(s, width: 100, height: 24).text
-        #expect(t[12].contains("line 38"))
-        #expect(t[13].contains("↓ 10 lines below · End"))
+        #expect(t[12].hasSuffix("Alice: line 39"))  // whole: the hint is below it
+        #expect(t[13].contains("↓ 10 lines below · End") && !t[13].contains("Alice"))
+        // 60×16, the smallest screen, with a line long enough to reach the hint's columns.
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "long", outgoing: false, sender: "Alice", text: "the words of a line that reaches the right edge",
+                                                             kind: .contextual, blockTime: at(500), channel: .realtime)))
+        _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "last", outgoing: false, sender: "Alice", text: "newest", kind: .contextual,
+                                                             blockTime: at(501), channel: .realtime)))
+        s.scroll = 1
+        let small = Render.screen(s, width: 60, height: 16).text
+        let hintRow = try! #require(small.firstIndex { $0.contains("↓ 1 line below · End") })
+        #expect(!small[hintRow].contains("Alice"))
+        #expect(small[hintRow - 1].contains("the right edge") || small[hintRow - 1].contains("edge"))
         _ = ViewModel.reduce(&s, .key(.end))
-        #expect(Render.screen(s, width: 100, height: 24).text[13].hasSuffix("line 49"))
+        #expect(Render.screen(s, width: 100, height: 24).text[13].hasSuffix("Alice: newest"))
     }
 }

@@ -163,7 +163,7 @@ struct ThemeTests {
                 try ThemeLoader.load("missing", environment: noConfig)
             } throws: { error in
                 (error as? ThemeError)?.description
-                    == "missing: no such theme (shipped: default, high-contrast, light, template; yours go in $XDG_CONFIG_HOME/synchat/themes/missing.toml)"
+                    == "missing: no such theme (shipped: default, high-contrast, light; yours go in $XDG_CONFIG_HOME/synchat/themes/missing.toml, copied from Themes/template.toml)"
             }
         }
     }
