@@ -78,6 +78,7 @@ public final class LiveApp {
         session.subscribe { [weak self] in self?.pending.append($0) }
         // Heard while the world runs, shown at the end of the step (no reducer inside the world).
         changedFaults = session.activeFaults
+        if let fixed = session.fixedSpeed { perform(ViewModel.reduce(&state, .serverClock(fixed))) }
         session.onFaultsChanged = { [weak self] in self?.changedFaults = $0 }
         changedPhase = player?.phase
         player?.onPhase = { [weak self] in self?.changedPhase = $0 }
@@ -127,8 +128,7 @@ public final class LiveApp {
 
     /// On a server the clock is the server's: said once a key asks to change it.
     private func fixedClock(_ speed: Double) {
-        let line = "the clock is the server's: x\(speed.formatted()), not paused or changed from here"
-        perform(ViewModel.reduce(&state, .notice(line)))
+        perform(ViewModel.reduce(&state, .notice(Notices.serverClock(speed))))
     }
 
     private func togglePause() {

@@ -4,6 +4,28 @@ public enum Key: Hashable, Sendable {
     case ctrl(Character)
     case up, down, left, right, home, end, pageUp, pageDown
     case enter, tab, backspace, delete, escape
+
+    /// The key a terminal's control byte (1–31 and DEL) is read as: one table for the terminal
+    /// adapter, which reads keys, and the key file, which warns about a binding no terminal can
+    /// send. Ctrl-H is byte 8, Backspace's; ctrl-I is Tab; ctrl-J and ctrl-M are Enter; byte 27 is
+    /// Esc (and starts the escape sequences of the arrows).
+    public static func control(byte: UInt32) -> Key? {
+        switch byte {
+        case 9: return .tab
+        case 10, 13: return .enter
+        case 27: return .escape
+        case 8, 127: return .backspace
+        case 1...26: return .ctrl(Character(UnicodeScalar(UInt8(byte) + 96)))
+        default: return nil
+        }
+    }
+
+    /// For `ctrl-X` that the terminal reads as another key (ctrl-H as Backspace): that key.
+    public var readAs: Key? {
+        guard case .ctrl(let c) = self, let ascii = c.asciiValue, (97...122).contains(ascii) else { return nil }
+        let read = Self.control(byte: UInt32(ascii - 96))
+        return read == self ? nil : read
+    }
 }
 
 /// What a key does. One table maps keys to actions and also generates the help overlay, so

@@ -108,33 +108,41 @@ extension Render {
         return [("push", push), ("gate", gate), ("cursors", cursors), ("timers", timers), ("faults", faults)]
     }
 
-    /// Draws the sections in columns over the message pane's area: a section starts a new
-    /// column rather than break (unless it is taller than a column); what does not fit at
-    /// all says how much is left out.
+    /// Which sections each column holds, by the number of columns: fixed, so that a section
+    /// never moves to another column as the content changes from one step to the next (it
+    /// flowed into the next column when the one before grew).
+    static func inspectorColumns(_ columns: Int) -> [[String]] {
+        switch columns {
+        case 3...: return [["push", "gate"], ["cursors"], ["timers", "faults"]]
+        case 2: return [["push", "gate"], ["cursors", "timers", "faults"]]
+        default: return [["push", "gate", "cursors", "timers", "faults"]]
+        }
+    }
+
+    /// Draws the sections in their columns (`inspectorColumns`) over the message pane's area;
+    /// a column whose sections do not fit says how many lines it leaves out.
     static func drawInspector(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
         let height = l.paneHeight
         guard height > 0 else { return }
         let columns = max(1, min(3, l.paneWidth / 38))
         let columnWidth = l.paneWidth / columns
-        var placed: [(column: Int, row: Int, line: InspectorLine)] = []
-        var column = 0, row = 0, left = 0
-        for section in inspectorSections(s) {
-            let block = [InspectorLine(text: "── " + section.title + " ──", role: .logTitle)] + section.lines
-            if row > 0, row + 1 + block.count > height, column + 1 < columns { column += 1; row = 0 }
-            if row > 0 { row += 1 }  // a blank row between sections
-            for line in block {
-                if row >= height, column + 1 < columns { column += 1; row = 0 }
-                if row >= height { left += 1; continue }
-                placed.append((column, row, line))
-                row += 1
+        let sections = Dictionary(inspectorSections(s).map { ($0.title, $0.lines) }, uniquingKeysWith: { a, _ in a })
+        for (column, titles) in inspectorColumns(columns).enumerated() {
+            var lines: [InspectorLine] = []
+            for title in titles {
+                guard let body = sections[title] else { continue }
+                if !lines.isEmpty { lines.append(InspectorLine(text: "", role: .messageMeta)) }  // a blank row between sections
+                lines.append(InspectorLine(text: "── " + title + " ──", role: .logTitle))
+                lines += body
             }
-        }
-        if left > 0, let last = placed.indices.last {
-            placed[last].line = InspectorLine(text: "… \(left + 1) more lines: enlarge the terminal", role: .messageMeta)
-        }
-        for p in placed {
-            let x = l.paneX + 1 + p.column * columnWidth
-            g.put(TextWidth.truncate(p.line.text, to: columnWidth - 2), x: x, y: l.contentTop + p.row, role: p.line.role, maxX: x + columnWidth - 1)
+            if lines.count > height {
+                let left = lines.count - height + 1
+                lines = Array(lines.prefix(height - 1)) + [InspectorLine(text: "… \(Words.count(left, "more line")): enlarge the terminal", role: .messageMeta)]
+            }
+            let x = l.paneX + 1 + column * columnWidth
+            for (row, line) in lines.enumerated() {
+                g.put(TextWidth.truncate(line.text, to: columnWidth - 2), x: x, y: l.contentTop + row, role: line.role, maxX: x + columnWidth - 1)
+            }
         }
     }
 }

@@ -424,7 +424,7 @@ public enum Render {
         if st.unsent > 0 { state.append(("\(st.unsent) unsent", .warning, 0)) }
         var time: [Segment] = [
             (catchUp, .statusBar, 1),
-            ("req \(st.requests)", .statusBar, 2),
+            ("req \(st.requests) this launch", .statusBar, 2),  // the engine counts from its start; a relaunch starts again
             (st.mode.rawValue, .statusBar, 4),
             (Clock.full(info.clock) + " x" + speedWord(info.speed), .statusBar, 0),
         ]

@@ -55,6 +55,8 @@ public enum ViewInput: Equatable, Sendable {
     case faults([String])
     /// The world's clock stopped (true) or runs (false).
     case paused(Bool)
+    /// The clock is a server's, at this speed: no key here pauses, steps or changes it.
+    case serverClock(Double)
     /// What the engine's inspector shows (its `.inspection` event, while `i` is open).
     case inspection(EngineInspection)
     /// A message written changed state: sending, failed, sent.
@@ -86,6 +88,11 @@ public enum Notices {
     public static let limitReached = limit + "; nothing more is added"
 
     public static let scriptOver = "the scenario is over: the world goes on live, and every key still works"
+
+    /// What a key that paces the clock (space, `.`, `+`, `-`) says on a server's clock.
+    public static func serverClock(_ speed: Double) -> String {
+        "the clock is the server's: x\(speed == speed.rounded() ? String(Int(speed)) : String(speed)), not paused, stepped or changed from here"
+    }
 
     public static func tooLongToSend(bytes: Int) -> String { limit + "; this line is \(bytes) bytes, nothing was sent" }
 }
@@ -244,6 +251,9 @@ public enum ViewModel {
             return []
         case .paused(let paused):
             state.status.paused = paused
+            return []
+        case .serverClock(let speed):
+            state.status.serverClock = speed
             return []
         case .inspection(let inspection):
             state.inspection = inspection
@@ -449,6 +459,10 @@ public enum ViewModel {
             }
             return [.apply(.retry)]
         case .step:
+            if let speed = state.status.serverClock {
+                state.notice = Notices.serverClock(speed)
+                return []
+            }
             guard state.status.paused else {
                 state.notice = "the clock runs: space pauses it, then . steps to the next event"
                 return []

@@ -75,6 +75,8 @@ public struct StatusInfo: Equatable, Sendable {
     public var faults: [String] = []
     /// The world's clock is stopped (`space`); `.` steps it.
     public var paused = false
+    /// The clock is a server's, at this speed (nil: the app's own, which the keys pace).
+    public var serverClock: Double?
 
     public init() {}
 

@@ -75,8 +75,16 @@ public enum KeyFile {
                 }
                 var keys: [Key] = []
                 var bad: String?
+                var same: (spec: String, readAs: Key)?
                 for spec in specs {
-                    if let key = parseKey(spec) { if !keys.contains(key) { keys.append(key) } } else { bad = spec }
+                    if let key = parseKey(spec) {
+                        if let other = key.readAs { same = (spec, other) } else if !keys.contains(key) { keys.append(key) }
+                    } else { bad = spec }
+                }
+                if let same {
+                    // A binding no terminal can send: it would take the key it is read as (ctrl-h is Backspace).
+                    warnings.append(UntrustedText.visible("\(file):\(at): \"\(same.spec)\" reaches the app as \(same.readAs.display) (the terminal sends one byte for both); \(name) keeps its keys"))
+                    continue
                 }
                 if let bad {
                     warnings.append(UntrustedText.visible("\(file):\(at): \"\(bad)\" is not a key (a character, space, tab, enter, esc, up, down, left, right, home, end, pgup, pgdn, backspace, delete or ctrl-X); \(name) keeps its keys"))

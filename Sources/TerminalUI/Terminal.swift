@@ -161,12 +161,8 @@ public final class Terminal {
             default: return nil
             }
         }
+        if let key = Key.control(byte: UInt32(wch)) { return .key(key) }
         switch wch {
-        case 9: return .key(.tab)
-        case 10, 13: return .key(.enter)
-        case 27: return .key(.escape)
-        case 8, 127: return .key(.backspace)
-        case 1...26: return .key(.ctrl(Character(UnicodeScalar(UInt8(wch) + 96))))
         default:
             guard let scalar = UnicodeScalar(UInt32(wch)), wch >= 32 else { return nil }
             return .key(.char(Character(scalar)))

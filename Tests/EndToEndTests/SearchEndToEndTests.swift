@@ -34,7 +34,7 @@ struct SearchEndToEndTests {
         t.wait(for: "search all conversations>")
         try t.type(word)
         try t.keys("Enter")
-        let all = t.wait("the list of hits") { $0.range(of: "search “\(word)”: \\d+ hits? in \\d+ conversations", options: .regularExpression) != nil }
+        let all = t.wait("the list of hits") { $0.range(of: "search “\(word)”: \\d+ hits? in \\d+ conversations?", options: .regularExpression) != nil }
         #expect(all.contains("Enter opens"))
         try t.keys("Escape", "q")
         t.wait(for: "EXIT=0")

@@ -45,7 +45,7 @@ struct GoldenScreenTests {
         } matching: { issue in
             let text = issue.comments.map(\.rawValue).joined()
             return text.contains("Golden/whole-screen-100x24.txt differs") && text.contains("row 23, column 13 (and 3 more cells): expected \"0\", actual \"1\"")
-                && text.contains("  actual:   \" catch-up 2m11s ago, next 7m49s │ req 42 │ remote-push │ d1 08:05:12 x30\"")
+                && text.contains("  actual:   \" catch-up 2m11s ago, next 7m49s │ req 42 this launch │ remote-push │ d1 08:05:12 x30\"")
         }
     }
 }

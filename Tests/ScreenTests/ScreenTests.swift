@@ -23,7 +23,7 @@ struct ScreenTests {
         #expect(t[16] == "7m50s")  // wrapped, never cut (issue 14 #4)
         #expect(t[21] == "to Alice>")
         #expect(t[22] == " foreground │ live │ push: reliable 0/3 │ token active")
-        #expect(t[23] == " catch-up 2m10s ago, next 7m50s │ req 42 │ remote-push │ d1 08:05:11 x30")
+        #expect(t[23] == " catch-up 2m10s ago, next 7m50s │ req 42 this launch │ remote-push │ d1 08:05:11 x30")
         #expect(g.roles(row: 21)[10] == .composeCursor)  // the cursor sits after the prompt
     }
 

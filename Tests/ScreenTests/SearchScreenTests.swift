@@ -58,8 +58,13 @@ struct SearchScreenTests {
         let cafe = line.distance(from: line.startIndex, to: line.range(of: "café")!.lowerBound)
         #expect(roles[cafe] == .focus)  // the current hit's line
         #expect(g.text[0].contains("Alice · “park”: 2/2 · n older · N newer · Esc"))
+        // At the oldest hit, n says so (it did nothing, silently).
+        _ = ViewModel.reduce(&s, .key(.char("n")))
+        #expect(s.search?.current == 1 && s.notice == "the oldest hit: N goes back to newer ones")
         _ = ViewModel.reduce(&s, .key(.char("N")))
         #expect(s.search?.current == 0)
+        _ = ViewModel.reduce(&s, .key(.char("N")))
+        #expect(s.search?.current == 0 && s.notice == "the newest hit: n goes on to older ones")
         let newer = Render.screen(s, width: 100, height: 30)
         let r2 = try #require(newer.text.firstIndex { $0.contains("Alice: parking is hard") })
         let l2 = newer.text[r2]
@@ -87,5 +92,25 @@ struct SearchScreenTests {
         let commands = ViewModel.reduce(&s, .key(.enter))
         #expect(s.open == alice && s.search?.scope == .conversation(alice) && s.search?.currentHit?.txId == "a1")
         #expect(commands.contains(.search(SearchQuery("coffee")!, in: alice)))
+    }
+
+    @Test("counts in words: 1 hit in 1 conversation; nothing found says so, and offers no keys to move")
+    func countsInWords() {
+        var s = withLongHistory()
+        s.open = nil
+        _ = ViewModel.reduce(&s, .key(.char("/")))
+        for ch in "tea" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
+        _ = ViewModel.reduce(&s, .key(.enter))
+        _ = ViewModel.reduce(&s, .searchResults(SearchQuery("tea")!, [Self.hit("b2", bob, "Bob", "tea later?", 900)]))
+        #expect(Render.screen(s, width: 100, height: 30).text[1].contains("search “tea”: 1 hit in 1 conversation · n/N move"))
+        _ = ViewModel.reduce(&s, .key(.escape))
+        _ = ViewModel.reduce(&s, .key(.char("/")))
+        for ch in "zebra" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
+        _ = ViewModel.reduce(&s, .key(.enter))
+        _ = ViewModel.reduce(&s, .searchResults(SearchQuery("zebra")!, []))
+        let t = Render.screen(s, width: 100, height: 30).text
+        #expect(t[1].contains("search “zebra”: nothing found · Esc") && !t[1].contains("0 hits") && !t[1].contains("n/N"))
+        _ = ViewModel.reduce(&s, .key(.char("n")))
+        #expect(s.notice == "nothing found: no hit to move to")
     }
 }

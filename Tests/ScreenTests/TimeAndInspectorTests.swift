@@ -76,6 +76,16 @@ struct TimeAndInspectorTests {
         store.send(.script(.live))  // said once
     }
 
+    @Test(". on a server's clock says the clock is the server's, not to press space (space does nothing there)")
+    func stepOnServerClock() {
+        var s = listFocused()
+        #expect(ViewModel.reduce(&s, .key(.char("."))).isEmpty)
+        #expect(s.notice == "the clock runs: space pauses it, then . steps to the next event")
+        _ = ViewModel.reduce(&s, .serverClock(60))
+        #expect(ViewModel.reduce(&s, .key(.char("."))).isEmpty)
+        #expect(s.notice == "the clock is the server's: x60, not paused, stepped or changed from here")
+    }
+
     // MARK: - Status bar
 
     @Test("the status bar has two rows at every width and content: a fault, a script, paused do not move the screen")
@@ -159,6 +169,29 @@ struct TimeAndInspectorTests {
         #expect(text.contains("more lines: enlarge the terminal"))
         // The list column is untouched: every row of it still ends at its border.
         for line in g.text[1..<8] { #expect(line.contains("│")) }
+    }
+
+    @Test("the inspector's sections keep their columns while the content changes: 2 pending observations or 12, a sync running or none", arguments: [120, 200])
+    func inspectorStable(width: Int) {
+        func columns(_ i: EngineInspection) -> [String: Int] {
+            var s = listFocused()
+            _ = ViewModel.reduce(&s, .key(.char("i")))
+            _ = ViewModel.reduce(&s, .inspection(i))
+            var at: [String: Int] = [:]
+            for row in Render.screen(s, width: width, height: 36).text {
+                for title in ["push", "gate", "cursors", "timers", "faults"] {
+                    if let r = row.range(of: "── \(title) ──") { at[title] = row.distance(from: row.startIndex, to: r.lowerBound) }
+                }
+            }
+            return at
+        }
+        let quiet = sampleInspection()
+        var busy = sampleInspection()
+        busy.push.pending = (0..<12).map { .init(txId: "ab\($0)cd00ee", seenAt: at(300), graceEndsAt: at(360), via: .realtime) }
+        busy.gate.running += [.init(kind: .targeted, trigger: "poll", forced: false, startedAt: at(306), outstanding: 1, stored: 0, joined: [])]
+        let a = columns(quiet), b = columns(busy)
+        #expect(a.count == 5)
+        #expect(a == b, "quiet \(a), busy \(b)")
     }
 
     func sampleInspection() -> EngineInspection {

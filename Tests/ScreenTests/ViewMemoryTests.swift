@@ -50,6 +50,19 @@ struct ViewMemoryTests {
         #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit] && s.quitting)
     }
 
+    @Test("without a profile and with nothing unsent, q quits at once (docs/screen.md, README): it asks only when a line would be lost")
+    func quitAtOnce() {
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .key(.escape))  // out of the compose line, where q is a letter
+        #expect(!s.keepsDrafts)
+        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit] && s.quitting)
+        var spaces = sampleState()  // a line of spaces is nothing to lose either
+        for ch in "x" { _ = ViewModel.reduce(&spaces, .key(.char(ch))) }
+        _ = ViewModel.reduce(&spaces, .key(.backspace))
+        _ = ViewModel.reduce(&spaces, .key(.escape))
+        #expect(ViewModel.reduce(&spaces, .key(.char("q"))) == [.quit])
+    }
+
     @Test("with a profile, q quits at once: the line is kept")
     func quitKeeps() {
         var s = sampleState()

@@ -16,14 +16,14 @@ struct KeyFileTests {
             search = ["/", "ctrl-f"]
             syncNow = "b"
             [compose]
-            killWord = "^h"
+            killWord = "^k"
             """, file: "keys.toml")
         #expect(warnings.isEmpty)
         #expect(KeyTable.action(for: .char("B"), in: map.global) == .background)
         #expect(KeyTable.action(for: .char("b"), in: map.global) == .syncNow)
         #expect(KeyTable.action(for: .char("S"), in: map.global) == nil)  // syncNow's old key is free now
         #expect(KeyTable.action(for: .ctrl("f"), in: map.global) == .search)
-        #expect(KeyTable.action(for: .ctrl("h"), in: map.compose) == .killWord)
+        #expect(KeyTable.action(for: .ctrl("k"), in: map.compose) == .killWord)
         #expect(KeyTable.action(for: .ctrl("w"), in: map.compose) == nil)
         let help = KeyTable.helpSections(map).global
         #expect(help.contains { $0.label == "B" && $0.help == "send the app to the background" })
@@ -50,6 +50,28 @@ struct KeyFileTests {
         #expect(warnings.contains { $0.hasPrefix(warning) || $0.contains(warning) }, "\(warnings)")
         #expect(warnings.allSatisfy { !$0.contains("\n") })
         #expect(map.global.contains { $0.action == .quit && !$0.keys.isEmpty })
+    }
+
+    @Test("a control key the terminal reads as another (ctrl-h is Backspace, ctrl-i Tab, ctrl-j and ctrl-m Enter) is a warning naming the file and line; the action keeps its keys",
+          arguments: [("ctrl-h", "Bksp"), ("^I", "Tab"), ("c-j", "Enter"), ("ctrl-m", "Enter")])
+    func sameByte(spec: String, readAs: String) {
+        let (map, warnings) = KeyFile.parse("[compose]\n\nkillWord = \"\(spec)\"\n", file: "keys.toml")
+        #expect(warnings == ["keys.toml:3: \"\(spec)\" reaches the app as \(readAs) (the terminal sends one byte for both); killWord keeps its keys"])
+        #expect(KeyTable.action(for: .ctrl("w"), in: map.compose) == .killWord)
+        // The adapter reads those bytes as the other key: one table (Key.control) for both.
+        let byte = UInt32(spec.last!.lowercased().first!.asciiValue! - 96)
+        #expect(Key.control(byte: byte)?.display == readAs)
+    }
+
+    @Test("the example of docs/keys.md gives no warning and does what its comments say")
+    func docsExample() throws {
+        let doc = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("docs/keys.md"), encoding: .utf8)
+        let example = try #require(doc.components(separatedBy: "```toml\n").dropFirst().first?.components(separatedBy: "```").first)
+        let (map, warnings) = KeyFile.parse(example, file: "docs/keys.md")
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(KeyTable.action(for: .char("B"), in: map.global) == .background)
+        #expect(KeyTable.action(for: .char("b"), in: map.global) == nil)
+        #expect(KeyTable.action(for: .ctrl("w"), in: map.compose) == .killWord)
     }
 
     @Test("the file is found in $XDG_CONFIG_HOME/synchat/keys.toml; none means the standard keys")
