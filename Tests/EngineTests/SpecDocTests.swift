@@ -102,4 +102,13 @@ struct DocSampleTests {
         let printed = RunSummary.comparison(runs.map { RunSummary($0) }).joined(separator: "\n")
         #expect(shown == printed, "docs/simulate.md's table differs from simulate --compare; paste the new one")
     }
+
+    @Test("docs/matrix.md's table: its first five cells are what simulate --matrix prints for them")
+    func matrixRows() throws {
+        let doc = SpecDocTests.read("docs/matrix.md").split(separator: "\n").map(String.init)
+        let rows = try FaultMatrix.run(cells: Array(FaultMatrix.cells.prefix(5)))
+        let printed = FaultMatrix.table(rows).filter { $0.range(of: #"^ +[0-4] "#, options: .regularExpression) != nil }
+        #expect(printed.count == 5)
+        for line in printed { #expect(doc.contains(line), "docs/matrix.md lacks, as simulate --matrix prints it now: \(line)") }
+    }
 }
