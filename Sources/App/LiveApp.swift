@@ -79,6 +79,7 @@ public final class LiveApp {
         // Heard while the world runs, shown at the end of the step (no reducer inside the world).
         changedFaults = session.activeFaults
         if let fixed = session.fixedSpeed { perform(ViewModel.reduce(&state, .serverClock(fixed))) }
+        perform(ViewModel.reduce(&state, .truthKnown(session.knowsTruth)))
         session.onFaultsChanged = { [weak self] in self?.changedFaults = $0 }
         changedPhase = player?.phase
         player?.onPhase = { [weak self] in self?.changedPhase = $0 }

@@ -49,6 +49,10 @@ public protocol LiveSession: AnyObject {
     /// The clock's speed when it is not the screen's to change (a server's clock); nil when
     /// `+`, `-` and space change it.
     var fixedSpeed: Double? { get }
+    /// Whether `activeFaults` is the world's whole truth, so a screen may set it beside what
+    /// the engine believes (the embedded world: yes; a server's client knows only the faults
+    /// it was told of, and says nothing rather than pretend).
+    var knowsTruth: Bool { get }
 }
 
 /// A session that runs the engine's runner over a store: the screen's queries answered from

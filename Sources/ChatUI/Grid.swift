@@ -27,6 +27,9 @@ public enum Role: String, CaseIterable, Sendable {
     case statusPushUnknown = "status.push.unknown"
     case statusPushUnreliable = "status.push.unreliable"
     case statusPushDisabled = "status.push.disabled"
+    /// Truth beside belief: the `truth:` segment, what the world broke that the engine does
+    /// not believe yet.
+    case statusTruth = "status.truth"
     case banner = "banner"
     case help = "help"
     case helpKey = "help.key"

@@ -1,3 +1,4 @@
+import AppActions
 import SyncCore
 import SyncEngine
 
@@ -14,7 +15,7 @@ extension Render {
     /// The inspector's sections, each a title and its lines (pure: from the view state).
     static func inspectorSections(_ s: ViewState) -> [(title: String, lines: [InspectorLine])] {
         guard let i = s.inspection else {
-            return [("push", [.init(text: "waiting for the engine…", role: .messageMeta)])]
+            return [("push", [.init(text: "waiting for the engine…", role: .messageMeta)]), ("truth", truthLines(s))]
         }
         let now = s.status.clock
         func left(_ at: Instant) -> String { at > now ? "in " + rounded(at - now) : "due" }
@@ -105,7 +106,31 @@ extension Render {
         if let at = t.storeRetryAt { timers.append(line("store retry " + left(at), .warning)) }
 
         let faults = s.status.faults.isEmpty ? [line("none", .messageMeta)] : s.status.faults.map { line($0, .warning) }
-        return [("push", push), ("gate", gate), ("cursors", cursors), ("timers", timers), ("faults", faults)]
+        return [("push", push), ("gate", gate), ("cursors", cursors), ("timers", timers), ("faults", faults), ("truth", truthLines(s))]
+    }
+
+    /// Truth beside belief: each channel as the world has it, as the engine believes it, and
+    /// since when the two have differed.
+    static func truthLines(_ s: ViewState) -> [InspectorLine] {
+        guard s.status.knowsTruth else { return [InspectorLine(text: "the server's truth is not known here", role: .messageMeta)] }
+        let st = s.status.engine, truth = s.status.truth
+        let differ = Dictionary(truth.disagreements.map { ($0.kind, $0.since) }, uniquingKeysWith: { a, _ in a })
+        return BeliefLag.Kind.allCases.flatMap { kind -> [InspectorLine] in
+            let engine: String
+            switch kind {
+            case .push: engine = st.push.rawValue
+            case .realtime, .network: engine = st.realtime.rawValue
+            case .token: engine = st.token.rawValue
+            }
+            let label = kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+            let world = truth.isBroken(kind) ? truth.faultWords[kind] ?? "broken" : "ok"
+            if let since = differ[kind] {
+                // Two lines, so that a column of 36 holds them: the world's truth, then the belief.
+                return [InspectorLine(text: label + world, role: .statusTruth),
+                        InspectorLine(text: String(repeating: " ", count: 9) + "engine: \(engine), \(lasted(s.status.clock - since)) behind", role: .statusTruth)]
+            }
+            return [InspectorLine(text: label + world + ", engine: " + engine, role: .logLine)]
+        }
     }
 
     /// Which sections each column holds, by the number of columns: fixed, so that a section
@@ -113,9 +138,9 @@ extension Render {
     /// flowed into the next column when the one before grew).
     static func inspectorColumns(_ columns: Int) -> [[String]] {
         switch columns {
-        case 3...: return [["push", "gate"], ["cursors"], ["timers", "faults"]]
-        case 2: return [["push", "gate"], ["cursors", "timers", "faults"]]
-        default: return [["push", "gate", "cursors", "timers", "faults"]]
+        case 3...: return [["push", "gate"], ["truth", "cursors"], ["timers", "faults"]]
+        case 2: return [["push", "gate"], ["truth", "cursors", "timers", "faults"]]
+        default: return [["push", "truth", "gate", "cursors", "timers", "faults"]]
         }
     }
 

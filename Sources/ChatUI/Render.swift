@@ -420,6 +420,10 @@ public enum Render {
             ("token \(st.token.rawValue)", .statusBar, 3),
         ]
         if !info.faults.isEmpty { state.append(("fault: " + info.faults.joined(separator: ", "), .warning, 1)) }
+        // Truth beside belief: while the world has broken what the engine does not believe yet.
+        if info.knowsTruth {
+            for d in info.truth.disagreements { state.append(("truth: \(d.fault) for \(lasted(info.clock - d.since))", .statusTruth, 0)) }
+        }
         if let trouble = st.storeTrouble { state.append(("store: \(trouble), \(st.unsaved) unsaved", .warning, 0)) }
         if st.unsent > 0 { state.append(("\(st.unsent) unsent", .warning, 0)) }
         var time: [Segment] = [
@@ -475,6 +479,9 @@ public enum Render {
     static func rounded(_ i: Interval) -> String {
         Interval(milliseconds: i.milliseconds / 1000 * 1000).description
     }
+
+    /// How long something has lasted, in whole seconds: `0s`, `1m12s`.
+    static func lasted(_ i: Interval) -> String { i.milliseconds < 1000 ? "0s" : rounded(i) }
 
     // MARK: - Help
 

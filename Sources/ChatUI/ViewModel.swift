@@ -57,6 +57,9 @@ public enum ViewInput: Equatable, Sendable {
     case paused(Bool)
     /// The clock is a server's, at this speed: no key here pauses, steps or changes it.
     case serverClock(Double)
+    /// Whether this screen knows the world's truth (the embedded world; a server's client
+    /// does not, and says nothing rather than pretend).
+    case truthKnown(Bool)
     /// What the engine's inspector shows (its `.inspection` event, while `i` is open).
     case inspection(EngineInspection)
     /// A message written changed state: sending, failed, sent.
@@ -179,6 +182,7 @@ public enum ViewModel {
             let cameBack = state.status.lifecycle != .foreground && status.lifecycle == .foreground
             state.status.engine = status
             state.timeline.status(status, at: state.status.clock)
+            state.status.truth.observe(status, at: state.status.clock)  // what it believes, beside the world's faults
             if cameBack {
                 state.banners.removeAll()
                 if let open = state.open { return markRead(&state, open) }
@@ -206,6 +210,10 @@ public enum ViewModel {
         case .faults(let faults):
             state.status.faults = faults
             state.timeline.faults(faults, at: state.status.clock)
+            state.status.truth.faultsChanged(faults, at: state.status.clock)
+            return []
+        case .truthKnown(let known):
+            state.status.knowsTruth = known
             return []
         case .searchResults(let query, let hits):
             guard var search = state.search, search.query == query else { return [] }  // an older search's answer

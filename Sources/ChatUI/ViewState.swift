@@ -77,6 +77,11 @@ public struct StatusInfo: Equatable, Sendable {
     public var paused = false
     /// The clock is a server's, at this speed (nil: the app's own, which the keys pace).
     public var serverClock: Double?
+    /// Truth beside belief: the world's faults held against what the engine believes, as
+    /// `simulate` measures belief lag (one rule: `BeliefLag`), fed by `.faults` and `.engineStatus`.
+    public var truth = BeliefLag()
+    /// Whether the world's truth is known here (false on a server without the operator's view).
+    public var knowsTruth = true
 
     public init() {}
 

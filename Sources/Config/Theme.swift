@@ -58,6 +58,7 @@ public struct Theme: Equatable, Sendable {
         .statusPushUnknown: Style(fg: 3, bg: 236, bold: true),
         .statusPushUnreliable: Style(fg: 15, bg: 1, bold: true),
         .statusPushDisabled: Style(fg: 8, bg: 236),
+        .statusTruth: Style(fg: 0, bg: 13, bold: true),
         .banner: Style(fg: 0, bg: 3),
         .help: Style(fg: 15, bg: 4),
         .helpKey: Style(fg: 11, bg: 4, bold: true),

@@ -6,4 +6,5 @@ extension AppSession: DriverBackedSession {}
 extension AppSession: LiveSession {
     public var wakeDescriptor: Int32? { nil }
     public var fixedSpeed: Double? { nil }
+    public var knowsTruth: Bool { true }
 }

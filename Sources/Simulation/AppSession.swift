@@ -1,3 +1,4 @@
+import AppActions
 import SimWorld
 import SyncCore
 import SyncEngine

@@ -104,7 +104,7 @@ enum GoldenRoles {
         .messageIncoming: "i", .messageOutgoing: "o", .messageMeta: "t", .messageMark: "k", .messageDimmed: "d", .daySeparator: "D",
         .compose: "c", .composeCursor: "C", .logLine: "g", .logTitle: "G",
         .statusBar: "s", .statusLifecycle: "f", .statusBackground: "F", .statusRealtimeLive: "R", .statusRealtimeDegraded: "r",
-        .statusPushReliable: "P", .statusPushUnknown: "p", .statusPushUnreliable: "X", .statusPushDisabled: "x",
+        .statusPushReliable: "P", .statusPushUnknown: "p", .statusPushUnreliable: "X", .statusPushDisabled: "x", .statusTruth: "Y",
         .banner: "B", .help: "h", .helpKey: "H", .warning: "W",
     ]
 

@@ -28,6 +28,7 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
     public var scheduler: Scheduler { world.scheduler }
     public var wakeDescriptor: Int32? { world.io.wakeDescriptor }
     public var fixedSpeed: Double? { world.speed }
+    public var knowsTruth: Bool { false }  // the faults it was told of, not the server's truth
 
     public init(world: NetworkWorld, storage: ChatStorage, policy: SyncPolicy, mode: NotificationMode) {
         self.world = world

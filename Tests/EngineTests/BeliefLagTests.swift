@@ -1,3 +1,4 @@
+import AppActions
 import Testing
 import SyncCore
 import SyncEngine

@@ -179,7 +179,7 @@ struct TimeAndInspectorTests {
             _ = ViewModel.reduce(&s, .inspection(i))
             var at: [String: Int] = [:]
             for row in Render.screen(s, width: width, height: 36).text {
-                for title in ["push", "gate", "cursors", "timers", "faults"] {
+                for title in ["push", "gate", "cursors", "timers", "faults", "truth"] {
                     if let r = row.range(of: "── \(title) ──") { at[title] = row.distance(from: row.startIndex, to: r.lowerBound) }
                 }
             }
@@ -190,7 +190,7 @@ struct TimeAndInspectorTests {
         busy.push.pending = (0..<12).map { .init(txId: "ab\($0)cd00ee", seenAt: at(300), graceEndsAt: at(360), via: .realtime) }
         busy.gate.running += [.init(kind: .targeted, trigger: "poll", forced: false, startedAt: at(306), outstanding: 1, stored: 0, joined: [])]
         let a = columns(quiet), b = columns(busy)
-        #expect(a.count == 5)
+        #expect(a.count == 6)
         #expect(a == b, "quiet \(a), busy \(b)")
     }
 
@@ -221,5 +221,86 @@ struct TimeAndInspectorTests {
         i.timers.connection.reconnectAt = at(315)
         i.timers.connection.reconnectFailures = 2
         return i
+    }
+}
+
+/// Issue 31 #3: truth beside belief on the grid.
+@Suite("Truth beside belief")
+struct TruthTests {
+    static func reliable() -> ViewState {
+        var s = sampleState()
+        var st = s.status.engine
+        st.push = .reliable
+        st.realtime = .live
+        st.token = .active
+        _ = ViewModel.reduce(&s, .engineStatus(st))
+        return s
+    }
+
+    static func believe(_ s: inout ViewState, _ change: (inout EngineStatus) -> Void) {
+        var st = s.status.engine
+        change(&st)
+        _ = ViewModel.reduce(&s, .engineStatus(st))
+    }
+
+    @Test("push dropped while the engine says reliable: a truth: segment in its own role, counting; it goes when the engine finds push unreliable")
+    func pushTruth() throws {
+        var s = Self.reliable()
+        let t0 = s.status.clock
+        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        var bar = Render.screen(s, width: 160, height: 24)
+        var row = bar.text[22]
+        let x = try #require(row.range(of: "truth: push drop 100% for 0s")).lowerBound
+        #expect(bar.roles(row: 22)[row.distance(from: row.startIndex, to: x)] == .statusTruth)
+        _ = ViewModel.reduce(&s, .clock(t0 + .seconds(72), speed: 30))
+        row = Render.screen(s, width: 160, height: 24).text[22]
+        #expect(row.contains("truth: push drop 100% for 1m12s"))
+        // The engine finds out: the segment goes at once.
+        Self.believe(&s) { $0.push = .unreliable }
+        bar = Render.screen(s, width: 160, height: 24)
+        #expect(!bar.text[22].contains("truth:"))
+        #expect(s.status.truth.disagreements.isEmpty)
+    }
+
+    @Test("realtime stale while the engine says live, a token expired while it says active, the device offline: each says so, and goes as they agree")
+    func otherTruths() {
+        var s = Self.reliable()
+        _ = ViewModel.reduce(&s, .faults(["realtime stale", "token expired", "network off"]))
+        let row = Render.screen(s, width: 220, height: 24).text[22]
+        for words in ["truth: realtime stale for 0s", "truth: token expired for 0s", "truth: network off for 0s"] {
+            #expect(row.contains(words), "\(words): \(row)")
+        }
+        Self.believe(&s) {
+            $0.realtime = .stale
+            $0.token = .expired
+        }
+        #expect(!Render.screen(s, width: 220, height: 24).text[22].contains("truth:"))
+    }
+
+    @Test("a screen that does not know the world's truth (a server's client) says nothing, even with faults it was told of")
+    func unknownTruth() {
+        var s = Self.reliable()
+        _ = ViewModel.reduce(&s, .truthKnown(false))
+        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        #expect(!Render.screen(s, width: 160, height: 24).text[22].contains("truth:"))
+        _ = ViewModel.reduce(&s, .key(.escape))
+        _ = ViewModel.reduce(&s, .key(.char("i")))
+        #expect(Render.screen(s, width: 120, height: 36).text.joined().contains("the server's truth is not known here"))
+    }
+
+    @Test("the inspector's truth section: each channel as the world has it, as the engine believes it, and since when they differ")
+    func inspectorTruth() {
+        var s = Self.reliable()
+        _ = ViewModel.reduce(&s, .key(.escape))
+        _ = ViewModel.reduce(&s, .key(.char("i")))
+        let t0 = s.status.clock
+        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        _ = ViewModel.reduce(&s, .clock(t0 + .seconds(30), speed: 30))
+        let text = Render.screen(s, width: 120, height: 36).text.joined(separator: "\n")
+        #expect(text.contains("── truth ──"))
+        #expect(text.contains("push     push drop 100%\n") || text.contains("push     push drop 100% "))
+        #expect(text.contains("engine: reliable, 30s behind"))
+        #expect(text.contains("realtime ok, engine: live"))
+        #expect(text.contains("token    ok, engine: active"))
     }
 }

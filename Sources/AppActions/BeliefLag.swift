@@ -3,7 +3,9 @@ import SyncEngine
 
 /// Belief lag (docs/simulate.md): how long the engine takes to believe what the world knows — from a
 /// channel breaking to the engine saying so — per fault kind, and the engine's false alarms.
-/// The one owner of the measure: `simulate`, the matrix and the chart read it from here.
+/// The one owner of the measure: `simulate`, the matrix and the chart read it from here, and
+/// the screen shows its disagreements as they last (truth beside belief: the status bar's
+/// `truth:` segment, the inspector's `truth` section).
 /// Fed as the run goes (`AppSession`), from the world's active faults (ground truth, in the
 /// words of their directives) and the engine's events, so a run that keeps no log has it too.
 ///
@@ -34,6 +36,8 @@ public struct BeliefLag: Equatable, Sendable {
 
     /// Per kind: since when the world has been broken and the engine has not said so.
     private var brokenSince: [Kind: Instant] = [:]
+    /// Per kind broken now: the world's fault, in its directive's words (`push drop 100%`).
+    public private(set) var faultWords: [Kind: String] = [:]
     private var broken: Set<Kind> = []
     private var believed: Set<Kind> = [.realtime, .network]  // not live until the first subscription
     /// A fault of push is in force now; one was at some time since push was last reliable.
@@ -45,11 +49,20 @@ public struct BeliefLag: Equatable, Sendable {
     /// The world's active faults changed (`AppSession.activeFaults`).
     public mutating func faultsChanged(_ faults: [String], at t: Instant) {
         var now: Set<Kind> = []
+        faultWords = [:]
         for f in faults {
-            if f == "push drop 100%" || f == "push down" { now.insert(.push) }
-            if f == "realtime down" || f == "realtime stale" { now.insert(.realtime) }
-            if f == "token expired" || f == "token invalid" { now.insert(.token) }
-            if f == "network off" { now.insert(.network) }
+            let kind: Kind?
+            switch f {
+            case "push drop 100%", "push down": kind = .push
+            case "realtime down", "realtime stale": kind = .realtime
+            case "token expired", "token invalid": kind = .token
+            case "network off": kind = .network
+            default: kind = nil
+            }
+            if let kind {
+                now.insert(kind)
+                faultWords[kind] = f
+            }
         }
         pushFaultNow = faults.contains { $0.hasPrefix("push ") || $0.hasPrefix("token ") || $0 == "network off" }
         if pushFaultNow { pushFaultSinceReliable = true }
@@ -88,11 +101,32 @@ public struct BeliefLag: Equatable, Sendable {
         }
     }
 
+    /// What the engine's status says it believes now: a screen's way in (a status comes with
+    /// every change of the engine, and the first one says what it believed before the screen).
+    public mutating func observe(_ status: EngineStatus, at t: Instant) {
+        believe(.push, status.push == .unreliable, at: t)
+        believe(.realtime, status.realtime != .live, at: t)
+        believe(.network, status.realtime != .live, at: t)
+        believe(.token, status.token == .expired || status.token == .invalid, at: t)
+    }
+
     private mutating func believe(_ kind: Kind, _ holds: Bool, at t: Instant) {
         if holds { believed.insert(kind) } else { believed.remove(kind) }
         guard holds, let since = brokenSince.removeValue(forKey: kind) else { return }
         records[kind, default: Record()].lags.append(t - since)
     }
+
+    /// What the world has broken that the engine does not believe yet, in `Kind` order: the
+    /// world's words for it and since when they have differed. Empty as soon as they agree.
+    public var disagreements: [(kind: Kind, fault: String, since: Instant)] {
+        Kind.allCases.compactMap { kind in brokenSince[kind].map { (kind, faultWords[kind] ?? kind.rawValue, $0) } }
+    }
+
+    /// What the engine believes of a kind's channel now (the inspector's `truth` section).
+    public func believesBroken(_ kind: Kind) -> Bool { believed.contains(kind) }
+
+    /// Whether the world has a kind's channel broken now.
+    public func isBroken(_ kind: Kind) -> Bool { broken.contains(kind) }
 
     /// Breaks still unnoticed at the end of a run count as unnoticed.
     public var final: BeliefLag {
