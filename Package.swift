@@ -133,6 +133,7 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "Fuzzing",  // simulate --shrink: the scenario shrinker and the invariants
                 "SimWorld",
                 "SyncCore",
                 "SyncEngine",
