@@ -140,3 +140,40 @@ func fuzzBench(count: Int, from: UInt64) {
     }
     line("wall time", String(format: "%.1f s", seconds(since: start)))
 }
+
+/// `synchat-bench regressions [--write]`: shrinks every file of the regression folder once
+/// with the shrinker of `simulate --shrink` (issue 31 #2). Their defects are fixed, so no
+/// invariant breaks any more: a file is shrunk while every policy's run keeps every invariant
+/// and shows the same key lines as the file as it is (`ScenarioShrinker.keyLines`: catch-ups
+/// by trigger and kind, push state changes, each message by contact, kind and channel), its comments
+/// and healing tail kept. Prints each file's figures; `--write` rewrites the files that shrank,
+/// with a line in their leading comment saying so.
+func regressionsBench(write: Bool) throws {
+    say("== regressions: \(regressionFolder), each shrunk while every policy keeps every invariant and its key lines")
+    say("file".padding(toLength: 18, withPad: " ", startingAt: 0) + "timed lines   file lines   runs   wall s")
+    for (path, text) in shippedFiles(regressionFolder, ".scenario") {
+        let original = try ScenarioParser.parse(text, file: path)
+        let shrinker = try ScenarioShrinker(text: text, file: path, pinned: ScenarioShrinker.healingTail)
+        let start = now()
+        let name = (path as NSString).lastPathComponent
+        guard let result = shrinker.shrink(holds: ScenarioShrinker.sameFinding(as: original)) else {
+            say("\(name): breaks an invariant as it is: left alone")
+            continue
+        }
+        var lines = result.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lead = lines.prefix { $0.hasPrefix("#") }.count
+        let shrank = result.timedAfter < result.timedBefore
+        if shrank {
+            lines.insert("# shrunk once by synchat-bench regressions (issue 31): \(result.timedBefore) → \(result.timedAfter) timed lines besides the healing tail;"
+                         + " every policy keeps its catch-ups, push changes and messages (ScenarioShrinker.sameFinding)", at: lead)
+        }
+        let before = text.split(separator: "\n").count, after = lines.count - 1
+        say(name.padding(toLength: 18, withPad: " ", startingAt: 0)
+            + "\(result.timedBefore) → \(result.timedAfter)".padding(toLength: 14, withPad: " ", startingAt: 0)
+            + "\(before) → \(shrank ? after : before)".padding(toLength: 13, withPad: " ", startingAt: 0)
+            + "\(result.runs)".padding(toLength: 7, withPad: " ", startingAt: 0) + String(format: "%.1f", seconds(since: start)))
+        if write, shrank {
+            guard FileManager.default.createFile(atPath: path, contents: Data(lines.joined(separator: "\n").utf8)) else { return say("could not write \(path)") }
+        }
+    }
+}

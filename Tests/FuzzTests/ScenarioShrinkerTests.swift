@@ -78,4 +78,29 @@ struct ScenarioShrinkerTests {
         #expect(lines == ["at 60s indexer latency 99s"] + FuzzScenario.healing.map { "at 1m \($0)" })
         #expect(result.text.contains("duration 1m\n") && result.text.contains("traffic 0/h\n") && result.text.contains("contacts 0\n"))
     }
+
+    @Test("a regression's key lines: catch-ups by trigger and kind, push changes, messages by contact, kind and channel; no times, ids or counts")
+    func keyLines() {
+        let log = [
+            "00:00:00.253 catch-up started (subscription-restart): full sync of 7 objects",
+            "00:00:00.253 catch-up joined (app-active): rides on the running full subscription-restart sync",
+            "00:00:03.000 message d324d5bf to bob (contextual) via sent",
+            "00:00:03.503 catch-up finished (subscription-restart): full, 0 new, 7 requests, 3.2s",
+            "00:00:24.646 push unknown → reliable: push for 3dde9a5c arrived 1.9s after its realtime tx",
+            "00:00:24.646 push token registration: re-register: push unreliable",
+            "00:08:26.936 catch-up skipped (rpc-restored): push reliable, last catch-up 8m23s ago, next allowed in 1m36s",
+            "00:21:55.826 message cece2f0b from alice (payment) via fetch",
+            "00:45:05.464 catch-up started (push-unreliable): full sync of 15 objects, forced",
+            "00:45:05.464 realtime live: subscribed",
+        ]
+        #expect(ScenarioShrinker.keyLines(log) == [
+            "catch-up started (subscription-restart): full",
+            "message to bob (contextual) via sent",
+            "catch-up finished (subscription-restart): full",
+            "push unknown → reliable",
+            "catch-up skipped (rpc-restored)",
+            "message from alice (payment) via fetch",
+            "catch-up started (push-unreliable): full, forced",
+        ])
+    }
 }
