@@ -67,7 +67,8 @@ public struct ScenarioShrinker: Sendable {
         original = try ScenarioParser.parse(text, file: file)
         var body = text
         if body.hasPrefix("\u{FEFF}") { body.removeFirst() }
-        var raw = body.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+        // CRLF is one Character to Swift: split on both (a lone CR stays in its line, as the parser keeps it).
+        var raw = body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
         if raw.last == "" { raw.removeLast() }
         let steps = Dictionary(original.steps.map { ($0.line, $0.at - Instant.zero) }, uniquingKeysWith: { a, _ in a })
         let lines: [Line] = raw.enumerated().map { i, text in

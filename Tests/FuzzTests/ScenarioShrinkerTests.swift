@@ -49,6 +49,15 @@ struct ScenarioShrinkerTests {
         }
     }
 
+    @Test("a file with a byte order mark and CRLF line ends shrinks to the same LF file")
+    func crlf() throws {
+        let property = ScenarioShrinker.eventLine(containing: "reliable → unreliable", policy: .adaptive)
+        let lf = try #require(try ScenarioShrinker(text: Self.outage, file: "lf.scenario").shrink(holds: property))
+        let crlfText = "\u{FEFF}" + Self.outage.replacingOccurrences(of: "\n", with: "\r\n")
+        let crlf = try #require(try ScenarioShrinker(text: crlfText, file: "crlf.scenario").shrink(holds: property))
+        #expect(crlf.text == lf.text && crlf.timedBefore == 10)
+    }
+
     @Test("the same file whether candidates run one at a time or four at once")
     func widthChangesNothing() throws {
         let shrinker = try ScenarioShrinker(text: Self.outage, file: "outage.scenario")
