@@ -35,9 +35,15 @@ public struct DeltaDebugging<Element> {
     /// The index of the first of `candidates` that holds, trying them `width` at a time in
     /// order: a later batch is tried only when no earlier candidate held.
     public mutating func firstHolding(_ candidates: [[Element]]) -> Int? {
+        firstHolding(count: candidates.count) { candidates[$0] }
+    }
+
+    /// As `firstHolding(_:)`, the candidates made as their batch comes: a long input's
+    /// complements or single removals are never all in memory at once.
+    mutating func firstHolding(count: Int, _ candidate: (Int) -> [Element]) -> Int? {
         var tried = 0
         defer { tests += tried }
-        return CandidateBatches.firstHolding(candidates, width: width, tried: &tried, test: test)
+        return CandidateBatches.firstHolding(count: count, width: width, tried: &tried, make: candidate, test: test)
     }
 
     /// ddmin, then the single-removal pass: a 1-minimal part of `input` that holds. `input`
@@ -54,13 +60,13 @@ public struct DeltaDebugging<Element> {
         var n = 2
         while current.count >= 2 {
             let chunks = Self.split(current, into: n)
-            // With two chunks, each chunk is the other's complement: try them once.
-            let complements = n == 2 ? [] : chunks.indices.map { i in chunks.enumerated().filter { $0.offset != i }.flatMap(\.element) }
+            // The input less chunk i. With two chunks, each is the other's complement: tried once.
+            func complement(_ i: Int) -> [Element] { chunks.enumerated().filter { $0.offset != i }.flatMap(\.element) }
             if let i = firstHolding(chunks) {
                 current = chunks[i]
                 n = 2
-            } else if let i = firstHolding(complements) {
-                current = complements[i]
+            } else if n > 2, let i = firstHolding(count: chunks.count, complement) {
+                current = complement(i)
                 n = max(n - 1, 2)
             } else if n >= current.count {
                 break
@@ -82,8 +88,8 @@ public struct DeltaDebugging<Element> {
             removed = false
             var from = 0
             while from < current.count {
-                let candidates = (from..<current.count).map { i in Array(current[..<i] + current[(i + 1)...]) }
-                guard let k = firstHolding(candidates) else { break }
+                let base = current, start = from
+                guard let k = firstHolding(count: base.count - start, { i in Array(base[..<(start + i)] + base[(start + i + 1)...]) }) else { break }
                 current.remove(at: from + k)
                 from += k
                 removed = true
@@ -114,10 +120,16 @@ public enum CandidateBatches {
     /// the candidates given to `test`.
     public static func firstHolding<Candidate>(_ candidates: [Candidate], width: Int, tried: inout Int,
                                                test: ([Candidate]) -> [Bool]) -> Int? {
+        firstHolding(count: candidates.count, width: width, tried: &tried, make: { candidates[$0] }, test: test)
+    }
+
+    /// As above, candidate `i` made by `make(i)` when its batch comes.
+    public static func firstHolding<Candidate>(count: Int, width: Int, tried: inout Int, make: (Int) -> Candidate,
+                                               test: ([Candidate]) -> [Bool]) -> Int? {
         let width = max(1, width)
         var start = 0
-        while start < candidates.count {
-            let batch = Array(candidates[start..<min(candidates.count, start + width)])
+        while start < count {
+            let batch = (start..<min(count, start + width)).map(make)
             tried += batch.count
             if let hit = test(batch).firstIndex(of: true) { return start + hit }
             start += batch.count
