@@ -122,9 +122,12 @@ public struct ScenarioShrinker: Sendable {
         let durations = durationCandidates(best, witness: witness)
         if let i = CandidateBatches.firstHolding(durations, width: width, tried: &tried, test: test) {
             best = durations[i]
-            progress("duration: \(original.duration) → \(best.duration!) (\(runner.runs) runs)")
+            progress("duration: \(SessionRecorder.time(original.duration)) → \(SessionRecorder.time(best.duration!)) (\(runner.runs) runs)")
         }
-        let fewer = (0..<original.contacts).map { n -> Candidate in var c = best; c.contacts = n; return c }
+        // Up to 8 one by one, then a quarter, a half, three quarters, all but one: a few runs even for 1000.
+        let n = original.contacts
+        let counts = Set(Array(0...min(8, n)) + [n / 4, n / 2, 3 * n / 4, n - 1]).filter { $0 >= 0 && $0 < n }.sorted()
+        let fewer = counts.map { n -> Candidate in var c = best; c.contacts = n; return c }
         if let i = CandidateBatches.firstHolding(fewer, width: width, tried: &tried, test: test) {
             best = fewer[i]
             progress("contacts: \(original.contacts) → \(best.contacts!) (\(runner.runs) runs)")
