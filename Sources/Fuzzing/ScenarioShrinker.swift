@@ -16,7 +16,7 @@ public struct Witness: Sendable, Equatable {
 /// failing case of the fuzzer): `DeltaDebugging` over its timed lines (`at …`); then its
 /// header — a duration that ends just past the witness, fewer contacts, lower traffic; then
 /// single timed lines until removing any one loses the property (1-minimal). The other lines
-/// (comments, the header) stay as they are. Candidates of a round run at once, one thread each,
+/// stay as they are (the comments unless told otherwise). Candidates of a round run at once, one thread each,
 /// at most `width`; the first in a fixed order wins, so the result does not depend on which
 /// finished first. A candidate that does not parse (a step beyond a shorter duration, a
 /// contact a removed line added) does not hold.
@@ -127,7 +127,7 @@ public struct ScenarioShrinker: Sendable {
         // Up to 8 one by one, then a quarter, a half, three quarters, all but one: a few runs even for 1000.
         let n = original.contacts
         let counts = Set(Array(0...min(8, n)) + [n / 4, n / 2, 3 * n / 4, n - 1]).filter { $0 >= 0 && $0 < n }.sorted()
-        let fewer = counts.map { n -> Candidate in var c = best; c.contacts = n; return c }
+        let fewer = counts.map { k -> Candidate in var c = best; c.contacts = k; return c }
         if let i = CandidateBatches.firstHolding(fewer, width: width, tried: &tried, test: test) {
             best = fewer[i]
             progress("contacts: \(original.contacts) → \(best.contacts!) (\(runner.runs) runs)")
@@ -195,7 +195,7 @@ public struct ScenarioShrinker: Sendable {
                 }
                 continue
             }
-            let key = line.text.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
+            let key = line.text.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? ""
             if !keepsComments, key.hasPrefix("#") { continue }
             if let replaced = header(key) {
                 out.append(replaced)
