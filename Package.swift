@@ -16,7 +16,10 @@ import PackageDescription
 //                 GRDB's module), for runs bigger than memory. SimWorld.
 //   Simulation    AppSession (world, engine, store, clock), the scenario parser and player,
 //                 the measures.
-//   Fuzzing       generated scenarios, wire documents and files, and the invariants they must keep.
+//   Shrinking     delta debugging (ddmin, then single removals to 1-minimal) over any array; pure,
+//                 imports nothing.
+//   Fuzzing       generated scenarios, wire documents and files, and the invariants they must keep;
+//                 the scenario shrinker (`simulate --shrink`, every failing fuzz case). Shrinking too.
 //   ChatUI        the view-model reducer, ViewInput.from(event), the key table, the pure render
 //                 to a grid. SyncCore, SyncEngine (its events), AppActions, CWidth — not Simulation.
 //   CWidth        the C library's wcwidth, for display widths.
@@ -64,7 +67,9 @@ let package = Package(
         // What a key or a line does, read once (DirectiveParser), and what a screen drives (LiveSession).
         .target(name: "AppActions", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
-        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI"]),
+        // Delta debugging over any array, pure (issue 31): the scenario shrinker's core.
+        .target(name: "Shrinking"),
+        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI", "Shrinking"]),
         .target(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
@@ -129,6 +134,7 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "Fuzzing",  // simulate --shrink: the scenario shrinker and the invariants
                 "SimWorld",
                 "SyncCore",
                 "SyncEngine",
@@ -158,6 +164,8 @@ let package = Package(
         .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
+        // ddmin against brute force; SimWorld only for its seeded RandomStream.
+        .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimWorld"]),
         .testTarget(
             name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport"],  // Simulation: to read scenario files
             exclude: ["Golden"]  // the golden screens the tests read from disk

@@ -1,9 +1,9 @@
 import SimWorld
 import Simulation
 
-/// A generated scenario, kept as parts so that the minimiser can drop steps and shrink the
-/// header while the healing tail stays: every fault is lifted at the end of the script, so
-/// that "lost after settle" speaks of the engine and not of a network left broken.
+/// A generated scenario, kept as parts until it is written as a file. Every fault is lifted at
+/// the end of the script (the healing tail, which `ScenarioShrinker` keeps when it shrinks a
+/// failing case), so that "lost after settle" speaks of the engine and not of a network left broken.
 public struct FuzzScenario: Equatable, Sendable {
     public struct Step: Equatable, Sendable {
         /// Seconds from the start of the run.

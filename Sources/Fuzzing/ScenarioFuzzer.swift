@@ -1,9 +1,10 @@
+import Foundation
 import Simulation
 import SyncCore
 import SyncEngine
 
 /// Runs generated scenarios under the three policies and checks the invariants after each
-/// run; a failing case is minimised to a scenario file that still fails the same way.
+/// run; a failing case is shrunk (`ScenarioShrinker`) to a scenario file that still fails the same way.
 public enum ScenarioFuzzer {
     public static let policies: [SyncPolicy] = [.naive, .seed, .adaptive]
 
@@ -89,74 +90,52 @@ public enum ScenarioFuzzer {
         return (run, storage)
     }
 
-    /// Shrinks `fuzz` while `violation`'s policy still breaks the same invariant.
-    public static func minimise(_ fuzz: FuzzScenario, keeping violation: Violation, settings: SyncSettings = .default) -> FuzzScenario {
-        guard let policy = policies.first(where: { $0.name == violation.policy }) else { return fuzz }
-        return minimise(fuzz) { candidate in
-            check(candidate, policies: [policy], twice: violation.kind == .determinism, settings: settings)
-                .violations.contains { $0.kind == violation.kind }
-        }
+    /// A failing case shrunk by `ScenarioShrinker` (as `simulate --shrink --until-invariant`
+    /// shrinks a file) while its first violation's policy breaks the same invariant; its
+    /// healing tail stays, so a shrunk case never fails only because a fault was left on.
+    public struct Failure: Sendable {
+        public var violation: Violation
+        /// What it prints: the seed, the broken invariant, the shrunk file.
+        public var report: String
+        /// The regression file: a comment naming the invariant, then the shrunk scenario.
+        public var file: String
+        public var shrunk: ScenarioShrinker.Result
     }
 
-    /// Shrinks `fuzz` while `holds` stays true: drops steps (delta debugging), then lowers the
-    /// traffic, the contacts and the duration. The healing tail stays, so a minimised case
-    /// never fails only because a fault was left on.
-    public static func minimise(_ fuzz: FuzzScenario, while holds: (FuzzScenario) -> Bool) -> FuzzScenario {
-        var best = fuzz
-        var chunks = 2
-        while !best.steps.isEmpty {
-            let size = max(1, (best.steps.count + chunks - 1) / chunks)
-            var reduced = false
-            var start = 0
-            while start < best.steps.count {
-                var candidate = best
-                candidate.steps.removeSubrange(start..<min(best.steps.count, start + size))
-                if holds(candidate) {
-                    best = candidate
-                    reduced = true
-                } else {
-                    start += size
-                }
-            }
-            if reduced { chunks = max(2, chunks - 1); continue }
-            if size == 1 { break }
-            chunks = min(best.steps.count, chunks * 2)
-        }
-        for traffic in [0, best.trafficPerHour / 2] where traffic < best.trafficPerHour {
-            var c = best
-            c.trafficPerHour = traffic
-            if holds(c) { best = c; break }
-        }
-        for contacts in 1..<max(1, best.contacts) {
-            var c = best
-            c.contacts = contacts
-            if holds(c) { best = c; break }
-        }
-        let lastStep = best.steps.map(\.at).max() ?? 0
-        for end in [lastStep, lastStep + 60, lastStep + 600] where end < best.endSeconds && end > 0 {
-            var c = best
-            c.durationSeconds = end
-            c.quitAt = nil
-            if holds(c) { best = c; break }
-        }
-        return best
-    }
-
-    /// What a failing case prints: its seed, the broken invariant and the minimised file.
-    public static func failureReport(_ outcome: Outcome, settings: SyncSettings = .default) -> String? {
-        minimisedFailure(outcome, settings: settings)?.report
-    }
-
-    /// The report and the minimised scenario file of a failing case; nil when it passed.
-    public static func minimisedFailure(_ outcome: Outcome, settings: SyncSettings = .default) -> (report: String, file: String)? {
+    /// The shrunk failure of a failing case; nil when it passed.
+    public static func shrunkFailure(_ outcome: Outcome, settings: SyncSettings = .default,
+                                     width: Int = ProcessInfo.processInfo.activeProcessorCount) -> Failure? {
         guard let first = outcome.violations.first else { return nil }
-        let minimal = minimise(outcome.scenario, keeping: first, settings: settings)
+        let text = outcome.scenario.text
+        guard let policy = policies.first(where: { $0.name == first.policy }),
+              let shrinker = try? ScenarioShrinker(text: text, file: "fuzz-\(outcome.scenario.seed).scenario", pinned: ScenarioShrinker.healingTail),
+              let shrunk = shrinker.shrink(width: width, holds: ScenarioShrinker.violation(first.kind, policy: policy, settings: settings))
+        else {
+            // Not reproducible alone (a generator's file that does not parse, a policy not run here): kept whole.
+            let whole = ScenarioShrinker.Result(text: text, timedBefore: 0, timedAfter: 0, runs: 0)
+            return failure(outcome, first, whole)
+        }
+        return failure(outcome, first, shrunk)
+    }
+
+    private static func failure(_ outcome: Outcome, _ first: Violation, _ shrunk: ScenarioShrinker.Result) -> Failure {
+        let seed = outcome.scenario.seed
+        let file = [
+            "# found by synchat-bench fuzz (case \(seed)): \(first.policy) breaks the \(first.kind.rawValue) invariant: \(first.detail)",
+            "# shrunk from \(shrunk.timedBefore) to \(shrunk.timedAfter) timed lines (the healing tail kept) in \(shrunk.runs) runs;"
+                + " rerun with: synchat simulate --scenario FILE --compare",
+        ].map { UntrustedText.visible($0) }.joined(separator: "\n") + "\n" + shrunk.text
         let report = ([
-            "fuzz case \(outcome.scenario.seed) failed: \(first)",
+            "fuzz case \(seed) failed: \(first)",
         ] + outcome.violations.dropFirst().map { "  also: \($0)" } + [
-            "minimised scenario (\(minimal.steps.count) of \(outcome.scenario.steps.count) steps) — rerun with: synchat simulate --scenario FILE --compare",
-            minimal.text,
+            "shrunk scenario (\(shrunk.timedAfter) of \(shrunk.timedBefore) timed lines, \(shrunk.runs) runs) — rerun with: synchat simulate --scenario FILE --compare",
+            shrunk.text,
         ]).joined(separator: "\n")
-        return (report, minimal.text)
+        return Failure(violation: first, report: report, file: file, shrunk: shrunk)
+    }
+
+    /// What a failing case prints: its seed, the broken invariant and the shrunk file.
+    public static func failureReport(_ outcome: Outcome, settings: SyncSettings = .default) -> String? {
+        shrunkFailure(outcome, settings: settings)?.report
     }
 }

@@ -72,8 +72,8 @@ public final class SessionRecorder {
         handle.write(Data(text.map { $0 + "\n" }.joined().utf8))
     }
 
-    /// `1m2s345ms`: exact to the millisecond, as the parser reads it.
-    static func time(_ i: Interval) -> String {
+    /// `1m2s345ms`: exact to the millisecond, as the parser reads it (also what the shrinker writes).
+    public static func time(_ i: Interval) -> String {
         var ms = max(0, i.milliseconds)
         if ms == 0 { return "0s" }
         var out = ""
@@ -87,7 +87,7 @@ public final class SessionRecorder {
         return out
     }
 
-    static func rate(_ perHour: Double) -> String {
+    public static func rate(_ perHour: Double) -> String {
         perHour == perHour.rounded() ? "\(Int(perHour))/h" : "\(perHour)/h"
     }
 }

@@ -4,8 +4,10 @@ import Simulation
 import SyncCore
 
 // `synchat-bench fuzz [--count N] [--from SEED]`: the hostile-input figures of
-// docs/reliability.md. A failing case prints its seed and the minimised scenario, and writes
-// it to ./fuzz-failures/SEED.scenario; once fixed, it belongs in Tests/FuzzTests/Regressions/.
+// docs/reliability.md. A failing case is shrunk as `simulate --shrink --until-invariant`
+// shrinks a file (`ScenarioShrinker`), printed, and written to
+// Tests/FuzzTests/Regressions/SEED.scenario with a comment naming the invariant it broke:
+// RegressionTests fails on it until the engine is fixed, then keeps it fixed.
 
 /// `--count N` (default 10 000) and `--from SEED` (default 1); anything else is a one-line
 /// error and exit code 2.
@@ -52,6 +54,22 @@ func shippedFiles(_ folder: String, _ ext: String) -> [(String, String)] {
     return names.compactMap { name in (try? String(contentsOfFile: "\(folder)/\(name)", encoding: .utf8)).map { ("\(folder)/\(name)", $0) } }
 }
 
+/// The regression folder RegressionTests reads, from the package root (where the bench runs).
+let regressionFolder = "Tests/FuzzTests/Regressions"
+
+/// Writes a shrunk failing case into the regression folder; a file of that name already
+/// there is left alone (an older finding of the same seed), and this one is printed only.
+func writeRegression(_ text: String, named name: String) {
+    let path = "\(regressionFolder)/\(name)"
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: regressionFolder, isDirectory: &isDirectory), isDirectory.boolValue else {
+        return say("no \(regressionFolder) here (run from the package root): \(name) not written")
+    }
+    guard !FileManager.default.fileExists(atPath: path) else { return say("\(path) exists: left as it is") }
+    guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else { return say("could not write \(path)") }
+    say("written to \(path): RegressionTests runs it")
+}
+
 func fuzzBench(count: Int, from: UInt64) {
     say("== fuzz: \(count) generated scenarios (seeds \(from)…\(from + UInt64(count) - 1)) × naive, seed, adaptive, each run twice")
     var start = now()
@@ -64,17 +82,10 @@ func fuzzBench(count: Int, from: UInt64) {
         gaps += outcome.debounceGaps
         if outcome.debounceGaps > 0 { gapCases += 1 }
         for v in outcome.violations { byKind[v.kind.rawValue, default: 0] += 1 }
-        if let failure = ScenarioFuzzer.minimisedFailure(outcome) {
+        if let failure = ScenarioFuzzer.shrunkFailure(outcome) {
             failed += 1
             say(failure.report)
-            let file = "fuzz-failures/\(seed).scenario"
-            do {
-                try FileManager.default.createDirectory(atPath: "fuzz-failures", withIntermediateDirectories: true)
-                try failure.file.write(toFile: file, atomically: true, encoding: .utf8)
-                say("written to \(file)")
-            } catch {
-                say("could not write \(file): \(error)")
-            }
+            writeRegression(failure.file, named: "\(seed).scenario")
         }
     }
     var took = seconds(since: start)
@@ -128,4 +139,41 @@ func fuzzBench(count: Int, from: UInt64) {
         for line in t.failures.prefix(5) { say("  \(line)") }
     }
     line("wall time", String(format: "%.1f s", seconds(since: start)))
+}
+
+/// `synchat-bench regressions [--write]`: shrinks every file of the regression folder once
+/// with the shrinker of `simulate --shrink` (issue 31 #2). Their defects are fixed, so no
+/// invariant breaks any more: a file is shrunk while every policy's run keeps every invariant
+/// and shows the same key lines as the file as it is (`ScenarioShrinker.keyLines`: catch-ups
+/// by trigger and kind, push state changes, each message by contact, kind and channel), its comments
+/// and healing tail kept. Prints each file's figures; `--write` rewrites the files that shrank,
+/// with a line in their leading comment saying so.
+func regressionsBench(write: Bool) throws {
+    say("== regressions: \(regressionFolder), each shrunk while every policy keeps every invariant and its key lines")
+    say("file".padding(toLength: 18, withPad: " ", startingAt: 0) + "timed lines   file lines   runs   wall s")
+    for (path, text) in shippedFiles(regressionFolder, ".scenario") {
+        let original = try ScenarioParser.parse(text, file: path)
+        let shrinker = try ScenarioShrinker(text: text, file: path, pinned: ScenarioShrinker.healingTail)
+        let start = now()
+        let name = (path as NSString).lastPathComponent
+        guard let result = shrinker.shrink(holds: ScenarioShrinker.sameFinding(as: original)) else {
+            say("\(name): breaks an invariant as it is: left alone")
+            continue
+        }
+        var lines = result.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lead = lines.prefix { $0.hasPrefix("#") }.count
+        let shrank = result.timedAfter < result.timedBefore
+        if shrank {
+            lines.insert("# shrunk once by synchat-bench regressions (issue 31): \(result.timedBefore) → \(result.timedAfter) timed lines besides the healing tail;"
+                         + " every policy keeps its catch-ups, push changes and messages (ScenarioShrinker.sameFinding)", at: lead)
+        }
+        let before = text.split(separator: "\n").count, after = lines.count - 1
+        say(name.padding(toLength: 18, withPad: " ", startingAt: 0)
+            + "\(result.timedBefore) → \(result.timedAfter)".padding(toLength: 14, withPad: " ", startingAt: 0)
+            + "\(before) → \(shrank ? after : before)".padding(toLength: 13, withPad: " ", startingAt: 0)
+            + "\(result.runs)".padding(toLength: 7, withPad: " ", startingAt: 0) + String(format: "%.1f", seconds(since: start)))
+        if write, shrank {
+            guard FileManager.default.createFile(atPath: path, contents: Data(lines.joined(separator: "\n").utf8)) else { return say("could not write \(path)") }
+        }
+    }
 }

@@ -10,7 +10,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|hostile|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|hostile|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -361,7 +361,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "regressions", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -371,7 +371,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -407,6 +407,8 @@ if what == "crash", let arg = rest.first {
 } else if what == "search" || what == "firstframe" {
     if rest.count == 2, rest[0] == "--messages", let n = Int(rest[1]), n > 0 { searchMessages = n }
     else if !rest.isEmpty { usage("\(what) takes --messages N, not \(rest.joined(separator: " "))") }
+} else if what == "regressions" {
+    if !(rest.isEmpty || rest == ["--write"]) { usage("regressions takes --write, not \(rest.joined(separator: " "))") }
 } else if what != "fuzz", what != "widths", !rest.isEmpty {
     usage("\(what) takes no arguments")
 }
@@ -427,6 +429,7 @@ if what == "compose" || what == "all" { composeBench() }
 if what == "memory" || what == "all" { memoryBench() }
 if what == "store" || what == "all" { try storeBench() }
 if what == "fuzz" || what == "all" { fuzzBench(count: fuzzCount.count, from: fuzzCount.from) }
+if what == "regressions" { try regressionsBench(write: rest == ["--write"]) }  // not in all: it may rewrite the regression files
 if what == "storm" || what == "all" { stormBench() }
 if what == "crash" || what == "all" { crashBench(kills: kills) }
 if what == "widths" || what == "all" { widthsBench(arguments: what == "widths" ? rest : []) }

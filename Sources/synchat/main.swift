@@ -2,6 +2,7 @@ import ArgumentParser
 import ChatStore
 import Config
 import Foundation
+import Fuzzing
 import Logging
 import NIOSSL
 import ProfileWorld
@@ -301,10 +302,41 @@ struct Simulate: ParsableCommand {
         """, valueName: "auto|memory|disk"))
     var store: String = "auto"
 
+    @Flag(name: .long, help: "Print the smallest scenario whose run still shows --until or --until-invariant (progress on stderr; docs/simulate.md).")
+    var shrink = false
+
+    @Option(name: .long, help: ArgumentHelp("With --shrink: a line of the --events output that must still contain this text.", valueName: "TEXT"))
+    var until: String?
+
+    @Option(name: .customLong("until-invariant"), help: ArgumentHelp("With --shrink: the invariant the run must still break: lost, duplicate or false-unreliable.", valueName: "NAME"))
+    var untilInvariant: String?
+
+    @Option(name: .long, help: ArgumentHelp("Write a tester's report into this new or empty folder: the scenario, its event log, the comparison, the chart and a README on replaying it.", valueName: "DIR"))
+    var report: String?
+
+    /// The invariants `--until-invariant` names, as the fuzzer checks them.
+    static let shrinkInvariants: [(String, Violation.Kind)] = [("lost", .lost), ("duplicate", .duplicates), ("false-unreliable", .falseUnreliable)]
+
     @OptionGroup var subcommandArguments: SubcommandArguments
 
     func validate() throws {
         _ = try seedText.map(CommandLineNumber.seed)
+        if let untilInvariant, !Self.shrinkInvariants.contains(where: { $0.0 == untilInvariant }) {
+            throw ValidationError("--until-invariant \(untilInvariant): expected lost, duplicate or false-unreliable")
+        }
+        if shrink {
+            if until == nil && untilInvariant == nil { throw ValidationError("--shrink needs --until TEXT or --until-invariant lost|duplicate|false-unreliable") }
+            if until != nil && untilInvariant != nil { throw ValidationError("--until and --until-invariant: give one or the other") }
+            if until?.isEmpty == true { throw ValidationError("--until: give the text a line must contain") }
+            if compare || events || chart != nil || report != nil || matrix || matrixCell != nil {
+                throw ValidationError("--shrink prints a scenario: give it --scenario, --until or --until-invariant, and --policy (not --compare, --events, --chart, --report or --matrix)")
+            }
+        } else if until != nil || untilInvariant != nil {
+            throw ValidationError("\(until != nil ? "--until" : "--until-invariant") goes with --shrink")
+        }
+        if report != nil, compare || events || chart != nil || matrix || matrixCell != nil || format != .table {
+            throw ValidationError("--report writes the event log, the comparison and the chart itself: give it --scenario and --policy (not --compare, --events, --chart, --format or --matrix)")
+        }
         if let policy, SyncPolicy.named(policy) == nil { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
         if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
         guard HistoryChoice(rawValue: store) != nil else { throw ValidationError("--store \(store): expected auto, memory or disk") }
@@ -340,26 +372,13 @@ struct Simulate: ParsableCommand {
             return FileHandle.standardOutput.write(Data(FaultMatrix.cells[matrixCell].scenarioText(duration: d).utf8))
         }
         if matrix { return try runMatrix() }
-        let seed = try seedText.map(CommandLineNumber.seed)
-        var parsed = try ScenarioParser.load(path: scenario!, streaming: true)  // its steps read as the runs reach them
-        if let pushModel { parsed.pushModel = PushModel(rawValue: pushModel)! }
+        if shrink { return try runShrink() }
+        if let report { return try runReport(into: report) }
         let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy ?? "adaptive")!]
-        // The policies run side by side on the machine's cores; the first one shows progress.
-        let labels = policies.map(\.name).joined(separator: ", ")
         // The log is kept only to be printed or drawn: the measures do not need it.
-        // A long run keeps its history in temporary files (SQLite deletes them when it ends).
-        let onDisk = HistoryChoice(rawValue: store)!.onDisk(for: parsed)
-        let onDiskHome: @Sendable () throws -> HistoryHome = {
-            HistoryHome(storage: InMemoryChatStorage(rows: try SQLiteMessageRows()), history: try SQLiteWorldHistory())
-        }
-        let home = onDisk ? onDiskHome : nil
-        let summaries = try ScenarioRun.side(by: policies, of: parsed, seed: seed, keepsLog: events || chart != nil, home: home) { run, i in
-            if i == 0 { Progress.run(run, label: labels) } else { run.run() }
-        }.map { ($0, RunSummary($0)) }
+        let summaries = try simulated(policies, keepsLog: events || chart != nil)
         if let chart {
-            let svg = TimelineChart.svg(summaries.map { ($0.0.policy.name, RunTimeline($0.0)) },
-                                        title: "\((scenario! as NSString).lastPathComponent), seed \(summaries[0].0.seed)",
-                                        lane: TimelineChart.Lane(rawValue: chartLane)!)
+            let svg = chartSVG(summaries)
             guard FileManager.default.createFile(atPath: chart, contents: Data(svg.utf8)) else { fail("--chart: cannot write \(chart)") }
         }
         var lines: [String]
@@ -371,6 +390,33 @@ struct Simulate: ParsableCommand {
             lines = compare ? RunSummary.comparison(summaries.map(\.1)) : summaries[0].1.table
         }
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}
+
+extension Simulate {
+    /// The scenario's runs under `policies`, side by side on the machine's cores (the first
+    /// one shows progress), with their measures.
+    func simulated(_ policies: [SyncPolicy], keepsLog: Bool) throws -> [(ScenarioRun, RunSummary)] {
+        let seed = try seedText.map(CommandLineNumber.seed)
+        var parsed = try ScenarioParser.load(path: scenario!, streaming: true)  // its steps read as the runs reach them
+        if let pushModel { parsed.pushModel = PushModel(rawValue: pushModel)! }
+        let labels = policies.map(\.name).joined(separator: ", ")
+        // A long run keeps its history in temporary files (SQLite deletes them when it ends).
+        let onDisk = HistoryChoice(rawValue: store)!.onDisk(for: parsed)
+        let onDiskHome: @Sendable () throws -> HistoryHome = {
+            HistoryHome(storage: InMemoryChatStorage(rows: try SQLiteMessageRows()), history: try SQLiteWorldHistory())
+        }
+        let home = onDisk ? onDiskHome : nil
+        return try ScenarioRun.side(by: policies, of: parsed, seed: seed, keepsLog: keepsLog, home: home) { run, i in
+            if i == 0 { Progress.run(run, label: labels) } else { run.run() }
+        }.map { ($0, RunSummary($0)) }
+    }
+
+    /// The timeline of `--chart`, one panel per run.
+    func chartSVG(_ summaries: [(ScenarioRun, RunSummary)], name: String? = nil) -> String {
+        TimelineChart.svg(summaries.map { ($0.0.policy.name, RunTimeline($0.0)) },
+                          title: "\(name ?? (scenario! as NSString).lastPathComponent), seed \(summaries[0].0.seed)",
+                          lane: TimelineChart.Lane(rawValue: chartLane)!)
     }
 }
 

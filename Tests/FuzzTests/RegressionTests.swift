@@ -3,7 +3,7 @@ import Fuzzing
 import Simulation
 import Testing
 
-/// The minimised scenarios of every case the fuzzer found failing, kept as files a person can
+/// The shrunk scenarios of every case the fuzzer found failing, kept as files a person can
 /// rerun (`synchat simulate --scenario FILE --compare`). Each opens with what it found.
 let regressionFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Regressions")
 
@@ -13,7 +13,7 @@ func regressionFiles() -> [String] {
 
 @Suite("Fuzzer findings stay fixed")
 struct RegressionTests {
-    @Test("every minimised failing case keeps every invariant under naive, seed and adaptive", arguments: regressionFiles())
+    @Test("every shrunk failing case keeps every invariant under naive, seed and adaptive", arguments: regressionFiles())
     func findingStaysFixed(file: String) throws {
         let scenario = try ScenarioParser.load(path: regressionFolder.appendingPathComponent(file).path)
         let found = ScenarioFuzzer.check(scenario)

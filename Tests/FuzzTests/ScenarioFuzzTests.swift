@@ -62,38 +62,29 @@ struct ScenarioFuzzTests {
         }
     }
 
-    @Test("with the keepalive switched off the fuzzer fails, and the minimised file still fails and names the stale socket")
+    @Test("with the keepalive switched off the fuzzer fails, and the shrunk file still fails and names the stale socket")
     func catchesABrokenEngine() throws {
         var broken = SyncSettings.default
         broken.keepaliveInterval = .hours(10_000)  // as before the fix: a stale foreground socket goes unnoticed
         let failing = try #require((UInt64(1)...400).lazy.map { ScenarioFuzzer.check(seed: $0, settings: broken) }.first { !$0.passed })
         let violation = failing.violations[0]
         #expect(violation.kind == .lost)
-        let minimal = ScenarioFuzzer.minimise(failing.scenario, keeping: violation, settings: broken)
-        #expect(minimal.steps.count < failing.scenario.steps.count || failing.scenario.steps.count <= 2)
-        #expect(minimal.steps.contains { $0.directive == "realtime stale" })
-        // The file reproduces: parsed back, it fails the same way with the broken engine …
-        let reparsed = try ScenarioParser.parse(minimal.text, file: "minimal.scenario")
-        #expect(reparsed.steps.count == minimal.steps.count + FuzzScenario.healing.count + (minimal.quitAt == nil ? 0 : 1))
-        #expect(ScenarioFuzzer.check(minimal, settings: broken).violations.contains { $0.kind == .lost })
+        let failure = try #require(ScenarioFuzzer.shrunkFailure(failing, settings: broken))
+        #expect(failure.violation == violation)
+        #expect(failure.shrunk.timedAfter < failure.shrunk.timedBefore || failure.shrunk.timedBefore <= 2)
+        #expect(failure.shrunk.text.contains("realtime stale"))
+        // The regression file names the invariant and reproduces: parsed back, it fails the same way with the broken engine …
+        #expect(failure.file.hasPrefix("# found by synchat-bench fuzz (case \(failing.scenario.seed)): \(violation.policy) breaks the lost invariant: "))
+        let reparsed = try ScenarioParser.parse(failure.file, file: "shrunk.scenario")
+        let healing = try #require(failure.file.components(separatedBy: "# every fault is lifted").last)
+        for line in FuzzScenario.healing { #expect(healing.contains(" \(line)\n"), "the healing tail lost \(line)") }
+        #expect(ScenarioFuzzer.check(reparsed, settings: broken).violations.contains { $0.kind == .lost })
         // … and passes with the real one.
-        #expect(ScenarioFuzzer.check(minimal).passed)
+        #expect(ScenarioFuzzer.check(reparsed).passed)
         let report = try #require(ScenarioFuzzer.failureReport(failing, settings: broken))
         #expect(report.hasPrefix("fuzz case \(failing.scenario.seed) failed: "))
         #expect(report.contains("seed \(failing.scenario.seed)\n"))
         #expect(report.contains("realtime stale"))
-    }
-
-    @Test("the minimiser keeps only what the failure needs")
-    func minimiserShrinks() {
-        var fuzz = FuzzScenario.generate(seed: 7)
-        fuzz.steps.insert(.init(at: 60, directive: "indexer latency 99s"), at: 0)  // a latency the generator never draws
-        let minimal = ScenarioFuzzer.minimise(fuzz) { $0.steps.contains { $0.directive == "indexer latency 99s" } }
-        #expect(fuzz.steps.count > 5)
-        #expect(minimal.steps == [.init(at: 60, directive: "indexer latency 99s")])
-        #expect(minimal.trafficPerHour == 0)
-        #expect(minimal.contacts == 1)
-        #expect(minimal.durationSeconds == 60)
     }
 }
 
