@@ -33,6 +33,15 @@ public struct BeliefLag: Equatable, Sendable {
     /// `reliable` (or since the run began): evidence of a real outage can come long after it,
     /// from a catch-up in the next foreground, and that is no false alarm.
     public private(set) var falseUnreliable = 0
+    /// Each span the world had a channel broken and the engine did not believe it, closed
+    /// (noticed, or the break over unnoticed): what a chart draws.
+    public private(set) var spans: [Span] = []
+
+    public struct Span: Equatable, Sendable {
+        public var kind: Kind
+        public var from: Instant
+        public var to: Instant
+    }
 
     /// Per kind: since when the world has been broken and the engine has not said so.
     private var brokenSince: [Kind: Instant] = [:]
@@ -77,7 +86,10 @@ public struct BeliefLag: Equatable, Sendable {
                 }
             case (true, false):
                 broken.remove(kind)
-                if brokenSince.removeValue(forKey: kind) != nil { records[kind, default: Record()].unnoticed += 1 }
+                if let since = brokenSince.removeValue(forKey: kind) {
+                    records[kind, default: Record()].unnoticed += 1
+                    spans.append(Span(kind: kind, from: since, to: t))
+                }
             default:
                 break
             }
@@ -114,6 +126,7 @@ public struct BeliefLag: Equatable, Sendable {
         if holds { believed.insert(kind) } else { believed.remove(kind) }
         guard holds, let since = brokenSince.removeValue(forKey: kind) else { return }
         records[kind, default: Record()].lags.append(t - since)
+        spans.append(Span(kind: kind, from: since, to: t))
     }
 
     /// What the world has broken that the engine does not believe yet, in `Kind` order: the
@@ -134,6 +147,11 @@ public struct BeliefLag: Equatable, Sendable {
         for kind in copy.brokenSince.keys { copy.records[kind, default: Record()].unnoticed += 1 }
         copy.brokenSince = [:]
         return copy
+    }
+
+    /// Every span, the open ones closed at `end` (a run's end), in time order.
+    public func spans(closingAt end: Instant) -> [Span] {
+        (spans + Kind.allCases.compactMap { k in brokenSince[k].map { Span(kind: k, from: $0, to: end) } }).sorted { ($0.from, $0.kind.rawValue) < ($1.from, $1.kind.rawValue) }
     }
 
     /// The worst lag of each kind that broke, in seconds (nil: it broke and was never noticed).

@@ -1,3 +1,4 @@
+import AppActions
 import SyncCore
 import SyncEngine
 
@@ -27,6 +28,9 @@ public struct RunTimeline: Equatable, Sendable {
     public var push: [Span<PushState>] = []
     public var marks: [(at: Instant, mark: Mark)] = []
     public var faults: [Span<String>] = []
+    /// Belief lag: the spans the world had a channel broken (push, realtime, token, network)
+    /// and the engine did not believe it yet, by `BeliefLag`'s rule; the value is the kind.
+    public var beliefLag: [Span<String>] = []
 
     public init(start: Instant, end: Instant) {
         self.start = start
@@ -36,7 +40,7 @@ public struct RunTimeline: Equatable, Sendable {
     public static func == (a: RunTimeline, b: RunTimeline) -> Bool {
         a.start == b.start && a.end == b.end && a.requests.map(\.at) == b.requests.map(\.at) && a.requests.map(\.total) == b.requests.map(\.total)
             && a.lifecycle == b.lifecycle && a.push == b.push && a.marks.map(\.at) == b.marks.map(\.at) && a.marks.map(\.mark) == b.marks.map(\.mark)
-            && a.faults == b.faults
+            && a.faults == b.faults && a.beliefLag == b.beliefLag
     }
 
     /// Builds the timeline of `events` between `start` and `end`, with `faultHistory` (the
@@ -85,6 +89,17 @@ public struct RunTimeline: Equatable, Sendable {
         }
         for (f, from) in open.sorted(by: { $0.value < $1.value }) { faults.append(Span(from: from, to: end, value: f)) }
         faults.sort { ($0.from, $0.value) < ($1.from, $1.value) }
+        // Belief lag, by the measure's own rule: the faults and the events in time order (a
+        // fault before an event of its instant, as the session notes a change before the
+        // engine hears of it).
+        var lag = BeliefLag()
+        var changes = faultHistory.filter { $0.at <= end }[...]
+        for e in events where e.at <= end {
+            while let c = changes.first, c.at <= e.at { lag.faultsChanged(c.faults, at: c.at); changes = changes.dropFirst() }
+            lag.observe(e)
+        }
+        for c in changes { lag.faultsChanged(c.faults, at: c.at) }
+        beliefLag = lag.spans(closingAt: end).filter { $0.to > $0.from }.map { Span(from: $0.from, to: $0.to, value: $0.kind.rawValue) }
     }
 
     /// A run's timeline, from its start to where it ended.

@@ -47,6 +47,10 @@ public enum TimelineChart {
     static let faultRow = (y: 20.0, h: 24.0)
     static let lifecycleRow = (y: 48.0, h: 12.0)
     static let pushRow = (y: 64.0, h: 12.0)
+    /// Belief lag: under the push band, a band where the world broke a channel and the
+    /// engine did not believe it yet (`RunTimeline.beliefLag`).
+    static let lagRow = (y: 77.0, h: 6.0)
+    static let lagColour = "#ff6f00"
     static let marksRow = (y: 86.0, h: 12.0)
     static let barsRow = (y: 106.0, h: 66.0)
 
@@ -89,6 +93,10 @@ public enum TimelineChart {
         }
         for span in t.push {
             out.append(band(x(span.from), x(span.to), y0 + pushRow.y, pushRow.h, pushColours[span.value] ?? "#cccccc"))
+        }
+        for span in t.beliefLag {
+            let x0 = x(span.from), x1 = max(x(span.to), x0 + 2)
+            out.append(##"<rect x="\##(f(x0))" y="\##(f(y0 + lagRow.y))" width="\##(f(x1 - x0))" height="\##(f(lagRow.h))" fill="\##(lagColour)"><title>belief lag: \##(escape(span.value)) \##(span.to - span.from)</title></rect>"##)
         }
         for (at, mark) in t.marks {
             out.append(markShape(mark, x: x(at), y: y0 + marksRow.y + marksRow.h / 2))
@@ -148,6 +156,7 @@ public enum TimelineChart {
         swatch(lifecycleColours[.foreground]!, "foreground")
         swatch(lifecycleColours[.background]!, "background")
         for state in [PushState.reliable, .unknown, .unreliable, .disabled] { swatch(pushColours[state]!, "push \(state.rawValue)") }
+        swatch(lagColour, "belief lag (broken, not yet believed)")
         return out
     }
 

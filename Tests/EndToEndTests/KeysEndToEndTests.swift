@@ -30,3 +30,36 @@ struct KeysEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 }
+
+/// Issue 30 #1 on the real screen: keys that arrive in one read each act on the state the
+/// one before left. `+ +` sent together at ×30 gave ×60, `- - -` moved one step, and a
+/// recording of `m`, then `m m f`, wrote `mode off` twice.
+@Suite("End to end: keys that arrive together", .serialized, .timingSensitive)
+struct KeyBurstEndToEndTests {
+    init() throws { try TmuxSession.requireReady() }
+
+    @Test("+ + in one write goes two steps (x30 → x120), - - - three (x120 → x10); m, then m m f, records three modes and ends where the keys left it")
+    func bursts() throws {
+        let dir = try TemporaryDirectory("burst")
+        defer { dir.remove() }
+        let recording = dir.file("session.scenario")
+        let t = try TmuxSession(width: 140, height: 40, arguments: "--ephemeral --speed 30 --record \(recording)")
+        defer { t.close() }
+        t.wait(for: " foreground │", seconds: 60)
+        t.wait(for: " x30")
+        try t.keys("+", "+")  // one send-keys: one write to the terminal
+        t.wait(for: " x120")
+        try t.keys("-", "-", "-")
+        t.wait(for: " x10")
+        #expect(!t.poll(seconds: 1) { $0.contains(" x60") || $0.contains(" x30") }, "a key of the burst was lost")
+        // remote-push → background-fetch, then → off → remote-push, and the foreground.
+        try t.keys("m")
+        t.wait(for: "│ background-fetch │")
+        try t.keys("m", "m", "f")
+        t.wait(for: "│ remote-push │")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+        let lines = try String(contentsOfFile: recording, encoding: .utf8).split(separator: "\n").filter { $0.contains(" mode ") }
+        #expect(lines.map { String($0.split(separator: " ").last!) } == ["background-fetch", "off", "remote-push"], "\(lines)")
+    }
+}

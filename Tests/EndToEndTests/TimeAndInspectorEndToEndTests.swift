@@ -51,6 +51,21 @@ struct TimeAndInspectorEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
+    @Test("truth beside belief: p puts truth: push drop 100% on the bar within a frame, counting, while the engine still says reliable; it goes when push is found unreliable")
+    func truthSegment() throws {
+        let t = try TmuxSession(width: 160, height: 36, arguments: Self.args)
+        defer { t.close() }
+        t.wait(for: "push: reliable", seconds: 60)
+        try t.keys("p")
+        // Within a frame: the key's frame draws it (not a later step of the world).
+        #expect(t.poll(seconds: 0.5) { $0.contains("truth: push drop 100% for ") && $0.contains("push: reliable") })
+        t.wait("the lag to count") { $0.range(of: #"truth: push drop 100% for (\d+m)?[1-9]\d*s"#, options: .regularExpression) != nil }
+        let found = t.wait(for: "push: unreliable", seconds: 60)
+        #expect(!found.contains("truth:"), "the segment outlived the belief: \(found)")
+        try t.keys("q")
+        t.wait(for: "EXIT=0")
+    }
+
     @Test("T shows the timeline strip of the last hour above the compose line, with the first catch-up's mark; T hides it")
     func timelineStrip() throws {
         let t = try TmuxSession(width: 120, height: 36, arguments: Self.args)

@@ -30,6 +30,21 @@ struct TimelineChartTests {
         }
     }
 
+    @Test("belief lag on the chart: in the demo under seed, push's span runs from the outage to the engine believing unreliable, as the run's measure says; the SVG draws it with its legend")
+    func beliefLagSpans() throws {
+        let run = try Self.run("demo", .seed)
+        let t = RunTimeline(run)
+        let push = try #require(t.beliefLag.first { $0.value == "push" })
+        let drop = try #require(t.faults.first { $0.value == "push drop 100%" })
+        let believed = try #require(t.push.first { $0.value == .unreliable })
+        #expect(push.from == drop.from && push.to == believed.from)
+        // One measure: the span's length is the lag simulate reports for push.
+        #expect(RunSummary(run).beliefLag.records[.push]?.lags.contains(push.to - push.from) == true)
+        let svg = TimelineChart.svg([("seed", t)], title: "demo")
+        #expect(svg.contains("belief lag (broken, not yet believed)"))
+        #expect(svg.contains("<title>belief lag: push "))
+    }
+
     @Test("the demo under seed: push unreliable from the third miss to the first hit, the faults where the script puts them, a skipped catch-up at 3:00")
     func demoStory() throws {
         let t = RunTimeline(try Self.run("demo", .seed))
