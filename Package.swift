@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(
             name: "WorldServer",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "AppActions", "ChatStore", "COpenSSL", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions", "ChatStore", "COpenSSL", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]

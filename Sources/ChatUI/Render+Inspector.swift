@@ -138,9 +138,10 @@ extension Render {
     /// flowed into the next column when the one before grew).
     static func inspectorColumns(_ columns: Int) -> [[String]] {
         switch columns {
-        case 3...: return [["push", "gate"], ["truth", "cursors"], ["timers", "faults"]]
-        case 2: return [["push", "gate"], ["truth", "cursors", "timers", "faults"]]
-        default: return [["push", "truth", "gate", "cursors", "timers", "faults"]]
+        // The sections that grow with the world (cursors: a line a contact) come last in theirs.
+        case 3...: return [["push", "gate"], ["truth", "faults", "timers"], ["cursors"]]
+        case 2: return [["push", "gate", "timers"], ["truth", "faults", "cursors"]]
+        default: return [["push", "truth", "faults", "gate", "timers", "cursors"]]
         }
     }
 

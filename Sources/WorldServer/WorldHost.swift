@@ -1,7 +1,6 @@
 import AppActions
 import Dispatch
 import Foundation
-import Simulation
 import SimWorld
 import SyncCore
 import SyncEngine
@@ -249,15 +248,17 @@ public final class WorldHost {
 
     // MARK: - Faults and truth
 
-    /// Plays a scenario's network lines on this world's clock, from now: each fault at its
-    /// instant for every user (then), each `receive HANDLE "TEXT"` for every user who has that
+    /// Plays a scenario's timed lines (its `steps`: an instant from the script's start, a
+    /// directive, the line number) on this world's clock, from now: each fault at its instant
+    /// for every user (then), each `receive HANDLE "TEXT"` for every user who has that
     /// simulated contact. Returns the lines it does not play: directives of the app (a
-    /// client's keys), which a server has no app to apply to.
+    /// client's keys), which a server has no app to apply to. The caller reads the file
+    /// (ScenarioParser): the server imports no simulation.
     @discardableResult
-    public func play(_ scenario: Scenario) -> [Int] {
+    public func play(_ steps: [(at: Instant, directive: Directive, line: Int)]) -> [Int] {
         let start = scheduler.now
         var skipped: [Int] = []
-        for step in scenario.steps {
+        for step in steps {
             switch step.directive.target {
             case .world:  // the network's faults and the contacts' lines: the server's to play (Directive.target)
                 let directive = step.directive

@@ -597,7 +597,7 @@ struct Server: ParsableCommand {
         server.joinsPerMinute = limits.joins
         if open { server.invite = nil } else if let invite { server.invite = invite }
         if let script, let scenario {
-            let skipped = host.play(script)
+            let skipped = host.play(script.steps.map { ($0.at, $0.directive, $0.line) })
             if !skipped.isEmpty {
                 let lines = skipped.prefix(8).map(String.init).joined(separator: ", ") + (skipped.count > 8 ? ", …" : "")
                 FileHandle.standardError.write(Data("synchat server: \(scenario): \(skipped.count) lines of the app not played (a client's keys): lines \(lines)\n".utf8))

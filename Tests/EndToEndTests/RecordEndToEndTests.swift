@@ -27,7 +27,7 @@ struct RecordEndToEndTests {
             Issue.record("\(text) never reached the log")
         }
         for (key, shows) in [("b", "world: background"), ("f", "world: foreground"), ("p", "world: push drop 100%"), ("r", "world: realtime down"),
-                             ("x", "world: indexer down"), ("v", "world: preview contact"), ("m", "world: mode background-fetch")] {
+                             ("x", "world: indexer down"), ("v", "world: notification preview contact"), ("m", "world: notification mode background-fetch")] {
             try t.keys(key)
             logged(shows)
         }

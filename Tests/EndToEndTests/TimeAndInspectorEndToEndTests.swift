@@ -53,7 +53,8 @@ struct TimeAndInspectorEndToEndTests {
 
     @Test("truth beside belief: p puts truth: push drop 100% on the bar within a frame, counting, while the engine still says reliable; it goes when push is found unreliable")
     func truthSegment() throws {
-        let t = try TmuxSession(width: 160, height: 36, arguments: Self.args)
+        // x300: the three misses that make push unreliable come five times sooner than at x60.
+        let t = try TmuxSession(width: 160, height: 36, arguments: "--ephemeral --seed 1 --speed 300")
         defer { t.close() }
         t.wait(for: "push: reliable", seconds: 60)
         try t.keys("p")
@@ -83,14 +84,14 @@ struct TimeAndInspectorEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
-    @Test("i shows the inspector's five sections; an injected fault shows there and on the status bar; i closes it")
+    @Test("i shows the inspector's six sections; an injected fault shows there and on the status bar; i closes it")
     func inspector() throws {
         let t = try TmuxSession(width: 120, height: 36, arguments: Self.args)
         defer { t.close() }
         t.wait(for: "push: reliable", seconds: 60)
         try t.keys("i")
         let shown = t.wait("the inspector") { $0.contains("── push ──") && $0.contains("── timers ──") }
-        for title in ["── gate ──", "── cursors ──", "── faults ──", "inspector — i closes", "state reliable, misses 0/3", "keepalive   ping in"] {
+        for title in ["── gate ──", "── cursors ──", "── faults ──", "── truth ──", "inspector — i closes", "state reliable, misses 0/3", "keepalive   ping in"] {
             #expect(shown.contains(title), "\(title)")
         }
         try t.keys("x")

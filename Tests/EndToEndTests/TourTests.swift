@@ -69,17 +69,17 @@ struct TourTests {
         let t = try TmuxSession(width: 140, height: 40, arguments: arguments)
         defer { t.close() }
         t.wait(for: " foreground │", seconds: 60)
-        usleep(2_000_000)  // the reader looks at the screen before the first key
+        usleep(1_000_000)  // the reader looks at the screen before the first key
         for step in steps {
             for key in step.keys {
                 // tmux names: Space is `space` in the README.
                 try t.keys(key.lowercased() == "space" ? "Space" : key)
-                usleep(1_000_000)  // a person's pace between the keys of a step
+                usleep(600_000)  // a person's pace between the keys of a step
             }
             for words in step.see {
                 t.wait("step \(step.number): \(words)", seconds: 60) { $0.contains(words) }
             }
-            usleep(2_000_000)  // reading the step before the next one
+            usleep(1_500_000)  // reading the step before the next one (at x60: a minute and a half of the world)
         }
         try t.keys("q")
         t.wait(for: "EXIT=0")
