@@ -264,6 +264,7 @@ public final class LiveApp {
             changedPhase = nil
             perform(ViewModel.reduce(&state, .script(phase)))
         }
+        if session.knowsTruth != state.status.knowsTruth { perform(ViewModel.reduce(&state, .truthKnown(session.knowsTruth))) }
         // The world's faults come as the session hears them change (it tells; nothing polls).
         if let faults = changedFaults {
             changedFaults = nil

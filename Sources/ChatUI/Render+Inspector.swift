@@ -140,7 +140,7 @@ extension Render {
         switch columns {
         // The sections that grow with the world (cursors: a line a contact) come last in theirs.
         case 3...: return [["push", "gate"], ["truth", "faults", "timers"], ["cursors"]]
-        case 2: return [["push", "gate", "timers"], ["truth", "faults", "cursors"]]
+        case 2: return [["push", "gate"], ["truth", "faults", "timers", "cursors"]]
         default: return [["push", "truth", "faults", "gate", "timers", "cursors"]]
         }
     }

@@ -28,11 +28,19 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
     public var scheduler: Scheduler { world.scheduler }
     public var wakeDescriptor: Int32? { world.io.wakeDescriptor }
     public var fixedSpeed: Double? { world.speed }
-    public var knowsTruth: Bool { false }  // the faults it was told of, not the server's truth
+    /// With the operator's token the session reads the server's truth of this user's world
+    /// (its faults, each wall second) and a screen may set it beside the engine's beliefs;
+    /// without it, it knows only the faults it was told of, and says nothing of the truth.
+    public var knowsTruth: Bool { truthRead == true }
+    private let adminToken: String?
+    /// Whether the last read of the server's truth answered (a wrong token, or a server gone:
+    /// no); nil before the first.
+    private var truthRead: Bool?
 
-    public init(world: NetworkWorld, storage: ChatStorage, policy: SyncPolicy, mode: NotificationMode) {
+    public init(world: NetworkWorld, storage: ChatStorage, policy: SyncPolicy, mode: NotificationMode, adminToken: String? = nil) {
         self.world = world
         self.storage = storage
+        self.adminToken = adminToken
         let stored = Set(storage.contacts().map(\.address))
         for c in world.contacts where !stored.contains(c.address) { try? storage.upsertContact(c) }
         driver = SyncDriver(policy: policy, me: world.me, scheduler: world.scheduler, storage: storage, ports: world.ports, initialMode: mode)
@@ -72,6 +80,27 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
     public func start() {
         driver.launch()
         world.os.moveToForeground()
+        if adminToken != nil { readTruth() }
+    }
+
+    /// Reads the server's truth of this user's faults, then again a wall second later (in the
+    /// world's time: `speed` seconds), for as long as the session lasts.
+    private func readTruth() {
+        guard let adminToken else { return }
+        world.truthFaults(adminToken: adminToken) { [weak self] words in
+            guard let self else { return }
+            if (words != nil) != truthRead {
+                truthRead = words != nil
+                if words == nil { driver.noteWorldChange("the server's truth cannot be read (is the admin token right?): the truth beside belief says nothing") }
+            }
+            guard let words else { return }
+            var truth: [String: String] = [:]
+            for w in words { truth[String(w.split(separator: " ").first ?? "")] = w }
+            if truth != faults { faults = truth }
+        }
+        world.scheduler.schedule(after: .milliseconds(Int64(1000 * max(1, world.speed))), "read the server's truth") { [weak self] in
+            self?.readTruth()
+        }
     }
 
     public var activeFaults: [String] { faults.keys.sorted().compactMap { faults[$0] } }

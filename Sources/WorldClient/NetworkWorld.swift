@@ -170,6 +170,16 @@ public final class NetworkWorld {
         }
     }
 
+    /// The faults this user's world has now, as the server's truth says them
+    /// (`GET /admin/truth?user=NAME`, with the operator's token); nil when it cannot say.
+    public func truthFaults(adminToken: String, reply: @escaping ([String]?) -> Void) {
+        let name = user.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? user
+        io.request(.GET, "/admin/truth?user=\(name)", body: nil, token: adminToken) { result in
+            guard case .success(let a) = result, a.status == 200, let words = WireValue.parse(a.body)?["faults"]?.array else { return reply(nil) }
+            reply(words.compactMap(\.string))
+        }
+    }
+
     /// Sends a fault directive to the server for this user (`POST /v1/fault`).
     public func fault(_ directive: String, done: ((String?) -> Void)? = nil) {
         io.request(.POST, "/v1/fault", body: Data(directive.utf8), token: secret) { result in

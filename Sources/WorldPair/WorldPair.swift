@@ -69,11 +69,12 @@ public final class WorldPair {
     /// `settle`: false leaves the client's app unstepped (a join race: another joins before
     /// this one's relay socket opens).
     public func join(_ name: String, secret: String? = nil, invite: String? = nil, policy: SyncPolicy = .adaptive,
-                     storage: ChatStorage = InMemoryChatStorage(), peer: String? = nil, settle settles: Bool = true) throws -> Client {
+                     storage: ChatStorage = InMemoryChatStorage(), peer: String? = nil, adminToken: String? = nil,
+                     settle settles: Bool = true) throws -> Client {
         let transport = InProcessTransport(server: serving ? server : nil, peer: peer ?? "127.0.0.\(clients.count % 250 + 2)")
         let joined = try NetworkWorld.join(transport, user: name, secret: secret, invite: invite)
         let world = NetworkWorld(io: transport, joined: joined, os: { SimOperatingSystem(seed: WorldHost.hash(name), scheduler: $0, timings: WorldTimings()) }, clock: { [clock] in clock.nanoseconds })
-        let session = NetworkSession(world: world, storage: storage, policy: policy, mode: .remotePush)
+        let session = NetworkSession(world: world, storage: storage, policy: policy, mode: .remotePush, adminToken: adminToken)
         session.start()
         let client = Client(name: name, transport: transport, world: world, session: session, secret: joined.secret)
         clients.append(client)

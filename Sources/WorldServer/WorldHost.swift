@@ -342,6 +342,9 @@ public final class WorldHost {
             ("realtimeDelivered", .int(Int64(world.node.deliveredCount))),
             // Node subscriptions the server holds for the user's sockets (one a socket at most).
             ("nodeSubscriptions", .int(Int64(user.link.subscriptions.count))),
+            // The faults the user's world has now, in their directives' words: the truth a
+            // client given the operator's token sets beside its engine's beliefs.
+            ("faults", .array(world.activeFaults.map { .string($0) })),
         ])
     }
 

@@ -125,6 +125,9 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The server's invite, for your first join there (its operator has it; synchat server prints it).", valueName: "CODE"))
     var invite: String?
 
+    @Option(name: .customLong("admin-token"), help: ArgumentHelp("The server's admin token (or SYNCHAT_ADMIN_TOKEN): read the server's truth of your world, so the status bar's truth: segment can say what the engine has not noticed yet; without it the segment says nothing.", valueName: "TOKEN"))
+    var adminToken: String?
+
     @Option(name: .long, help: "Profile kept in $XDG_DATA_HOME/synchat/NAME.sqlite: history, learned push state, world (default profile: default).")
     var profile: String?
 
@@ -142,8 +145,9 @@ struct Chat: ParsableArguments {
             }
         } else if user != nil {
             throw ValidationError("--user names you on a server: give --server URL too")
-        } else if invite != nil || ca != nil {
-            throw ValidationError("\(invite != nil ? "--invite" : "--ca") is a server's: give --server URL and --user NAME too")
+        } else if invite != nil || ca != nil || adminToken != nil {
+            let flag = invite != nil ? "--invite" : ca != nil ? "--ca" : "--admin-token"
+            throw ValidationError("\(flag) is a server's: give --server URL and --user NAME too")
         }
         guard SyncPolicy.named(policy) != nil else {
             throw ValidationError("--policy \(policy): expected naive, seed or adaptive")

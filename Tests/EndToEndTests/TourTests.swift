@@ -7,7 +7,12 @@ import Testing
 /// (`<!-- tour: KEYS | WORDS | WORDS -->`); the words must also stand in the step's visible
 /// text, so the README cannot promise one thing and test another. A change to the program's
 /// words, or to the README's, that makes the two disagree fails here.
-@Suite("The README's tour, played", .serialized, .timingSensitive)
+///
+/// It runs beside the other suites, not under their one-at-a-time lock (`.timingSensitive`):
+/// each promise is waited for up to a minute, and the one that hangs on the pace (step 2's
+/// `S b f` inside the 10-minute debounce) has minutes of the world to spare at x60 — and it
+/// takes 25 s, which in the chain of locked suites would put `swift test` over its budget.
+@Suite("The README's tour, played", .serialized)
 struct TourTests {
     init() throws { try TmuxSession.requireReady() }
 

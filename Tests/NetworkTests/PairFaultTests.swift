@@ -216,4 +216,28 @@ struct PairFaultTests {
         pair.server.serve(.POST, "/admin/fault?user=ada", headers: headers, body: Data("receive zoe \"hi\"".utf8), peer: "127.0.0.1") { answer = ($0, $1) }
         #expect(answer.0 == 400 && String(decoding: answer.1, as: UTF8.self).contains("no simulated contact of ada"))
     }
+
+    @Test("truth beside belief on a server: given the operator's token the client reads its world's faults from /admin/truth, whoever gave them, and may show them; without it, it knows only what it was told and claims no truth")
+    func truthWithTheOperatorsToken() throws {
+        let pair = try WorldPair(contacts: 2, trafficPerHour: 60, speed: 60)
+        let seer = try pair.join("seer", adminToken: pair.server.adminToken)
+        let plain = try pair.join("plain")
+        #expect(seer.session.knowsTruth && !plain.session.knowsTruth)  // the first read answered at the join
+        // The operator breaks push for both; the server's truth says so to the one that asks.
+        Self.fault(pair, "push drop 100%")
+        pair.run(milliseconds: 2_000)
+        #expect(seer.session.activeFaults == ["push drop 100%"])
+        // The world ends a fault by itself (here the operator, for the truth's sake): within a wall second the reader knows.
+        Self.fault(pair, "push up")
+        pair.run(milliseconds: 2_000)
+        #expect(seer.session.activeFaults.isEmpty)
+        // A wrong token reads nothing: the session claims no truth, and says why once.
+        let wrong = try pair.join("wrong", adminToken: "not-the-token")
+        #expect(!wrong.session.knowsTruth)
+        #expect(wrong.session.log.contains { $0.line.contains("the server's truth cannot be read") })
+        Self.fault(pair, "indexer down", user: "seer")
+        pair.run(milliseconds: 2_000)
+        #expect(seer.session.activeFaults == ["indexer down"])
+        #expect(wrong.session.activeFaults.isEmpty)
+    }
 }

@@ -178,7 +178,7 @@ struct TimeAndInspectorTests {
             _ = ViewModel.reduce(&s, .key(.char("i")))
             _ = ViewModel.reduce(&s, .inspection(i))
             var at: [String: Int] = [:]
-            for row in Render.screen(s, width: width, height: 36).text {
+            for row in Render.screen(s, width: width, height: 60).text {  // tall enough that no section is cut
                 for title in ["push", "gate", "cursors", "timers", "faults", "truth"] {
                     if let r = row.range(of: "── \(title) ──") { at[title] = row.distance(from: row.startIndex, to: r.lowerBound) }
                 }
