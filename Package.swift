@@ -129,7 +129,7 @@ let package = Package(
         ),
         // The app's loop: keys and the network's wake-ups in, the reducer, the session's
         // directives, a frame out through TerminalUI (issue 29 #6: it lived inside the adapter).
-        .target(name: "App", dependencies: ["TerminalUI", "Config", "ChatUI", "AppActions", "Simulation", "SyncEngine", "SyncCore"]),
+        .target(name: "App", dependencies: ["TerminalUI", "Config", "ChatUI", "AppActions", "SyncEngine", "SyncCore"]),
         .executableTarget(
             name: "synchat",
             dependencies: [

@@ -4,7 +4,6 @@ import Config
 import TerminalUI
 import Dispatch
 import Foundation
-import Simulation
 import SyncCore
 import SyncEngine
 
@@ -14,7 +13,7 @@ import SyncEngine
 public final class LiveApp {
     public let session: LiveSession
     /// A scenario playing into the session (`--scenario`), if any.
-    public let player: ScenarioRun?
+    public let player: ScriptPlayer?
     /// The live chat's world: six contacts writing 24 messages an hour between them.
     public static let contacts = 6
     public static let trafficPerHour = 24.0
@@ -42,7 +41,7 @@ public final class LiveApp {
     static let keysPerFrame = 2048
 
     /// Writes the session down as a scenario (`--record`), if asked.
-    private let recorder: SessionRecorder?
+    private let recorder: SessionRecording?
     /// Where the view's memory (`ViewMemory`) is kept between launches: a profile's
     /// setting; nil with --ephemeral.
     public struct MemoryStore {
@@ -61,8 +60,8 @@ public final class LiveApp {
         didSet { state.bellEnabled = bell }
     }
 
-    public init(session: LiveSession, player: ScenarioRun? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
-                recorder: SessionRecorder? = nil, memory: MemoryStore? = nil, keys: KeyMap = .standard) {
+    public init(session: LiveSession, player: ScriptPlayer? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
+                recorder: SessionRecording? = nil, memory: MemoryStore? = nil, keys: KeyMap = .standard) {
         self.session = session
         self.player = player
         self.recorder = recorder

@@ -22,3 +22,21 @@ public enum ScriptPhase: Equatable, Sendable {
         }
     }
 }
+
+/// A script the screen's loop plays into its session (a scenario played live: Simulation's
+/// `ScenarioRun`): the loop advances it instead of the session, hears its phase, and lets it
+/// hand over to the live world at its end. The loop imports no simulation.
+public protocol ScriptPlayer: AnyObject {
+    /// Runs the script and its world up to `target`.
+    func advance(to target: Instant)
+    var phase: ScriptPhase { get }
+    /// Told when `phase` changes, while the world runs.
+    var onPhase: ((ScriptPhase) -> Void)? { get set }
+    /// At its end, the world goes on live (traffic, replies, keys) instead of stopping.
+    var continuesLive: Bool { get set }
+}
+
+/// What writes a live session down as it goes (`--record`): told once, when the session ends.
+public protocol SessionRecording: AnyObject {
+    func finish(at end: Instant)
+}

@@ -7,7 +7,7 @@ import SyncEngine
 /// the final foreground and the settle period (docs/scenarios.md), after which `simulate` stops and
 /// the live TUI hands the world over. `run()` goes as fast as the machine allows in virtual
 /// time; the TUI calls `advance(to:)` with scaled wall time.
-public final class ScenarioRun {
+public final class ScenarioRun: ScriptPlayer {
     public let scenario: Scenario
     public let session: AppSession
     /// When the script (and the traffic) ends: the scenario's duration, or a `quit`.

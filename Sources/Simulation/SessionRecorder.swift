@@ -11,7 +11,7 @@ import SyncCore
 /// Each line is written and flushed as it happens, so that a kill loses nothing before it;
 /// the header's duration is a day until `finish` writes the real one (a recording cut short
 /// replays as a day-long scenario).
-public final class SessionRecorder {
+public final class SessionRecorder: SessionRecording {
     public struct RecordError: Error, CustomStringConvertible {
         public var description: String
     }
@@ -57,8 +57,8 @@ public final class SessionRecorder {
     }
 
     /// The app quits at `at`: `stop` there, and the header's real duration.
-    public func finish(at: Instant) {
-        let elapsed = at - startedAt
+    public func finish(at end: Instant) {
+        let elapsed = end - startedAt
         lines.append("at \(Self.time(elapsed)) stop")
         let seconds = (elapsed.milliseconds + 999) / 1000
         header = header.map { $0 == "duration 1d" ? "duration \(max(1, seconds))s" : $0 }

@@ -336,6 +336,10 @@ struct TLSEndToEndTests {
         let trusted = try bot(https, "tina", ["--ca", dir.file("ca.pem")])
         #expect(trusted.status == 0, "\(trusted.err)")
         #expect(trusted.out.contains("realtime live: subscribed") && trusted.out.contains("push token active"), "\(trusted.out.suffix(600))")
+        // Its clock is the TUI's (issue 30 #11: it printed 02:08:55.650 where the screen said d1 10:08).
+        let stamped = trusted.out.split(separator: "\n").filter { $0.contains("realtime live: subscribed") || $0.hasPrefix("synchat bot:") }
+        #expect(stamped.count == 2 && stamped.allSatisfy { $0.range(of: #"d\d+ \d\d:\d\d:\d\d\.\d{3}"#, options: .regularExpression) != nil }, "\(stamped)")
+        #expect(stamped.first { $0.contains("realtime live") }?.hasPrefix("d1 ") == true)
         let untrusted = try bot(https, "tino")
         #expect(untrusted.status == 1 && untrusted.err.split(separator: "\n").count == 1 && untrusted.err.contains("give --ca FILE"), "\(untrusted.err)")
         let plain = try bot("http://127.0.0.1:\(server.port)", "tino")
