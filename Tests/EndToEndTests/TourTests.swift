@@ -67,26 +67,39 @@ struct TourTests {
         }
     }
 
+    /// Waits without holding a thread (the test is async): while the reader reads, the
+    /// other suites' tests run on the two threads of the pool.
+    static func pause(_ seconds: Double) async throws { try await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
+
+    static func see(_ words: String, on t: TmuxSession, step: Int, within seconds: Double = 60) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            last = t.screen()
+            if last.contains(words) { return }
+            try await pause(0.1)
+        }
+        Issue.record("step \(step): timed out after \(seconds)s waiting for \"\(words)\"; screen:\n\(last)")
+    }
+
     @Test("playing the tour as a person reads it shows every word it promises, in order")
-    func play() throws {
+    func play() async throws {
         let (command, steps) = try Self.steps()
         let arguments = command.components(separatedBy: "swift run synchat -- ").last!
         let t = try TmuxSession(width: 140, height: 40, arguments: arguments)
         defer { t.close() }
-        t.wait(for: " foreground │", seconds: 60)
-        usleep(1_000_000)  // the reader looks at the screen before the first key
+        try await Self.see(" foreground │", on: t, step: 0)
+        try await Self.pause(1)  // the reader looks at the screen before the first key
         for step in steps {
             for key in step.keys {
                 // tmux names: Space is `space` in the README.
                 try t.keys(key.lowercased() == "space" ? "Space" : key)
-                usleep(600_000)  // a person's pace between the keys of a step
+                try await Self.pause(0.6)  // a person's pace between the keys of a step
             }
-            for words in step.see {
-                t.wait("step \(step.number): \(words)", seconds: 60) { $0.contains(words) }
-            }
-            usleep(1_500_000)  // reading the step before the next one (at x60: a minute and a half of the world)
+            for words in step.see { try await Self.see(words, on: t, step: step.number) }
+            try await Self.pause(1.5)  // reading the step before the next one (at x60: a minute and a half of the world)
         }
         try t.keys("q")
-        t.wait(for: "EXIT=0")
+        try await Self.see("EXIT=0", on: t, step: steps.count + 1)
     }
 }
