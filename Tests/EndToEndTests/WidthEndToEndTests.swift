@@ -119,7 +119,7 @@ struct WidthEndToEndTests {
     func hostile(size: (Int, Int)) throws {
         let scenario = TmuxSession.packageRoot.appendingPathComponent("Scenarios/hostile.scenario").path
         let (screens, broken) = try WidthRun.playFile(binary: TmuxSession.binary, probe: Self.probe, scenario: scenario,
-                                                      width: size.0, height: size.1, speed: 20) { $0.range(of: #"d1 08:0[3-9]"#, options: .regularExpression) != nil }
+                                                      width: size.0, height: size.1, speed: 30) { $0.range(of: #"d1 08:0[3-9]"#, options: .regularExpression) != nil }
         #expect(screens > 10)
         #expect(broken.isEmpty, "\(broken.count) of \(screens) screens broken; the first:\n\(broken.first ?? "")")
     }
