@@ -12,10 +12,15 @@ struct KeysEndToEndTests {
         let dir = try TemporaryDirectory("keys")
         defer { dir.remove() }
         try FileManager.default.createDirectory(atPath: dir.file("config/synchat"), withIntermediateDirectories: true)
-        try "[keys]\nbackground = \"B\"\ndance = \"d\"\n".write(toFile: dir.file("config/synchat/keys.toml"), atomically: true, encoding: .utf8)
-        let t = try TmuxSession(width: 140, height: 40, arguments: "--ephemeral --speed 10", environment: ["XDG_CONFIG_HOME": dir.file("config")])
+        try "[keys]\nbackground = \"B\"\ndance = \"d\"\n[compose]\nkillWord = \"ctrl-h\"\n".write(toFile: dir.file("config/synchat/keys.toml"), atomically: true, encoding: .utf8)
+        let t = try TmuxSession(width: 140, height: 40, arguments: "--ephemeral --speed 10 --log \(dir.file("events.log"))", environment: ["XDG_CONFIG_HOME": dir.file("config")])
         defer { t.close() }
         t.wait(for: "keys.toml:3: unknown action \"dance\"")
+        // Issue 30 #2: a key the terminal reads as another is said, with its line (in the sync
+        // log, whose first lines the chat soon scrolls past: read where --log keeps them).
+        #expect(t.poll(seconds: 10) { _ in
+            ((try? String(contentsOfFile: dir.file("events.log"), encoding: .utf8)) ?? "").contains("keys.toml:5: \"ctrl-h\" reaches the app as Bksp (the terminal sends one byte for both); killWord keeps its keys")
+        })
         t.wait(for: " foreground │")
         try t.keys("b")
         #expect(!t.poll(seconds: 1.5) { $0.contains(" background │") }, "b still backgrounds")

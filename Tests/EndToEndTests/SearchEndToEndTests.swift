@@ -36,6 +36,13 @@ struct SearchEndToEndTests {
         try t.keys("Enter")
         let all = t.wait("the list of hits") { $0.range(of: "search “\(word)”: \\d+ hits? in \\d+ conversations?", options: .regularExpression) != nil }
         #expect(all.contains("Enter opens"))
+        // Issue 30 #10: nothing found says so, and offers no keys to move.
+        try t.keys("Escape", "/", "Tab")
+        t.wait(for: "search all conversations>")
+        try t.type("zzqqxxnothing")
+        try t.keys("Enter")
+        let none = t.wait(for: "“zzqqxxnothing”: nothing found · Esc")
+        #expect(!none.contains("0 hits"))
         try t.keys("Escape", "q")
         t.wait(for: "EXIT=0")
     }

@@ -152,6 +152,8 @@ struct NetworkFaultWordsEndToEndTests {
         let t = try TmuxSession(width: 160, height: 40, arguments: "--server http://127.0.0.1:\(server.port) --user tk --ephemeral")
         defer { t.close() }
         t.wait(for: "token active", seconds: 60)
+        try t.keys(".")  // issue 30 #12: the server's clock, not "press space"
+        t.wait(for: "the clock is the server's: x60, not paused, stepped or changed from here")
         try t.keys("t")
         t.wait(for: "fault: token expired", seconds: 30)
         try t.keys("b")
