@@ -6,24 +6,9 @@ import TestSupport
 /// session with a push outage (each run a fraction of a second).
 @Suite("Command line: shrink and report", .timingSensitive)
 struct ShrinkReportCLITests {
-    static let session = """
-        seed 5
-        duration 40m
-        contacts 3
-        traffic 30/h
-        mode remote-push
-        at 2m background
-        at 5m foreground
-        at 8m send alice "hi"
-        at 10m realtime stale
-        at 12m background
-        at 14m foreground
-        at 15m push drop 100%
-        at 18m indexer latency 3s
-        at 25m background
-        at 30m foreground
-
-        """
+    /// A small session with a push outage (Scenarios/sessions/small-outage.scenario, shared with
+    /// the other shrinker suite).
+    static let session = (try? String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Scenarios/sessions/small-outage.scenario"), encoding: .utf8)) ?? ""
 
     init() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")

@@ -2,30 +2,15 @@ import Fuzzing
 import Simulation
 import SyncCore
 import Testing
+import TestSupport
 
 /// The scenario half of the shrinker: ddmin over timed lines, the header, 1-minimal, the
 /// healing tail pinned, and the same file whatever the number of runs at once.
 @Suite("Scenario shrinker")
 struct ScenarioShrinkerTests {
-    static let outage = """
-        # a small session with a push outage
-        seed 5
-        duration 40m
-        contacts 3
-        traffic 30/h
-        mode remote-push
-        at 2m background
-        at 5m foreground
-        at 8m send alice "hi"
-        at 10m realtime stale
-        at 12m background
-        at 14m foreground
-        at 15m push drop 100%
-        at 18m indexer latency 3s
-        at 25m background
-        at 30m foreground
-
-        """
+    /// A small session with a push outage (Scenarios/sessions/small-outage.scenario, shared with
+    /// the other shrinker suite).
+    static let outage = (try? String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Scenarios/sessions/small-outage.scenario"), encoding: .utf8)) ?? ""
 
     static func timedLines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("at ") } }
 
@@ -65,7 +50,7 @@ struct ScenarioShrinkerTests {
         let one = try #require(shrinker.shrink(width: 1, holds: property))
         let four = try #require(shrinker.shrink(width: 4, holds: property))
         #expect(one.text == four.text)
-        #expect(one.text.hasPrefix("# a small session with a push outage\n"))  // comments kept unless asked
+        #expect(one.text.hasPrefix("# a small session with a push outage: "))  // comments kept unless asked
     }
 
     @Test("a property the file does not show: nil, after one run")
