@@ -32,12 +32,9 @@ public enum KeyFile {
 
     public static func parse(_ text: String, file: String) -> (KeyMap, [String]) {
         let table: TOMLTable
-        do {
-            table = try TOMLTable(string: text)
-        } catch let e as TOMLParseError {
-            return (.standard, [UntrustedText.visible("\(file):\(e.source.begin.line): not valid TOML: \(e.description); using the standard keys")])
-        } catch {
-            return (.standard, [UntrustedText.visible("\(file): not valid TOML: \(error); using the standard keys")])
+        switch TOMLText.read(text, file: file, example: "[keys]", fallback: "the standard keys") {
+        case .table(let t): table = t
+        case .refused(let warning): return (.standard, [warning])
         }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         func line(of key: String) -> Int {

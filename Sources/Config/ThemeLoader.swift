@@ -33,17 +33,10 @@ public enum ThemeLoader {
 
     /// Parses a theme. Returns it with its warnings; never fails.
     public static func parse(_ text: String, file: String) -> (Theme, [String]) {
-        if let line = unsafeTableHeader(text) {
-            return (.default, ["\(file):\(line): a table header must start with a name, such as [roles]; using the default theme"])
-        }
         let table: TOMLTable
-        do {
-            table = try TOMLTable(string: text)
-        } catch let e as TOMLParseError {
-            // The library quotes the bad character: made visible, never raw on the screen.
-            return (.default, [UntrustedText.visible("\(file):\(e.source.begin.line): not valid TOML: \(e.description); using the default theme")])
-        } catch {
-            return (.default, [UntrustedText.visible("\(file): not valid TOML: \(error); using the default theme")])
+        switch TOMLText.read(text, file: file, example: "[roles]", fallback: "the default theme") {
+        case .table(let t): table = t
+        case .refused(let warning): return (.default, [warning])
         }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var warnings: [String] = []
@@ -87,22 +80,6 @@ public enum ThemeLoader {
         return (theme, warnings.map(UntrustedText.visible))
     }
 
-    /// The TOML library (toml++ inside TOMLKit 0.6.0) asserts, and so aborts the process, on a
-    /// table header whose name starts with anything but a key character, e.g. `[#roles]` (found
-    /// by the theme fuzzer). Such a line is caught here first: its 1-based number, or nil.
-    static func unsafeTableHeader(_ text: String) -> Int? {
-        func isKeyStart(_ c: Character) -> Bool {
-            c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-" || c == "\"" || c == "'" || c == "]")
-        }
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var rest = raw.drop { $0 == " " || $0 == "\t" }
-            guard rest.first == "[" else { continue }
-            rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
-            if rest.first == "[" { rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" } }
-            guard let c = rest.first, isKeyStart(c) else { return i + 1 }
-        }
-        return nil
-    }
 
     private static func style(_ spec: TOMLTable, role: String, file: String, lines: [String], warnings: inout [String]) throws -> Style {
         var s = Style()

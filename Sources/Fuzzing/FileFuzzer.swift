@@ -141,6 +141,38 @@ public enum FileFuzzer {
         return report
     }
 
+    /// A keys file using every kind of entry: the corpus the keys fuzzer breaks.
+    public static let keysCorpus = [("keys.toml", "[keys]\nbackground = \"B\"\nsearch = [\"/\", \"ctrl-f\"]\nquit = \"Q\"\n[compose]\nkillWord = [\"ctrl-w\", \"ctrl-k\"]\nsend = \"enter\"\n")]
+
+    static let keyTokens = ["=", "[", "]", "[keys]", "[compose]", "\"", "ctrl-", "^", "ctrl-h", "[#keys]", "quit", "send", "[\"a\", 3]",
+                            "\"\"", "1e999", "'''", "#", "\u{1B}", "background = \"q\"", "quit = []"]
+
+    /// Breaks `count` keys files (from `corpus`) and reads each: never fatal, every warning one
+    /// safe line naming the file, a file refused whole gives the standard keys, and `quit`
+    /// always has a key.
+    public static func checkKeys(count: Int, seed: UInt64, corpus: [(String, String)]) -> Report {
+        var r = RandomStream(seed: seed, concern: "keys-file-fuzz")
+        var report = Report()
+        for _ in 0..<count {
+            let (name, text) = corpus[r.int(0...corpus.count - 1)]
+            let broken = breakLine(text, tokens: keyTokens, r: &r)
+            report.files += 1
+            let (map, warnings) = KeyFile.parse(String(decoding: broken.bytes, as: UTF8.self), file: name)
+            report.warnings += warnings.count
+            if warnings.isEmpty { report.stillValid += 1 } else { report.rejected += 1 }
+            for w in warnings where !w.hasPrefix(name) || !isOneSafeLine(w) {
+                report.failures.append("\(broken.how) at line \(broken.line): warning is not one safe line naming the file: \(UntrustedText.visible(String(w.prefix(200))))")
+            }
+            for w in warnings where w.hasSuffix("using the standard keys") && map != .standard {
+                report.failures.append("\(broken.how) at line \(broken.line): \"\(w.prefix(120))\" but the keys are not the standard ones")
+            }
+            if !map.global.contains(where: { $0.action == .quit && !$0.keys.isEmpty }) {
+                report.failures.append("\(broken.how) at line \(broken.line): quit has no key")
+            }
+        }
+        return report
+    }
+
     /// One line, nothing a terminal would act on: no C0 or C1 control, DEL or bidi control.
     public static func isOneSafeLine(_ s: String) -> Bool {
         s.unicodeScalars.allSatisfy { c in

@@ -126,7 +126,7 @@ func fuzzBench(count: Int, from: UInt64) {
     var scenarios = shippedFiles("Scenarios", ".scenario")
     scenarios += (1...20).map { ("fuzz-\($0).scenario", FuzzScenario.generate(seed: UInt64($0)).text) }
     let themes = shippedFiles("Themes", ".toml")
-    say("== fuzz: bad files — \(count) scenario files and \(count) theme files, each broken on one line")
+    say("== fuzz: bad files — \(count) scenario, theme and keys files each, each broken on one line")
     start = now()
     let s = FileFuzzer.checkScenarios(count: count, seed: from, corpus: scenarios)
     line("scenario files: still valid / FILE:LINE error / wrong", "\(s.stillValid) / \(s.rejected) / \(s.failures.count)", "goal: 0 wrong")
@@ -138,6 +138,9 @@ func fuzzBench(count: Int, from: UInt64) {
         line("theme files: clean / with warnings / wrong", "\(t.stillValid) / \(t.rejected) / \(t.failures.count)", "goal: 0 wrong, never fatal")
         for line in t.failures.prefix(5) { say("  \(line)") }
     }
+    let k = FileFuzzer.checkKeys(count: count, seed: from, corpus: FileFuzzer.keysCorpus)
+    line("keys files: clean / with warnings / wrong", "\(k.stillValid) / \(k.rejected) / \(k.failures.count)", "goal: 0 wrong, never fatal")
+    for line in k.failures.prefix(5) { say("  \(line)") }
     line("wall time", String(format: "%.1f s", seconds(since: start)))
 }
 

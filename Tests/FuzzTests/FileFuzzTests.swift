@@ -33,6 +33,15 @@ struct FileFuzzTests {
         #expect(report.rejected > files * 3 / 8)
     }
 
+    @Test("a broken keys file is never fatal (a [#keys] header aborted the app): warnings naming the file, the standard keys when it is refused, and quit always has a key")
+    func keys() throws {
+        let files = FuzzBudget.scaled(3, floor: 100)
+        let report = FileFuzzer.checkKeys(count: files, seed: 1, corpus: FileFuzzer.keysCorpus)
+        #expect(report.failures.isEmpty, "\(report.failures.prefix(5))")
+        #expect(report.files == files)
+        #expect(report.rejected > files / 4)
+    }
+
     @Test("a file that is not UTF-8 is reported at the line of its first bad byte")
     func notUTF8() throws {
         let bytes = Data("seed 1\nduration 1h\nat 1m receive alice \"ok\"\n".utf8) + Data([0x61, 0x74, 0x20, 0xFF, 0x0A])

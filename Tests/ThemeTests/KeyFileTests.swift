@@ -74,6 +74,15 @@ struct KeyFileTests {
         #expect(KeyTable.action(for: .ctrl("w"), in: map.compose) == .killWord)
     }
 
+    @Test("a table header the TOML library aborts on ([#keys], as for themes) is a warning with its line, and the standard keys; the chat starts", arguments: [
+        "[#keys]", "[ {keys]", "[[ #x]]", "  [\u{1B}keys]", "[\u{00A0}keys]",
+    ])
+    func unsafeHeader(header: String) {
+        let (map, warnings) = KeyFile.parse("[keys]\nbackground = \"B\"\n" + header + "\n", file: "keys.toml")
+        #expect(map == .standard)
+        #expect(warnings == ["keys.toml:3: a table header must start with a name, such as [keys]; using the standard keys"])
+    }
+
     @Test("the file is found in $XDG_CONFIG_HOME/synchat/keys.toml; none means the standard keys")
     func found() throws {
         let dir = try TemporaryDirectory("keys")
