@@ -171,14 +171,14 @@ struct TimeAndInspectorTests {
         for line in g.text[1..<8] { #expect(line.contains("│")) }
     }
 
-    @Test("the inspector's sections keep their columns while the content changes: 2 pending observations or 12, a sync running or none", arguments: [120, 200])
+    @Test("the inspector's sections keep their columns while the content changes (2 pending observations or 12, a sync running or none) and whatever the height", arguments: [120, 200])
     func inspectorStable(width: Int) {
-        func columns(_ i: EngineInspection) -> [String: Int] {
+        func columns(_ i: EngineInspection, height: Int) -> [String: Int] {
             var s = listFocused()
             _ = ViewModel.reduce(&s, .key(.char("i")))
             _ = ViewModel.reduce(&s, .inspection(i))
             var at: [String: Int] = [:]
-            for row in Render.screen(s, width: width, height: 60).text {  // tall enough that no section is cut
+            for row in Render.screen(s, width: width, height: height).text {
                 for title in ["push", "gate", "cursors", "timers", "faults", "truth"] {
                     if let r = row.range(of: "── \(title) ──") { at[title] = row.distance(from: row.startIndex, to: r.lowerBound) }
                 }
@@ -189,9 +189,17 @@ struct TimeAndInspectorTests {
         var busy = sampleInspection()
         busy.push.pending = (0..<12).map { .init(txId: "ab\($0)cd00ee", seenAt: at(300), graceEndsAt: at(360), via: .realtime) }
         busy.gate.running += [.init(kind: .targeted, trigger: "poll", forced: false, startedAt: at(306), outstanding: 1, stored: 0, joined: [])]
-        let a = columns(quiet), b = columns(busy)
-        #expect(a.count == 6)
-        #expect(a == b, "quiet \(a), busy \(b)")
+        // Where each section stands when everything fits; at every height and with either
+        // content, a section shown is shown there (one that does not fit is cut, never moved).
+        let fixed = columns(quiet, height: 80)
+        #expect(fixed.count == 6)
+        for height in stride(from: 24, through: 60, by: 4) {
+            for (name, content) in [("quiet", quiet), ("busy", busy)] {
+                let shown = columns(content, height: height)
+                #expect(shown["push"] != nil && shown["truth"] != nil, "\(name) at \(height): \(shown)")
+                for (title, x) in shown { #expect(x == fixed[title], "\(name) at height \(height): \(title) at column \(x), not \(fixed[title] ?? -1)") }
+            }
+        }
     }
 
     func sampleInspection() -> EngineInspection {
