@@ -17,9 +17,9 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
 public final class SQLiteChatStorage: ChatStorage, MessageSearching {
     public let path: String
     package let db: DatabaseQueue
-    /// The schema parts brought up to date in this store (`prepare(_:)`).
-    private var preparedParts: Set<String> = []
-    private let partsLock = NSLock()
+    /// The schema parts brought up to date in this store (`prepare(_:)`), under its lock.
+    var preparedParts: Set<String> = []
+    let partsLock = NSLock()
     /// Test hook: fail a commit after its messages are written and before its cursor is.
     public var failBetweenMessagesAndCursor = false
 
@@ -595,18 +595,6 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
                                arguments: [m.localId, m.to.value, StoredText.value(m.body), m.createdAt.milliseconds, m.failures])
             }
         }
-    }
-
-    func isPrepared(_ part: String) -> Bool {
-        partsLock.lock()
-        defer { partsLock.unlock() }
-        return preparedParts.contains(part)
-    }
-
-    func markPrepared(_ part: String) {
-        partsLock.lock()
-        preparedParts.insert(part)
-        partsLock.unlock()
     }
 
     /// The file's size in bytes (with its WAL).

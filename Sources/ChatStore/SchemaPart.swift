@@ -38,7 +38,10 @@ extension SQLiteChatStorage {
     /// Brings `part`'s tables up to date, once for this store (later calls cost a lock). A
     /// migration of the part this binary does not know: a newer synchat wrote the file.
     package func prepare(_ part: SchemaPart) throws {
-        guard !isPrepared(part.name) else { return }
+        // Held through the check and the migration: two threads never both migrate.
+        partsLock.lock()
+        defer { partsLock.unlock() }
+        guard !preparedParts.contains(part.name) else { return }
         let migrator = part.migrator
         let applied = try db.read { db in try migrator.appliedIdentifiers(db) }
         let known = Set(migrator.migrations)
@@ -46,6 +49,6 @@ extension SQLiteChatStorage {
             throw StoreError(path: path, message: "written by a newer synchat (schema \(newer)); upgrade synchat, or use another --profile")
         }
         try migrator.migrate(db)
-        markPrepared(part.name)
+        preparedParts.insert(part.name)
     }
 }

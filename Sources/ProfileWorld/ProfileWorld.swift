@@ -25,6 +25,19 @@ extension SQLiteChatStorage: WorldPersistence {
             """),
     ])
 
+    /// Readies the world's tables for a profile that keeps its world: at launch, so that a file
+    /// whose world part a newer synchat wrote is refused there, in one line, not found out at
+    /// the first write (`loadWorld` and the saves ready them too).
+    public func keepWorld() throws { try prepare(Self.worldSchema) }
+
+    /// Whether this store holds a simulated world, read without migrating anything (a server's
+    /// profile is checked this way: it never keeps a world, and gets no world tables).
+    public func holdsWorld() -> Bool {
+        (try? db.read { db in
+            try db.tableExists("worldState") && (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM worldState") ?? 0) > 0
+        }) ?? false
+    }
+
     public func loadWorld() throws -> SavedWorld? {
         try prepare(Self.worldSchema)
         return try db.read { db in

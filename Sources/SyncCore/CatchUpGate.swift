@@ -129,9 +129,10 @@ public struct CatchUpGate: Sendable {
     /// ignore the debounce but still never start a second sync. While a catch-up is owed
     /// (rule 14) no trigger is debounced, and the one that starts is forced if the debt is.
     /// A start is of the kind `kindToStart` says. `running`: the sync running now
-    /// (`SyncRuns.first`), if any. `tipsProved`: (d)'s tips named the objects that moved, so
+    /// (`SyncRuns.first`), if any: no default, so no caller can forget it and start a second
+    /// sync beside one (rule 8). `tipsProved`: (d)'s tips named the objects that moved, so
     /// the gap is proven without the node.
-    public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant, running: Running? = nil,
+    public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant, running: Running?,
                                    foreground: Bool = true, realtimeLive: Bool = false, tipsProved: Bool = false) -> Action {
         guard policy.gated else {
             // naive: every trigger starts its own sync, whatever is running.
@@ -192,7 +193,7 @@ public struct CatchUpGate: Sendable {
 
     /// Rule 14's light sync shares the single flight with catch-ups. `running`: the sync
     /// running now, if any.
-    public func lightSyncRequested(now: Instant, running: Running? = nil) -> LightAction {
+    public func lightSyncRequested(now: Instant, running: Running?) -> LightAction {
         if policy.gated, let running { return .busy(running: running) }
         return .start
     }

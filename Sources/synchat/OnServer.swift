@@ -28,7 +28,7 @@ extension Chat {
                 refuse(e.description)
             }
             if let store = profileStore {
-                if (try? store.loadWorld()) != nil {
+                if store.holdsWorld() {
                     refuse("profile \(name) holds the embedded world's chat; give --profile another name for \(url)")
                 }
                 if let kept = store.setting("server.url"), kept != url || store.setting("server.user") != user {

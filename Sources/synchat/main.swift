@@ -179,6 +179,8 @@ struct Chat: ParsableArguments {
             do { profileStore = try SQLiteChatStorage.openProfile(name, path: try Profiles.path(for: name)) } catch let e as any ProfileError {
                 refuse(e.description)
             }
+            // The profile keeps its world: a world part a newer synchat wrote is refused here.
+            do { try profileStore?.keepWorld() } catch { refuse("\(error)") }
         }
         let (chosenTheme, themeWarnings) = try theme(for: profileStore)
         let eventLog = try eventLogger()

@@ -10,42 +10,42 @@ struct CatchUpGateTests {
     @Test("rule 6: while reliable, a trigger 5 min after the last catch-up is skipped with the time left")
     func debouncedWhileReliable() {
         var g = gate(lastFinishedAt: at(0))
-        let action = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+        let action = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), running: nil)
         #expect(action == .skip(trigger: .appActive, lastFinishedAgo: .seconds(300), nextAllowedIn: .seconds(300)))
     }
 
     @Test("rule 6: while reliable, a trigger 11 min after the last catch-up runs")
     func runsAfterDebounce() {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(660)) == .start(trigger: .appActive, forced: false, kind: .full))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(660), running: nil) == .start(trigger: .appActive, forced: false, kind: .full))
         #expect(gate(lastFinishedAt: at(0)).debounceRemaining(pushState: .reliable, now: at(600)) == nil)
     }
 
     @Test("rule 6: forced triggers ignore the debounce")
     func forcedIgnoresDebounce() {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .reliable, now: at(10)) == .start(trigger: .pushUnreliable, forced: true, kind: .full))
+        #expect(g.triggered(.pushUnreliable, forced: true, pushState: .reliable, now: at(10), running: nil) == .start(trigger: .pushUnreliable, forced: true, kind: .full))
     }
 
     @Test("rule 7: when push is not reliable every trigger runs", arguments: [PushState.unknown, .unreliable, .disabled])
     func everyTriggerRunsWhenNotReliable(state: PushState) {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: state, now: at(1)) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: state, now: at(1), running: nil) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
         g.finished(kind: .full, succeeded: true, now: at(2))
-        #expect(g.triggered(.appActive, forced: false, pushState: state, now: at(3)) == .start(trigger: .appActive, forced: false, kind: .full))
+        #expect(g.triggered(.appActive, forced: false, pushState: state, now: at(3), running: nil) == .start(trigger: .appActive, forced: false, kind: .full))
     }
 
     @Test("rule 8: a trigger during a running catch-up joins it; a background refresh finds it busy")
     func singleFlight() {
         var g = gate(lastFinishedAt: nil)
-        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .unknown, now: at(0)) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .unknown, now: at(0), running: nil) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
         let running = CatchUpGate.Running(kind: .full, trigger: "subscription-restart", startedAt: at(0))
         #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0), running: running) == .join(trigger: .appActive, running: running))
         #expect(g.triggered(.pushUnreliable, forced: true, pushState: .unreliable, now: at(1), running: running) == .join(trigger: .pushUnreliable, running: running))
         #expect(g.lightSyncRequested(now: at(1), running: running) == .busy(running: running))
         g.finished(kind: .full, succeeded: true, now: at(2))
         #expect(g.lastFinishedAt == at(2))
-        #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(3)) == .start(trigger: .appActive, forced: false, kind: .full))
+        #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: at(3), running: nil) == .start(trigger: .appActive, forced: false, kind: .full))
     }
 
     @Test("SyncRuns: the one owner of what runs — ids, kinds, joins, what is still out; the oldest is the one running")
@@ -76,8 +76,8 @@ struct CatchUpGateTests {
     @Test("naive: no debounce and no single flight — every trigger starts its own sync")
     func naiveGate() {
         var g = CatchUpGate(policy: .naive, restoring: .init(lastFinishedAt: at(0)))
-        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(10)) == .start(trigger: .appActive, forced: false, kind: .full))
-        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .reliable, now: at(11)) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(10), running: nil) == .start(trigger: .appActive, forced: false, kind: .full))
+        #expect(g.triggered(.subscriptionRestart, forced: false, pushState: .reliable, now: at(11), running: nil) == .start(trigger: .subscriptionRestart, forced: false, kind: .full))
         let running = CatchUpGate.Running(kind: .full, trigger: "app-active", startedAt: at(10))
         #expect(g.triggered(.manual, forced: true, pushState: .reliable, now: at(12), running: running) == .start(trigger: .manual, forced: true, kind: .full))
         #expect(g.lightSyncRequested(now: at(12), running: running) == .start)
@@ -86,25 +86,25 @@ struct CatchUpGateTests {
     @Test("(c): a trigger skipped in the foreground leaves one trailing catch-up for when the debounce ends")
     func trailing() {
         var g = CatchUpGate(policy: .adaptive, restoring: .init(lastFinishedAt: at(0)))
-        _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+        _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), running: nil)
         #expect(g.nextDeadline == at(600))
         #expect(g.deadlineReached(now: at(599)) == [])
         #expect(g.deadlineReached(now: at(600)) == [.trailing])
         #expect(g.nextDeadline == nil)
-        _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), foreground: false)
+        _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), running: nil, foreground: false)
         #expect(g.nextDeadline == nil)  // only in the foreground
         var seed = CatchUpGate(policy: .seed, restoring: .init(lastFinishedAt: at(0)))
-        _ = seed.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+        _ = seed.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), running: nil)
         #expect(seed.nextDeadline == nil)  // seed has no trailing catch-up
     }
 
     @Test("a failed or light sync does not restart the debounce")
     func onlyCompleteFullSyncsCount() {
         var g = gate(lastFinishedAt: at(0))
-        _ = g.triggered(.manual, forced: true, pushState: .reliable, now: at(700))
+        _ = g.triggered(.manual, forced: true, pushState: .reliable, now: at(700), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(701))
         #expect(g.lastFinishedAt == at(0))
-        #expect(g.lightSyncRequested(now: at(800)) == .start)
+        #expect(g.lightSyncRequested(now: at(800), running: nil) == .start)
         g.finished(kind: .light, succeeded: true, now: at(801))
         #expect(g.lastFinishedAt == at(0))
     }
@@ -114,17 +114,17 @@ struct CatchUpGateTests {
         var g = CatchUpGate()
         var now = at(0)
         for delay in [30.0, 60, 120, 300, 300] {
-            #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: now) == .start(trigger: .appActive, forced: false, kind: .full))
+            #expect(g.triggered(.appActive, forced: false, pushState: .unknown, now: now, running: nil) == .start(trigger: .appActive, forced: false, kind: .full))
             g.finished(kind: .full, succeeded: false, now: now)
             #expect(g.nextDeadline == now + .fractionalSeconds(delay))
             #expect(g.deadlineReached(now: now + .fractionalSeconds(delay - 1)) == [])
             now = now + .fractionalSeconds(delay)
             #expect(g.deadlineReached(now: now) == [.retry])
         }
-        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: now)
+        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: now, running: nil)
         g.finished(kind: .full, succeeded: true, now: now)
         #expect(g.nextDeadline == nil)
-        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: now + .minutes(20))
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: now + .minutes(20), running: nil)
         g.finished(kind: .full, succeeded: false, now: now + .minutes(20))
         #expect(g.nextDeadline == now + .minutes(20) + .seconds(30))  // the backoff starts over
     }
@@ -132,13 +132,13 @@ struct CatchUpGateTests {
     @Test("no retry for a failure in the background or of a light sync; backgrounding drops a pending retry")
     func noRetryInBackground() {
         var g = CatchUpGate()
-        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0))
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(1), foreground: false)
         #expect(g.nextDeadline == nil)
-        _ = g.lightSyncRequested(now: at(2))
+        _ = g.lightSyncRequested(now: at(2), running: nil)
         g.finished(kind: .light, succeeded: false, now: at(3))
         #expect(g.nextDeadline == nil)
-        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(4))
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(4), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(5))
         #expect(g.nextDeadline == at(35))
         g.enteredBackground()
@@ -148,12 +148,12 @@ struct CatchUpGateTests {
     @Test("a failed catch-up that still got some answers retries after 30 s: the backoff grows only while nothing answers")
     func partialFailureRetriesSoon() {
         var g = CatchUpGate()
-        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0))
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(0))
-        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: at(30))
+        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: at(30), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(30))
         #expect(g.nextDeadline == at(90))  // nothing answered twice: 60 s
-        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: at(90))
+        _ = g.triggered(.retry, forced: false, pushState: .unknown, now: at(90), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(90), progressed: true)
         #expect(g.nextDeadline == at(120))  // some answers: back to 30 s
     }
@@ -161,30 +161,30 @@ struct CatchUpGateTests {
     @Test("rule 14: a failed forced catch-up is owed: its retry is forced and not debounced, until a complete full one runs")
     func failedForcedCatchUpIsOwed() {
         var g = gate(lastFinishedAt: at(0))
-        #expect(g.triggered(.manual, forced: true, pushState: .reliable, now: at(100)) == .start(trigger: .manual, forced: true, kind: .full))
+        #expect(g.triggered(.manual, forced: true, pushState: .reliable, now: at(100), running: nil) == .start(trigger: .manual, forced: true, kind: .full))
         g.finished(kind: .full, succeeded: false, now: at(101), forced: true)
         #expect(g.owed == .init(kind: .full, forced: true))
         #expect(g.deadlineReached(now: at(131)) == [.retry])
         // Push is reliable and the last complete catch-up is 131 s old: a debounce would skip it.
-        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(131)) == .start(trigger: .retry, forced: true, kind: .full))
+        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(131), running: nil) == .start(trigger: .retry, forced: true, kind: .full))
         g.finished(kind: .full, succeeded: false, now: at(132), forced: true)
         #expect(g.nextDeadline == at(192))
-        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(192)) == .start(trigger: .retry, forced: true, kind: .full))
+        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(192), running: nil) == .start(trigger: .retry, forced: true, kind: .full))
         g.finished(kind: .full, succeeded: true, now: at(193), forced: true)
         #expect(g.owed == nil)
         #expect(g.nextDeadline == nil)
         // Paid: the debounce is back.
-        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(300), running: nil)
                 == .skip(trigger: .appActive, lastFinishedAgo: .seconds(107), nextAllowedIn: .seconds(493)))
     }
 
     @Test("rule 14: a targeted sync does not pay for an owed full one; the debt outlives a background and is paid by the next foreground")
     func owedAcrossKindsAndBackground() {
         var g = gate(lastFinishedAt: at(0))
-        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(10))
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(10), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(11))
         #expect(g.owed == .init(kind: .full, forced: false))
-        _ = g.triggered(.trailing, forced: false, pushState: .reliable, now: at(20))
+        _ = g.triggered(.trailing, forced: false, pushState: .reliable, now: at(20), running: nil)
         g.finished(kind: .targeted, succeeded: true, now: at(21))
         #expect(g.owed == .init(kind: .full, forced: false))
         #expect(g.nextDeadline == at(41))
@@ -192,7 +192,7 @@ struct CatchUpGateTests {
         #expect(g.nextDeadline == nil)
         #expect(g.owed != nil)
         // The next foreground 2 min later: reliable and debounced, but the debt makes it run.
-        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(140)) == .start(trigger: .appActive, forced: false, kind: .full))
+        #expect(g.triggered(.appActive, forced: false, pushState: .reliable, now: at(140), running: nil) == .start(trigger: .appActive, forced: false, kind: .full))
         g.finished(kind: .full, succeeded: true, now: at(141))
         #expect(g.owed == nil)
         #expect(CatchUpGate(restoring: .init(lastFinishedAt: at(0), owed: .init(kind: .full, forced: true))).persisted(running: []).owed?.forced == true)
@@ -205,7 +205,7 @@ struct CatchUpGateTests {
             g.kindToStart(forced: forced, pushState: push, foreground: fg, realtimeLive: live, now: at(t))
         }
         #expect(kind(at: 0) == .full)  // no full sync yet
-        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0))
+        _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0), running: nil)
         g.finished(kind: .full, succeeded: true, now: at(1))
         #expect(g.lastFullSyncAt == at(1))
         #expect(kind(at: 100) == .targeted)
@@ -224,23 +224,23 @@ struct CatchUpGateTests {
             (gate ?? g).kindToStart(forced: forced, pushState: .disabled, foreground: true, realtimeLive: false, tipsProved: tips, now: at(t))
         }
         #expect(kind(at: 0) == .full)  // no full sync yet
-        _ = g.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
+        _ = g.triggered(.appActive, forced: false, pushState: .disabled, now: at(0), running: nil)
         g.finished(kind: .full, succeeded: true, now: at(1))
         #expect(kind(at: 100) == .targeted)
         #expect(kind(tips: false, at: 100) == .full)
         #expect(kind(forced: true, at: 100) == .full)
         #expect(kind(at: 6 * 3600 + 1) == .full)
-        _ = g.triggered(.poll, forced: false, pushState: .disabled, now: at(200))
+        _ = g.triggered(.poll, forced: false, pushState: .disabled, now: at(200), running: nil)
         g.finished(kind: .full, succeeded: false, now: at(201))
         #expect(g.owed?.kind == .full)
         #expect(kind(at: 300) == .full)  // only a full one pays a full debt
         var seed = CatchUpGate(policy: .seed)
-        _ = seed.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
+        _ = seed.triggered(.appActive, forced: false, pushState: .disabled, now: at(0), running: nil)
         seed.finished(kind: .full, succeeded: true, now: at(1))
         #expect(kind(at: 100, seed) == .full)
         // (e) proves with tips too (BlindSpotTests): without both, tips never make a targeted sync.
         var withoutD = CatchUpGate(policy: SyncPolicy.adaptive.without("d").without("e"))
-        _ = withoutD.triggered(.appActive, forced: false, pushState: .disabled, now: at(0))
+        _ = withoutD.triggered(.appActive, forced: false, pushState: .disabled, now: at(0), running: nil)
         withoutD.finished(kind: .full, succeeded: true, now: at(1))
         #expect(kind(at: 100, withoutD) == .full)
     }
