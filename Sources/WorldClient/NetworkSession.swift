@@ -83,27 +83,33 @@ public final class NetworkSession: LiveSession, DriverBackedSession {
         if adminToken != nil { readTruth() }
     }
 
-    /// Reads the server's truth of this user's faults, then again a wall second later (in the
-    /// world's time: `speed` seconds), for as long as the session lasts.
+    /// Reads the server's truth of this user's faults; a wall second after its answer (in the
+    /// world's time: `speed` seconds), the next one. Never two at once: a server slow to answer
+    /// is not asked again meanwhile.
     private func readTruth() {
         guard let adminToken else { return }
         world.truthFaults(adminToken: adminToken) { [weak self] words in
             guard let self else { return }
+            let before = activeFaults
             if (words != nil) != truthRead {
                 truthRead = words != nil
                 if words == nil { driver.noteWorldChange("the server's truth cannot be read (is the admin token right?): the truth beside belief says nothing") }
             }
-            guard let words else { return }
-            var truth: [String: String] = [:]
-            for w in words { truth[String(w.split(separator: " ").first ?? "")] = w }
-            if truth != faults { faults = truth }
-        }
-        world.scheduler.schedule(after: .milliseconds(Int64(1000 * max(1, world.speed))), "read the server's truth") { [weak self] in
-            self?.readTruth()
+            if let words { truthFaults = words }
+            if activeFaults != before { onFaultsChanged?(activeFaults) }
+            world.scheduler.schedule(after: .milliseconds(Int64(1000 * world.speed)), "read the server's truth") { [weak self] in
+                self?.readTruth()
+            }
         }
     }
 
-    public var activeFaults: [String] { faults.keys.sorted().compactMap { faults[$0] } }
+    /// The server's truth of this user's faults, as it says them (several of one service
+    /// stay several), while it can be read; nil otherwise.
+    private var truthFaults: [String]?
+
+    /// The world's faults: the server's truth when it is read, else those given here or told of
+    /// by the server (one word a service).
+    public var activeFaults: [String] { truthRead == true ? truthFaults ?? [] : faults.keys.sorted().compactMap { faults[$0] } }
 
     public func apply(_ d: Directive) {
         // What the engine logs itself (a mode, a mute) is not logged twice.

@@ -64,8 +64,8 @@ extension Chat {
         let (chosenTheme, themeWarnings) = try theme(for: profileStore)
         let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
         let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: UInt64(truncatingIfNeeded: user.hashValue), scheduler: $0, timings: WorldTimings()) })
-        // The operator's token (flag or environment, as `synchat fault` takes it): the truth beside belief.
-        let admin = adminToken ?? ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        // The operator's token, only when asked for (`--admin-token TOKEN|env`): the truth beside belief.
+        let admin = resolvedAdminToken
         let session = NetworkSession(world: world, storage: storage, policy: SyncPolicy.named(policy)!,
                                      mode: mode.flatMap(NotificationMode.init) ?? .remotePush, adminToken: admin)
         session.start()

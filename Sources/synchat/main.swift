@@ -125,8 +125,16 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The server's invite, for your first join there (its operator has it; synchat server prints it).", valueName: "CODE"))
     var invite: String?
 
-    @Option(name: .customLong("admin-token"), help: ArgumentHelp("The server's admin token (or SYNCHAT_ADMIN_TOKEN): read the server's truth of your world, so the status bar's truth: segment can say what the engine has not noticed yet; without it the segment says nothing.", valueName: "TOKEN"))
+    @Option(name: .customLong("admin-token"), help: ArgumentHelp("The server's admin token, or env to take it from SYNCHAT_ADMIN_TOKEN (not in ps): read the server's truth of your world, so the status bar's truth: segment can say what the engine has not noticed yet; without it the segment says nothing. Sent only over https, or to a loopback server.", valueName: "TOKEN"))
     var adminToken: String?
+
+    /// The operator's token as given: `env` reads SYNCHAT_ADMIN_TOKEN, never taken unasked
+    /// (an exported token for one server's `synchat fault` is not sent to another).
+    var resolvedAdminToken: String? {
+        guard let adminToken else { return nil }
+        guard adminToken == "env" else { return adminToken }
+        return ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     @Option(name: .long, help: "Profile kept in $XDG_DATA_HOME/synchat/NAME.sqlite: history, learned push state, world (default profile: default).")
     var profile: String?
@@ -135,7 +143,15 @@ struct Chat: ParsableArguments {
         _ = try seedText.map(CommandLineNumber.seed)
         _ = try CommandLineNumber.speed(speedText ?? "10")
         if let server {
-            if ca != nil, try !ServerURL.parse(server).tls { throw ValidationError("--ca is for https:// servers; \(server) is plain http") }
+            let url = try ServerURL.parse(server)
+            if ca != nil, !url.tls { throw ValidationError("--ca is for https:// servers; \(server) is plain http") }
+            if adminToken != nil {
+                // The operator's token opens every user's world: never in clear across a network.
+                if !url.tls, !WorldServer.isLoopback(url.host) {
+                    throw ValidationError("--admin-token over plain http to \(url.host) would carry the operator's token in clear: use https://, or a loopback server")
+                }
+                if resolvedAdminToken == nil { throw ValidationError("--admin-token env: SYNCHAT_ADMIN_TOKEN is not set") }
+            }
             guard let user, WorldHost.isValidName(user) else {
                 throw ValidationError("--server needs --user NAME: 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
             }

@@ -143,6 +143,23 @@ struct CLITests {
         #expect(r.err.contains("--policy greedy") && r.err.filter { $0 == "\n" }.count == 1)
     }
 
+    @Test("--admin-token: never in clear to another host, never taken from the environment unasked, only with --server: one line, exit 2, before anything connects")
+    func adminTokenFlags() throws {
+        let cases: [([String], String, [String: String])] = [
+            (["--server", "http://192.0.2.7:7420", "--user", "ada", "--admin-token", "t0k"], "would carry the operator's token in clear", [:]),
+            (["--server", "http://example.net:7420", "--user", "ada", "--admin-token", "env"], "would carry the operator's token in clear", ["SYNCHAT_ADMIN_TOKEN": "t0k"]),
+            (["--server", "http://127.0.0.1:7420", "--user", "ada", "--admin-token", "env"], "--admin-token env: SYNCHAT_ADMIN_TOKEN is not set", [:]),
+            (["--admin-token", "t0k", "--ephemeral"], "--admin-token is a server's", [:]),
+        ]
+        for (args, says, env) in cases {
+            let r = try TmuxSession.spawn(["/usr/bin/env", "-u", "SYNCHAT_ADMIN_TOKEN"] + env.map { "\($0.key)=\($0.value)" } + [TmuxSession.binary] + args,
+                                          captureOutput: true, captureErrors: true)
+            #expect(r.status == 2, "\(args): \(r.err)")
+            #expect(r.err.contains(says) && r.err.filter { $0 == "\n" }.count == 1, "\(args): \(r.err)")
+            #expect(!r.err.contains("t0k"), "the token was echoed: \(r.err)")
+        }
+    }
+
     @Test("synchat --help lists the chat's own flags, and the subcommands")
     func helpListsChatFlags() throws {
         let r = try runSynchat(["--help"])
