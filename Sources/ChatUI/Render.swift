@@ -241,11 +241,14 @@ public enum Render {
         }
         // The current hit in view: the pane scrolls to it when it is not.
         var wanted = s.scroll
-        if let hit = targetLines, !(wanted <= hit.lowerBound && hit.upperBound <= wanted + height) {
+        // Scrolled back, the bottom row is the hint's: a line is in view in the rows above it.
+        func rows(at scroll: Int) -> Int { scroll > 0 ? height - 1 : height }
+        if let hit = targetLines, !(wanted <= hit.lowerBound && hit.upperBound <= wanted + rows(at: wanted)) {
             wanted = max(0, hit.upperBound - height / 2 - 1)
             needed = wanted + height
         }
-        let scroll = min(wanted, max(0, lines.count - height))
+        // As far back as the oldest line, shown in the rows above the hint.
+        let scroll = lines.count <= height ? 0 : min(wanted, lines.count - (height - 1))
         // Scrolled back: the bottom row is the indicator's own, so that it covers no text.
         let hintRows = scroll > 0 ? 1 : 0
         let visible = Array(lines.dropFirst(scroll).prefix(height - hintRows))

@@ -54,7 +54,7 @@ extension Engine {
         case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
         case .outbox: if !stored { outboxUnsaved = true }
         }
-        if stored { tellUnread(w) }
+        tellUnread(w)
         if writes.retryAnswered(id, failed: failure != nil) {
             effects.append(.retryWorldWrites)  // the retry landed; the world's own writes share the disk
         }
@@ -65,8 +65,9 @@ extension Engine {
         }
     }
 
-    /// After a write that changed unread counts, each changed conversation's count as the
-    /// store has it now: one owner of the count (the store), one route to a view (an event).
+    /// After a write that changed unread counts, each changed conversation's count: as the
+    /// store has it, plus what is kept in memory while the store cannot write (a read kept so
+    /// is a read). One owner of the count (the store), one route to a view (an event).
     private func tellUnread(_ w: StoreWrite) {
         let conversations: [Address]
         switch w {
@@ -78,7 +79,10 @@ extension Engine {
         case .markRead(let a): conversations = [a]
         default: return
         }
-        for a in conversations { emit(.unread(conversation: a, count: storage.unreadCount(in: a))) }
+        for a in conversations {
+            let count = unsaved.reads.contains(a) ? 0 : storage.unreadCount(in: a) + unsaved.keptIncoming(in: a)
+            emit(.unread(conversation: a, count: count))
+        }
     }
 
     /// The app has this message: stored, or kept in memory.

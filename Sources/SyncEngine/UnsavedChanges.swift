@@ -46,6 +46,12 @@ struct UnsavedChanges {
         inFlight[txId] ?? (ids.contains(txId) ? messages.first { $0.txId == txId } : nil)
     }
 
+    /// Incoming messages of `conversation` kept in memory, not stored (a conversation's unread
+    /// count while the store cannot write: `Engine.tellUnread`).
+    func keptIncoming(in conversation: Address) -> Int {
+        messages.isEmpty ? 0 : messages.reduce(0) { $0 + ($1.message.conversation == conversation ? Self.incoming($1) : 0) }
+    }
+
     /// Incoming messages the store does not have yet (kept or in flight): unread for the badge.
     /// Counted as they come and go: the badge is read at every settle, and counting the
     /// messages in flight there was 41 % of a simulated day (issue 16).

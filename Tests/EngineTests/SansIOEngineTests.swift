@@ -259,6 +259,30 @@ struct SansIOEngineTests {
         #expect(h.events().contains(.storeTrouble(nil, unsaved: 1, retryEvery: .seconds(5))))
     }
 
+    @Test("unread counts are the store's, told after each write; while the store cannot write, what is kept in memory counts, and a read kept in memory is a read; after the retry, the store's again")
+    func unreadThroughTrouble() throws {
+        let h = Harness()
+        h.launchedAndLive()
+        _ = h.events()
+        func unread(_ events: [SyncEvent]) -> [Int] {
+            events.compactMap { if case .unread(let a, let n) = $0, a == Self.alice.address { n } else { nil } }
+        }
+        let t0 = h.now + .seconds(10)
+        h.send(.realtimeTx(connection: 1, Self.tx("stored", at: t0)), at: t0 + .seconds(1))
+        #expect(unread(h.events()) == [1])
+        h.diskFull = true
+        h.send(.realtimeTx(connection: 1, Self.tx("kept", at: t0 + .seconds(5))), at: t0 + .seconds(6))
+        #expect(unread(h.events()) == [2])  // 1 stored, 1 kept: the list says 2 as the badge does
+        #expect(h.storage.unreadCount(in: Self.alice.address) == 1)
+        h.send(.markRead(Self.alice.address), at: t0 + .seconds(7))
+        #expect(unread(h.events()) == [0])  // read, though the store has not heard of it yet
+        h.diskFull = false
+        h.advance(to: t0 + .seconds(20))
+        let after = unread(h.events())
+        #expect(after.last == h.storage.unreadCount(in: Self.alice.address))
+        #expect(h.storage.hasMessage(txId: "kept"))
+    }
+
     @Test("rule 6: while reliable, a foreground soon after the last catch-up is skipped with the time left; rule 14: no refresh is asked for while reliable push covers the background, one as soon as the mode needs it")
     func debounceAndRefresh() throws {
         let h = Harness()

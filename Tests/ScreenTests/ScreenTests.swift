@@ -206,7 +206,11 @@ struct ScreenTests {
         let small = Render.screen(s, width: 60, height: 16).text
         let hintRow = try! #require(small.firstIndex { $0.contains("↓ 1 line below · End") })
         #expect(!small[hintRow].contains("Alice"))
-        #expect(small[hintRow - 1].contains("the right edge") || small[hintRow - 1].contains("edge"))
+        #expect(small[hintRow - 1].contains("edge"))  // the long line's last words, whole above the hint
+        // As far back as it goes, the oldest line (the first day's separator) is in view above the hint.
+        s.scroll = 10_000
+        let top = Render.screen(s, width: 100, height: 24).text
+        #expect(top.contains { $0.contains("── day 1 ──") }, "\(top.joined(separator: "\n"))")
         _ = ViewModel.reduce(&s, .key(.end))
         #expect(Render.screen(s, width: 100, height: 24).text[13].hasSuffix("Alice: newest"))
     }
