@@ -53,7 +53,11 @@ public struct BeliefLag: Equatable, Sendable {
     private var pushFaultNow = false
     private var pushFaultSinceReliable = false
 
-    public init() {}
+    /// Whether lags, spans and unnoticed breaks are kept (a run's measure); a screen, which
+    /// shows only the disagreements now, keeps none, so its copy does not grow over a session.
+    public let keepsRecords: Bool
+
+    public init(keepsRecords: Bool = true) { self.keepsRecords = keepsRecords }
 
     /// The world's active faults changed (`AppSession.activeFaults`).
     public mutating func faultsChanged(_ faults: [String], at t: Instant) {
@@ -80,13 +84,13 @@ public struct BeliefLag: Equatable, Sendable {
             case (false, true):
                 broken.insert(kind)
                 if believed.contains(kind) {
-                    records[kind, default: Record()].lags.append(.zero)
+                    if keepsRecords { records[kind, default: Record()].lags.append(.zero) }
                 } else {
                     brokenSince[kind] = t
                 }
             case (true, false):
                 broken.remove(kind)
-                if let since = brokenSince.removeValue(forKey: kind) {
+                if let since = brokenSince.removeValue(forKey: kind), keepsRecords {
                     records[kind, default: Record()].unnoticed += 1
                     spans.append(Span(kind: kind, from: since, to: t))
                 }
@@ -102,12 +106,12 @@ public struct BeliefLag: Equatable, Sendable {
         case .pushState(_, let to, _):
             if to == .unreliable, !pushFaultSinceReliable { falseUnreliable += 1 }
             if to == .reliable { pushFaultSinceReliable = pushFaultNow }
-            believe(.push, to == .unreliable, at: e.at)
+            believe(.push, Self.broken(to), at: e.at)
         case .realtime(let state, _):
-            believe(.realtime, state != .live, at: e.at)
-            believe(.network, state != .live, at: e.at)
+            believe(.realtime, Self.broken(state), at: e.at)
+            believe(.network, Self.broken(state), at: e.at)
         case .tokenStatus(let status):
-            believe(.token, status == .expired || status == .invalid, at: e.at)
+            believe(.token, Self.broken(status), at: e.at)
         default:
             break
         }
@@ -116,15 +120,27 @@ public struct BeliefLag: Equatable, Sendable {
     /// What the engine's status says it believes now: a screen's way in (a status comes with
     /// every change of the engine, and the first one says what it believed before the screen).
     public mutating func observe(_ status: EngineStatus, at t: Instant) {
-        believe(.push, status.push == .unreliable, at: t)
-        believe(.realtime, status.realtime != .live, at: t)
-        believe(.network, status.realtime != .live, at: t)
-        believe(.token, status.token == .expired || status.token == .invalid, at: t)
+        believe(.push, Self.broken(status.push), at: t)
+        believe(.realtime, Self.broken(status.realtime), at: t)
+        believe(.network, Self.broken(status.realtime), at: t)
+        believe(.token, Self.broken(status.token), at: t)
     }
+
+    /// What a state the engine says means it believes of its channel, one reading for events
+    /// and statuses: push it does not count on (`unreliable`, or `disabled`: another mode, no
+    /// permission or token, where a dropping push service is no news to it), realtime not
+    /// `live`, a token `expired` or `invalid`.
+    static func broken(_ push: PushState) -> Bool { push == .unreliable || push == .disabled }
+    static func broken(_ realtime: RealtimeState) -> Bool { realtime != .live }
+    static func broken(_ realtime: EngineStatus.Realtime) -> Bool { realtime != .live }
+    static func broken(_ token: TokenStatus) -> Bool { token == .expired || token == .invalid }
 
     private mutating func believe(_ kind: Kind, _ holds: Bool, at t: Instant) {
         if holds { believed.insert(kind) } else { believed.remove(kind) }
-        guard holds, let since = brokenSince.removeValue(forKey: kind) else { return }
+        // The engine stops believing a break that lasts (push counted on again, a mode back to
+        // remote-push): they differ again, from now.
+        if !holds, broken.contains(kind), brokenSince[kind] == nil { brokenSince[kind] = t }
+        guard holds, let since = brokenSince.removeValue(forKey: kind), keepsRecords else { return }
         records[kind, default: Record()].lags.append(t - since)
         spans.append(Span(kind: kind, from: since, to: t))
     }
@@ -134,9 +150,6 @@ public struct BeliefLag: Equatable, Sendable {
     public var disagreements: [(kind: Kind, fault: String, since: Instant)] {
         Kind.allCases.compactMap { kind in brokenSince[kind].map { (kind, faultWords[kind] ?? kind.rawValue, $0) } }
     }
-
-    /// What the engine believes of a kind's channel now (the inspector's `truth` section).
-    public func believesBroken(_ kind: Kind) -> Bool { believed.contains(kind) }
 
     /// Whether the world has a kind's channel broken now.
     public func isBroken(_ kind: Kind) -> Bool { broken.contains(kind) }

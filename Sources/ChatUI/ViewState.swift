@@ -79,7 +79,7 @@ public struct StatusInfo: Equatable, Sendable {
     public var serverClock: Double?
     /// Truth beside belief: the world's faults held against what the engine believes, as
     /// `simulate` measures belief lag (one rule: `BeliefLag`), fed by `.faults` and `.engineStatus`.
-    public var truth = BeliefLag()
+    public var truth = BeliefLag(keepsRecords: false)
     /// Whether the world's truth is known here (false on a server without the operator's view).
     public var knowsTruth = true
 

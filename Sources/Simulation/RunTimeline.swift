@@ -29,7 +29,8 @@ public struct RunTimeline: Equatable, Sendable {
     public var marks: [(at: Instant, mark: Mark)] = []
     public var faults: [Span<String>] = []
     /// Belief lag: the spans the world had a channel broken (push, realtime, token, network)
-    /// and the engine did not believe it yet, by `BeliefLag`'s rule; the value is the kind.
+    /// and the engine did not believe it yet, as the run's own measure (`BeliefLag`, fed as it
+    /// ran, log kept or not) has them; the value is the kind.
     public var beliefLag: [Span<String>] = []
 
     public init(start: Instant, end: Instant) {
@@ -89,23 +90,14 @@ public struct RunTimeline: Equatable, Sendable {
         }
         for (f, from) in open.sorted(by: { $0.value < $1.value }) { faults.append(Span(from: from, to: end, value: f)) }
         faults.sort { ($0.from, $0.value) < ($1.from, $1.value) }
-        // Belief lag, by the measure's own rule: the faults and the events in time order (a
-        // fault before an event of its instant, as the session notes a change before the
-        // engine hears of it).
-        var lag = BeliefLag()
-        var changes = faultHistory.filter { $0.at <= end }[...]
-        for e in events where e.at <= end {
-            while let c = changes.first, c.at <= e.at { lag.faultsChanged(c.faults, at: c.at); changes = changes.dropFirst() }
-            lag.observe(e)
-        }
-        for c in changes { lag.faultsChanged(c.faults, at: c.at) }
-        beliefLag = lag.spans(closingAt: end).filter { $0.to > $0.from }.map { Span(from: $0.from, to: $0.to, value: $0.kind.rawValue) }
     }
 
     /// A run's timeline, from its start to where it ended.
     public init(_ run: ScenarioRun) {
         self.init(events: run.log, faultHistory: run.session.faultHistory, start: run.startedAt, end: run.scheduler.now)
         bytes = (run.world.indexer.bytesServed + run.world.node.bytesServed).sorted { $0.at < $1.at }
+        beliefLag = run.session.beliefLag.spans(closingAt: run.scheduler.now).filter { $0.to > $0.from }
+            .map { Span(from: $0.from, to: $0.to, value: $0.kind.rawValue) }
     }
 
     /// Backend bytes served in each of `count` equal buckets from `start` to `end`.

@@ -285,6 +285,16 @@ struct TruthTests {
         #expect(!Render.screen(s, width: 220, height: 24).text[22].contains("truth:"))
     }
 
+    @Test("push disabled (mode off, or no token) is push the engine does not count on: a dropping push service is no news there, and no truth: segment says it is")
+    func disabledPushIsNoNews() {
+        var s = Self.reliable()
+        Self.believe(&s) { $0.push = .disabled }
+        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        #expect(!Render.screen(s, width: 160, height: 24).text[22].contains("truth:"))
+        Self.believe(&s) { $0.push = .unknown }  // remote-push again: now the engine counts on push, and is wrong
+        #expect(Render.screen(s, width: 160, height: 24).text[22].contains("truth: push drop 100%"))
+    }
+
     @Test("a screen that does not know the world's truth (a server's client) says nothing, even with faults it was told of")
     func unknownTruth() {
         var s = Self.reliable()
