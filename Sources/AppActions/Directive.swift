@@ -31,7 +31,8 @@ public enum Directive: Equatable, Sendable {
     case send(handle: String, text: String)
     case receive(handle: String, text: String)
     case contact(handle: String, displayName: String)
-    /// A contact added by its address (the app's `a`); its handle is `handle(forAddress:)`.
+    /// A contact added by its address (the app's `a`); later lines name it by that address, so
+    /// the log, a recording and a person call it what it was added as.
     case add(address: String, displayName: String)
     case mute(handle: String)
     case unmute(handle: String)
@@ -136,10 +137,6 @@ public enum Directive: Equatable, Sendable {
         return (8...80).contains(rest.count) && rest.allSatisfy { ($0.isASCII && $0.isLowercase) || ($0.isASCII && $0.isNumber) }
     }
 
-    /// The handle a contact added by address goes by: the address itself, so that the log,
-    /// a recording and later lines name it as the person added it (`send kaspa:qq… "hi"`),
-    /// never by a name nobody gave it.
-    public static func handle(forAddress address: String) -> String { address }
 
     /// `"…"` with `\\`, `\"`, `\n`, `\t`, `\e`, `\xHH` for other controls (C0, DEL, C1).
     public static func quoted(_ text: String) -> String {

@@ -154,40 +154,52 @@ public final class AppSession {
 
     /// A directive of the app or the user (a fault of the network is the world's).
     private func applyToApp(_ d: Directive) {
+        // A contact by its handle, or, for one added by its address, by that address.
+        func contact(_ h: String) -> Contact? {
+            world.contact(handle: h) ?? (Directive.isAddress(h) ? world.contact(address: Address(h)) : nil)
+        }
         switch d {
         case .foreground: world.os.moveToForeground()
         case .background: world.os.moveToBackground()
         case .mode(let m): driver.setMode(m)
         case .send(let h, let text):
-            if let c = world.contact(handle: h) { driver.send(to: c.address, text: text) }
+            if let c = contact(h) { driver.send(to: c.address, text: text) }
         case .receive(let h, let text):
-            if let c = world.contact(handle: h) { world.deliverIncoming(from: c, kind: .contextual, body: text) }
+            if let c = contact(h) { world.deliverIncoming(from: c, kind: .contextual, body: text) }
         case .add(let address, let name):
             guard Directive.isAddress(address) else { break }
-            let h = Directive.handle(forAddress: address)
-            let isNew = world.contact(handle: h) == nil
-            let c = world.addContact(handle: h, displayName: name, address: Address(address))
+            // Known already (by another handle, in a profile from before): renamed, not added twice.
+            let known = world.contact(address: Address(address))
+            let isNew = known == nil
+            let c = world.addContact(handle: known?.handle ?? address, displayName: name, address: Address(address))
             var clientSide = driver.contact(c.address) ?? c
             clientSide.displayName = name
             driver.upsertContact(clientSide)
             if isNew { world.deliverIncoming(from: c, kind: .handshake, body: "handshake from \(name)") }
         case .contact(let h, let name):
-            let isNew = world.contact(handle: h) == nil
-            let c = world.addContact(handle: h, displayName: name)
+            // An address names a contact added by it; it makes none (that is `add`'s).
+            if Directive.isAddress(h), contact(h) == nil {
+                driver.noteWorldChange("contact \(h): no contact has that address (add it first)")
+                break
+            }
+            let isNew = contact(h) == nil
+            let c = world.addContact(handle: contact(h)?.handle ?? h, displayName: name)
             var clientSide = driver.contact(c.address) ?? c
             clientSide.displayName = name
             driver.upsertContact(clientSide)
             if isNew { world.deliverIncoming(from: c, kind: .handshake, body: "handshake from \(name)") }
         case .mute(let h):
-            world.setMuted(handle: h, true)
-            if let c = world.contact(handle: h) { driver.setMuted(c.address, true) }
+            guard let c = contact(h) else { break }
+            world.setMuted(handle: c.handle, true)
+            driver.setMuted(c.address, true)
         case .unmute(let h):
-            world.setMuted(handle: h, false)
-            if let c = world.contact(handle: h) { driver.setMuted(c.address, false) }
+            guard let c = contact(h) else { break }
+            world.setMuted(handle: c.handle, false)
+            driver.setMuted(c.address, false)
         case .sync: driver.syncNow()
         case .preview(let p): driver.setPreview(p)
         case .open(let h):
-            if let c = world.contact(handle: h) ?? driver.contacts.first(where: { $0.handle == h }) {
+            if let c = contact(h) ?? driver.contacts.first(where: { $0.handle == h }) {
                 driver.viewing(c.address)
                 driver.markRead(c.address)
                 onOpen?(c.address)

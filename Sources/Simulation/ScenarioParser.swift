@@ -205,7 +205,7 @@ public enum ScenarioParser {
             }
             switch step.directive {
             case .contact(let h, _): known.insert(h)
-            case .add(let a, _): known.insert(Directive.handle(forAddress: a))
+            case .add(let a, _): known.insert(a)  // a contact added by its address goes by it
             case .send(let h, _), .receive(let h, _), .mute(let h), .unmute(let h), .open(let h):
                 guard known.contains(h) else {
                     throw fail("unknown contact \"\(h)\" (known: \(known.sorted().joined(separator: ", ")))")

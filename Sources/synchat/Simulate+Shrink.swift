@@ -78,7 +78,10 @@ extension Simulate {
         // names it, so the README's commands redraw the same chart.
         let given = (scenario! as NSString).lastPathComponent
         let safe = !given.isEmpty && !given.hasPrefix("-") && given.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
-        let name = safe ? given : "scenario.scenario"
+        // Not the name of a file the report writes (or its README's commands do): the copy
+        // would be overwritten by it.
+        let reserved: Set = ["events.log", "compare.txt", "chart.svg", "chart-again.svg", "readme.md"]
+        let name = safe && !reserved.contains(given.lowercased()) ? given : "scenario.scenario"
         let files: [(String, Data)] = [
             (name, data),
             ("events.log", Data((events.joined(separator: "\n") + "\n").utf8)),
@@ -87,6 +90,10 @@ extension Simulate {
             ("README.md", Data(TesterReport.readme(scenario: name, given: given, policy: policy.name, flags: replayFlags, chartLane: chartLane,
                                                    lines: events.count, summary: summaries.first { $0.0.policy.name == policy.name }!.1).utf8)),
         ]
+        // Still empty after the runs (nothing came meanwhile to be overwritten).
+        guard (try? FileManager.default.contentsOfDirectory(atPath: dir))?.isEmpty == true else {
+            fail("--report \(dir): files appeared in it while the runs went; nothing written (give a new or an empty folder)")
+        }
         for (file, contents) in files {
             let path = (dir as NSString).appendingPathComponent(file)
             guard FileManager.default.createFile(atPath: path, contents: contents) else { fail("--report: cannot write \(path)") }

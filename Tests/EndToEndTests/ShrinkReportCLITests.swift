@@ -100,5 +100,16 @@ struct ShrinkReportCLITests {
         let again = try runSynchat(["simulate", "--scenario", file, "--report", out])
         #expect(again.status == 2)
         #expect(again.err == "synchat: --report \(out): exists and is not empty (give a new or an empty folder)\n")
+        // A scenario named as a file of the report is copied under another name, not overwritten.
+        let clash = dir.file("README.md")
+        try Self.session.write(toFile: clash, atomically: true, encoding: .utf8)
+        let second = dir.file("second")
+        let named = try runSynchat(["simulate", "--scenario", clash, "--report", second])
+        #expect(named.status == 0, "\(named.err)")
+        #expect(try String(contentsOfFile: second + "/scenario.scenario", encoding: .utf8) == Self.session)
+        #expect(try String(contentsOfFile: second + "/README.md", encoding: .utf8).contains("--scenario scenario.scenario"))
+        // A file where the folder should be: one line, exit 2.
+        let notFolder = try runSynchat(["simulate", "--scenario", file, "--report", file])
+        #expect(notFolder.status == 2 && notFolder.err == "synchat: --report \(file): exists and is not a folder\n")
     }
 }

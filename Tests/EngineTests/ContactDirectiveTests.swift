@@ -34,4 +34,25 @@ struct ContactDirectiveTests {
         #expect(run.storage.messages(in: zoe).contains { $0.message.body == "hi Zoë" && $0.via == .sent })
         #expect(RunSummary(run).messagesLost == 0)
     }
+
+    @Test("an address names only a contact added by it: contact ADDRESS makes none (said in the log), a second add of one address renames it, and mute by address mutes it")
+    func addressesNameOnlyWhatWasAdded() throws {
+        let scenario = try ScenarioParser.parse("""
+            duration 10m
+            contacts 1
+            traffic 0/h
+            at 1m contact kaspa:qnobody12345 "Nobody"
+            at 2m add kaspa:qzoe12345678 "Zoë"
+            at 3m add kaspa:qzoe12345678 "Zoë again"
+            at 4m mute kaspa:qzoe12345678
+            """, file: "addresses")
+        let run = ScenarioRun(scenario: scenario, policy: .adaptive)
+        run.run()
+        #expect(run.world.contacts.filter { $0.address.value == "kaspa:qzoe12345678" }.count == 1)
+        #expect(!run.world.contacts.contains { $0.handle == "kaspa:qnobody12345" || $0.displayName == "Nobody" })
+        #expect(run.log.contains { $0.event.line == "world: contact kaspa:qnobody12345: no contact has that address (add it first)" })
+        let zoe = Address("kaspa:qzoe12345678")
+        #expect(run.driver.contact(zoe)?.displayName == "Zoë again" && run.driver.contact(zoe)?.muted == true)
+        #expect(run.storage.messages(in: zoe).filter { $0.message.kind == .handshake }.count == 1)  // one handshake, not two
+    }
 }
