@@ -24,7 +24,7 @@ extension Render {
 
         var push: [InspectorLine] = []
         let pushRole: Role = i.push.state == .unreliable ? .statusPushUnreliable : i.push.state == .reliable ? .statusPushReliable : .normal
-        push.append(line("state \(i.push.state.rawValue), " + (i.push.misses <= i.push.missThreshold ? "misses \(i.push.misses)/\(i.push.missThreshold)" : "\(i.push.misses) consecutive misses"), pushRole))
+        push.append(line("state \(i.push.state.rawValue), " + (i.push.misses <= i.push.missThreshold ? "misses " : "") + missWords(i.push.misses, threshold: i.push.missThreshold), pushRole))
         if let why = i.push.notOperational { push.append(line("not operational: \(why)", .messageMeta)) }
         let paused = i.push.suspended && !i.push.pending.isEmpty ? " (app suspended: graces wait)" : ""
         push.append(line("waiting for push: \(i.push.pending.count)" + paused))

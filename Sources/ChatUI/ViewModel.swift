@@ -94,7 +94,7 @@ public enum Notices {
 
     /// What a key that paces the clock (space, `.`, `+`, `-`) says on a server's clock.
     public static func serverClock(_ speed: Double) -> String {
-        "the clock is the server's: x\(speed == speed.rounded() ? String(Int(speed)) : String(speed)), not paused, stepped or changed from here"
+        "the clock is the server's: x\(Render.speedWord(speed)), not paused, stepped or changed from here"
     }
 
     public static func tooLongToSend(bytes: Int) -> String { limit + "; this line is \(bytes) bytes, nothing was sent" }

@@ -10,7 +10,7 @@ import TOMLKit
 /// background = "B"
 /// search = ["/", "ctrl-f"]
 /// [compose]              # inside it
-/// killWord = "ctrl-h"
+/// killWord = ["ctrl-w", "ctrl-k"]
 /// ```
 ///
 /// An action is named as in `KeyAction` (`synchat` lists them in the help's docs); a key is

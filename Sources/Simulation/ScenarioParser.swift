@@ -229,10 +229,8 @@ public enum ScenarioParser {
         try DirectiveParser.duration(s, fail)
     }
 
-    static func parsePercent(_ s: String, _ fail: (String) -> ScenarioError) throws -> Double { try DirectiveParser.percent(s, fail) }
     static func parseRate(_ s: String, _ fail: (String) -> ScenarioError) throws -> Double { try DirectiveParser.rate(s, fail) }
     static func parseMode(_ s: String, _ fail: (String) -> ScenarioError) throws -> NotificationMode { try DirectiveParser.mode(s, fail) }
-    static func handle(_ s: String, _ fail: (String) -> ScenarioError) throws -> String { try DirectiveParser.handle(s, fail) }
     static func bare(_ w: Word, _ what: String, _ fail: (String) -> ScenarioError) throws -> String { try DirectiveParser.bare(w, what, fail) }
     static func one(_ w: [Word], _ usage: String, _ fail: (String) -> ScenarioError) throws -> String { try DirectiveParser.one(w, usage, fail) }
     static func tokenize(_ line: String) throws -> [Word] { try DirectiveParser.tokenize(line) }

@@ -4,6 +4,7 @@ import Foundation
 import SyncCore
 import SyncEngine
 import WorldClient
+import WorldServer
 import SimWorld
 
 /// Set by SIGTERM and SIGINT: the bot writes its report and ends.
@@ -78,7 +79,7 @@ struct Bot: ParsableCommand {
         if joined.isNew {
             do { try secrets.save(joined.secret, for: user) } catch { refuse("bot: cannot keep the secret of \(user): \(error)") }
         }
-        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: UInt64(truncatingIfNeeded: user.hashValue), scheduler: $0, timings: WorldTimings()) })
+        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
         let storage = InMemoryChatStorage()
         // The TUI's session with no screen: directives the server passes on (synchat fault
         // --user NAME background) act as the keys would.

@@ -8,6 +8,7 @@ import SyncEngine
 import App
 import TerminalUI
 import WorldClient
+import WorldServer
 import SimWorld
 
 extension Chat {
@@ -63,7 +64,7 @@ extension Chat {
         }
         let (chosenTheme, themeWarnings) = try theme(for: profileStore)
         let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
-        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: UInt64(truncatingIfNeeded: user.hashValue), scheduler: $0, timings: WorldTimings()) })
+        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
         // The operator's token, only when asked for (`--admin-token TOKEN|env`): the truth beside belief.
         let admin = resolvedAdminToken
         let session = NetworkSession(world: world, storage: storage, policy: SyncPolicy.named(policy)!,

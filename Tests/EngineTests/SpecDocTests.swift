@@ -1,4 +1,5 @@
 import Foundation
+import Fuzzing
 import Simulation
 import SyncCore
 import Testing
@@ -101,6 +102,20 @@ struct DocSampleTests {
         let runs = try ScenarioRun.side(by: SyncPolicy.all, of: scenario, keepsLog: false)
         let printed = RunSummary.comparison(runs.map { RunSummary($0) }).joined(separator: "\n")
         #expect(shown == printed, "docs/simulate.md's table differs from simulate --compare; paste the new one")
+    }
+
+    @Test("docs/simulate.md's shrunk file is what the shrinker makes of the exploratory session, two runs at once as the transcript says: the lines, the timed lines kept and the runs it took")
+    func shrinkSample() throws {
+        let doc = SpecDocTests.read("docs/simulate.md")
+        let start = try #require(doc.range(of: "$ cat outage.scenario\n"))
+        let end = try #require(doc.range(of: "\n```", range: start.upperBound..<doc.endIndex))
+        let shown = doc[start.upperBound..<end.lowerBound].split(separator: "\n").map(String.init)
+        let path = "Scenarios/sessions/exploratory-push-outage.scenario"
+        let shrinker = try ScenarioShrinker(text: SpecDocTests.read(path), file: path, keepsComments: false)
+        let result = try #require(shrinker.shrink(width: 2, holds: ScenarioShrinker.eventLine(containing: "reliable → unreliable", policy: .adaptive)))
+        #expect(shown.first == "# shrunk by synchat simulate --shrink from exploratory-push-outage.scenario: \(result.timedBefore) → \(result.timedAfter) timed lines in \(result.runs) runs")
+        #expect(Array(shown.dropFirst(3)) == result.text.split(separator: "\n").map(String.init))
+        #expect(doc.contains("shrink: done: \(result.timedBefore) → \(result.timedAfter) timed lines, \(result.runs) runs"))
     }
 
     @Test("docs/matrix.md's table: its first five cells are what simulate --matrix prints for them")
