@@ -21,17 +21,8 @@ struct Bot: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The server, e.g. http://127.0.0.1:7420.", valueName: "URL"))
-    var server: String
-
-    @Option(name: .long, help: ArgumentHelp("The user to join as (a-z, 0-9, _ and -).", valueName: "NAME"))
-    var user: String
-
-    @Option(name: .long, help: ArgumentHelp("The server's invite, for the bot's first join (synchat server prints it).", valueName: "CODE"))
-    var invite: String?
-
-    @Option(name: .long, help: ArgumentHelp("For an https:// server whose certificate a private CA signed: that CA's certificate (PEM).", valueName: "FILE"))
-    var ca: String?
+    @OptionGroup var remote: ServerOptions<Bot>
+    @OptionGroup var joining: JoinOptions<Bot>
 
     @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Messages an hour it writes (world time).", valueName: "N/h"))
     var rateText = "60/h"
@@ -50,8 +41,11 @@ struct Bot: ParsableCommand {
 
     @OptionGroup var subcommandArguments: SubcommandArguments
 
+    /// The name to join as: the bot cannot run without one.
+    var user: String { joining.user ?? "" }
+
     func numbers() throws -> (host: String, port: Int, rate: Double, duration: Double?, policy: SyncPolicy) {
-        let (host, port, _) = try ServerURL.parse(server)
+        let (host, port, _) = try ServerURL.parse(try remote.required())
         let rate = rateText.hasSuffix("/h") ? String(rateText.dropLast(2)) : rateText
         guard let perHour = Double(rate), perHour.isFinite, perHour >= 0, perHour <= 100_000 else {
             throw ValidationError("--rate \(rateText): expected messages an hour, e.g. 60/h")
@@ -67,15 +61,16 @@ struct Bot: ParsableCommand {
 
     func validate() throws {
         _ = try numbers()
-        if ca != nil, try !ServerURL.parse(server).tls { throw ValidationError("--ca is for https:// servers; \(server) is plain http") }
+        guard let user = joining.user else { throw ValidationError("Missing expected argument '--user <NAME>'") }
+        guard WorldHost.isValidName(user) else { throw ValidationError("--user \(user): 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit") }
     }
 
     func run() throws {
         let n = try numbers()
-        let io = try ServerURL.connect(server, ca: ca)
+        let io = try remote.connect()
         let secrets = ServerSecrets(host: n.host, port: n.port)
         let joined: NetworkWorld.Joined
-        do { joined = try NetworkWorld.join(io, user: user, secret: secrets.load(user), invite: invite) } catch { refuse("bot: \(error)") }
+        do { joined = try NetworkWorld.join(io, user: user, secret: secrets.load(user), invite: joining.invite) } catch { refuse("bot: \(error)") }
         if joined.isNew {
             do { try secrets.save(joined.secret, for: user) } catch { refuse("bot: cannot keep the secret of \(user): \(error)") }
         }
@@ -149,64 +144,4 @@ struct Bot: ParsableCommand {
     }
 
     static let phrases = ["hello", "how are you?", "ok 👍", "see you at 7", "こんにちは", "on my way", "thanks!", "coffee?"]
-}
-
-/// `http://HOST:PORT` (the port defaults to 7420).
-enum ServerURL {
-    /// `http://HOST:PORT` or `https://HOST:PORT` (TLS: https and wss).
-    static func parse(_ text: String) throws -> (host: String, port: Int, tls: Bool) {
-        guard let url = URLComponents(string: text), url.scheme == "http" || url.scheme == "https", let host = url.host, !host.isEmpty,
-              url.path.isEmpty || url.path == "/", url.query == nil else {
-            throw ValidationError("--server \(text): expected http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:7420")
-        }
-        return (host, url.port ?? 7420, url.scheme == "https")
-    }
-
-    /// The client's sockets to the server at `text`; `ca`: a PEM file of the CA to trust for
-    /// https (otherwise the system's). A CA file for a plain http server is refused.
-    static func connect(_ text: String, ca: String?) throws -> NetIO {
-        let (host, port, tls) = try parse(text)
-        guard tls else {
-            if ca != nil { throw ValidationError("--ca is for https:// servers; \(text) is plain http") }
-            return NetIO(host: host, port: port)
-        }
-        do { return NetIO(host: host, port: port, tls: try NetIO.tls(caFile: ca)) } catch let e as TransportError {
-            throw ValidationError(e.message)
-        }
-    }
-
-    /// How a profile or a secret names the server: its scheme, host and port.
-    static func canonical(_ text: String) throws -> String {
-        let (host, port, tls) = try parse(text)
-        return "\(tls ? "https" : "http")://\(host):\(port)"
-    }
-}
-
-/// Where a client keeps the secret each server gave at the first join:
-/// `$XDG_DATA_HOME/synchat/servers/HOST_PORT/NAME.secret`, readable by the user only.
-struct ServerSecrets {
-    let directory: URL
-
-    init(host: String, port: Int) {
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.local/share")
-        let safe = host.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
-        directory = URL(fileURLWithPath: base).appendingPathComponent("synchat/servers/\(safe)_\(port)")
-    }
-
-    func load(_ user: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("\(user).secret").path),
-              let text = String(data: data, encoding: .utf8) else { return nil }
-        let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return secret.isEmpty ? nil : secret
-    }
-
-    func save(_ secret: String, for user: String) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let path = directory.appendingPathComponent("\(user).secret").path
-        guard FileManager.default.createFile(atPath: path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
-    }
 }

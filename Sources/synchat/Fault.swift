@@ -14,8 +14,7 @@ struct Fault: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The server, e.g. http://127.0.0.1:7420.", valueName: "URL"))
-    var server: String
+    @OptionGroup var remote: ServerOptions<Fault>
 
     @Option(name: .long, help: ArgumentHelp("The user whose world it changes (default: every user, with the admin token).", valueName: "NAME"))
     var user: String?
@@ -23,15 +22,11 @@ struct Fault: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The admin token synchat server printed (or SYNCHAT_ADMIN_TOKEN).", valueName: "TOKEN"))
     var token: String?
 
-    @Option(name: .long, help: ArgumentHelp("For an https:// server whose certificate a private CA signed: that CA's certificate (PEM).", valueName: "FILE"))
-    var ca: String?
-
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The directive, as a scenario line says it: push drop 100%, realtime stale, indexer down…", valueName: "LINE"))
     var words: [String] = []
 
     func validate() throws {
-        _ = try ServerURL.parse(server)
-        if ca != nil, try !ServerURL.parse(server).tls { throw ValidationError("--ca is for https:// servers; \(server) is plain http") }
+        _ = try remote.required()
         guard !words.isEmpty else { throw ValidationError("no directive: say one, e.g. push drop 100%") }
         if token == nil, ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"] == nil, user == nil {
             throw ValidationError("without the admin token (--token or SYNCHAT_ADMIN_TOKEN), name the user whose secret to use (--user)")
@@ -39,8 +34,8 @@ struct Fault: ParsableCommand {
     }
 
     func run() throws {
-        let (host, port, _) = try ServerURL.parse(server)
-        let io = try ServerURL.connect(server, ca: ca)
+        let (host, port, _) = try ServerURL.parse(try remote.required())
+        let io = try remote.connect()
         let line = words.joined(separator: " ")
         let admin = token ?? ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"]
         let path: String, credential: String

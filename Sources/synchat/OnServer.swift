@@ -37,11 +37,11 @@ extension Chat {
                 }
             }
         }
-        let io = try ServerURL.connect(server, ca: ca)
+        let io = try remote.connect()
         let eventLog = try eventLogger()
         io.log = eventLog
         let joined: NetworkWorld.Joined
-        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret"), invite: invite) } catch {
+        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret"), invite: joining.invite) } catch {
             // Nothing of a refused join stays behind: the profile this launch made goes, with its WAL.
             if let path = newProfilePath {
                 profileStore?.close()

@@ -92,3 +92,23 @@ extension ModuleGraphTests {
         #expect(drawn == expected, "docs/design.md's layers differ from Package.swift's; they are:\n\(expected)")
     }
 }
+
+extension ModuleGraphTests {
+    /// A big type is split by concern (docs/design.md): no source file grows past this.
+    static let maxLines = 450
+
+    @Test("no Swift file in Sources is over 450 lines")
+    func filesAreSplitByConcern() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        let walker = try #require(FileManager.default.enumerator(atPath: sources.path))
+        var files = 0
+        for case let file as String in walker where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - (text.hasSuffix("\n") ? 1 : 0)
+            #expect(lines <= Self.maxLines, "Sources/\(file) has \(lines) lines: split it by concern")
+            files += 1
+        }
+        #expect(files >= 150, "read \(files) files")
+    }
+}
+

@@ -1,0 +1,97 @@
+import SyncCore
+import SyncEngine
+
+/// The compose line: a window of the line being written around its cursor.
+extension Render {
+    static func drawCompose(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        let y = l.composeY
+        g.fill(x: 0, y: y, width: l.width, height: 1, role: .compose)
+        if let notice = s.notice {
+            g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
+            g.put(TextWidth.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
+            return
+        }
+        if let search = s.search, search.editing {
+            drawSearchPrompt(&g, s, search, y: y, width: l.width)
+            return
+        }
+        if let prompt = s.prompt {
+            var x = g.put(prompt.label + "> ", x: 0, y: y, role: .focus)
+            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24)) {
+                x = g.put(cell.text, x: x, y: y, role: cell.isCursor ? .composeCursor : .compose, maxX: l.width)
+            }
+            g.put("  (Enter · Esc)", x: x, y: y, role: .messageMeta, maxX: l.width)
+            return
+        }
+        guard let name = s.openRow?.name else {
+            g.put("  select a conversation with ↑/↓ and press Enter to write", x: 0, y: y, role: .messageMeta)
+            return
+        }
+        let prompt = TextWidth.truncate("to " + name, to: 16) + "> "
+        let x0 = TextWidth.of(prompt)
+        g.put(prompt, x: 0, y: y, role: .compose)
+        let focused = s.focus == .compose
+        let line = s.compose
+        var x = x0
+        for cell in composeWindow(line, cursor: line.cursor, columns: l.width - x0) {
+            x = g.put(cell.text, x: x, y: y, role: cell.isCursor && focused ? .composeCursor : .compose, maxX: l.width)
+        }
+        if line.isEmpty, !focused {
+            g.put("Tab or Enter to write", x: x0, y: y, role: .messageMeta)
+        }
+    }
+
+    /// What the compose line shows of `line` in `columns`: its characters as they are drawn
+    /// (controls made visible), scrolled so that the cursor stays in view, the cursor's cell
+    /// marked, and a blank cell for the cursor at the end of the line.
+    ///
+    /// It reads only the characters around the cursor, at most `columns` on each side, never
+    /// the whole line, so that a frame costs the same on a 16 KiB line as on a short one
+    /// (issue 11 #9); a long run of zero-width characters just shows fewer of them.
+    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int) -> [(text: String, isCursor: Bool)]
+    where Line.Element == Character, Line.Index == Int {
+        guard columns > 0 else { return [] }
+        let count = line.count
+        let cursorWidth = cursor < count ? max(1, shownWidth(line[cursor])) : 1
+        let room = columns - cursorWidth
+        // Walk back from the cursor over what fits before it.
+        var start = cursor, used = 0
+        while start > 0, cursor - start < room {
+            let w = shownWidth(line[start - 1])
+            if used + w > room { break }
+            used += w
+            start -= 1
+        }
+        var cells: [(text: String, isCursor: Bool)] = []
+        var x = 0
+        var i = start
+        while i < count, i - start < 2 * columns {
+            let shown = visible(line[i])
+            let w = TextWidth.of(shown)
+            if x + w > columns { break }
+            cells.append((shown, i == cursor))
+            x += w
+            i += 1
+        }
+        if cursor == count, x < columns { cells.append((" ", true)) }
+        return cells
+    }
+
+    /// A character of the compose line as it is drawn: a control shows as `^@`, `^[`, ….
+    static func visible(_ ch: Character) -> String {
+        isPlain(ch) ? String(ch) : UntrustedText.visible(String(ch))
+    }
+
+    static func shownWidth(_ ch: Character) -> Int {
+        if let a = ch.asciiValue, a >= 0x20, a != 0x7F { return 1 }
+        return isPlain(ch) ? TextWidth.of(ch) : TextWidth.of(visible(ch))
+    }
+
+    /// No scalar that `UntrustedText` would rewrite: no C0, DEL or C1, and no format
+    /// character (the bidi controls are among them), so it is drawn as it is.
+    static func isPlain(_ ch: Character) -> Bool {
+        ch.unicodeScalars.allSatisfy { s in
+            (s.value >= 0x20 && s.value < 0x7F) || (s.value >= 0xA0 && s.properties.generalCategory != .format)
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import SyncCore
+import SyncEngine
+
+/// The message pane and the banners over it.
+extension Render {
+    /// The message pane, wrapped by display width and laid out from the newest message up.
+    static func drawMessages(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        let background = s.status.lifecycle == .background
+        let height = l.paneHeight
+        guard height > 0, let open = s.open else {
+            if s.conversations.isEmpty {
+                g.put(" waiting for contacts…", x: l.paneX, y: l.contentTop, role: .messageMeta)
+            }
+            drawBanners(&g, s, l)
+            return
+        }
+        let list = s.messages[open] ?? []
+        let textX = 9  // " HH:MM c "
+        let textWidth = max(10, l.paneWidth - 1 - textX)
+        var lines: [(text: String, x: Int, role: Role, meta: String?, mark: String?)] = []  // newest first
+        var needed = height + s.scroll
+        // A search in this conversation: its words are highlighted, and the current hit is
+        // brought into view (found in the full history the store searched).
+        let search = s.search.flatMap { $0.scope == .conversation(open) ? $0 : nil }
+        let target = search?.currentHit?.txId
+        var targetLines: Range<Int>?
+        var bodyStarts: [Int: Int] = [:]  // line index → the column where the body starts on it
+        // Messages the network has not taken yet, newest at the bottom: `…` sending, `!` failed.
+        for m in (s.outbox[open] ?? []).reversed() {
+            let status: String, role: Role, mark: String
+            switch m.state {
+            case .sending: (status, role, mark) = ("sending…", .messageMeta, "…")
+            case .failed(let reason, let at):
+                let wait = at > s.status.clock ? "retry in " + rounded(at - s.status.clock) : "retrying"
+                (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)), \(wait) (R: now)", .warning, "!")
+            case .sent: continue
+            }
+            let wrapped = TextWidth.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)
+            for (k, part) in wrapped.enumerated().reversed() {
+                lines.append((part, textX, background ? .messageDimmed : role, k == 0 ? Clock.hhmm(m.createdAt) : nil, k == 0 ? mark : nil))
+            }
+        }
+        var index = list.count - 1
+        // With a hit to show, on until it is built and half a pane beyond it, to centre it.
+        while index >= 0, lines.count < needed || (target != nil && (targetLines == nil || lines.count < targetLines!.upperBound + height / 2)) {
+            let m = list[index]
+            let who = m.outgoing ? "you" : m.sender
+            let body: String
+            switch m.kind {
+            case .contextual: body = m.text
+            case .handshake: body = "(handshake) " + m.text
+            case .payment: body = "(payment) " + m.text
+            }
+            let wrapped = TextWidth.wrap(who + ": " + body, width: textWidth)
+            let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
+            let first = lines.count
+            for (k, part) in wrapped.enumerated().reversed() {
+                if search != nil { bodyStarts[lines.count] = k == 0 ? (who + ": ").count : 0 }
+                lines.append((part, textX, role, k == 0 ? Clock.hhmm(m.blockTime) : nil, k == 0 ? mark(m.channel) : nil))
+            }
+            if m.txId == target { targetLines = first..<lines.count }
+            if s.newMarker?.conversation == open, s.newMarker?.txId == m.txId {
+                let label = "── new ──"
+                lines.append((label, max(0, (l.paneWidth - TextWidth.of(label)) / 2), background ? .messageDimmed : .listUnread, nil, nil))
+            }
+            let day = Clock.day(m.blockTime)
+            if index == 0 || Clock.day(list[index - 1].blockTime) != day {
+                lines.append(("── day \(day) ──", max(0, (l.paneWidth - 12) / 2), background ? .messageDimmed : .daySeparator, nil, nil))
+            }
+            index -= 1
+        }
+        // The current hit in view: the pane scrolls to it when it is not.
+        var wanted = s.scroll
+        // Scrolled back, the bottom row is the hint's: a line is in view in the rows above it.
+        func rows(at scroll: Int) -> Int { scroll > 0 ? height - 1 : height }
+        if let hit = targetLines, !(wanted <= hit.lowerBound && hit.upperBound <= wanted + rows(at: wanted)) {
+            wanted = max(0, hit.upperBound - height / 2 - 1)
+            needed = wanted + height
+        }
+        // As far back as the oldest line, shown in the rows above the hint.
+        let scroll = lines.count <= height ? 0 : min(wanted, lines.count - (height - 1))
+        // Scrolled back: the bottom row is the indicator's own, so that it covers no text.
+        let hintRows = scroll > 0 ? 1 : 0
+        let visible = Array(lines.dropFirst(scroll).prefix(height - hintRows))
+        // Newest at the bottom of the pane.
+        for (i, line) in visible.enumerated() {
+            let y = l.contentBottom - 1 - hintRows - i
+            if let meta = line.meta {
+                g.put(" " + meta, x: l.paneX, y: y, role: background ? .messageDimmed : .messageMeta)
+            }
+            if let mark = line.mark {
+                g.put(mark, x: l.paneX + 7, y: y, role: background ? .messageDimmed : .messageMark)
+            }
+            let row = scroll + i
+            let current = targetLines?.contains(row) == true
+            g.put(line.text, x: l.paneX + line.x, y: y, role: current && !background ? .focus : line.role, maxX: l.width)
+            if let query = search?.query, let bodyStart = bodyStarts[row] {
+                highlight(&g, line.text, query: query, from: bodyStart, x: l.paneX + line.x, y: y, maxX: l.width)
+            }
+        }
+
+        if list.isEmpty {
+            g.put(" no messages yet", x: l.paneX, y: l.contentTop, role: .messageMeta)
+        }
+        if scroll > 0 {
+            let hint = " ↓ \(Words.count(scroll, "line")) below · End "
+            g.put(hint, x: max(l.paneX, l.width - TextWidth.of(hint)), y: l.contentBottom - 1, role: .messageMeta, maxX: l.width)
+        }
+        drawBanners(&g, s, l)
+    }
+
+    /// The channel that first brought a message (docs/screen.md).
+    static func mark(_ c: Channel) -> String {
+        switch c {
+        case .realtime: return "r"
+        case .push: return "p"
+        case .fetch: return "f"
+        case .background: return "b"
+        case .sent: return "›"
+        }
+    }
+
+    static func drawBanners(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
+        guard s.status.lifecycle == .background else { return }
+        let top = l.contentTop
+        let head = " background · badge \(s.status.badge) · f: foreground · o: open the latest notification "
+        g.fill(x: l.paneX, y: top, width: l.paneWidth, height: 1, role: .statusBackground)
+        g.put(TextWidth.truncate(head, to: l.paneWidth), x: l.paneX, y: top, role: .statusBackground)
+        for (i, b) in s.banners.suffix(max(0, min(4, l.paneHeight - 2))).reversed().enumerated() {
+            let y = top + 1 + i
+            let text = " 🔔 " + b.title + ": " + b.body + " "
+            let shown = TextWidth.truncate(text, to: l.paneWidth - 2)
+            g.fill(x: l.paneX + 1, y: y, width: TextWidth.of(shown), height: 1, role: .banner)
+            g.put(shown, x: l.paneX + 1, y: y, role: .banner)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import NIOCore
+import NIOWebSocket
+import SimWorld
+import SyncCore
+import SyncEngine
+import Wire
+
+/// `GET /v1/push` upgraded: the push relay the phone's OS holds. It delivers while the app
+/// is in the background (the OS, not the app, holds the socket). Methods: `registerToken`,
+/// `unregisterToken`, `setMuted` (params `contact`, `muted`); notifications: `tokenStatus`
+/// (params `status`), `push` (params `payload`: the APNs-style userInfo as a JSON string),
+/// `contactsChanged` (another user joined: params `joined`, the new contact; without it, ask
+/// `GET /v1/world`), `directive` (params `line`: a
+/// directive of the app for the client to do, sent by `synchat fault --user NAME`). One push socket a user: a
+/// newer one replaces the older, which is closed with 1008.
+final class PushSocket: JSONSocket, PushSubscriber {
+    override func handlerAdded(context: ChannelHandlerContext) {
+        super.handlerAdded(context: context)
+        if let older = user.link.pushSocket as? PushSocket, older !== self {
+            older.close(code: .policyViolation, reason: "replaced by a newer push socket")
+        }
+        user.link.pushSocket = self
+        user.link.contactsChanged = { [weak self] joined in
+            self?.send(.object([("method", .string("contactsChanged")),
+                                ("params", .object(joined.map { [("joined", People.document($0))] } ?? []))]))
+        }
+        // A user who joined between this client's join and this socket was told to nobody:
+        // the two could never see each other (issue 28 #11). Each new relay socket starts
+        // with a contactsChanged, so the client asks for its contacts once more.
+        user.link.contactsChanged?(nil)
+    }
+
+    override func request(id: String?, method: String, params: [String: WireValue]) {
+        let push = user.world.push
+        switch method {
+        case "registerToken": push.registerToken(); reply(id, method)
+        case "unregisterToken": push.unregisterToken(); reply(id, method)
+        case "setMuted":
+            // `muted`: true or false (1 or 0, as the client has sent it, too).
+            guard let contact = params["contact"]?.string, let muted = params["muted"]?.bool ?? params["muted"]?.int64.flatMap({ [0, 1].contains($0) ? $0 == 1 : nil }) else {
+                return error(id, "setMuted: params must have contact (an address) and muted (true or false)")
+            }
+            // Only a contact of the user's (any string was kept, 60 KB names included), and
+            // saved with the contact, so a mute outlives a restart (issue 28 #8).
+            guard let c = user.world.contact(address: Address(contact)) else {
+                return error(id, "setMuted: \(contact.prefix(80)) is not a contact of \(user.name)")
+            }
+            push.setMuted(c.address, muted)
+            user.world.setMuted(handle: c.handle, muted)
+            reply(id, method)
+        default:
+            error(id, "unknown method \"\(method.prefix(40))\" (expected registerToken, unregisterToken, setMuted)")
+        }
+    }
+
+    func push(_ payload: Data) {
+        send(.object([("method", .string("push")), ("params", .object([("payload", .string(String(decoding: payload, as: UTF8.self)))]))]))
+    }
+
+    func tokenStatus(_ status: TokenStatus) {
+        send(.object([("method", .string("tokenStatus")), ("params", .object([("status", .string(status.rawValue))]))]))
+    }
+
+    func directive(_ line: String) {
+        send(.object([("method", .string("directive")), ("params", .object([("line", .string(line))]))]))
+    }
+
+    func faults(_ words: [String]) {
+        send(.object([("method", .string("faults")), ("params", .object([("active", .array(words.map { .string($0) }))]))]))
+    }
+
+    override func closed() {
+        if user.link.pushSocket === self {
+            user.link.pushSocket = nil
+            user.link.contactsChanged = nil
+        }
+    }
+}

@@ -1,0 +1,268 @@
+import AppActions
+import Foundation
+import NIOHTTP1
+import SimWorld
+import SyncCore
+import SyncEngine
+import Wire
+
+/// The HTTP routes: each request is answered by a function of the request and the world
+/// (no socket here; `RequestHandler` reads and writes the bytes).
+extension WorldServer {
+    /// The user a request's `Authorization: Bearer SECRET` names, if any.
+    func user(_ headers: HTTPHeaders) -> WorldHost.User? {
+        bearer(headers).flatMap { host.user(secret: $0) }
+    }
+
+    /// The credential of `Authorization: Bearer CREDENTIAL`; the scheme's case does not matter
+    /// (RFC 7235 §2.1: `bearer` is `Bearer`).
+    func bearer(_ headers: HTTPHeaders) -> String? {
+        guard let value = headers.first(name: "Authorization") else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+
+    struct Answer {
+        var status: HTTPResponseStatus
+        var body: Data
+        static func json(_ status: HTTPResponseStatus, _ value: JSONValue) -> Answer { Answer(status: status, body: value.data) }
+        static func error(_ status: HTTPResponseStatus, _ message: String) -> Answer {
+            .json(status, .object([("error", .string(message))]))
+        }
+    }
+
+    /// One request, on the loop. `reply` is called once, maybe later (an indexer answer
+    /// comes after the world's latency).
+    func handle(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data, peer: String = "?", reply: @escaping (Answer) -> Void) {
+        host.advance()
+        defer { pump() }
+        guard uri.utf8.count <= Self.maxURIBytes else { return reply(.error(.uriTooLong, "the request line is longer than \(Self.maxURIBytes) bytes")) }
+        guard let parts = URLComponents(string: uri) else { return reply(.error(.badRequest, "not a valid request path")) }
+        let path = parts.path
+        var query: [String: String] = [:]
+        for item in parts.queryItems ?? [] {
+            guard query[item.name] == nil else { return reply(.error(.badRequest, "parameter \(item.name) given twice")) }
+            query[item.name] = item.value ?? ""
+        }
+        if path.hasPrefix("/admin/") { return reply(admin(method: method, path: path, query: query, headers: headers, body: body)) }
+        if path == "/v1/join" {
+            guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
+            guard allowJoin(from: peer) else {
+                return reply(.error(.tooManyRequests, "more than \(joinsPerMinute) joins a minute from \(peer): slow down"))
+            }
+            return reply(join(body, headers: headers))
+        }
+        guard path.hasPrefix("/v1/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
+        if Self.socketPaths.contains(path) { return reply(socketRefusal(path: path, method: method, uri: uri, headers: headers)) }
+        guard let user = user(headers) else {
+            return reply(.error(.unauthorized, "\(path.prefix(100)) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)"))
+        }
+        guard allow(user.name) else {
+            return reply(.error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second (an answer costs one more each \(Self.bytesPerRequest / 1024) KB): slow down"))
+        }
+        let reply: (Answer) -> Void = { [self, reply] answer in
+            charge(user.name, answerBytes: answer.body.count)
+            reply(answer)
+        }
+        switch path {
+        case "/v1/world":
+            guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): use GET")) }
+            return reply(.json(.ok, world(of: user)))
+        case "/v1/publish":
+            guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
+            return reply(publish(body, by: user))
+        case "/v1/fault":
+            // A user's own fault keys: any fault of the network, on its own world only.
+            guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
+            return reply(fault(body, user: user))
+        default: break
+        }
+        guard path.hasPrefix("/v1/indexer/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
+        guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): the indexer answers GET")) }
+        let call: IndexerCall
+        do { call = try Self.indexerCall(path: path, query: query) } catch let e as BadRequest {
+            return reply(.error(e.status, e.message))
+        } catch {
+            return reply(.error(.badRequest, "\(error)"))
+        }
+        user.world.indexer.send(call) { result in
+            switch result {
+            case .success(let data): reply(Answer(status: .ok, body: data))
+            case .failure(let error): reply(.error(.serviceUnavailable, error.message))
+            }
+        }
+    }
+
+    private func admin(method: HTTPMethod, path: String, query: [String: String], headers: HTTPHeaders, body: Data) -> Answer {
+        guard let credential = bearer(headers), WorldHost.constantTimeEqual(credential, adminToken) else {
+            return .error(.unauthorized, "admin endpoints need the header Authorization: Bearer TOKEN (the token synchat server printed at start)")
+        }
+        var user: WorldHost.User?
+        if let name = query["user"] {
+            guard let u = host.user(named: name) else { return .error(.notFound, "no user named \(name.prefix(40))") }
+            user = u
+        }
+        if let extra = query.keys.first(where: { $0 != "user" }) { return .error(.badRequest, "unknown parameter \(extra.prefix(40)) (expected: user)") }
+        switch (method, path) {
+        case (.GET, "/admin/truth"): return .json(.ok, user.map { host.truth(of: $0) } ?? host.truth)
+        case (.POST, "/admin/fault"): return fault(body, user: user)
+        case (_, "/admin/truth"), (_, "/admin/fault"): return .error(.methodNotAllowed, "\(method) \(path): use \(path == "/admin/truth" ? "GET" : "POST")")
+        default: return .error(.notFound, "no such endpoint: \(path.prefix(100))")
+        }
+    }
+
+    /// The body of a POST as a JSON object, or a clear error.
+    static func jsonObject(_ body: Data, _ what: String) throws -> [String: WireValue] {
+        guard let object = WireValue.parse(body)?.object else {
+            throw BadRequest(message: "\(what): the body must be a JSON object")
+        }
+        return object
+    }
+
+    private func join(_ body: Data, headers: HTTPHeaders) -> Answer {
+        let name: String
+        let object: [String: WireValue]
+        do {
+            object = try Self.jsonObject(body, "join")
+            guard let n = object["user"]?.string else { return .error(.badRequest, "join: missing \"user\" (a name)") }
+            name = n
+        } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
+        let secret = bearer(headers)
+        // The invite is asked of a name that could join: a bad name, or a simulated contact's,
+        // is told so first (400, 409), whatever the invite.
+        if let invite, host.user(named: name) == nil, WorldHost.isValidName(name), !host.isSimulatedHandle(name) {
+            guard let shown = object["invite"]?.string else {
+                return .error(.forbidden, "join: \(name.prefix(32)) is new here, and joining needs the server's invite: "
+                                + "synchat --server URL --user NAME --invite CODE (its operator has the code)")
+            }
+            guard WorldHost.constantTimeEqual(shown, invite) else {
+                return .error(.forbidden, "join: that invite is not this server's; ask its operator for the code")
+            }
+        }
+        do {
+            let (user, isNew, newSecret) = try host.join(name: name, secret: secret)
+            var fields: [(String, JSONValue)] = [("user", .string(user.name)), ("address", .string(user.address.value))]
+            if isNew, let newSecret { fields.append(("secret", .string(newSecret))) }
+            if case .object(let rest) = world(of: user) { fields += rest }
+            return .json(isNew ? .created : .ok, .object(fields))
+        } catch {
+            switch error {
+            case .badName: return .error(.badRequest, "join: a user name is 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
+            case .nameOfAContact: return .error(.conflict, "join: \(name) is the name of a simulated contact; choose another")
+            case .wrongSecret: return .error(.unauthorized, "join: \(name) exists; rejoining needs Authorization: Bearer SECRET (the secret of its first join, kept in its profile)")
+            case .full: return .error(.serviceUnavailable, "join: the server holds \(WorldHost.maxUsers) users already")
+            case .storeFailed: return .error(.serviceUnavailable, "join: the server cannot write its data directory now; try again")
+            }
+        }
+    }
+
+    /// What a client needs to run on the server's world: its clock and speed, the user's
+    /// contacts (simulated ones and the other users).
+    func world(of user: WorldHost.User) -> JSONValue {
+        .object([
+            ("clock", .int(host.virtualNow.milliseconds)),
+            ("speed", .string(host.speed.formatted(.number.grouping(.never)))),
+            ("contacts", .array(contacts(of: user))),
+        ])
+    }
+
+    /// The user's own contacts, then every other user as `People` wrote it once: at 1 000
+    /// users the answer is about 90 KB, copied, not encoded again (issue 28 #4).
+    func contacts(of user: WorldHost.User) -> [JSONValue] {
+        let world = user.world
+        var out = world.contacts.map { People.document($0, person: world.isPerson($0.address)) }
+        let own = Set(world.contacts.map(\.address))
+        let people = host.people
+        out.reserveCapacity(out.count + people.count)
+        for (i, c) in people.all.enumerated() where c.address != user.address && !own.contains(c.address) { out.append(people.encoded[i]) }
+        return out
+    }
+
+    private func publish(_ body: Data, by user: WorldHost.User) -> Answer {
+        let object: [String: WireValue]
+        do { object = try Self.jsonObject(body, "publish") } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
+        guard let to = object["to"]?.string, !to.isEmpty else { return .error(.badRequest, "publish: missing \"to\" (an address)") }
+        guard let text = object["body"]?.string else { return .error(.badRequest, "publish: missing \"body\" (the text)") }
+        guard text.utf8.count <= MessageLimits.maxBodyBytes else {
+            return .error(.payloadTooLarge, "publish: a message is at most \(MessageLimits.maxBodyBytes) bytes")
+        }
+        guard user.world.contact(address: Address(to)) != nil else {
+            return .error(.badRequest, "publish: \(to.prefix(80)) is not a contact of \(user.name)")
+        }
+        switch host.publish(for: user, to: Address(to), body: text) {
+        case .success(let p):
+            return .json(.ok, .object([("message", SimIndexer.document(p.message, me: user.address)), ("spent", .array(p.spent.map { .string($0) }))]))
+        case .failure(let e):
+            return .error(.serviceUnavailable, e.message)  // 503: nothing was confirmed; the client tries again
+        }
+    }
+
+    struct BadRequest: Error {
+        var status: HTTPResponseStatus = .badRequest
+        var message: String
+    }
+
+    /// The indexer call a path and its parameters ask for; a clear error naming the parameter otherwise.
+    static func indexerCall(path: String, query: [String: String]) throws -> IndexerCall {
+        func direction() throws -> Direction {
+            switch query["direction"] {
+            case "in": return .incoming
+            case "out": return .outgoing
+            case nil: throw BadRequest(message: "missing parameter direction (in or out)")
+            case let other?: throw BadRequest(message: "direction must be in or out, not \"\(other.prefix(40))\"")
+            }
+        }
+        func number(_ name: String, default value: Int64? = nil) throws -> Int64 {
+            guard let text = query[name] else {
+                if let value { return value }
+                throw BadRequest(message: "missing parameter \(name) (milliseconds, a non-negative integer)")
+            }
+            guard let n = Int64(text), n >= 0 else { throw BadRequest(message: "\(name) must be a non-negative integer, not \"\(text.prefix(40))\"") }
+            return n
+        }
+        func only(_ allowed: Set<String>) throws {
+            if let extra = query.keys.sorted().first(where: { !allowed.contains($0) }) {
+                throw BadRequest(message: "unknown parameter \(extra.prefix(40)) (expected: \(allowed.sorted().joined(separator: ", ")))")
+            }
+        }
+        let rest = String(path.dropFirst("/v1/indexer/".count))
+        switch rest {
+        case "handshakes":
+            try only(["direction", "since"])
+            return .handshakes(try direction(), since: Instant(milliseconds: try number("since", default: 0)))
+        case "contextual":
+            try only(["address", "direction", "since"])
+            guard let a = query["address"], !a.isEmpty else { throw BadRequest(message: "missing parameter address") }
+            return .contextual(Address(a), try direction(), since: Instant(milliseconds: try number("since", default: 0)))
+        case "payments":
+            try only(["since", "page"])
+            let page = try number("page", default: 0)
+            guard page <= 1_000_000 else { throw BadRequest(message: "page is too large") }
+            return .payments(since: Instant(milliseconds: try number("since", default: 0)), page: Int(page))
+        case "tip":
+            try only([])
+            return .tip
+        default:
+            if rest.hasPrefix("messages/"), case let id = String(rest.dropFirst("messages/".count)), !id.isEmpty, !id.contains("/") {
+                try only([])
+                return .messageById(id)
+            }
+            throw BadRequest(status: .notFound, message: "no such endpoint: \(path.prefix(100))")
+        }
+    }
+
+    private func fault(_ body: Data, user: WorldHost.User?) -> Answer {
+        guard let text = String(data: body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
+            return .error(.badRequest, "the body must be one scenario directive in UTF-8, e.g. indexer down")
+        }
+        guard !text.contains("\n") else { return .error(.badRequest, "one directive per request") }
+        let directive: Directive
+        do { directive = try Directive(parsing: text) } catch {
+            return .error(.badRequest, "\(error)")
+        }
+        if let refused = host.apply(directive, to: user) { return .error(.badRequest, refused) }
+        return .json(.ok, .object([("applied", .string(directive.scenarioText)), ("user", user.map { .string($0.name) } ?? .null),
+                                   ("at", .int(host.virtualNow.milliseconds))]))
+    }
+}

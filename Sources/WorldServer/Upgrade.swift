@@ -1,0 +1,95 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// Opening the node's and the push relay's WebSockets (RFC 6455 §4): who may, and the
+/// pipeline an upgraded connection gets.
+extension WorldServer {
+    static let socketPaths: Set<String> = ["/v1/node", "/v1/push"]
+
+    /// The headers to upgrade with, or nil to let the request through to `handle`, which
+    /// says why not.
+    func shouldUpgrade(_ head: HTTPRequestHead) -> HTTPHeaders? {
+        let path = URLComponents(string: head.uri)?.path ?? ""
+        guard Self.socketPaths.contains(path), Self.upgradeProblem(head) == nil, let user = user(head.headers) else { return nil }
+        guard socketsByUser[user.name, default: 0] < Self.maxSocketsPerUser, allow(user.name) else { return nil }
+        return HTTPHeaders()
+    }
+
+    /// What makes a request no WebSocket opening handshake (RFC 6455 §4.2.1), or nil. NIO's
+    /// upgrader checks the version; a POST, a missing `Connection: Upgrade` and a key that
+    /// is not 16 bytes were upgraded all the same (issue 28 #9).
+    static func upgradeProblem(_ head: HTTPRequestHead) -> String? {
+        guard head.method == .GET else { return "a WebSocket opens with GET, not \(head.method)" }
+        let connection = head.headers[canonicalForm: "Connection"].map { $0.lowercased() }
+        guard connection.contains("upgrade") else { return "a WebSocket opening needs Connection: Upgrade" }
+        guard head.headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }) else {
+            return "a WebSocket opening needs Upgrade: websocket"
+        }
+        let keys = head.headers["Sec-WebSocket-Key"]
+        guard keys.count == 1, let key = Data(base64Encoded: keys[0].trimmingCharacters(in: .whitespaces)), key.count == 16 else {
+            return "Sec-WebSocket-Key must be one nonce of 16 bytes in base64"
+        }
+        return nil
+    }
+
+    /// Why a request to a socket's path was not upgraded.
+    func socketRefusal(path: String, method: HTTPMethod = .GET, uri: String = "", headers: HTTPHeaders) -> Answer {
+        if headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }),
+           let problem = Self.upgradeProblem(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)) {
+            return .error(.badRequest, problem)
+        }
+        guard let user = user(headers) else {
+            return .error(.unauthorized, "\(path) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)")
+        }
+        if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser {
+            return .error(.tooManyRequests, "\(user.name) holds \(Self.maxSocketsPerUser) sockets already")
+        }
+        if limited(user.name) {
+            return .error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second: slow down")
+        }
+        return .error(.upgradeRequired, "\(path) is a WebSocket: connect with Upgrade: websocket")
+    }
+
+    /// The pipeline of an upgraded socket: fragments joined up to the frame limit, then the
+    /// node's or the push relay's handler.
+    func upgraded(_ channel: NIOCore.Channel, _ head: HTTPRequestHead) throws {
+        let path = URLComponents(string: head.uri)?.path ?? ""
+        guard let user = user(head.headers) else { throw ChannelError.inputClosed }
+        socketsByUser[user.name, default: 0] += 1
+        channel.closeFuture.whenComplete { [self] _ in socketsByUser[user.name, default: 1] -= 1 }
+        try channel.pipeline.syncOperations.addHandler(FrameRules())
+        try channel.pipeline.syncOperations.addHandler(
+            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: Self.maxFrameBytes))
+        if path == "/v1/node" {
+            try channel.pipeline.syncOperations.addHandler(NodeSocket(server: self, user: user))
+        } else {
+            try channel.pipeline.syncOperations.addHandler(PushSocket(server: self, user: user))
+        }
+    }
+}
+
+/// RFC 6455 §5.1–5.2 on every frame a client sends, before fragments are joined: it is masked,
+/// and its reserved bits are clear (no extension was agreed). A frame that breaks either is
+/// the socket's last (1002); NIO's decoder lets both through.
+final class FrameRules: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias InboundOut = WebSocketFrame
+
+    enum Broken: Error {
+        case unmasked, reservedBits
+    }
+
+    private var broken = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !broken else { return }
+        let frame = unwrapInboundIn(data)
+        if frame.maskKey == nil || frame.rsv1 || frame.rsv2 || frame.rsv3 {
+            broken = true
+            return context.fireErrorCaught(frame.maskKey == nil ? Broken.unmasked : Broken.reservedBits)
+        }
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import NIOSSL
+
+extension WorldServer {
+    /// 32 hex digits from the system's random source.
+    public static func newToken() -> String {
+        var g = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max, using: &g)) }.joined()
+    }
+
+    /// TLS from a certificate chain and a private key in PEM files (`--tls-cert`, `--tls-key`):
+    /// swift-nio-ssl's server context, TLS 1.2 and later. A file that cannot be read or is not
+    /// PEM is one line naming it.
+    public static func tls(certificate: String, key: String) throws -> NIOSSLContext {
+        let chain: [NIOSSLCertificate]
+        do { chain = try NIOSSLCertificate.fromPEMFile(certificate) } catch {
+            throw TLSFiles(description: "--tls-cert \(certificate): not a readable PEM certificate (\(error))")
+        }
+        guard !chain.isEmpty else { throw TLSFiles(description: "--tls-cert \(certificate): no certificate in it") }
+        let privateKey: NIOSSLPrivateKey
+        do { privateKey = try NIOSSLPrivateKey(file: key, format: .pem) } catch {
+            throw TLSFiles(description: "--tls-key \(key): not a readable PEM private key (\(error))")
+        }
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+        configuration.minimumTLSVersion = .tlsv12  // NIOSSL's default is TLS 1.0
+        do { return try NIOSSLContext(configuration: configuration) } catch {
+            throw TLSFiles(description: "--tls-cert \(certificate) and --tls-key \(key) do not make a TLS context (is the key the certificate's?): \(error)")
+        }
+    }
+
+    public struct TLSFiles: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Whether an address to listen on is the machine's own (loopback): anything else carries
+    /// secrets across a network, and needs TLS or `--insecure`.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        // An address, read as one: `127.example.net` is a name, not loopback.
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        if inet_pton(AF_INET6, host, &v6) == 1 { return host == "::1" || withUnsafeBytes(of: v6) { Array($0) } == Array(repeating: 0, count: 15) + [1] }
+        return false
+    }
+}
