@@ -27,6 +27,8 @@ import PackageDescription
 //   Config        themes and key files (TOML), with no terminal: their tests link no ncurses.
 //   TerminalUI    the thin ncurses adapter that diffs grids.
 //   App           the live app loop, above the adapter: keys in, reducer, directives, frames out.
+//   ServerProtocol what server and client say to each other: routes, RPC method names, documents,
+//                 the WebSocket frame reader, the protocol version. SyncCore, SyncEngine, Wire, swift-nio.
 //   WorldServer   `synchat server`: the simulated world behind real sockets (swift-nio), many users.
 //   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`), on a
 //                 ServerTransport: NetIO's sockets, or WorldPair's in-process one.
@@ -77,16 +79,20 @@ let package = Package(
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld", "SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // The simulated world's history in a temporary SQLite file (`simulate --history disk`).
         .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+        // What server and client say to each other: routes, RPC method names, documents, the
+        // WebSocket frame reader, the protocol version. Both sides use it; neither has its own copy.
+        .target(name: "ServerProtocol", dependencies: ["SyncCore", "SyncEngine", "Wire",
+                                                      .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]),
         .target(
             name: "WorldServer",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions", "ChatStore", "COpenSSL", "Wire", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions", "ChatStore", "COpenSSL", "Wire", "ServerProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         .target(
             name: "WorldClient",
-            dependencies: ["SyncCore", "SyncEngine", "AppActions", "Wire",
+            dependencies: ["SyncCore", "SyncEngine", "AppActions", "Wire", "ServerProtocol",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
@@ -95,7 +101,7 @@ let package = Package(
         // real server and client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.
         .target(
             name: "WorldPair",
-            dependencies: ["WorldServer", "WorldClient", "SimWorld", "SyncCore", "SyncEngine", "Wire",
+            dependencies: ["WorldServer", "WorldClient", "ServerProtocol", "SimWorld", "SyncCore", "SyncEngine", "Wire",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),

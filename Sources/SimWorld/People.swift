@@ -1,5 +1,4 @@
 import SyncCore
-import Wire
 
 /// The people of a `synchat server` (issue 28 #3): its users, in the order they joined, as
 /// each user's world sees them — contacts who are people, not simulated. One list shared by
@@ -10,8 +9,6 @@ public final class People {
     public private(set) var all: [Contact] = []
     private var byAddress: [Address: Int] = [:]
     private var byHandle: [String: Int] = [:]
-    /// Each person as the JSON object `GET /v1/world` lists (`person: 1`), written once.
-    public private(set) var encoded: [JSONValue] = []
 
     public init() {}
 
@@ -23,18 +20,11 @@ public final class People {
         byAddress[contact.address] = all.count
         byHandle[contact.handle] = all.count
         all.append(contact)
-        encoded.append(.raw(String(decoding: Self.document(contact).data, as: UTF8.self)))
     }
 
     public func contains(_ address: Address) -> Bool { byAddress[address] != nil }
     public func contact(address: Address) -> Contact? { byAddress[address].map { all[$0] } }
     public func contact(handle: String) -> Contact? { byHandle[handle].map { all[$0] } }
-    /// Where a person stands in `all` and `encoded`.
+    /// Where a person stands in `all`.
     public func index(of address: Address) -> Int? { byAddress[address] }
-
-    /// A contact as `GET /v1/world` lists it.
-    public static func document(_ c: Contact, person: Bool = true) -> JSONValue {
-        .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("displayName", .string(c.displayName)),
-                 ("person", .int(person ? 1 : 0))])
-    }
 }

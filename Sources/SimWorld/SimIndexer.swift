@@ -130,7 +130,7 @@ public final class SimIndexer: IndexerPort {
         case .tip:
             found = []  // answered above
         }
-        let messages = found.map { Self.document($0, me: me) }
+        let messages = found.map { MessageDocument.encode($0, me: me) }
         messagesServed += messages.count
         return JSONValue.object([
             ("messages", .array(messages)),
@@ -140,18 +140,7 @@ public final class SimIndexer: IndexerPort {
 
     /// The size of a reply document carrying `messages` (the oracle's floor: a fetch by id).
     public static func replyBytes(carrying messages: [NetworkMessage], me: Address) -> Int {
-        JSONValue.object([("messages", .array(messages.map { document($0, me: me) })), ("nextPage", .null)]).data.count
+        JSONValue.object([("messages", .array(messages.map { MessageDocument.encode($0, me: me) })), ("nextPage", .null)]).data.count
     }
 
-    /// One message as the wire carries it (the indexer's replies, the node's notifications).
-    public static func document(_ m: NetworkMessage, me: Address) -> JSONValue {
-        .object([
-            ("txId", .string(m.txId)),
-            ("sender", .string(m.direction == .incoming ? m.conversation.value : me.value)),
-            ("recipient", .string(m.direction == .incoming ? me.value : m.conversation.value)),
-            ("kind", .string(m.kind.rawValue)),
-            ("blockTime", .int(m.blockTime.milliseconds)),
-            ("payload", .string(m.body)),
-        ])
-    }
 }

@@ -145,7 +145,7 @@ public final class SimNode: RealtimePort {
                 return
             }
             history.markRealtimeDelivered(message.txId)
-            if let me = world?.me { realtimeBytes += SimIndexer.document(message, me: me).data.count }
+            if let me = world?.me { realtimeBytes += MessageDocument.encode(message, me: me).data.count }
             client.realtimeNotified(connection: c.id, message: message)
         }
     }

@@ -103,24 +103,13 @@ public struct IndexerPage: Sendable {
 
     private static func item(_ element: WireValue, index i: Int, what: String, call: IndexerCall, me: Address, now: Instant?,
                              seen: inout Set<String>) throws -> NetworkMessage {
-            guard case .object(let m) = element else { throw WireError("\(what): messages[\(i)] is not an object") }
-            let at = "\(what) messages[\(i)]"
-            let txId = try string(m, "txId", at)
-            let sender = try string(m, "sender", at)
-            let recipient = try string(m, "recipient", at)
-            let kind = try kind(m, at)
-            let blockTime = try millis(m, "blockTime", at)
-            try notFuture(blockTime, now, at)
-            let payload = try string(m, "payload", at, allowEmpty: true)
-            guard seen.insert(txId).inserted else { throw WireError("\(at): duplicate txId \(txId)") }
-            let direction: Direction
-            let conversation: String
-            if recipient == me.value { direction = .incoming; conversation = sender }
-            else if sender == me.value { direction = .outgoing; conversation = recipient }
-            else { throw WireError("\(at): neither sender nor recipient is the user") }
-            try check(call: call, kind: kind, direction: direction, conversation: conversation, blockTime: blockTime, at: at)
-            if case .messageById(let id) = call, txId != id { throw WireError("\(at): asked for \(id), got \(txId)") }
-            return NetworkMessage(txId: txId, conversation: Address(conversation), direction: direction, kind: kind, body: payload, blockTime: blockTime)
+        let at = "\(what) messages[\(i)]"
+        guard element.object != nil else { throw WireError("\(what): messages[\(i)] is not an object") }
+        let m = try MessageDocument.decode(element, me: me, now: now, at: at)
+        guard seen.insert(m.txId).inserted else { throw WireError("\(at): duplicate txId \(m.txId)") }
+        try check(call: call, kind: m.kind, direction: m.direction, conversation: m.conversation.value, blockTime: m.blockTime, at: at)
+        if case .messageById(let id) = call, m.txId != id { throw WireError("\(at): asked for \(id), got \(m.txId)") }
+        return m
     }
 
     private static func check(call: IndexerCall, kind: MessageKind, direction: Direction, conversation: String, blockTime: Instant, at: String) throws {
@@ -141,6 +130,42 @@ public struct IndexerPage: Sendable {
         case .tip:
             throw WireError("\(at): a tip reply has no messages")
         }
+    }
+}
+
+/// One message as the wire carries it, to or from the user `me` — an indexer page's item, the
+/// node's notification, publishing's answer:
+/// `{"txId", "sender", "recipient", "kind", "blockTime", "payload"}`.
+public enum MessageDocument {
+    public static func encode(_ m: NetworkMessage, me: Address) -> JSONValue {
+        .object([
+            ("txId", .string(m.txId)),
+            ("sender", .string(m.direction == .incoming ? m.conversation.value : me.value)),
+            ("recipient", .string(m.direction == .incoming ? me.value : m.conversation.value)),
+            ("kind", .string(m.kind.rawValue)),
+            ("blockTime", .int(m.blockTime.milliseconds)),
+            ("payload", .string(m.body)),
+        ])
+    }
+
+    /// The message a document holds, checked: every field there and of its type, the user its
+    /// sender or its recipient, a block time not ahead of `now` (when given) by more than
+    /// `wireFutureTolerance`. `at` names the document in an error.
+    public static func decode(_ value: WireValue, me: Address, now: Instant?, at: String = "message") throws -> NetworkMessage {
+        guard case .object(let m) = value else { throw WireError("\(at): not an object") }
+        let txId = try string(m, "txId", at)
+        let sender = try string(m, "sender", at)
+        let recipient = try string(m, "recipient", at)
+        let kind = try kind(m, at)
+        let blockTime = try millis(m, "blockTime", at)
+        try notFuture(blockTime, now, at)
+        let payload = try string(m, "payload", at, allowEmpty: true)
+        let direction: Direction
+        let conversation: String
+        if recipient == me.value { direction = .incoming; conversation = sender }
+        else if sender == me.value { direction = .outgoing; conversation = recipient }
+        else { throw WireError("\(at): neither sender nor recipient is the user") }
+        return NetworkMessage(txId: txId, conversation: Address(conversation), direction: direction, kind: kind, body: payload, blockTime: blockTime)
     }
 }
 

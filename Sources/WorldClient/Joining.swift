@@ -1,9 +1,23 @@
-import Dispatch
 import Foundation
-import NIOHTTP1
+import ServerProtocol
 import SyncCore
 import SyncEngine
-import Wire
+
+/// Where a client keeps the secret a server gave its user at the first join (a profile, a file
+/// of the bot's, a test's memory): joining reads it, and keeps a new one.
+public protocol SecretKeeping {
+    func load() -> String?
+    func save(_ secret: String) throws
+}
+
+/// A secret kept in memory only (an `--ephemeral` chat, a test).
+public final class SecretInMemory: SecretKeeping {
+    public private(set) var secret: String?
+    public init(_ secret: String? = nil) { self.secret = secret }
+    public func load() -> String? { secret }
+    public func save(_ secret: String) throws { self.secret = secret }
+}
+
 extension NetworkWorld {
     /// What joining answered.
     public struct Joined {
@@ -25,41 +39,36 @@ extension NetworkWorld {
     /// `invite`: the server's code, which a first join must show (`synchat server` prints it).
     public static func join(_ io: ServerTransport, user: String, secret: String?, invite: String? = nil) throws -> Joined {
         let answer: NetIO.Answer
-        var fields: [(String, JSONValue)] = [("user", .string(user))]
-        if let invite { fields.append(("invite", .string(invite))) }
         do {
-            answer = try io.requestNow(.POST, "/v1/join", body: JSONValue.object(fields).data, token: secret)
+            answer = try io.requestNow(.POST, Route.join, body: JoinRequest(user: user, invite: invite).document.data, token: secret)
         } catch {
             throw Refused(description: "cannot reach synchat server: \(io.words(for: error))")
         }
         guard answer.status == 200 || answer.status == 201 else { throw Refused(description: "server: \(answer.error)") }
-        guard let root = WireValue.parse(answer.body),
-              let address = root["address"]?.string,
-              let clock = root["clock"]?.int64.map({ Instant(milliseconds: $0) }),
-              let speed = root["speed"]?.string.flatMap(Double.init), speed > 0,
-              let list = root["contacts"]?.array, let contacts = Self.contacts(list) else {
-            throw Refused(description: "server: the answer to join is not a synchat server's")
-        }
-        let given = root["secret"]?.string
-        guard let kept = given ?? secret else { throw Refused(description: "server: no secret in the answer to join") }
-        return Joined(user: user, secret: kept, isNew: given != nil, address: Address(address), clock: clock, speed: speed, contacts: contacts,
-                      people: Self.people(list))
+        let joined: JoinAnswer
+        do { joined = try JoinAnswer.decode(answer.body) } catch { throw Refused(description: "server: \(error.message)") }
+        guard let kept = joined.secret ?? secret else { throw Refused(description: "server: no secret in the answer to join") }
+        return Joined(user: user, secret: kept, isNew: joined.secret != nil, address: joined.address, clock: joined.world.clock,
+                      speed: joined.world.speed, contacts: joined.world.contacts, people: joined.world.people)
     }
+}
 
-    static func contacts(_ list: [WireValue]) -> [Contact]? {
-        var out: [Contact] = []
-        for c in list {
-            guard let handle = c["handle"]?.string, let address = c["address"]?.string, let name = c["displayName"]?.string else { return nil }
-            out.append(Contact(address: Address(address), handle: handle, displayName: name))
+extension NetworkSession {
+    /// Joins `user` on the server behind `io` with the secret `secrets` keeps (a new one is
+    /// kept there), and makes its session: the world's ports on the client's sockets, the
+    /// phone's OS from `os`, the engine on `storage`. The one way in, for the chat, the bot,
+    /// the in-process pair and the bench. Nothing runs until `start()`.
+    public static func join(_ io: ServerTransport, user: String, invite: String?, secrets: SecretKeeping, storage: ChatStorage,
+                            policy: SyncPolicy, mode: NotificationMode = .remotePush, adminToken: String? = nil,
+                            os: @escaping (Scheduler) -> DeviceOS,
+                            clock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws -> (session: NetworkSession, isNew: Bool) {
+        let joined = try NetworkWorld.join(io, user: user, secret: secrets.load(), invite: invite)
+        if joined.isNew {
+            do { try secrets.save(joined.secret) } catch {
+                throw NetworkWorld.Refused(description: "cannot keep the secret of \(user): \(error)")
+            }
         }
-        return out
-    }
-
-    /// The addresses marked `person` in a list of contacts.
-    static func people(_ list: [WireValue]) -> Set<Address> {
-        Set(list.compactMap { c in
-            guard c["person"]?.int64 == 1, let a = c["address"]?.string else { return nil }
-            return Address(a)
-        })
+        let world = NetworkWorld(io: io, joined: joined, os: os, clock: clock)
+        return (NetworkSession(world: world, storage: storage, policy: policy, mode: mode, adminToken: adminToken), joined.isNew)
     }
 }

@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
+import ServerProtocol
 import SyncCore
 import SyncEngine
 import Wire
@@ -150,7 +151,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
         }
         /// The server's `{"error": …}` line, or the status.
         public var error: String {
-            WireValue.parse(body)?["error"]?.string ?? "HTTP \(status)"
+            ErrorDocument.message(body, status: status)
         }
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NIOHTTP1
+import ServerProtocol
 import SyncCore
 import SyncEngine
 import Wire
@@ -34,20 +35,22 @@ extension NetworkWorld {
 
     func nodeFrame(_ connection: NodeConnection, _ data: Data) {
         guard connection.listened, let app else { return }
-        guard let frame = WireValue.parse(data), frame.object != nil else { return }
-        if let id = frame["id"]?.int64.map({ Int($0) }), let reply = connection.pending.removeValue(forKey: id) {
-            if let error = frame["error"], error.object != nil {
-                reply(.failure(TransportError(error["message"]?.string ?? "node error")))
-            } else {
-                reply(.success(frame["params"] ?? .object([:])))
-            }
-            return
+        switch RPC.read(data) {
+        case .answer(let id, let result)?:
+            connection.pending.removeValue(forKey: id)?(result.mapError { TransportError($0.message) })
+        case .notification(NodeMethod.utxosChangedNotification.rawValue, let params)? where connection === node:
+            notified(params, on: connection, to: app)
+        default:
+            break
         }
-        guard frame["method"]?.string == "utxosChangedNotification", connection === node,
-              let tx = frame["params"]?["transaction"] else { return }
+    }
+
+    /// A transaction the node notified, read as the message it is.
+    private func notified(_ params: WireValue, on connection: NodeConnection, to app: ClientEndpoint) {
+        guard let tx = params["transaction"] else { notice?("node: a notification without its transaction"); return }
         do {
-            let message = try Self.message(tx, me: me, now: scheduler.now)
-            if let onNotified, let at = frame["params"]?["at"]?.int64 {
+            let message = try MessageDocument.decode(tx, me: me, now: scheduler.now, at: "node notification")
+            if let onNotified, let at = params["at"]?.int64 {
                 onNotified(message, Instant(milliseconds: at), virtualNow)
             }
             app.realtimeNotified(connection: connection.id, message: message)
@@ -56,23 +59,13 @@ extension NetworkWorld {
         }
     }
 
-    func call(_ connection: NodeConnection, _ method: String, _ params: JSONValue,
+    func call(_ connection: NodeConnection, _ method: NodeMethod, _ params: [(String, JSONValue)],
                       reply: @escaping (Result<WireValue, TransportError>) -> Void) {
         guard let socket = connection.socket else { return reply(.failure(TransportError("node: not connected"))) }
         let id = connection.nextRequest
         connection.nextRequest += 1
         connection.pending[id] = reply
-        socket.send(.object([("id", .int(Int64(id))), ("method", .string(method)), ("params", params)]))
-    }
-
-    /// One message document (the node's notification, publishing's answer), read by the
-    /// engine's own strict decoder.
-    static func message(_ document: WireValue, me: Address, now: Instant?) throws -> NetworkMessage {
-        guard document.object != nil, let txId = document["txId"]?.string else { throw WireError("not a message document") }
-        let data = JSONValue.object([("messages", .array([document.json])), ("nextPage", .null)]).data
-        let page = try IndexerPage.decode(data, for: .messageById(txId), me: me, now: now)
-        guard let m = page.messages.first else { throw WireError("no message in the document") }
-        return m
+        socket.send(RPC.request(id: id, method.rawValue, params))
     }
 }
 
@@ -90,9 +83,9 @@ extension NetworkWorld: RealtimePort {
             }
             return connection.id
         }
-        connection.socket = io.openSocket("/v1/node", token: secret, opened: { [weak self] _ in
+        connection.socket = io.openSocket(Route.node, token: secret, opened: { [weak self] _ in
             guard let self else { return }
-            call(connection, "subscribeUtxosChanged", .object([("addresses", .array([.string(me.value)]))])) { [weak self] result in
+            call(connection, .subscribeUtxosChanged, [("addresses", .array([.string(me.value)]))]) { [weak self] result in
                 guard let self, connection.listened else { return }
                 switch result {
                 case .success where !os.foreground:
@@ -142,7 +135,7 @@ extension NetworkWorld: RealtimePort {
         }
         var params: [(String, JSONValue)] = [("addresses", .array([.string(me.value)]))]
         if let since { params.append(("since", .int(since.milliseconds))) }
-        call(connection, "getUtxosByAddresses", .object(params)) { result in
+        call(connection, .getUtxosByAddresses, params) { result in
             reply(result.flatMap { params in
                 guard let list = params["entries"]?.array else { return .failure(TransportError("node: a UTXO set without entries")) }
                 let entries = list.compactMap(\.string)
@@ -154,7 +147,7 @@ extension NetworkWorld: RealtimePort {
 
     public func ping(connection id: Int, answered: @escaping () -> Void) {
         guard let connection = node, connection.id == id, connection.subscribed else { return }  // never answered
-        call(connection, "ping", .object([])) { result in
+        call(connection, .ping, []) { result in
             if case .success = result, connection.listened { answered() }
         }
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NIOHTTP1
+import ServerProtocol
 import SyncCore
 import SyncEngine
 import Wire
@@ -8,7 +9,7 @@ import Wire
 extension NetworkWorld {
     func openPushRelay() {
         pushOpen = false
-        pushSocket = io.openSocket("/v1/push", token: secret, opened: { [weak self] socket in
+        pushSocket = io.openSocket(Route.push, token: secret, opened: { [weak self] socket in
             guard let self else { return }
             pushOpen = true
             pushBackoff = .seconds(1)
@@ -29,17 +30,16 @@ extension NetworkWorld {
     }
 
     func pushFrame(_ data: Data) {
-        guard let app, let frame = WireValue.parse(data), frame.object != nil else { return }
-        let params = frame["params"] ?? .object([:])
-        switch frame["method"]?.string {
-        case "tokenStatus":
+        guard let app, case .notification(let method, let params)? = RPC.read(data) else { return }  // an answer to a request says nothing new
+        switch RelayMethod(rawValue: method) {
+        case .tokenStatus:
             if let raw = params["status"]?.string, let status = TokenStatus(rawValue: raw) { app.tokenStatusChanged(status) }
-        case "push":
+        case .push:
             guard let payload = params["payload"]?.string else { return }
             if os.foreground { app.pushDelivered(payload: Data(payload.utf8)) } else { app.notificationExtensionReceived(payload: Data(payload.utf8)) }
-        case "contactsChanged":
+        case .contactsChanged:
             // Another user joined: the server says who (one entry, not every user again).
-            if let joined = params["joined"], let list = Self.contacts([joined]), let c = list.first {
+            if let joined = params["joined"], let c = ContactDocument.decode([joined])?.first {
                 guard c.address != me, !contacts.contains(where: { $0.address == c.address }) else { return }
                 contacts.append(c)
                 people.insert(c.address)
@@ -47,25 +47,25 @@ extension NetworkWorld {
             } else {
                 refreshContacts()
             }
-        case "directive":
+        case .directive:
             if let line = params["line"]?.string { onDirective?(line) }
-        case "faults":
+        case .faults:
             if let words = params["active"]?.array?.compactMap(\.string) { onFaults?(words) }
-        default:
-            break  // answers to our requests
+        case .registerToken, .unregisterToken, .setMuted, nil:
+            break
         }
     }
 
-    func sendToRelay(_ method: String, _ params: [(String, JSONValue)] = []) {
-        let frame = JSONValue.object([("id", .int(0)), ("method", .string(method)), ("params", .object(params))])
+    func sendToRelay(_ method: RelayMethod, _ params: [(String, JSONValue)] = []) {
+        let frame = RPC.request(id: 0, method.rawValue, params)
         if pushOpen, let pushSocket { pushSocket.send(frame) } else { pushQueue.append(frame) }
     }
 }
 
 extension NetworkWorld: PushPort {
-    public func registerToken() { sendToRelay("registerToken") }
-    public func unregisterToken() { sendToRelay("unregisterToken") }
+    public func registerToken() { sendToRelay(.registerToken) }
+    public func unregisterToken() { sendToRelay(.unregisterToken) }
     public func setMuted(_ contact: Address, _ muted: Bool) {
-        sendToRelay("setMuted", [("contact", .string(contact.value)), ("muted", .int(muted ? 1 : 0))])
+        sendToRelay(.setMuted, [("contact", .string(contact.value)), ("muted", .int(muted ? 1 : 0))])
     }
 }

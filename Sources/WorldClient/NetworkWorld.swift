@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NIOHTTP1
+import ServerProtocol
 import SyncCore
 import SyncEngine
 import Wire
@@ -111,20 +112,19 @@ public final class NetworkWorld {
 
     /// Asks the server for the user's contacts again.
     public func refreshContacts() {
-        io.request(.GET, "/v1/world", token: secret) { [weak self] result in
+        io.request(.GET, Route.world, token: secret) { [weak self] result in
             guard let self, case .success(let a) = result, a.status == 200,
-                  let raw = WireValue.parse(a.body)?["contacts"]?.array, let list = Self.contacts(raw) else { return }
-            contacts = list
-            people = Self.people(raw)
-            contactsChanged?(list)
+                  let root = WireValue.parse(a.body), let document = WorldDocument.decode(root) else { return }
+            contacts = document.contacts
+            people = document.people
+            contactsChanged?(document.contacts)
         }
     }
 
     /// The faults this user's world has now, as the server's truth says them
     /// (`GET /admin/truth?user=NAME`, with the operator's token); nil when it cannot say.
     public func truthFaults(adminToken: String, reply: @escaping ([String]?) -> Void) {
-        let name = user.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? user
-        io.request(.GET, "/admin/truth?user=\(name)", body: nil, token: adminToken) { result in
+        io.request(.GET, Route.adminTruth(user: user), body: nil, token: adminToken) { result in
             guard case .success(let a) = result, a.status == 200, let words = WireValue.parse(a.body)?["faults"]?.array else { return reply(nil) }
             reply(words.compactMap(\.string))
         }
@@ -132,7 +132,7 @@ public final class NetworkWorld {
 
     /// Sends a fault directive to the server for this user (`POST /v1/fault`).
     public func fault(_ directive: String, done: ((String?) -> Void)? = nil) {
-        io.request(.POST, "/v1/fault", body: Data(directive.utf8), token: secret) { result in
+        io.request(.POST, Route.fault, body: Data(directive.utf8), token: secret) { result in
             switch result {
             case .success(let a) where a.status == 200: done?(nil)
             case .success(let a): done?(a.error)

@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
+import ServerProtocol
 import SyncCore
 import SyncEngine
 import Wire
@@ -127,23 +128,23 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.opcode {
-        case .text:
-            var buffer = frame.unmaskedData
-            let bytes = Data(buffer.readBytes(length: buffer.readableBytes) ?? [])
+        switch Frame(unwrapInboundIn(data)) {
+        case .text(let bytes):
             let text = self.text
-            io.post { text(bytes) }
-        case .ping:
-            var buffer = frame.unmaskedData
-            let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: ByteBuffer(bytes: bytes))), promise: nil)
-        case .connectionClose:
-            var buffer = frame.unmaskedData
-            closeCode = buffer.readWebSocketErrorCode().map { Int(UInt16(webSocketErrorCode: $0)) } ?? 1005
-            closeReason = buffer.readString(length: buffer.readableBytes) ?? ""
+            let data = Data(bytes)
+            io.post { text(data) }
+        case .ping(let payload):
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: ByteBuffer(bytes: payload))), promise: nil)
+        case .close(let code, let reason):
+            closeCode = code.map(Int.init) ?? 1005
+            closeReason = reason
             context.close(promise: nil)
-        default: break
+        case .refused(let code, let reason):
+            closeCode = Int(code)
+            closeReason = "the server sent \(reason)"
+            context.close(promise: nil)
+        case .binary, .pong:
+            break
         }
     }
 

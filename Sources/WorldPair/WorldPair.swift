@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import NIOWebSocket
+import ServerProtocol
 import SimWorld
 import SyncCore
 import SyncEngine
@@ -72,11 +73,13 @@ public final class WorldPair {
                      storage: ChatStorage = InMemoryChatStorage(), peer: String? = nil, adminToken: String? = nil,
                      settle settles: Bool = true) throws -> Client {
         let transport = InProcessTransport(server: serving ? server : nil, peer: peer ?? "127.0.0.\(clients.count % 250 + 2)")
-        let joined = try NetworkWorld.join(transport, user: name, secret: secret, invite: invite)
-        let world = NetworkWorld(io: transport, joined: joined, os: { SimOperatingSystem(seed: WorldHost.hash(name), scheduler: $0, timings: WorldTimings()) }, clock: { [clock] in clock.nanoseconds })
-        let session = NetworkSession(world: world, storage: storage, policy: policy, mode: .remotePush, adminToken: adminToken)
+        let secrets = SecretInMemory(secret)
+        let (session, _) = try NetworkSession.join(transport, user: name, invite: invite, secrets: secrets, storage: storage, policy: policy,
+                                                   adminToken: adminToken,
+                                                   os: { SimOperatingSystem(seed: WorldHost.hash(name), scheduler: $0, timings: WorldTimings()) },
+                                                   clock: { [clock] in clock.nanoseconds })
         session.start()
-        let client = Client(name: name, transport: transport, world: world, session: session, secret: joined.secret)
+        let client = Client(name: name, transport: transport, world: session.world, session: session, secret: session.world.secret)
         clients.append(client)
         if settles { settle() }
         return client
@@ -346,18 +349,19 @@ final class InProcessSocket: ClientSocket {
         guard !finished else { return 0 }
         var n = 0
         while let frame = try? channel.readOutbound(as: WebSocketFrame.self) {
-            switch frame.opcode {
-            case .text:
-                var data = frame.unmaskedData
-                let bytes = Data(data.readBytes(length: data.readableBytes) ?? [])
+            switch Frame(frame) {
+            case .text(let bytes):
                 let text = self.text
-                transport?.post { text(bytes) }
+                let data = Data(bytes)
+                transport?.post { text(data) }
                 n += 1
-            case .connectionClose:
-                var data = frame.unmaskedData
-                closeCode = data.readWebSocketErrorCode().map { Int(UInt16(webSocketErrorCode: $0)) } ?? 1005
-                closeReason = data.readString(length: data.readableBytes) ?? ""
-            default:
+            case .close(let code, let reason):
+                closeCode = code.map(Int.init) ?? 1005
+                closeReason = reason
+            case .refused(let code, let reason):
+                closeCode = Int(code)
+                closeReason = "the server sent \(reason)"
+            case .binary, .ping, .pong:
                 break
             }
         }

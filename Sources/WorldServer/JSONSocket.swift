@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOWebSocket
+import ServerProtocol
 import Wire
 
 // The node and the push relay as WebSockets (issue 17). Text frames of JSON; a request has
@@ -28,23 +29,20 @@ class JSONSocket: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.opcode {
-        case .text:
-            var data = frame.unmaskedData
-            let bytes = data.readBytes(length: data.readableBytes) ?? []
+        switch Frame(unwrapInboundIn(data)) {
+        case .text(let bytes):
             server.host.advance()
             defer { server.pump() }
             guard server.allow(user.name) else {
                 // An error frame for each frame over the limit grew the server's memory as fast
-                // as a peer could send (issue 28 #1): one close instead.
+                // as a peer could send: one close instead.
                 return close(code: .policyViolation, reason: "more than \(Int(WorldServer.requestsPerSecond)) requests a second")
             }
             guard let object = WireValue.parse(Data(bytes))?.object else {
-                return send(.object([("error", .object([("message", .string("a frame must be one JSON object (\(bytes.count) bytes were not)"))]))]))
+                return error(nil, "a frame must be one JSON object (\(bytes.count) bytes were not)")
             }
             // The id goes back exactly as it came (JSON-RPC 2.0 §5): `true` was answered 1,
-            // 2^53+1 rounded, and string ids null (issue 28 #9).
+            // 2^53+1 rounded, and string ids null.
             let id = RawJSON.member("id", of: bytes)
             if let id, !RawJSON.isScalar(id) { return error(nil, "an id is a string, a number or null") }
             guard let method = object["method"]?.string else { return error(id, "missing \"method\"") }
@@ -52,25 +50,18 @@ class JSONSocket: ChannelInboundHandler {
             request(id: id, method: method, params: params)
         case .binary:
             // Refused (RFC 6455 §7.4.1, 1003), and counted like any frame: a flood of them
-            // cost memory and every other user's latency (issue 28 #1).
+            // cost memory and every other user's latency.
             _ = server.allow(user.name)
             close(code: .unacceptableData, reason: "binary frames are not understood: send text frames of JSON")
-        case .ping:
-            var payload = frame.unmaskedData
-            let bytes = payload.readBytes(length: payload.readableBytes) ?? []
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: ByteBuffer(bytes: bytes))), promise: nil)
-        case .connectionClose:
-            // RFC 6455 §5.5.1: echo the peer's code; a code no peer may send is a protocol error.
-            var payload = frame.unmaskedData
-            guard payload.readableBytes != 1 else { return close(code: .protocolError, reason: "a close frame of one byte") }
-            guard let code = payload.readInteger(as: UInt16.self) else { return close(code: .normalClosure, reason: "") }
-            let allowed = (1000...1003).contains(code) || (1007...1011).contains(code) || (3000...4999).contains(code)
-            guard allowed, payload.readString(length: payload.readableBytes) != nil || payload.readableBytes == 0 else {
-                return close(code: .protocolError, reason: "close code \(code) is not one a peer may send")
-            }
-            close(code: WebSocketErrorCode(codeNumber: Int(code)), reason: "")
-        default:
+        case .ping(let payload):
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: ByteBuffer(bytes: payload))), promise: nil)
+        case .pong:
             break
+        case .close(let code, _):
+            // RFC 6455 §5.5.1: echo the peer's code.
+            close(code: code.map { WebSocketErrorCode(codeNumber: Int($0)) } ?? .normalClosure, reason: "")
+        case .refused(let code, let reason):
+            close(code: WebSocketErrorCode(codeNumber: Int(code)), reason: reason)
         }
     }
 
@@ -108,11 +99,11 @@ class JSONSocket: ChannelInboundHandler {
     }
 
     func reply(_ id: String?, _ method: String, _ params: [(String, JSONValue)] = []) {
-        send(.object([("id", id.map { .raw($0) } ?? .null), ("method", .string(method)), ("params", .object(params))]))
+        send(RPC.reply(rawId: id, method, params))
     }
 
     func error(_ id: String?, _ message: String) {
-        send(.object([("id", id.map { .raw($0) } ?? .null), ("error", .object([("message", .string(message))]))]))
+        send(RPC.error(rawId: id, message))
     }
 
     /// A close frame with a code and a reason, then the end of the socket.

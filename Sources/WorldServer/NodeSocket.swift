@@ -3,6 +3,7 @@ import NIOWebSocket
 import SimWorld
 import SyncCore
 import SyncEngine
+import ServerProtocol
 import Wire
 
 /// `GET /v1/node` upgraded: the realtime node. Methods: `subscribeUtxosChanged` (params
@@ -16,8 +17,8 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
 
     override func request(id: String?, method: String, params: [String: WireValue]) {
         let node = user.world.node
-        switch method {
-        case "subscribeUtxosChanged":
+        switch NodeMethod(rawValue: method) {
+        case .subscribeUtxosChanged:
             guard params["addresses"]?.array?.map(\.string) == [user.address.value] else {
                 return error(id, "subscribeUtxosChanged: params.addresses must be [\"\(user.address.value)\"], the user's own address")
             }
@@ -31,7 +32,7 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
             let connection = node.connect(subscribing: user.address, forced: true)
             pending[connection] = id
             user.link.subscriptions[connection] = self
-        case "getUtxosByAddresses":
+        case .getUtxosByAddresses:
             guard params["addresses"]?.array?.map(\.string) == [user.address.value] else {
                 return error(id, "getUtxosByAddresses: params.addresses must be [\"\(user.address.value)\"], the user's own address")
             }
@@ -43,10 +44,10 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
                 case .failure(let e): self?.error(id, e.message)
                 }
             }
-        case "ping":
+        case .ping:
             guard let active else { return error(id, "ping: no subscription on this socket") }
-            node.ping(connection: active) { [weak self] in self?.reply(id, "ping") }
-        default:
+            node.ping(connection: active) { [weak self] in self?.reply(id, NodeMethod.ping.rawValue) }
+        case .utxosChangedNotification, nil:
             error(id, "unknown method \"\(method.prefix(40))\" (expected subscribeUtxosChanged, getUtxosByAddresses, ping)")
         }
     }
@@ -54,7 +55,7 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
     func subscribed(connection: Int) {
         guard let id = pending.removeValue(forKey: connection) else { return }
         active = connection
-        reply(id, "subscribeUtxosChanged")
+        reply(id, NodeMethod.subscribeUtxosChanged.rawValue)
     }
 
     func failed(connection: Int, error message: String) {
@@ -64,9 +65,8 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
     }
 
     func notify(_ message: NetworkMessage) {
-        send(.object([("method", .string("utxosChangedNotification")),
-                      ("params", .object([("transaction", SimIndexer.document(message, me: user.address)),
-                                          ("at", .int(server.host.scheduler.now.milliseconds))]))]))
+        send(RPC.notification(NodeMethod.utxosChangedNotification.rawValue,
+                              [("transaction", MessageDocument.encode(message, me: user.address)), ("at", .int(server.host.scheduler.now.milliseconds))]))
     }
 
     override func closed() {

@@ -4,6 +4,7 @@ import NIOWebSocket
 import SimWorld
 import SyncCore
 import SyncEngine
+import ServerProtocol
 import Wire
 
 /// `GET /v1/push` upgraded: the push relay the phone's OS holds. It delivers while the app
@@ -22,8 +23,7 @@ final class PushSocket: JSONSocket, PushSubscriber {
         }
         user.link.pushSocket = self
         user.link.contactsChanged = { [weak self] joined in
-            self?.send(.object([("method", .string("contactsChanged")),
-                                ("params", .object(joined.map { [("joined", People.document($0))] } ?? []))]))
+            self?.send(RPC.notification(RelayMethod.contactsChanged.rawValue, joined.map { [("joined", ContactDocument.encode($0))] } ?? []))
         }
         // A user who joined between this client's join and this socket was told to nobody:
         // the two could never see each other (issue 28 #11). Each new relay socket starts
@@ -33,10 +33,10 @@ final class PushSocket: JSONSocket, PushSubscriber {
 
     override func request(id: String?, method: String, params: [String: WireValue]) {
         let push = user.world.push
-        switch method {
-        case "registerToken": push.registerToken(); reply(id, method)
-        case "unregisterToken": push.unregisterToken(); reply(id, method)
-        case "setMuted":
+        switch RelayMethod(rawValue: method) {
+        case .registerToken: push.registerToken(); reply(id, method)
+        case .unregisterToken: push.unregisterToken(); reply(id, method)
+        case .setMuted:
             // `muted`: true or false (1 or 0, as the client has sent it, too).
             guard let contact = params["contact"]?.string, let muted = params["muted"]?.bool ?? params["muted"]?.int64.flatMap({ [0, 1].contains($0) ? $0 == 1 : nil }) else {
                 return error(id, "setMuted: params must have contact (an address) and muted (true or false)")
@@ -49,25 +49,25 @@ final class PushSocket: JSONSocket, PushSubscriber {
             push.setMuted(c.address, muted)
             user.world.setMuted(handle: c.handle, muted)
             reply(id, method)
-        default:
+        case .tokenStatus, .push, .contactsChanged, .directive, .faults, nil:
             error(id, "unknown method \"\(method.prefix(40))\" (expected registerToken, unregisterToken, setMuted)")
         }
     }
 
     func push(_ payload: Data) {
-        send(.object([("method", .string("push")), ("params", .object([("payload", .string(String(decoding: payload, as: UTF8.self)))]))]))
+        send(RPC.notification(RelayMethod.push.rawValue, [("payload", .string(String(decoding: payload, as: UTF8.self)))]))
     }
 
     func tokenStatus(_ status: TokenStatus) {
-        send(.object([("method", .string("tokenStatus")), ("params", .object([("status", .string(status.rawValue))]))]))
+        send(RPC.notification(RelayMethod.tokenStatus.rawValue, [("status", .string(status.rawValue))]))
     }
 
     func directive(_ line: String) {
-        send(.object([("method", .string("directive")), ("params", .object([("line", .string(line))]))]))
+        send(RPC.notification(RelayMethod.directive.rawValue, [("line", .string(line))]))
     }
 
     func faults(_ words: [String]) {
-        send(.object([("method", .string("faults")), ("params", .object([("active", .array(words.map { .string($0) }))]))]))
+        send(RPC.notification(RelayMethod.faults.rawValue, [("active", .array(words.map { .string($0) }))]))
     }
 
     override func closed() {

@@ -4,6 +4,7 @@ import NIOHTTP1
 import SimWorld
 import SyncCore
 import SyncEngine
+import ServerProtocol
 import Wire
 
 /// The HTTP routes: each request is answered by a function of the request and the world
@@ -27,9 +28,8 @@ extension WorldServer {
         var status: HTTPResponseStatus
         var body: Data
         static func json(_ status: HTTPResponseStatus, _ value: JSONValue) -> Answer { Answer(status: status, body: value.data) }
-        static func error(_ status: HTTPResponseStatus, _ message: String) -> Answer {
-            .json(status, .object([("error", .string(message))]))
-        }
+        static func error(_ status: HTTPResponseStatus, _ message: String) -> Answer { .json(status, ErrorDocument.encode(message)) }
+        static func refused(_ e: RouteError) -> Answer { .error(HTTPResponseStatus(statusCode: e.status), e.message) }
     }
 
     /// One request, on the loop. `reply` is called once, maybe later (an indexer answer
@@ -46,7 +46,7 @@ extension WorldServer {
             query[item.name] = item.value ?? ""
         }
         if path.hasPrefix("/admin/") { return reply(admin(method: method, path: path, query: query, headers: headers, body: body)) }
-        if path == "/v1/join" {
+        if path == Route.join {
             guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
             guard allowJoin(from: peer) else {
                 return reply(.error(.tooManyRequests, "more than \(joinsPerMinute) joins a minute from \(peer): slow down"))
@@ -54,7 +54,7 @@ extension WorldServer {
             return reply(join(body, headers: headers))
         }
         guard path.hasPrefix("/v1/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
-        if Self.socketPaths.contains(path) { return reply(socketRefusal(path: path, method: method, uri: uri, headers: headers)) }
+        if Route.sockets.contains(path) { return reply(socketRefusal(path: path, method: method, uri: uri, headers: headers)) }
         guard let user = user(headers) else {
             return reply(.error(.unauthorized, "\(path.prefix(100)) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)"))
         }
@@ -66,26 +66,22 @@ extension WorldServer {
             reply(answer)
         }
         switch path {
-        case "/v1/world":
+        case Route.world:
             guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): use GET")) }
-            return reply(.json(.ok, world(of: user)))
-        case "/v1/publish":
+            return reply(.json(.ok, .object(worldMembers(of: user))))
+        case Route.publish:
             guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
             return reply(publish(body, by: user))
-        case "/v1/fault":
+        case Route.fault:
             // A user's own fault keys: any fault of the network, on its own world only.
             guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
             return reply(fault(body, user: user))
         default: break
         }
-        guard path.hasPrefix("/v1/indexer/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
+        guard path.hasPrefix(Route.indexer) else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
         guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): the indexer answers GET")) }
         let call: IndexerCall
-        do { call = try Self.indexerCall(path: path, query: query) } catch let e as BadRequest {
-            return reply(.error(e.status, e.message))
-        } catch {
-            return reply(.error(.badRequest, "\(error)"))
-        }
+        do { call = try IndexerRoute.call(path: path, query: query) } catch { return reply(.refused(error)) }
         user.world.indexer.send(call) { result in
             switch result {
             case .success(let data): reply(Answer(status: .ok, body: data))
@@ -105,34 +101,27 @@ extension WorldServer {
         }
         if let extra = query.keys.first(where: { $0 != "user" }) { return .error(.badRequest, "unknown parameter \(extra.prefix(40)) (expected: user)") }
         switch (method, path) {
-        case (.GET, "/admin/truth"): return .json(.ok, user.map { host.truth(of: $0) } ?? host.truth)
-        case (.POST, "/admin/fault"): return fault(body, user: user)
-        case (_, "/admin/truth"), (_, "/admin/fault"): return .error(.methodNotAllowed, "\(method) \(path): use \(path == "/admin/truth" ? "GET" : "POST")")
+        case (.GET, Route.adminTruth): return .json(.ok, user.map { host.truth(of: $0) } ?? host.truth)
+        case (.POST, Route.adminFault): return fault(body, user: user)
+        case (_, Route.adminTruth), (_, Route.adminFault): return .error(.methodNotAllowed, "\(method) \(path): use \(path == Route.adminTruth ? "GET" : "POST")")
         default: return .error(.notFound, "no such endpoint: \(path.prefix(100))")
         }
     }
 
-    /// The body of a POST as a JSON object, or a clear error.
-    static func jsonObject(_ body: Data, _ what: String) throws -> [String: WireValue] {
-        guard let object = WireValue.parse(body)?.object else {
-            throw BadRequest(message: "\(what): the body must be a JSON object")
-        }
-        return object
-    }
-
     private func join(_ body: Data, headers: HTTPHeaders) -> Answer {
-        let name: String
-        let object: [String: WireValue]
-        do {
-            object = try Self.jsonObject(body, "join")
-            guard let n = object["user"]?.string else { return .error(.badRequest, "join: missing \"user\" (a name)") }
-            name = n
-        } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
+        let request: JoinRequest
+        do { request = try JoinRequest.decode(body) } catch { return .refused(error) }
+        let name = request.user
+        if let version = request.protocolVersion, version != ProtocolVersion.current {
+            let line = ProtocolVersion.refusal(client: version)
+            FileHandle.standardError.write(Data("synchat server: \(UntrustedText.visible(String(name.prefix(32)))): \(line)\n".utf8))
+            return .error(.badRequest, line)
+        }
         let secret = bearer(headers)
         // The invite is asked of a name that could join: a bad name, or a simulated contact's,
         // is told so first (400, 409), whatever the invite.
         if let invite, host.user(named: name) == nil, WorldHost.isValidName(name), !host.isSimulatedHandle(name) {
-            guard let shown = object["invite"]?.string else {
+            guard let shown = request.invite else {
                 return .error(.forbidden, "join: \(name.prefix(32)) is new here, and joining needs the server's invite: "
                                 + "synchat --server URL --user NAME --invite CODE (its operator has the code)")
             }
@@ -142,9 +131,7 @@ extension WorldServer {
         }
         do {
             let (user, isNew, newSecret) = try host.join(name: name, secret: secret)
-            var fields: [(String, JSONValue)] = [("user", .string(user.name)), ("address", .string(user.address.value))]
-            if isNew, let newSecret { fields.append(("secret", .string(newSecret))) }
-            if case .object(let rest) = world(of: user) { fields += rest }
+            let fields = JoinAnswer.members(user: user.name, address: user.address, secret: isNew ? newSecret : nil, world: worldMembers(of: user))
             return .json(isNew ? .created : .ok, .object(fields))
         } catch {
             switch error {
@@ -159,96 +146,38 @@ extension WorldServer {
 
     /// What a client needs to run on the server's world: its clock and speed, the user's
     /// contacts (simulated ones and the other users).
-    func world(of user: WorldHost.User) -> JSONValue {
-        .object([
-            ("clock", .int(host.virtualNow.milliseconds)),
-            ("speed", .string(host.speed.formatted(.number.grouping(.never)))),
-            ("contacts", .array(contacts(of: user))),
-        ])
+    func worldMembers(of user: WorldHost.User) -> [(String, JSONValue)] {
+        WorldDocument.members(clock: host.virtualNow, speed: host.speed, contacts: contacts(of: user))
     }
 
-    /// The user's own contacts, then every other user as `People` wrote it once: at 1 000
-    /// users the answer is about 90 KB, copied, not encoded again (issue 28 #4).
+    /// The user's own contacts, then every other user, each person's document written once:
+    /// at 1 000 users the answer is about 90 KB, copied, not encoded again.
     func contacts(of user: WorldHost.User) -> [JSONValue] {
         let world = user.world
-        var out = world.contacts.map { People.document($0, person: world.isPerson($0.address)) }
+        var out = world.contacts.map { ContactDocument.encode($0, person: world.isPerson($0.address)) }
         let own = Set(world.contacts.map(\.address))
         let people = host.people
+        while encodedPeople.count < people.count {
+            let person = people.all[encodedPeople.count]
+            encodedPeople.append(.raw(String(decoding: ContactDocument.encode(person).data, as: UTF8.self)))
+        }
         out.reserveCapacity(out.count + people.count)
-        for (i, c) in people.all.enumerated() where c.address != user.address && !own.contains(c.address) { out.append(people.encoded[i]) }
+        for (i, c) in people.all.enumerated() where c.address != user.address && !own.contains(c.address) { out.append(encodedPeople[i]) }
         return out
     }
 
     private func publish(_ body: Data, by user: WorldHost.User) -> Answer {
-        let object: [String: WireValue]
-        do { object = try Self.jsonObject(body, "publish") } catch let e as BadRequest { return .error(e.status, e.message) } catch { return .error(.badRequest, "\(error)") }
-        guard let to = object["to"]?.string, !to.isEmpty else { return .error(.badRequest, "publish: missing \"to\" (an address)") }
-        guard let text = object["body"]?.string else { return .error(.badRequest, "publish: missing \"body\" (the text)") }
-        guard text.utf8.count <= MessageLimits.maxBodyBytes else {
+        let request: PublishRequest
+        do { request = try PublishRequest.decode(body) } catch { return .refused(error) }
+        guard request.body.utf8.count <= MessageLimits.maxBodyBytes else {
             return .error(.payloadTooLarge, "publish: a message is at most \(MessageLimits.maxBodyBytes) bytes")
         }
-        guard user.world.contact(address: Address(to)) != nil else {
-            return .error(.badRequest, "publish: \(to.prefix(80)) is not a contact of \(user.name)")
+        guard user.world.contact(address: request.to) != nil else {
+            return .error(.badRequest, "publish: \(request.to.value.prefix(80)) is not a contact of \(user.name)")
         }
-        switch host.publish(for: user, to: Address(to), body: text) {
-        case .success(let p):
-            return .json(.ok, .object([("message", SimIndexer.document(p.message, me: user.address)), ("spent", .array(p.spent.map { .string($0) }))]))
-        case .failure(let e):
-            return .error(.serviceUnavailable, e.message)  // 503: nothing was confirmed; the client tries again
-        }
-    }
-
-    struct BadRequest: Error {
-        var status: HTTPResponseStatus = .badRequest
-        var message: String
-    }
-
-    /// The indexer call a path and its parameters ask for; a clear error naming the parameter otherwise.
-    static func indexerCall(path: String, query: [String: String]) throws -> IndexerCall {
-        func direction() throws -> Direction {
-            switch query["direction"] {
-            case "in": return .incoming
-            case "out": return .outgoing
-            case nil: throw BadRequest(message: "missing parameter direction (in or out)")
-            case let other?: throw BadRequest(message: "direction must be in or out, not \"\(other.prefix(40))\"")
-            }
-        }
-        func number(_ name: String, default value: Int64? = nil) throws -> Int64 {
-            guard let text = query[name] else {
-                if let value { return value }
-                throw BadRequest(message: "missing parameter \(name) (milliseconds, a non-negative integer)")
-            }
-            guard let n = Int64(text), n >= 0 else { throw BadRequest(message: "\(name) must be a non-negative integer, not \"\(text.prefix(40))\"") }
-            return n
-        }
-        func only(_ allowed: Set<String>) throws {
-            if let extra = query.keys.sorted().first(where: { !allowed.contains($0) }) {
-                throw BadRequest(message: "unknown parameter \(extra.prefix(40)) (expected: \(allowed.sorted().joined(separator: ", ")))")
-            }
-        }
-        let rest = String(path.dropFirst("/v1/indexer/".count))
-        switch rest {
-        case "handshakes":
-            try only(["direction", "since"])
-            return .handshakes(try direction(), since: Instant(milliseconds: try number("since", default: 0)))
-        case "contextual":
-            try only(["address", "direction", "since"])
-            guard let a = query["address"], !a.isEmpty else { throw BadRequest(message: "missing parameter address") }
-            return .contextual(Address(a), try direction(), since: Instant(milliseconds: try number("since", default: 0)))
-        case "payments":
-            try only(["since", "page"])
-            let page = try number("page", default: 0)
-            guard page <= 1_000_000 else { throw BadRequest(message: "page is too large") }
-            return .payments(since: Instant(milliseconds: try number("since", default: 0)), page: Int(page))
-        case "tip":
-            try only([])
-            return .tip
-        default:
-            if rest.hasPrefix("messages/"), case let id = String(rest.dropFirst("messages/".count)), !id.isEmpty, !id.contains("/") {
-                try only([])
-                return .messageById(id)
-            }
-            throw BadRequest(status: .notFound, message: "no such endpoint: \(path.prefix(100))")
+        switch host.publish(for: user, to: request.to, body: request.body) {
+        case .success(let p): return .json(.ok, PublicationDocument.encode(p, me: user.address))
+        case .failure(let e): return .error(.serviceUnavailable, e.message)  // 503: nothing was confirmed; the client tries again
         }
     }
 

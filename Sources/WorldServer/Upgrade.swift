@@ -2,17 +2,16 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
+import ServerProtocol
 
 /// Opening the node's and the push relay's WebSockets (RFC 6455 §4): who may, and the
 /// pipeline an upgraded connection gets.
 extension WorldServer {
-    static let socketPaths: Set<String> = ["/v1/node", "/v1/push"]
-
     /// The headers to upgrade with, or nil to let the request through to `handle`, which
     /// says why not.
     func shouldUpgrade(_ head: HTTPRequestHead) -> HTTPHeaders? {
         let path = URLComponents(string: head.uri)?.path ?? ""
-        guard Self.socketPaths.contains(path), Self.upgradeProblem(head) == nil, let user = user(head.headers) else { return nil }
+        guard Route.sockets.contains(path), Self.upgradeProblem(head) == nil, let user = user(head.headers) else { return nil }
         guard socketsByUser[user.name, default: 0] < Self.maxSocketsPerUser, allow(user.name) else { return nil }
         return HTTPHeaders()
     }
@@ -62,7 +61,7 @@ extension WorldServer {
         try channel.pipeline.syncOperations.addHandler(FrameRules())
         try channel.pipeline.syncOperations.addHandler(
             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: Self.maxFrameBytes))
-        if path == "/v1/node" {
+        if path == Route.node {
             try channel.pipeline.syncOperations.addHandler(NodeSocket(server: self, user: user))
         } else {
             try channel.pipeline.syncOperations.addHandler(PushSocket(server: self, user: user))

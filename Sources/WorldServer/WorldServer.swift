@@ -8,6 +8,7 @@ import NIOWebSocket
 import SimWorld
 import SyncCore
 import SyncEngine
+import ServerProtocol
 import Wire
 
 
@@ -53,6 +54,8 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// so is a declared body that does not come in this long.
     public var idleTimeout = TimeAmount.seconds(30)
     /// Requests a second per user (`requestsPerSecond`, in bursts of `burst`).
+    /// Each person's contact document, written once, in the order of `host.people`.
+    var encodedPeople: [JSONValue] = []
     var requests = RateLimiter<String>(perSecond: WorldServer.requestsPerSecond, burst: WorldServer.burst)
 
     /// A monotonic clock in nanoseconds (rate limits, checkpoints): the system's, or a test's.

@@ -36,12 +36,10 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
 
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     final class Client {
-        let world: NetworkWorld
-        let driver: SyncDriver
-        init(world: NetworkWorld, driver: SyncDriver) {
-            self.world = world
-            self.driver = driver
-        }
+        let session: NetworkSession
+        var world: NetworkWorld { session.world }
+        var driver: SyncDriver { session.driver }
+        init(session: NetworkSession) { self.session = session }
     }
     var all: [Client] = []
     var sentAt: [String: Instant] = [:]  // body → the sender's clock when it sent
@@ -50,9 +48,11 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
     let joinStart = now()
     for i in 0..<clients {
         let io = NetIO(host: "127.0.0.1", port: port, group: group)
-        guard let joined = try? NetworkWorld.join(io, user: "bench\(i)", secret: nil) else { say("join \(i) failed"); return }
-        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: UInt64(i), scheduler: $0, timings: WorldTimings()) })
-        let driver = SyncDriver(policy: .adaptive, me: world.me, scheduler: world.scheduler, storage: InMemoryChatStorage(), ports: world.ports)
+        guard let (session, _) = try? NetworkSession.join(io, user: "bench\(i)", invite: nil, secrets: SecretInMemory(), storage: InMemoryChatStorage(),
+                                                          policy: .adaptive, os: { SimOperatingSystem(seed: UInt64(i), scheduler: $0, timings: WorldTimings()) })
+        else { say("join \(i) failed"); return }
+        session.keepsLog = false
+        let world = session.world
         world.onNotified = { message, sent, arrived in
             guard message.direction == .incoming, let start = sentAt[message.body] else { return }
             let published = message.blockTime - .seconds(1)
@@ -62,13 +62,11 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
             publishLegs.append(Double((published - start).milliseconds))
             notifyLegs.append(Double((arrived - sent).milliseconds))
         }
-        all.append(Client(world: world, driver: driver))
+        all.append(Client(session: session))
     }
     row("joined", "\(clients) in \(String(format: "%.2f s", Double(now() - joinStart) / 1e9))")
     for c in all {
-        c.world.attach(client: c.driver)
-        c.driver.launch()
-        c.world.os.moveToForeground()
+        c.session.start()
     }
     // Poisson sends from 5 s on, each to one of the contacts it knows (those who joined before it).
     var random = SystemRandomNumberGenerator()

@@ -68,17 +68,16 @@ struct Bot: ParsableCommand {
     func run() throws {
         let n = try numbers()
         let io = try remote.connect()
-        let secrets = ServerSecrets(host: n.host, port: n.port)
-        let joined: NetworkWorld.Joined
-        do { joined = try NetworkWorld.join(io, user: user, secret: secrets.load(user), invite: joining.invite) } catch { refuse("bot: \(error)") }
-        if joined.isNew {
-            do { try secrets.save(joined.secret, for: user) } catch { refuse("bot: cannot keep the secret of \(user): \(error)") }
-        }
-        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
         let storage = InMemoryChatStorage()
         // The TUI's session with no screen: directives the server passes on (synchat fault
         // --user NAME background) act as the keys would.
-        let session = NetworkSession(world: world, storage: storage, policy: n.policy, mode: .remotePush)
+        let session: NetworkSession, isNew: Bool
+        do {
+            (session, isNew) = try NetworkSession.join(io, user: user, invite: joining.invite, secrets: ServerSecrets(host: n.host, port: n.port).keeper(for: user),
+                                                       storage: storage, policy: n.policy,
+                                                       os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
+        } catch { refuse("bot: \(error)") }
+        let world = session.world
         session.keepsLog = false  // nothing reads it (--events prints as it goes): a bot of hours held every decision
         let driver = session.driver
         // The world's clock as the TUI's status bar shows it (`d1 10:08:55.650`), not the time
@@ -108,7 +107,7 @@ struct Bot: ParsableCommand {
         signal(SIGTERM) { _ in botStopRequested = 1 }
         signal(SIGINT) { _ in botStopRequested = 1 }
         let deadline = n.duration.map { DispatchTime.now().uptimeNanoseconds + UInt64($0 * 1e9) }
-        Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(world.me.value)\(joined.isNew ? " (joined)" : ""), clock \(Clock.stamp(world.scheduler.now)), speed x\(world.speed.formatted())")
+        Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(world.me.value)\(isNew ? " (joined)" : ""), clock \(Clock.stamp(world.scheduler.now)), speed x\(world.speed.formatted())")
         while botStopRequested == 0, !session.quitRequested {
             if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline { break }
             world.step()

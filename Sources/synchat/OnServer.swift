@@ -40,8 +40,17 @@ extension Chat {
         let io = try remote.connect()
         let eventLog = try eventLogger()
         io.log = eventLog
-        let joined: NetworkWorld.Joined
-        do { joined = try NetworkWorld.join(io, user: user, secret: profileStore?.setting("server.secret"), invite: joining.invite) } catch {
+        let (chosenTheme, themeWarnings) = try theme(for: profileStore)
+        let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
+        let secrets: SecretKeeping = profileStore.map { ProfileSecrets(store: $0, url: url, user: user, file: ServerSecrets(host: host, port: port)) }
+            ?? SecretInMemory()
+        let session: NetworkSession, isNew: Bool
+        do {
+            // The operator's token, only when asked for (`--admin-token TOKEN|env`): the truth beside belief.
+            (session, isNew) = try NetworkSession.join(io, user: user, invite: joining.invite, secrets: secrets, storage: storage,
+                                                       policy: SyncPolicy.named(policy)!, mode: mode.flatMap(NotificationMode.init) ?? .remotePush,
+                                                       adminToken: resolvedAdminToken, os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
+        } catch {
             // Nothing of a refused join stays behind: the profile this launch made goes, with its WAL.
             if let path = newProfilePath {
                 profileStore?.close()
@@ -49,26 +58,10 @@ extension Chat {
             }
             refuse("\(error)")
         }
-        if joined.isNew, let store = profileStore {
-            do {
-                try store.setSetting("server.url", url)
-                try store.setSetting("server.user", user)
-                try store.setSetting("server.secret", joined.secret)
-            } catch { refuse("cannot keep the secret of \(user) in the profile: \(error)") }
-        }
-        // `synchat fault --user NAME` finds a TUI user's secret where a bot's is kept (issue 28
-        // #14: only bots kept one there). An --ephemeral chat keeps nothing.
-        if let store = profileStore, let secret = store.setting("server.secret") {
-            let secrets = ServerSecrets(host: host, port: port)
-            if secrets.load(user) != secret { try? secrets.save(secret, for: user) }
-        }
-        let (chosenTheme, themeWarnings) = try theme(for: profileStore)
-        let storage: ChatStorage = try profileStore ?? SQLiteChatStorage.inMemory()
-        let world = NetworkWorld(io: io, joined: joined, os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
-        // The operator's token, only when asked for (`--admin-token TOKEN|env`): the truth beside belief.
-        let admin = resolvedAdminToken
-        let session = NetworkSession(world: world, storage: storage, policy: SyncPolicy.named(policy)!,
-                                     mode: mode.flatMap(NotificationMode.init) ?? .remotePush, adminToken: admin)
+        // `synchat fault --user NAME` finds a TUI user's secret where a bot's is kept. An
+        // --ephemeral chat keeps nothing.
+        (secrets as? ProfileSecrets)?.mirror()
+        let world = session.world
         session.start()
         let memory = profileStore.map { store in
             LiveApp.MemoryStore(load: { store.setting("view") }, save: { try? store.setSetting("view", $0) })
@@ -79,9 +72,32 @@ extension Chat {
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
         do { try terminal.open() } catch let e as Terminal.OpenError { refuse(e.description) }
-        let hello = "on \(url) as \(user)\(joined.isNew ? " (joined)" : ""): the server's clock, x\(world.speed.formatted())"
+        let hello = "on \(url) as \(user)\(isNew ? " (joined)" : ""): the server's clock, x\(world.speed.formatted())"
         app.loop(terminal: terminal, notices: [hello] + themeWarnings.map { "theme: " + $0 } + keyWarnings.map { "keys: " + $0 })
         terminal.close()
         profileStore?.close()
+    }
+}
+
+/// The secret of a chat on a server, kept in its profile with the server and the user it is
+/// for; mirrored where `synchat fault --user NAME` looks for it (`ServerSecrets`).
+struct ProfileSecrets: SecretKeeping {
+    let store: SQLiteChatStorage
+    let url: String
+    let user: String
+    let file: ServerSecrets
+
+    func load() -> String? { store.setting("server.secret") }
+
+    func save(_ secret: String) throws {
+        try store.setSetting("server.url", url)
+        try store.setSetting("server.user", user)
+        try store.setSetting("server.secret", secret)
+    }
+
+    /// Writes the profile's secret where `synchat fault --user NAME` reads a user's secret.
+    func mirror() {
+        guard let secret = load(), file.load(user) != secret else { return }
+        try? file.save(secret, for: user)
     }
 }

@@ -100,3 +100,15 @@ struct ServerSecrets {
         }
     }
 }
+
+extension ServerSecrets {
+    /// The secret of `user`, as joining keeps it.
+    func keeper(for user: String) -> SecretKeeping { Keeper(secrets: self, user: user) }
+
+    private struct Keeper: SecretKeeping {
+        let secrets: ServerSecrets
+        let user: String
+        func load() -> String? { secrets.load(user) }
+        func save(_ secret: String) throws { try secrets.save(secret, for: user) }
+    }
+}

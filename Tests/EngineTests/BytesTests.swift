@@ -40,7 +40,7 @@ struct BytesTests {
             // Realtime: each delivered message's document, from the world's ground truth.
             var realtime = 0
             run.world.history.forEachMessage { m, delivered, _ in
-                if delivered { realtime += SimIndexer.document(m, me: run.world.me).data.count }
+                if delivered { realtime += MessageDocument.encode(m, me: run.world.me).data.count }
             }
             #expect(s.bytesByKind["realtime"] == realtime && realtime > 0)
             let backendKinds = s.bytesByKind.filter { $0.key != "realtime" && $0.key != "push" }

@@ -1,0 +1,188 @@
+import Foundation
+import SyncCore
+import SyncEngine
+import Wire
+
+// The JSON documents of `synchat server`'s HTTP routes, written by one side and read by the
+// other with the same code. Messages travel as the engine's own `MessageDocument`.
+
+/// A contact as `Route.world` lists it: `{"handle", "address", "displayName", "person"}`
+/// (`person`: 1 for another user of the server, 0 for a simulated contact).
+public enum ContactDocument {
+    public static func encode(_ c: Contact, person: Bool = true) -> JSONValue {
+        .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("displayName", .string(c.displayName)),
+                 ("person", .int(person ? 1 : 0))])
+    }
+
+    /// The contacts of a list, or nil when one of them is not a contact document.
+    public static func decode(_ list: [WireValue]) -> [Contact]? {
+        var out: [Contact] = []
+        for c in list {
+            guard let handle = c["handle"]?.string, let address = c["address"]?.string, let name = c["displayName"]?.string else { return nil }
+            out.append(Contact(address: Address(address), handle: handle, displayName: name))
+        }
+        return out
+    }
+
+    /// The addresses of a list marked `person`.
+    public static func people(_ list: [WireValue]) -> Set<Address> {
+        Set(list.compactMap { c in
+            guard c["person"]?.int64 == 1, let a = c["address"]?.string else { return nil }
+            return Address(a)
+        })
+    }
+}
+
+/// What a client needs to run on the server's world: `{"clock", "speed", "contacts"}`.
+public struct WorldDocument: Equatable, Sendable {
+    public var clock: Instant
+    public var speed: Double
+    public var contacts: [Contact]
+    /// The contacts who are other users of the server.
+    public var people: Set<Address>
+
+    /// The members of the document, with `contacts` already encoded (a server of 1 000 users
+    /// copies each person's document, written once, rather than encode it again).
+    public static func members(clock: Instant, speed: Double, contacts: [JSONValue]) -> [(String, JSONValue)] {
+        [("clock", .int(clock.milliseconds)), ("speed", .string(speed.formatted(.number.grouping(.never)))), ("contacts", .array(contacts))]
+    }
+
+    public static func decode(_ root: WireValue) -> WorldDocument? {
+        guard let clock = root["clock"]?.int64.map({ Instant(milliseconds: $0) }),
+              let speed = root["speed"]?.string.flatMap(Double.init), speed > 0,
+              let list = root["contacts"]?.array, let contacts = ContactDocument.decode(list) else { return nil }
+        return WorldDocument(clock: clock, speed: speed, contacts: contacts, people: ContactDocument.people(list))
+    }
+}
+
+/// `POST Route.join`: `{"user", "invite"?, "protocol"?}`; a rejoin also shows its secret as
+/// `Authorization: Bearer SECRET`.
+public struct JoinRequest: Equatable, Sendable {
+    public var user: String
+    public var invite: String?
+    /// The protocol the client speaks; a request without it (curl, a script) is taken as the server's.
+    public var protocolVersion: Int?
+
+    public init(user: String, invite: String?, protocolVersion: Int? = ProtocolVersion.current) {
+        self.user = user
+        self.invite = invite
+        self.protocolVersion = protocolVersion
+    }
+
+    public var document: JSONValue {
+        var fields: [(String, JSONValue)] = [("user", .string(user))]
+        if let invite { fields.append(("invite", .string(invite))) }
+        if let protocolVersion { fields.append(("protocol", .int(Int64(protocolVersion)))) }
+        return .object(fields)
+    }
+
+    public static func decode(_ body: Data) throws(RouteError) -> JoinRequest {
+        let object = try Body.object(body, "join")
+        guard let user = object["user"]?.string else { throw RouteError("join: missing \"user\" (a name)") }
+        var version: Int?
+        if let raw = object["protocol"] {
+            guard let v = raw.int64, let n = Int(exactly: v) else { throw RouteError("join: \"protocol\" is a whole number (this server speaks \(ProtocolVersion.current))") }
+            version = n
+        }
+        return JoinRequest(user: user, invite: object["invite"]?.string, protocolVersion: version)
+    }
+}
+
+/// What a join answers: `{"user", "address", "secret"? (a first join only), "protocol",
+/// "clock", "speed", "contacts"}`.
+public struct JoinAnswer: Equatable, Sendable {
+    public var user: String
+    public var address: Address
+    /// Given once, at the first join.
+    public var secret: String?
+    public var protocolVersion: Int
+    public var world: WorldDocument
+
+    public static func members(user: String, address: Address, secret: String?, world: [(String, JSONValue)]) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = [("user", .string(user)), ("address", .string(address.value))]
+        if let secret { fields.append(("secret", .string(secret))) }
+        fields.append(("protocol", .int(Int64(ProtocolVersion.current))))
+        return fields + world
+    }
+
+    /// The answer, or why it is not one of a synchat server's (a server of another protocol
+    /// is said so, in one line).
+    public static func decode(_ body: Data) throws(RouteError) -> JoinAnswer {
+        guard let root = WireValue.parse(body) else { throw RouteError("the answer to join is not a synchat server's") }
+        let version = root["protocol"]?.int64.flatMap { Int(exactly: $0) } ?? 0
+        guard version == ProtocolVersion.current else { throw RouteError(ProtocolVersion.mismatch(server: version)) }
+        guard let user = root["user"]?.string, let address = root["address"]?.string, let world = WorldDocument.decode(root) else {
+            throw RouteError("the answer to join is not a synchat server's")
+        }
+        return JoinAnswer(user: user, address: Address(address), secret: root["secret"]?.string, protocolVersion: version, world: world)
+    }
+}
+
+/// `POST Route.publish`: `{"to", "body"}`.
+public struct PublishRequest: Equatable, Sendable {
+    public var to: Address
+    public var body: String
+
+    public init(to: Address, body: String) {
+        self.to = to
+        self.body = body
+    }
+
+    public var document: JSONValue { .object([("to", .string(to.value)), ("body", .string(body))]) }
+
+    public static func decode(_ body: Data) throws(RouteError) -> PublishRequest {
+        let object = try Body.object(body, "publish")
+        guard let to = object["to"]?.string, !to.isEmpty else { throw RouteError("publish: missing \"to\" (an address)") }
+        guard let text = object["body"]?.string else { throw RouteError("publish: missing \"body\" (the text)") }
+        return PublishRequest(to: Address(to), body: text)
+    }
+}
+
+/// What publishing answers: `{"message": MessageDocument, "spent": [txId…]}`.
+public enum PublicationDocument {
+    public static func encode(_ p: Publication, me: Address) -> JSONValue {
+        .object([("message", MessageDocument.encode(p.message, me: me)), ("spent", .array(p.spent.map { .string($0) }))])
+    }
+
+    public static func decode(_ body: Data, me: Address) throws -> Publication {
+        guard let root = WireValue.parse(body), let doc = root["message"], let list = root["spent"]?.array,
+              case let spent = list.compactMap(\.string), spent.count == list.count else { throw WireError("publish: not a publication") }
+        return Publication(message: try MessageDocument.decode(doc, me: me, now: nil, at: "publish"), spent: spent)
+    }
+}
+
+/// Every refusal: `{"error": "one line"}`.
+public enum ErrorDocument {
+    public static func encode(_ message: String) -> JSONValue { .object([("error", .string(message))]) }
+
+    /// The line of an error answer, or its status when it is not one.
+    public static func message(_ body: Data, status: Int) -> String {
+        WireValue.parse(body)?["error"]?.string ?? "HTTP \(status)"
+    }
+}
+
+/// The body of a POST as a JSON object, or a clear error.
+enum Body {
+    static func object(_ body: Data, _ what: String) throws(RouteError) -> [String: WireValue] {
+        guard let object = WireValue.parse(body)?.object else { throw RouteError("\(what): the body must be a JSON object") }
+        return object
+    }
+}
+
+/// The protocol client and server speak: said by the client when it joins and by the server
+/// in its answer. Each side that finds another version says so in one plain line.
+public enum ProtocolVersion {
+    public static let current = 1
+
+    /// What a client says of a server of another protocol (0: one that does not say).
+    public static func mismatch(server: Int) -> String {
+        server == 0
+            ? "the server does not say which protocol it speaks (an older synchat server?); this synchat speaks protocol \(current): use the same version on both sides"
+            : "the server speaks protocol \(server), this synchat speaks \(current): use the same version on both sides"
+    }
+
+    /// What a server says of a client of another protocol.
+    public static func refusal(client: Int) -> String {
+        "join: this server speaks protocol \(current), the client \(client): use the same version of synchat on both sides"
+    }
+}

@@ -1,0 +1,123 @@
+import SyncCore
+import SyncEngine
+
+/// The paths of `synchat server` (docs/server.md), for the server that routes them and the
+/// clients that ask them: one list, so the two cannot drift.
+public enum Route {
+    /// `POST`: a first join or a rejoin (`JoinRequest`, answered by a `JoinAnswer`).
+    public static let join = "/v1/join"
+    /// `GET`: the clock, the speed and the user's contacts (`WorldDocument`).
+    public static let world = "/v1/world"
+    /// `POST`: a message to a contact (`PublishRequest`, answered by a `PublicationDocument`).
+    public static let publish = "/v1/publish"
+    /// `POST`: a scenario directive for the user's own world.
+    public static let fault = "/v1/fault"
+    /// The indexer's calls, under this prefix (`IndexerRoute`).
+    public static let indexer = "/v1/indexer/"
+    /// WebSockets: the node (`NodeMethod`) and the push relay (`RelayMethod`).
+    public static let node = "/v1/node"
+    public static let push = "/v1/push"
+    public static let sockets: Set<String> = [node, push]
+    /// The operator's (`Authorization: Bearer ADMIN-TOKEN`): a world's faults, and giving one.
+    public static let adminTruth = "/admin/truth"
+    public static let adminFault = "/admin/fault"
+
+    /// `/admin/truth?user=NAME`: one user's world.
+    public static func adminTruth(user: String) -> String { adminTruth + "?user=" + percentEncoded(user) }
+
+    /// `/admin/fault`, for every user, or `?user=NAME` for one.
+    public static func adminFault(user: String?) -> String { adminFault + (user.map { "?user=" + percentEncoded($0) } ?? "") }
+
+    /// Everything but ASCII letters and digits as `%XX` of its UTF-8 bytes.
+    public static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = "0123456789ABCDEF".utf8.map { Character(Unicode.Scalar($0)) }
+                out += "%\(hex[Int(byte >> 4)])\(hex[Int(byte & 0xF)])"
+            }
+        }
+        return out
+    }
+}
+
+/// A request the server does not take: the HTTP status and one line saying why.
+public struct RouteError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var message: String
+    public init(status: Int = 400, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+    public var description: String { message }
+}
+
+/// The indexer's calls over HTTP, both ways: the path and query a client asks
+/// (`path(for:)`), and the call the server reads from them (`call(path:query:)`).
+public enum IndexerRoute {
+    public static func path(for call: IndexerCall) -> String {
+        func direction(_ d: Direction) -> String { d == .incoming ? "in" : "out" }
+        switch call {
+        case .handshakes(let d, let since): return Route.indexer + "handshakes?direction=\(direction(d))&since=\(since.milliseconds)"
+        case .contextual(let a, let d, let since):
+            return Route.indexer + "contextual?address=\(Route.percentEncoded(a.value))&direction=\(direction(d))&since=\(since.milliseconds)"
+        case .payments(let since, let page): return Route.indexer + "payments?since=\(since.milliseconds)&page=\(page)"
+        case .messageById(let id): return Route.indexer + "messages/\(Route.percentEncoded(id))"
+        case .tip: return Route.indexer + "tip"
+        }
+    }
+
+    /// The call a path under `Route.indexer` and its decoded parameters ask for; a clear error
+    /// naming the parameter otherwise (404 for a path that is no call).
+    public static func call(path: String, query: [String: String]) throws(RouteError) -> IndexerCall {
+        func direction() throws(RouteError) -> Direction {
+            switch query["direction"] {
+            case "in": return .incoming
+            case "out": return .outgoing
+            case nil: throw RouteError("missing parameter direction (in or out)")
+            case let other?: throw RouteError("direction must be in or out, not \"\(other.prefix(40))\"")
+            }
+        }
+        func number(_ name: String, default value: Int64? = nil) throws(RouteError) -> Int64 {
+            guard let text = query[name] else {
+                if let value { return value }
+                throw RouteError("missing parameter \(name) (milliseconds, a non-negative integer)")
+            }
+            guard let n = Int64(text), n >= 0 else { throw RouteError("\(name) must be a non-negative integer, not \"\(text.prefix(40))\"") }
+            return n
+        }
+        func only(_ allowed: Set<String>) throws(RouteError) {
+            if let extra = query.keys.sorted().first(where: { !allowed.contains($0) }) {
+                throw RouteError("unknown parameter \(extra.prefix(40)) (expected: \(allowed.sorted().joined(separator: ", ")))")
+            }
+        }
+        guard path.hasPrefix(Route.indexer) else { throw RouteError(status: 404, "no such endpoint: \(path.prefix(100))") }
+        let rest = String(path.dropFirst(Route.indexer.count))
+        switch rest {
+        case "handshakes":
+            try only(["direction", "since"])
+            return .handshakes(try direction(), since: Instant(milliseconds: try number("since", default: 0)))
+        case "contextual":
+            try only(["address", "direction", "since"])
+            guard let a = query["address"], !a.isEmpty else { throw RouteError("missing parameter address") }
+            return .contextual(Address(a), try direction(), since: Instant(milliseconds: try number("since", default: 0)))
+        case "payments":
+            try only(["since", "page"])
+            let page = try number("page", default: 0)
+            guard page <= 1_000_000 else { throw RouteError("page is too large") }
+            return .payments(since: Instant(milliseconds: try number("since", default: 0)), page: Int(page))
+        case "tip":
+            try only([])
+            return .tip
+        default:
+            if rest.hasPrefix("messages/"), case let id = String(rest.dropFirst("messages/".count)), !id.isEmpty, !id.contains("/") {
+                try only([])
+                return .messageById(id)
+            }
+            throw RouteError(status: 404, "no such endpoint: \(path.prefix(100))")
+        }
+    }
+}
