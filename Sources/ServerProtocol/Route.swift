@@ -1,3 +1,4 @@
+import Foundation
 import SyncCore
 import SyncEngine
 
@@ -70,8 +71,9 @@ public enum IndexerRoute {
         }
     }
 
-    /// The call a path under `Route.indexer` and its decoded parameters ask for; a clear error
-    /// naming the parameter otherwise (404 for a path that is no call).
+    /// The call a path under `Route.indexer` (as it was sent, percent-encoded) and its decoded
+    /// parameters ask for; a clear error naming the parameter otherwise (404 for a path that is
+    /// no call).
     public static func call(path: String, query: [String: String]) throws(RouteError) -> IndexerCall {
         func direction() throws(RouteError) -> Direction {
             switch query["direction"] {
@@ -113,7 +115,9 @@ public enum IndexerRoute {
             try only([])
             return .tip
         default:
-            if rest.hasPrefix("messages/"), case let id = String(rest.dropFirst("messages/".count)), !id.isEmpty, !id.contains("/") {
+            // The id is one segment of the path as it was sent: a `/` in it came as `%2F`.
+            if rest.hasPrefix("messages/"), case let raw = rest.dropFirst("messages/".count), !raw.isEmpty, !raw.contains("/"),
+               let id = String(raw).removingPercentEncoding, !id.isEmpty {
                 try only([])
                 return .messageById(id)
             }

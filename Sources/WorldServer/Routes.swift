@@ -81,7 +81,7 @@ extension WorldServer {
         guard path.hasPrefix(Route.indexer) else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
         guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): the indexer answers GET")) }
         let call: IndexerCall
-        do { call = try IndexerRoute.call(path: path, query: query) } catch { return reply(.refused(error)) }
+        do { call = try IndexerRoute.call(path: parts.percentEncodedPath, query: query) } catch { return reply(.refused(error)) }
         user.world.indexer.send(call) { result in
             switch result {
             case .success(let data): reply(Answer(status: .ok, body: data))

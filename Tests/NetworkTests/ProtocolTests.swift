@@ -1,0 +1,126 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+import ServerProtocol
+import SyncCore
+import SyncEngine
+import Testing
+import Wire
+import WorldClient
+import WorldPair
+
+/// The one protocol module: what the client writes, the server reads with the same code, and
+/// back; a version mismatch is one line on each side.
+@Suite("ServerProtocol: one codec for both sides")
+struct ProtocolTests {
+    @Test("every indexer call goes to a path and query that read back as the same call")
+    func indexerRoundTrip() throws {
+        let calls: [IndexerCall] = [
+            .handshakes(.incoming, since: .zero), .handshakes(.outgoing, since: Instant(milliseconds: 12_345)),
+            .contextual(Address("kaspa:qabc123"), .incoming, since: Instant(milliseconds: 7)),
+            .contextual(Address("kaspa:q é/&=?"), .outgoing, since: .zero),
+            .payments(since: Instant(milliseconds: 99), page: 3), .messageById("tx/ü?#1"), .tip,
+        ]
+        for call in calls {
+            let path = IndexerRoute.path(for: call)
+            let parts = try #require(URLComponents(string: path), "\(path) is not a path")
+            var query: [String: String] = [:]
+            for item in parts.queryItems ?? [] { query[item.name] = item.value ?? "" }
+            #expect(try IndexerRoute.call(path: parts.percentEncodedPath, query: query) == call, "\(path)")
+        }
+    }
+
+    @Test("a route the indexer has not is 404, a bad parameter 400, each with its reason")
+    func indexerRefusals() {
+        #expect(throws: RouteError(status: 404, "no such endpoint: /v1/indexer/nothing")) { try IndexerRoute.call(path: "/v1/indexer/nothing", query: [:]) }
+        #expect(throws: RouteError("direction must be in or out, not \"up\"")) {
+            try IndexerRoute.call(path: "/v1/indexer/handshakes", query: ["direction": "up"])
+        }
+        #expect(throws: RouteError("unknown parameter x (expected: direction, since)")) {
+            try IndexerRoute.call(path: "/v1/indexer/handshakes", query: ["direction": "in", "x": "1"])
+        }
+    }
+
+    @Test("a join request, a publish request and a publication read back as written")
+    func documentsRoundTrip() throws {
+        let join = JoinRequest(user: "ada", invite: "code-1234")
+        #expect(try JoinRequest.decode(join.document.data) == join)
+        let curl = try JoinRequest.decode(Data(#"{"user": "ada"}"#.utf8))
+        #expect(curl.protocolVersion == nil, "a join without a version (curl, a script) says none")
+        let publish = PublishRequest(to: Address("kaspa:qbob"), body: "pay 100\u{0}99 EUR\n\u{1B}[2J")
+        #expect(try PublishRequest.decode(publish.document.data) == publish)
+        let me = Address("kaspa:qme")
+        let message = NetworkMessage(txId: "t1", conversation: Address("kaspa:qbob"), direction: .outgoing, kind: .contextual,
+                                     body: "x\u{0}y", blockTime: Instant(milliseconds: 5))
+        let p = Publication(message: message, spent: ["s1", "s2"])
+        #expect(try PublicationDocument.decode(PublicationDocument.encode(p, me: me).data, me: me) == p)
+        let c = Contact(address: Address("kaspa:qc"), handle: "c", displayName: "C \"see\"")
+        let list = try #require(WireValue.parse(JSONValue.array([ContactDocument.encode(c, person: true)]).data)?.array)
+        #expect(ContactDocument.decode(list) == [c])
+        #expect(ContactDocument.people(list) == [c.address])
+    }
+
+    @Test("a client's join of another protocol version is refused in one line, and one of no version is taken")
+    func serverSaysTheVersion() throws {
+        let pair = try WorldPair(contacts: 0)
+        var status = 0
+        var body = Data()
+        let other = JoinRequest(user: "ada", invite: nil, protocolVersion: ProtocolVersion.current + 1)
+        pair.server.serve(.POST, Route.join, headers: HTTPHeaders(), body: other.document.data, peer: "127.0.0.2") { status = $0; body = $1 }
+        #expect(status == 400)
+        #expect(ErrorDocument.message(body, status: status)
+                == "join: this server speaks protocol \(ProtocolVersion.current), the client \(ProtocolVersion.current + 1): use the same version of synchat on both sides")
+        pair.server.serve(.POST, Route.join, headers: HTTPHeaders(), body: Data(#"{"user": "ada"}"#.utf8), peer: "127.0.0.2") { status = $0; body = $1 }
+        #expect(status == 201)
+        #expect(WireValue.parse(body)?["protocol"]?.int64 == Int64(ProtocolVersion.current), "the server says its version")
+    }
+
+    /// A transport whose server answers every request with one fixed answer.
+    final class FixedAnswer: ServerTransport {
+        let answer: NetIO.Answer
+        init(_ answer: NetIO.Answer) { self.answer = answer }
+        func request(_ method: HTTPMethod, _ path: String, body: Data?, token: String?, reply: @escaping (Result<NetIO.Answer, TransportError>) -> Void) {
+            reply(.success(answer))
+        }
+        func requestNow(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) throws -> NetIO.Answer { answer }
+        func openSocket(_ path: String, token: String, opened: @escaping (ClientSocket) -> Void, text: @escaping (Data) -> Void,
+                        closed: @escaping (Int, String) -> Void) -> ClientSocket { fatalError("no sockets here") }
+        func drain() -> Int { 0 }
+        var wakeDescriptor: Int32? { nil }
+        func words(for error: Error) -> String { "\(error)" }
+    }
+
+    @Test("a server of another protocol version, or of none, is said so in one line by the client")
+    func clientSaysTheVersion() {
+        let world = #"{"user":"ada","address":"kaspa:qada","secret":"s","clock":0,"speed":"60","contacts":[]"#
+        for (version, line) in [(2, "server: the server speaks protocol 2, this synchat speaks 1: use the same version on both sides"),
+                                (nil, "server: the server does not say which protocol it speaks (an older synchat server?); this synchat speaks protocol 1: use the same version on both sides")] {
+            let body = world + (version.map { ",\"protocol\":\($0)}" } ?? "}")
+            let transport = FixedAnswer(NetIO.Answer(status: 201, body: Data(body.utf8)))
+            #expect(throws: NetworkWorld.Refused.self) { try NetworkWorld.join(transport, user: "ada", secret: nil) }
+            do { _ = try NetworkWorld.join(transport, user: "ada", secret: nil) } catch {
+                #expect("\(error)" == line)
+                #expect(!"\(error)".contains("\n"))
+            }
+        }
+    }
+
+    @Test("one frame reader: text must be UTF-8 (1007), reserved opcodes and bad close frames are 1002, a close keeps its code and reason")
+    func frames() {
+        func frame(_ opcode: WebSocketOpcode, _ bytes: [UInt8]) -> Frame {
+            Frame(WebSocketFrame(fin: true, opcode: opcode, data: ByteBuffer(bytes: bytes)))
+        }
+        #expect(frame(.text, Array("héllo".utf8)) == .text(Array("héllo".utf8)))
+        #expect(frame(.text, [0x68, 0xC3]) == .refused(code: 1007, reason: "a text frame that is not UTF-8"))
+        #expect(frame(.ping, [1, 2]) == .ping([1, 2]))
+        #expect(frame(.connectionClose, []) == .close(code: nil, reason: ""))
+        #expect(frame(.connectionClose, [0x03, 0xE8] + Array("bye".utf8)) == .close(code: 1000, reason: "bye"))
+        #expect(frame(.connectionClose, [0x03]) == .refused(code: 1002, reason: "a close frame of one byte"))
+        #expect(frame(.connectionClose, [0x03, 0xEC]) == .refused(code: 1002, reason: "close code 1004 is not one a peer may send"))
+        #expect(frame(.connectionClose, [0x03, 0xE8, 0xFF]) == .refused(code: 1007, reason: "a close reason that is not UTF-8"))
+        for op: UInt8 in [3, 4, 5, 6, 7, 11, 12, 13, 14, 15] {
+            #expect(frame(WebSocketOpcode(encodedWebSocketOpcode: op)!, []) == .refused(code: 1002, reason: "opcode \(op) is reserved"))
+        }
+    }
+}
