@@ -6,8 +6,8 @@ import PackageDescription
 //   SyncEngine    the sans-IO Engine (inputs in, effects and typed events out), its runner
 //                 SyncDriver on the ports, the ChatStorage port, the wire decoders. SyncCore only.
 //   AppActions    Directive, read once, and LiveSession, what a screen drives. SyncCore, SyncEngine.
-//   SimWorld      the in-process simulated network behind the ports, and its faults in directives' words.
-//                 SyncCore, SyncEngine, Wire, AppActions.
+//   SimWorld      the in-process simulated network behind the ports; its faults in its own words
+//                 (SyncCore's WorldFaults). SyncCore, SyncEngine, Wire.
 //   ChatStore     the SQLite store (GRDB): messages, cursors, learned state, the world's rows
 //                 as domain values. SyncCore, SyncEngine — not SimWorld.
 //   ProfileWorld  where the store and the world meet: a profile keeps its world, as the world's own
@@ -65,7 +65,7 @@ let package = Package(
         // simulated world's documents, the server and its clients (issue 29 #3).
         .target(name: "Wire"),
         .target(name: "SyncEngine", dependencies: ["SyncCore", "Wire"]),
-        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine", "Wire", "AppActions"]),
+        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine", "Wire"]),
         // What a key or a line does, read once (DirectiveParser), and what a screen drives (LiveSession).
         .target(name: "AppActions", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
@@ -167,7 +167,7 @@ let package = Package(
                              .when(platforms: [.linux], configuration: .release)),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
+        .executableTarget(name: "synchat-bench", dependencies: ["AppActions", "WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
         // ddmin against brute force; SimWorld only for its seeded RandomStream.

@@ -24,8 +24,8 @@ public final class LiveApp {
     private var anchorWall: UInt64
     private var anchorVirtual: Instant
     private var pending: [TimedEvent] = []
-    /// The faults the session last told of, not yet shown.
-    private var changedFaults: [String]?
+    /// The world's truth the session last told of, not yet shown.
+    private var changedTruth: WorldTruth?
     /// The played scenario's phase it last told of, not yet shown.
     private var changedPhase: ScriptPhase?
     private let eventLog: ((String) -> Void)?
@@ -76,10 +76,8 @@ public final class LiveApp {
         session.keepsLog = false  // from here on the log pane keeps its own last lines
         session.subscribe { [weak self] in self?.pending.append($0) }
         // Heard while the world runs, shown at the end of the step (no reducer inside the world).
-        changedFaults = session.activeFaults
         if let fixed = session.fixedSpeed { perform(ViewModel.reduce(&state, .serverClock(fixed))) }
-        perform(ViewModel.reduce(&state, .truthKnown(session.knowsTruth)))
-        session.onFaultsChanged = { [weak self] in self?.changedFaults = $0 }
+        session.onTruthChanged = { [weak self] in self?.changedTruth = $0 }  // told at once, then at each change
         changedPhase = player?.phase
         player?.onPhase = { [weak self] in self?.changedPhase = $0 }
         // A played `open NAME` shows that conversation (a demo shows the chat).
@@ -263,11 +261,10 @@ public final class LiveApp {
             changedPhase = nil
             perform(ViewModel.reduce(&state, .script(phase)))
         }
-        if session.knowsTruth != state.status.knowsTruth { perform(ViewModel.reduce(&state, .truthKnown(session.knowsTruth))) }
-        // The world's faults come as the session hears them change (it tells; nothing polls).
-        if let faults = changedFaults {
-            changedFaults = nil
-            if faults != state.status.faults { perform(ViewModel.reduce(&state, .faults(faults))) }
+        // The world's truth comes as the session hears it change (it tells; nothing polls).
+        if let truth = changedTruth {
+            changedTruth = nil
+            perform(ViewModel.reduce(&state, .truth(truth)))
         }
     }
 
@@ -292,7 +289,7 @@ public final class LiveApp {
                 session.apply(d)
             case .toggleFault(let toggle):
                 // Resolved against the world's faults now, whoever gave them.
-                for d in toggle.directives(active: session.activeFaults) { session.apply(d) }
+                for d in toggle.directives(from: session.faults) { session.apply(d) }
             case .setSpeed(let s):
                 setSpeed(s)
             case .togglePause:

@@ -6,8 +6,8 @@ import SyncEngine
 /// The one owner of the measure: `simulate`, the matrix and the chart read it from here, and
 /// the screen shows its disagreements as they last (truth beside belief: the status bar's
 /// `truth:` segment, the inspector's `truth` section).
-/// Fed as the run goes (`AppSession`), from the world's active faults (ground truth, in the
-/// words of their directives) and the engine's events, so a run that keeps no log has it too.
+/// Fed as the run goes, by the session that owns it, from the world's faults (ground truth) and
+/// the engine's events, so a run that keeps no log has it too.
 ///
 /// | kind | the world breaks | the engine believes it |
 /// | --- | --- | --- |
@@ -45,7 +45,7 @@ public struct BeliefLag: Equatable, Sendable {
 
     /// Per kind: since when the world has been broken and the engine has not said so.
     private var brokenSince: [Kind: Instant] = [:]
-    /// Per kind broken now: the world's fault, in its directive's words (`push drop 100%`).
+    /// Per kind broken now: the world's fault, in the words of the line that makes it (`push drop 100%`).
     public private(set) var faultWords: [Kind: String] = [:]
     private var broken: Set<Kind> = []
     private var believed: Set<Kind> = [.realtime, .network]  // not live until the first subscription
@@ -59,25 +59,27 @@ public struct BeliefLag: Equatable, Sendable {
 
     public init(keepsRecords: Bool = true) { self.keepsRecords = keepsRecords }
 
-    /// The world's active faults changed (`AppSession.activeFaults`).
-    public mutating func faultsChanged(_ faults: [String], at t: Instant) {
+    /// The world's faults changed (the world tells its session).
+    public mutating func faultsChanged(_ faults: WorldFaults, at t: Instant) {
         var now: Set<Kind> = []
         faultWords = [:]
-        for f in faults {
-            let kind: Kind?
-            switch f {
-            case "push drop 100%", "push down": kind = .push
-            case "realtime down", "realtime stale": kind = .realtime
-            case "token expired", "token invalid": kind = .token
-            case "network off": kind = .network
-            default: kind = nil
-            }
-            if let kind {
-                now.insert(kind)
-                faultWords[kind] = f
-            }
+        if faults.pushBroken {
+            now.insert(.push)
+            faultWords[.push] = faults.push.dropPercent >= 100 ? "push drop \(WorldFaults.percent(faults.push.dropPercent))%" : "push down"
         }
-        pushFaultNow = faults.contains { $0.hasPrefix("push ") || $0.hasPrefix("token ") || $0 == "network off" }
+        if faults.realtimeBroken {
+            now.insert(.realtime)
+            faultWords[.realtime] = faults.realtime.stale ? "realtime stale" : "realtime down"
+        }
+        if let token = faults.token {
+            now.insert(.token)
+            faultWords[.token] = "token \(token.rawValue)"
+        }
+        if faults.networkOff {
+            now.insert(.network)
+            faultWords[.network] = "network off"
+        }
+        pushFaultNow = faults.pushImpaired
         if pushFaultNow { pushFaultSinceReliable = true }
         for kind in Kind.allCases {
             switch (broken.contains(kind), now.contains(kind)) {
@@ -117,22 +119,11 @@ public struct BeliefLag: Equatable, Sendable {
         }
     }
 
-    /// What the engine's status says it believes now: a screen's way in (a status comes with
-    /// every change of the engine, and the first one says what it believed before the screen).
-    public mutating func observe(_ status: EngineStatus, at t: Instant) {
-        believe(.push, Self.broken(status.push), at: t)
-        believe(.realtime, Self.broken(status.realtime), at: t)
-        believe(.network, Self.broken(status.realtime), at: t)
-        believe(.token, Self.broken(status.token), at: t)
-    }
-
-    /// What a state the engine says means it believes of its channel, one reading for events
-    /// and statuses: push it does not count on (`unreliable`, or `disabled`: another mode, no
+    /// What a state the engine says means it believes of its channel: push it does not count on (`unreliable`, or `disabled`: another mode, no
     /// permission or token, where a dropping push service is no news to it), realtime not
     /// `live`, a token `expired` or `invalid`.
     static func broken(_ push: PushState) -> Bool { push == .unreliable || push == .disabled }
     static func broken(_ realtime: RealtimeState) -> Bool { realtime != .live }
-    static func broken(_ realtime: EngineStatus.Realtime) -> Bool { realtime != .live }
     static func broken(_ token: TokenStatus) -> Bool { token == .expired || token == .invalid }
 
     private mutating func believe(_ kind: Kind, _ holds: Bool, at t: Instant) {
@@ -149,6 +140,11 @@ public struct BeliefLag: Equatable, Sendable {
     /// world's words for it and since when they have differed. Empty as soon as they agree.
     public var disagreements: [(kind: Kind, fault: String, since: Instant)] {
         Kind.allCases.compactMap { kind in brokenSince[kind].map { (kind, faultWords[kind] ?? kind.rawValue, $0) } }
+    }
+
+    /// What a screen shows of it beside the world's faults.
+    public func truth(_ faults: WorldFaults) -> WorldTruth {
+        WorldTruth(faults: faults, broken: faultWords, unnoticed: brokenSince)
     }
 
     /// Whether the world has a kind's channel broken now.

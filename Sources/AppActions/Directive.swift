@@ -58,6 +58,30 @@ public enum Directive: Equatable, Sendable {
         }
     }
 
+    /// The change to the world's faults this directive makes, if it is one: what a world
+    /// (simulated, or a server's) applies.
+    public var worldFault: WorldFaults.Change? {
+        switch self {
+        case .pushDrop(let p): return .pushDrop(percent: p)
+        case .pushDelay(let i): return .pushDelay(i)
+        case .pushDown: return .pushDown
+        case .pushUp: return .pushUp
+        case .realtimeDown: return .realtimeDown
+        case .realtimeUp: return .realtimeUp
+        case .realtimeStale: return .realtimeStale
+        case .realtimeFlaky(let p): return .realtimeFlaky(percent: p)
+        case .indexerDown: return .indexerDown
+        case .indexerUp: return .indexerUp
+        case .indexerLatency(let i): return .indexerLatency(i)
+        case .tokenExpire: return .tokenExpire
+        case .tokenInvalidate: return .tokenInvalidate
+        case .networkOff: return .networkOff
+        case .networkOn: return .networkOn
+        case .foreground, .background, .mode, .send, .receive, .contact, .add, .mute, .unmute, .sync, .preview, .open, .retry, .quit, .stop:
+            return nil
+        }
+    }
+
     /// How the directive reads in the event log (text is made safe by the log line); a text
     /// longer than a line is cut, with its size (a 16 KiB message is not 100 lines of log).
     public var summary: String {

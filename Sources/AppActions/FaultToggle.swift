@@ -2,9 +2,8 @@ import SyncCore
 
 /// A fault key of the app (`p`, `r`, `x`, `A`): a toggle, resolved against the faults the
 /// world has now — its truth, whoever gave them: a key, a scenario line, `synchat fault`, the
-/// server's operator. The view keeps no toggle of its own (issue 29 #5): `r` after a
-/// scenario's `realtime down` brings realtime up, where the view's own copy said it was up
-/// and sent `realtime down` again.
+/// server's operator. The view keeps no toggle of its own: `r` after a scenario's
+/// `realtime down` brings realtime up.
 public enum FaultToggle: Equatable, Sendable, CaseIterable {
     /// `p`: ok → drop everything → delay 90 s → ok.
     case push
@@ -15,22 +14,19 @@ public enum FaultToggle: Equatable, Sendable, CaseIterable {
     /// `A`: the device's network off / on.
     case network
 
-    /// The directives that move the world one step from `active` (its faults in their
-    /// directives' words, as `activeFaults` says them).
-    public func directives(active: [String]) -> [Directive] {
-        func has(_ d: Directive) -> Bool { active.contains(d.summary) }
-        func hasPrefix(_ p: String) -> Bool { active.contains { $0.hasPrefix(p) } }
+    /// The directives that move the world one step from the faults it has now.
+    public func directives(from faults: WorldFaults) -> [Directive] {
         switch self {
         case .push:
-            if has(.pushDrop(percent: 100)) { return [.pushDrop(percent: 0), .pushDelay(.seconds(90))] }
-            if hasPrefix("push ") { return [.pushUp] }
+            if faults.push.dropPercent == 100 { return [.pushDrop(percent: 0), .pushDelay(.seconds(90))] }
+            if faults.push != WorldFaults.Push() { return [.pushUp] }
             return [.pushDrop(percent: 100)]
         case .realtime:
-            return has(.realtimeDown) || hasPrefix("realtime flaky") ? [.realtimeUp] : [.realtimeDown]
+            return faults.realtime.down || faults.realtime.flakyPercent > 0 ? [.realtimeUp] : [.realtimeDown]
         case .indexer:
-            return has(.indexerDown) ? [.indexerUp] : [.indexerDown]
+            return faults.indexer.down ? [.indexerUp] : [.indexerDown]
         case .network:
-            return has(.networkOff) ? [.networkOn] : [.networkOff]
+            return faults.networkOff ? [.networkOn] : [.networkOff]
         }
     }
 }

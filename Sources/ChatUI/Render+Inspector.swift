@@ -105,7 +105,7 @@ extension Render {
         timers.append(line("recovery    " + (c.recoveryFallbackAt.map { "fallback " + left($0) } ?? "—")))
         if let at = t.storeRetryAt { timers.append(line("store retry " + left(at), .warning)) }
 
-        let faults = s.status.faults.isEmpty ? [line("none", .messageMeta)] : s.status.faults.map { line($0, .warning) }
+        let faults = s.status.faults.isEmpty ? [line("none", .messageMeta)] : s.status.faults.words.map { line($0, .warning) }
         return [("push", push), ("gate", gate), ("cursors", cursors), ("timers", timers), ("faults", faults), ("truth", truthLines(s))]
     }
 
@@ -114,7 +114,7 @@ extension Render {
     static func truthLines(_ s: ViewState) -> [InspectorLine] {
         guard s.status.knowsTruth else { return [InspectorLine(text: "the server's truth is not known here", role: .messageMeta)] }
         let st = s.status.engine, truth = s.status.truth
-        let differ = Dictionary(truth.disagreements.map { ($0.kind, $0.since) }, uniquingKeysWith: { a, _ in a })
+        let differ = truth.unnoticed
         return BeliefLag.Kind.allCases.flatMap { kind -> [InspectorLine] in
             let engine: String
             switch kind {
@@ -123,7 +123,7 @@ extension Render {
             case .token: engine = st.token.rawValue
             }
             let label = kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
-            let world = truth.isBroken(kind) ? truth.faultWords[kind] ?? "broken" : "ok"
+            let world = truth.broken[kind] ?? "ok"
             if let since = differ[kind] {
                 // Two lines, so that a column of 36 holds them: the world's truth, then the belief.
                 return [InspectorLine(text: label + world, role: .statusTruth),

@@ -24,7 +24,7 @@ extension Render {
             ("push: \(st.push.rawValue) " + missWords(st.misses, threshold: st.missThreshold), pushRole, 0),
             ("token \(st.token.rawValue)", .statusBar, 3),
         ]
-        if !info.faults.isEmpty { state.append(("fault: " + info.faults.joined(separator: ", "), .warning, 1)) }
+        if !info.faults.isEmpty { state.append(("fault: " + info.faults.words.joined(separator: ", "), .warning, 1)) }
         // Truth beside belief: while the world has broken what the engine does not believe yet.
         if info.knowsTruth {
             for d in info.truth.disagreements { state.append(("truth: \(d.fault) for \(lasted(info.clock - d.since))", .statusTruth, 0)) }

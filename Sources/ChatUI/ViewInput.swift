@@ -51,15 +51,13 @@ public enum ViewInput: Equatable, Sendable {
     case clock(Instant, speed: Double)
     /// Where a played scenario is (told when it changes), nil without one.
     case script(ScriptPhase?)
-    /// The faults the world has now (the session's ground truth, not the engine's).
-    case faults([String])
+    /// The world's faults and what the engine has not noticed of them (the session's ground
+    /// truth, not the engine's), told whenever it changes.
+    case truth(WorldTruth)
     /// The world's clock stopped (true) or runs (false).
     case paused(Bool)
     /// The clock is a server's, at this speed: no key here pauses, steps or changes it.
     case serverClock(Double)
-    /// Whether this screen knows the world's truth (the embedded world; a server's client
-    /// does not, and says nothing rather than pretend).
-    case truthKnown(Bool)
     /// What the engine's inspector shows (its `.inspection` event, while `i` is open).
     case inspection(EngineInspection)
     /// A message written changed state: sending, failed, sent.

@@ -84,7 +84,6 @@ public enum ViewModel {
             let cameBack = state.status.lifecycle != .foreground && status.lifecycle == .foreground
             state.status.engine = status
             state.timeline.status(status, at: state.status.clock)
-            state.status.truth.observe(status, at: state.status.clock)  // what it believes, beside the world's faults
             if cameBack {
                 state.banners.removeAll()
                 if let open = state.open { return markRead(&state, open) }
@@ -109,13 +108,9 @@ public enum ViewModel {
             // The end of a played scenario is announced where the eye is, not only in the log.
             if ended { state.notice = Notices.scriptOver }
             return []
-        case .faults(let faults):
-            state.status.faults = faults
-            state.timeline.faults(faults, at: state.status.clock)
-            state.status.truth.faultsChanged(faults, at: state.status.clock)
-            return []
-        case .truthKnown(let known):
-            state.status.knowsTruth = known
+        case .truth(let truth):
+            if truth.faults != state.status.faults { state.timeline.faults(truth.faults.words, at: state.status.clock) }
+            state.status.truth = truth
             return []
         case .searchResults(let query, let hits):
             guard var search = state.search, search.query == query else { return [] }  // an older search's answer

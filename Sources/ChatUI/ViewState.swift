@@ -71,17 +71,15 @@ public struct StatusInfo: Equatable, Sendable {
     public var scriptPhase: ScriptPhase?
     /// A played scenario's progress in the bar's words, at the clock shown.
     public var script: String? { scriptPhase?.status(at: clock) }
-    /// The faults the world has now (`push drop 100%`, `indexer down`), as the session says.
-    public var faults: [String] = []
     /// The world's clock is stopped (`space`); `.` steps it.
     public var paused = false
     /// The clock is a server's, at this speed (nil: the app's own, which the keys pace).
     public var serverClock: Double?
-    /// Truth beside belief: the world's faults held against what the engine believes, as
-    /// `simulate` measures belief lag (one rule: `BeliefLag`), fed by `.faults` and `.engineStatus`.
-    public var truth = BeliefLag(keepsRecords: false)
-    /// Whether the world's truth is known here (false on a server without the operator's view).
-    public var knowsTruth = true
+    /// The world's faults, and truth beside belief (what the engine has not noticed yet), as
+    /// the session last told them: the session's `BeliefLag` decides; the view only shows.
+    public var truth = WorldTruth()
+    public var faults: WorldFaults { truth.faults }
+    public var knowsTruth: Bool { truth.known }
 
     public init() {}
 

@@ -186,3 +186,44 @@ public enum ProtocolVersion {
         "join: this server speaks protocol \(current), the client \(client): use the same version of synchat on both sides"
     }
 }
+
+/// A world's faults as the wire carries them, read as fields: `{"push": {"down", "drop",
+/// "delay"}, "realtime": {"down", "stale", "flaky"}, "indexer": {"down", "latency"}, "token",
+/// "network"}` (shares in percent, durations in milliseconds, `latency` and `token` null when
+/// none, `network` `"on"` or `"off"`).
+public enum FaultsDocument {
+    public static func encode(_ f: WorldFaults) -> JSONValue {
+        .object([
+            ("push", .object([("down", .raw(f.push.down ? "true" : "false")), ("drop", .raw(WorldFaults.percent(f.push.dropPercent))),
+                              ("delay", .int(f.push.extraDelay.milliseconds))])),
+            ("realtime", .object([("down", .raw(f.realtime.down ? "true" : "false")), ("stale", .raw(f.realtime.stale ? "true" : "false")),
+                                  ("flaky", .raw(WorldFaults.percent(f.realtime.flakyPercent)))])),
+            ("indexer", .object([("down", .raw(f.indexer.down ? "true" : "false")), ("latency", f.indexer.latency.map { .int($0.milliseconds) } ?? .null)])),
+            ("token", f.token.map { .string($0.rawValue) } ?? .null),
+            ("network", .string(f.networkOff ? "off" : "on")),
+        ])
+    }
+
+    /// The faults a document holds, or nil when it is not one.
+    public static func decode(_ v: WireValue) -> WorldFaults? {
+        func percent(_ x: WireValue?) -> Double? { x?.double.flatMap { (0...100).contains($0) ? $0 : nil } }
+        func millis(_ x: WireValue?) -> Interval? { x?.int64.flatMap { $0 >= 0 ? Interval(milliseconds: $0) : nil } }
+        guard let push = v["push"], let realtime = v["realtime"], let indexer = v["indexer"],
+              let pushDown = push["down"]?.bool, let drop = percent(push["drop"]), let delay = millis(push["delay"]),
+              let rtDown = realtime["down"]?.bool, let stale = realtime["stale"]?.bool, let flaky = percent(realtime["flaky"]),
+              let ixDown = indexer["down"]?.bool, let network = v["network"]?.string, network == "on" || network == "off" else { return nil }
+        var latency: Interval?
+        if let raw = indexer["latency"], raw != .null {
+            guard let l = millis(raw) else { return nil }
+            latency = l
+        }
+        var token: WorldFaults.Token?
+        if let raw = v["token"], raw != .null {
+            guard let t = raw.string.flatMap(WorldFaults.Token.init(rawValue:)) else { return nil }
+            token = t
+        }
+        return WorldFaults(push: .init(down: pushDown, dropPercent: drop, extraDelay: delay),
+                           realtime: .init(down: rtDown, stale: stale, flakyPercent: flaky),
+                           indexer: .init(down: ixDown, latency: latency), token: token, networkOff: network == "off")
+    }
+}

@@ -56,6 +56,7 @@ public final class SimNode: RealtimePort {
         let id = nextId
         // A new connection replaces the old socket, forced or not; the old one is gone.
         connection = nil
+        world?.faultsMayHaveChanged()  // a stale one ends with it
         let delay = latencies.interval(timings.connectLatency.low, timings.connectLatency.high)
         scheduler.schedule(after: delay, "connect \(id)") { [self] in
             guard let client = world?.client else { return }

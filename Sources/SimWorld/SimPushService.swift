@@ -98,6 +98,7 @@ public final class SimPushService: PushPort {
 
     public func setMuted(_ contact: Address, _ muted: Bool) {
         if muted { mutedAddresses.insert(contact) } else { mutedAddresses.remove(contact) }
+        world?.keepMute(contact, muted)
     }
 
     public func unregisterToken() {
@@ -111,6 +112,7 @@ public final class SimPushService: PushPort {
 
     private func set(_ status: TokenStatus) {
         tokenStatus = status
+        world?.faultsMayHaveChanged()
         scheduler.schedule(after: .zero, "token status") { [weak self] in
             self?.world?.client?.tokenStatusChanged(status)
         }

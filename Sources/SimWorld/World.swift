@@ -58,6 +58,10 @@ public final class SimulatedWorld {
     public weak var persistence: WorldPersistence?
     /// Errors from `persistence`, reported by whoever runs the world.
     public var persistenceFailed: ((Error) -> Void)?
+    /// Told each time the world's faults change (`faults`), whoever changed them.
+    public var onFaultsChanged: ((WorldFaults) -> Void)?
+    /// The faults `onFaultsChanged` was last told of.
+    var toldFaults = WorldFaults.none
     private var txIds: RandomStream
     private var landingDraws: RandomStream
 
@@ -82,26 +86,25 @@ public final class SimulatedWorld {
     }
 
     /// Connects the app: from now on the world calls it back.
+    /// Connects the app: it learns the contacts the world has for it.
     public func attach(client: ClientEndpoint) {
         self.client = client
+        client.contactsKnown(allContacts)
     }
 
     public var ports: WorldPorts {
         WorldPorts(indexer: indexer, realtime: node, push: push, system: os, network: self)
     }
 
-    /// Adds a contact, or renames an existing one (matched by handle).
+    /// Adds a contact (one the world has already, matched by handle, is returned as it is);
+    /// the app, when attached, learns it.
     @discardableResult
     public func addContact(handle: String, displayName: String, address: Address? = nil) -> Contact {
-        if let i = contacts.firstIndex(where: { $0.handle == handle }) {
-            contacts[i].displayName = displayName
-            let c = contacts[i]
-            persist { try $0.saveWorldContact(c) }
-            return c
-        }
+        if let known = contacts.first(where: { $0.handle == handle }) { return known }
         let contact = Contact(address: address ?? Self.address(for: handle), handle: handle, displayName: displayName)
         contacts.append(contact)
         persist { try $0.saveWorldContact(contact) }
+        client?.contactsKnown([contact])
         return contact
     }
 
@@ -168,13 +171,13 @@ public final class SimulatedWorld {
         }
     }
 
-    public func setMuted(handle: String, _ muted: Bool) {
-        if contacts.firstIndex(where: { $0.handle == handle }) == nil, var person = contact(handle: handle) {
-            // One of the server's people: the world keeps its own entry for the mute.
-            person.muted = muted
-            contacts.append(person)
+    /// The push service was told a contact is muted or not (`SimPushService.setMuted`): the
+    /// world keeps it with the contact, so that the push service's list outlives a restart.
+    func keepMute(_ address: Address, _ muted: Bool) {
+        if contacts.firstIndex(where: { $0.address == address }) == nil, let person = contact(address: address) {
+            contacts.append(person)  // one of the server's people: the world keeps its own entry for the mute
         }
-        guard let i = contacts.firstIndex(where: { $0.handle == handle }) else { return }
+        guard let i = contacts.firstIndex(where: { $0.address == address }), contacts[i].muted != muted else { return }
         contacts[i].muted = muted
         let c = contacts[i]
         persist { try $0.saveWorldContact(c) }

@@ -1,31 +1,20 @@
-import AppActions
 import SyncCore
 
 extension SimulatedWorld {
-    /// The faults the world has now, in the words of their directives (`push drop 100%`,
-    /// `indexer down`): its ground truth, for a session's bar and timeline and for a server's
-    /// clients (the one place these words are made).
-    public var activeFaults: [String] {
-        var faults: [String] = []
-        if push.down { faults.append("push down") }
-        if push.dropPercent > 0 { faults.append(Directive.pushDrop(percent: push.dropPercent).summary) }
-        if push.extraDelay > .zero { faults.append(Directive.pushDelay(push.extraDelay).summary) }
-        if push.tokenStatus == .expired || push.tokenStatus == .invalid { faults.append("token \(push.tokenStatus.rawValue)") }
-        if node.down { faults.append("realtime down") }
-        if node.connection?.stale == true { faults.append("realtime stale") }
-        if node.flakyPercent > 0 { faults.append(Directive.realtimeFlaky(percent: node.flakyPercent).summary) }
-        if indexer.down { faults.append("indexer down") }
-        if networkOff { faults.append("network off") }
-        if let latency = indexer.latency { faults.append(Directive.indexerLatency(latency).summary) }
-        return faults
+    /// The faults the world has now, read off its services: its ground truth, for a session's
+    /// bar and timeline and for a server's clients.
+    public var faults: WorldFaults {
+        WorldFaults(push: WorldFaults.Push(down: push.down, dropPercent: push.dropPercent, extraDelay: push.extraDelay),
+                    realtime: WorldFaults.Realtime(down: node.down, stale: node.connection?.stale == true, flakyPercent: node.flakyPercent),
+                    indexer: WorldFaults.Indexer(down: indexer.down, latency: indexer.latency),
+                    token: push.tokenStatus == .expired ? .expired : push.tokenStatus == .invalid ? .invalid : nil,
+                    networkOff: networkOff)
     }
 
-    /// Applies a directive that changes the network (push, realtime, indexer, token): the one
-    /// place these words act, for a session (a scenario line, a fault key) and for
-    /// `synchat server` (`POST /admin/fault`) alike. Returns false, changing nothing, for a
-    /// directive of the app or the user.
-    public func applyFault(_ d: Directive) -> Bool {
-        switch d {
+    /// Changes the network's faults: the one place a fault acts, for a session (a scenario line,
+    /// a fault key) and for `synchat server` (`POST /admin/fault`) alike.
+    public func apply(_ change: WorldFaults.Change) {
+        switch change {
         case .pushDrop(let p): push.dropPercent = p
         case .pushDelay(let i): push.extraDelay = i
         case .pushDown: push.down = true
@@ -46,9 +35,18 @@ extension SimulatedWorld {
         case .tokenInvalidate: push.invalidateToken()
         case .networkOff: networkOff = true
         case .networkOn: networkOff = false
-        default: return false
         }
-        return true
+        faultsMayHaveChanged()
+    }
+
+    /// Tells `onFaultsChanged` when the faults differ from the last it was told: after a change
+    /// given from outside, and when one ends by itself (a token registered again, a stale
+    /// connection replaced).
+    func faultsMayHaveChanged() {
+        let now = faults
+        guard now != toldFaults else { return }
+        toldFaults = now
+        onFaultsChanged?(now)
     }
 }
 

@@ -32,10 +32,7 @@ extension SimulatedWorld {
     public func restore(_ saved: SavedWorld) {
         for c in saved.contacts {
             let restored = addContact(handle: c.handle, displayName: c.displayName, address: c.address)
-            if c.muted {
-                setMuted(handle: restored.handle, true)
-                push.setMuted(restored.address, true)  // the push service's list too: a mute outlives a restart
-            }
+            if c.muted { push.setMuted(restored.address, true) }  // the push service's list outlives a restart
         }
         restoreLedger(saved.ledger)
         push.restoreToken(saved.tokenStatus)

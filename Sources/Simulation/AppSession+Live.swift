@@ -1,10 +1,7 @@
 import AppActions
 import SyncEngine
 
-extension AppSession: DriverBackedSession {}
-
 extension AppSession: LiveSession {
     public var wakeDescriptor: Int32? { nil }
     public var fixedSpeed: Double? { nil }
-    public var knowsTruth: Bool { true }
 }

@@ -11,10 +11,8 @@ public enum HistoryFill {
         var n = contacts.count
         while contacts.count < conversations {
             n += 1
-            let c = run.world.addContact(handle: "contact\(n)", displayName: "Contact \(n)")
-            contacts.append(c)
+            contacts.append(run.world.addContact(handle: "contact\(n)", displayName: "Contact \(n)"))  // the app learns it
         }
-        for c in contacts { run.driver.upsertContact(c) }
         var batch: [StoredMessage] = []
         batch.reserveCapacity(10_000)
         let words = ["lorem", "ipsum", "dolor", "sit", "amet", "漢字", "🎉", "consectetur", "adipiscing", "elit"]

@@ -45,8 +45,8 @@ public struct RunTimeline: Equatable, Sendable {
     }
 
     /// Builds the timeline of `events` between `start` and `end`, with `faultHistory` (the
-    /// world's active faults after each change, as `AppSession.faultHistory` keeps them).
-    public init(events: [TimedEvent], faultHistory: [(at: Instant, faults: [String])], start: Instant, end: Instant) {
+    /// world's faults after each change, as the app keeps them: `ClientApp.faultHistory`).
+    public init(events: [TimedEvent], faultHistory: [(at: Instant, faults: WorldFaults)], start: Instant, end: Instant) {
         self.init(start: start, end: end)
         var lifecycleNow: (Lifecycle, Instant)?
         var pushNow: (PushState, Instant)?
@@ -81,7 +81,8 @@ public struct RunTimeline: Equatable, Sendable {
         close(lifecycleNow, at: end, into: &lifecycle)
         close(pushNow, at: end, into: &push)
         var open: [String: Instant] = [:]
-        for (t, active) in faultHistory where t <= end {
+        for (t, world) in faultHistory where t <= end {
+            let active = world.words
             for f in active where open[f] == nil { open[f] = t }
             for (f, from) in open where !active.contains(f) {
                 faults.append(Span(from: from, to: t, value: f))

@@ -48,7 +48,7 @@ public struct Scenario: Equatable, Sendable {
     }
 
     /// The contact handles `contacts N` creates, in order (a new session's).
-    public static func defaultHandles(_ n: Int) -> [String] { AppSession.defaultHandles(n) }
+    public static func defaultHandles(_ n: Int) -> [String] { SimulatedWorld.defaultHandles(n) }
 }
 
 /// A parsed scenario file's text, its steps read from it one at a time (each run reads its

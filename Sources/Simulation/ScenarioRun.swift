@@ -139,7 +139,7 @@ public final class ScenarioRun: ScriptPlayer {
         onPhase?(.live)
         let rate = scenario.trafficPerHour > 0 ? scenario.trafficPerHour : Self.liveTrafficPerHour
         world.traffic.resume(perHour: rate)
-        driver.noteWorldChange("script \(scenario.source) over; the live world goes on (traffic \(Int(rate))/h, replies, keys)")
+        session.app.note("script \(scenario.source) over; the live world goes on (traffic \(Int(rate))/h, replies, keys)")
     }
 
     /// Where a played scenario is (a status bar shows it with its clock).
@@ -155,10 +155,10 @@ public final class ScenarioRun: ScriptPlayer {
     private func endScript() {
         world.traffic.stopsAt = scriptEnd
         if !world.os.foreground {
-            driver.noteWorldChange("final foreground")
+            session.app.note("final foreground")
             world.os.moveToForeground()
         }
-        driver.noteWorldChange("script ended; settling for \(scenario.settle)")
+        session.app.note("script ended; settling for \(scenario.settle)")
         settleEnd = scriptEnd + scenario.settle
         onPhase?(.settling)
     }

@@ -26,6 +26,18 @@ extension Engine {
     public func contact(_ address: Address) -> Contact? { contactsByAddress[address] }
 
     /// Adds or renames a contact (a conversation).
+    /// Contacts the network names: the app adds those it does not know. What it knows it keeps
+    /// as the user left it (a name given, a mute).
+    func contactsKnown(_ list: [Contact]) {
+        for c in list where contactsByAddress[c.address] == nil { upsertContact(c) }
+    }
+
+    func rename(_ address: Address, to name: String) {
+        guard var c = contactsByAddress[address], c.displayName != name else { return }
+        c.displayName = name
+        upsertContact(c)
+    }
+
     func upsertContact(_ contact: Contact) {
         contactsByAddress[contact.address] = contact
         emit(.contact(contact))

@@ -162,8 +162,8 @@ public final class Engine {
         self.now = max(self.now, now)
         switch input {
         case .launched: launch()
-        case .worldChanged(let description): emit(.world(description))
-        case .upsertContact(let c): upsertContact(c)
+        case .rename(let a, let name): rename(a, to: name)
+        case .contactsKnown(let list): contactsKnown(list)
         case .send(let to, let text): send(to: to, text: text)
         case .published(let id, let result): published(id: id, result)
         case .retrySends: retrySends(failedOnly: true)

@@ -7,10 +7,8 @@ public enum EngineInput {
     // MARK: The user and the app
     /// Cold start of the app process (before the OS makes it active).
     case launched
-    /// A change made to the world from outside the app (a scenario line, a fault key), for
-    /// the log to read as one story.
-    case worldChanged(String)
-    case upsertContact(Contact)
+    /// The user renames a contact (its handle, mute and the rest stay).
+    case rename(Address, String)
     /// The user writes to a contact; the engine asks for `.publish`.
     case send(to: Address, text: String)
     case setMuted(Address, Bool)
@@ -30,6 +28,8 @@ public enum EngineInput {
     case becameActive
     case enteredBackground
     case tokenStatus(TokenStatus)
+    /// The network names the user's contacts: those the app does not know are added.
+    case contactsKnown([Contact])
     case permission(granted: Bool)
     case refreshGranted(task: Int)
     case refreshExpired(task: Int)

@@ -143,6 +143,9 @@ public protocol ClientEndpoint: AnyObject {
     /// deleted", sent when the device is reachable again): push lost messages for sure.
     func pushMessagesDeleted()
     func tokenStatusChanged(_ status: TokenStatus)
+    /// The network says who the user's contacts are (the address book a world starts with, a
+    /// contact added, another user who joined a server): the app learns those it did not know.
+    func contactsKnown(_ contacts: [Contact])
     func backgroundRefreshGranted(task: Int)
     func backgroundRefreshExpired(task: Int)
 }

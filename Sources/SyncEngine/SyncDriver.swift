@@ -115,12 +115,10 @@ public final class SyncDriver: ClientEndpoint {
 
     // MARK: - What the user and the app do
 
-    /// Records a change made to the world from outside the app (a scenario directive, a
-    /// fault key), so that the event log reads as one story.
-    public func noteWorldChange(_ description: String) { handle(.worldChanged(description)) }
     /// Cold start of the app process: restore what was learned, register for push if needed.
     public func launch() { handle(.launched) }
-    public func upsertContact(_ contact: Contact) { handle(.upsertContact(contact)) }
+    /// The user renames a contact in the app.
+    public func rename(_ contact: Address, to displayName: String) { handle(.rename(contact, displayName)) }
     public func setMuted(_ contact: Address, _ muted: Bool) { handle(.setMuted(contact, muted)) }
     public func setMode(_ mode: NotificationMode) { handle(.setMode(mode)) }
     public func setPreview(_ preview: PreviewMode) { handle(.setPreview(preview)) }
@@ -171,6 +169,7 @@ public final class SyncDriver: ClientEndpoint {
     public func notificationExtensionReceived(payload: Data) { handle(.extensionReceived(payload)) }
     public func pushMessagesDeleted() { handle(.pushMessagesDeleted) }
     public func tokenStatusChanged(_ status: TokenStatus) { handle(.tokenStatus(status)) }
+    public func contactsKnown(_ contacts: [Contact]) { handle(.contactsKnown(contacts)) }
     public func backgroundRefreshGranted(task: Int) { handle(.refreshGranted(task: task)) }
     public func backgroundRefreshExpired(task: Int) { handle(.refreshExpired(task: task)) }
 }

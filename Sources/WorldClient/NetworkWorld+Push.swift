@@ -40,17 +40,16 @@ extension NetworkWorld {
         case .contactsChanged:
             // Another user joined: the server says who (one entry, not every user again).
             if let joined = params["joined"], let c = ContactDocument.decode([joined])?.first {
-                guard c.address != me, !contacts.contains(where: { $0.address == c.address }) else { return }
-                contacts.append(c)
+                guard c.address != me else { return }
                 people.insert(c.address)
-                contactsChanged?(contacts)
+                app.contactsKnown([c])
             } else {
                 refreshContacts()
             }
         case .directive:
             if let line = params["line"]?.string { onDirective?(line) }
         case .faults:
-            if let words = params["active"]?.array?.compactMap(\.string) { onFaults?(words) }
+            if let raw = params["faults"], let faults = FaultsDocument.decode(raw) { onFaults?(faults) }
         case .registerToken, .unregisterToken, .setMuted, nil:
             break
         }

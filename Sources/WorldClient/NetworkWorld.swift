@@ -24,11 +24,11 @@ public final class NetworkWorld {
     public let scheduler: Scheduler
     /// The phone's OS: a port (the simulated one, `SimOperatingSystem`, is the executable's to give).
     public let os: DeviceOS
-    public internal(set) var contacts: [Contact]
+    /// The contacts the server named at join, for the app when it is attached (it learns
+    /// the later ones as the server names them).
+    private let joinedContacts: [Contact]
     /// The contacts who are other users of the server (not simulated).
     public internal(set) var people: Set<Address>
-    /// Told when the user's contacts changed (another user joined).
-    public var contactsChanged: (([Contact]) -> Void)?
     /// Told of what goes wrong outside the engine's view (the push relay lost, a fault refused).
     public var notice: ((String) -> Void)?
     /// The server answered 401 to this user's secret: it no longer knows the user (restarted
@@ -46,8 +46,8 @@ public final class NetworkWorld {
     }
     /// Told of a directive of the app the server passed on (`synchat fault --user NAME background`).
     public var onDirective: ((String) -> Void)?
-    /// Told of the faults the user's world has, whenever one was given (the server's truth).
-    public var onFaults: (([String]) -> Void)?
+    /// Told of the faults the user's world has, each time the server says them.
+    public var onFaults: ((WorldFaults) -> Void)?
     /// Told of each node notification as it reaches the engine: the message, the world's
     /// instant the server sent it, and the clock's instant now (`synchat-bench net`).
     public var onNotified: ((NetworkMessage, _ sentAt: Instant, _ arrivedAt: Instant) -> Void)?
@@ -72,7 +72,7 @@ public final class NetworkWorld {
         secret = joined.secret
         me = joined.address
         speed = joined.speed
-        contacts = joined.contacts
+        joinedContacts = joined.contacts
         people = joined.people
         scheduler = Scheduler(start: joined.clock)
         anchorVirtual = joined.clock
@@ -107,6 +107,7 @@ public final class NetworkWorld {
     public func attach(client: ClientEndpoint) {
         app = client
         os.app = client
+        client.contactsKnown(joinedContacts)
         openPushRelay()
     }
 
@@ -115,18 +116,18 @@ public final class NetworkWorld {
         io.request(.GET, Route.world, token: secret) { [weak self] result in
             guard let self, case .success(let a) = result, a.status == 200,
                   let root = WireValue.parse(a.body), let document = WorldDocument.decode(root) else { return }
-            contacts = document.contacts
             people = document.people
-            contactsChanged?(document.contacts)
+            app?.contactsKnown(document.contacts.filter { $0.address != me })
         }
     }
 
     /// The faults this user's world has now, as the server's truth says them
     /// (`GET /admin/truth?user=NAME`, with the operator's token); nil when it cannot say.
-    public func truthFaults(adminToken: String, reply: @escaping ([String]?) -> Void) {
+    public func truthFaults(adminToken: String, reply: @escaping (WorldFaults?) -> Void) {
         io.request(.GET, Route.adminTruth(user: user), body: nil, token: adminToken) { result in
-            guard case .success(let a) = result, a.status == 200, let words = WireValue.parse(a.body)?["faults"]?.array else { return reply(nil) }
-            reply(words.compactMap(\.string))
+            guard case .success(let a) = result, a.status == 200, let raw = WireValue.parse(a.body)?["faults"],
+                  let faults = FaultsDocument.decode(raw) else { return reply(nil) }
+            reply(faults)
         }
     }
 

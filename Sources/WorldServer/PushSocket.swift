@@ -46,8 +46,7 @@ final class PushSocket: JSONSocket, PushSubscriber {
             guard let c = user.world.contact(address: Address(contact)) else {
                 return error(id, "setMuted: \(contact.prefix(80)) is not a contact of \(user.name)")
             }
-            push.setMuted(c.address, muted)
-            user.world.setMuted(handle: c.handle, muted)
+            push.setMuted(c.address, muted)  // kept with the contact by the world
             reply(id, method)
         case .tokenStatus, .push, .contactsChanged, .directive, .faults, nil:
             error(id, "unknown method \"\(method.prefix(40))\" (expected registerToken, unregisterToken, setMuted)")
@@ -66,8 +65,8 @@ final class PushSocket: JSONSocket, PushSubscriber {
         send(RPC.notification(RelayMethod.directive.rawValue, [("line", .string(line))]))
     }
 
-    func faults(_ words: [String]) {
-        send(RPC.notification(RelayMethod.faults.rawValue, [("active", .array(words.map { .string($0) }))]))
+    func faults(_ faults: WorldFaults) {
+        send(RPC.notification(RelayMethod.faults.rawValue, [("faults", FaultsDocument.encode(faults))]))
     }
 
     override func closed() {

@@ -1,6 +1,7 @@
 import AppActions
 import Dispatch
 import Foundation
+import ServerProtocol
 import SimWorld
 import SyncCore
 import SyncEngine
@@ -45,6 +46,7 @@ public final class WorldHost {
             self.world = world
             link = UserLink()
             world.attach(client: link)
+            world.onFaultsChanged = { [link] in link.faults = $0 }
         }
     }
 
@@ -286,11 +288,7 @@ public final class WorldHost {
     /// Applies a fault directive to one user's world, or to every user's. Nil when it
     /// applied; otherwise why not.
     public func apply(_ d: Directive, to user: User?) -> String? {
-        let refused = applied(d, to: user)
-        if refused == nil {
-            for u in user.map({ [$0] }) ?? users { u.link.pushSocket?.faults(u.world.activeFaults) }
-        }
-        return refused
+        return applied(d, to: user)  // each world tells its client of its faults itself
     }
 
     private func applied(_ d: Directive, to user: User?) -> String? {
@@ -303,18 +301,15 @@ public final class WorldHost {
             user.world.deliverIncoming(from: c, kind: .contextual, body: text)
             return nil
         default:
-            if user == nil || user?.world.applyFault(d) == true {
-                // A fault for every user (a directive of the app needs one: checked first).
-                guard user == nil else { return nil }
-                guard users.allSatisfy({ $0.world.applyFault(d) }) else {
-                    return "\(d.scenarioText): a directive of the app: name the user whose client should do it (?user=NAME)"
-                }
+            if let change = d.worldFault {
+                for u in user.map({ [$0] }) ?? users { u.world.apply(change) }
                 return nil
             }
             // A directive of the app (background, sync, send…): the user's client does it,
             // told through the push relay its OS holds.
-            guard let user, let socket = user.link.pushSocket else {
-                return "\(d.scenarioText): a directive of the app, and no client of \(user?.name ?? "?") is connected to do it"
+            guard let user else { return "\(d.scenarioText): a directive of the app: name the user whose client should do it (?user=NAME)" }
+            guard let socket = user.link.pushSocket else {
+                return "\(d.scenarioText): a directive of the app, and no client of \(user.name) is connected to do it"
             }
             socket.directive(d.scenarioText)
             return nil
@@ -342,9 +337,10 @@ public final class WorldHost {
             ("realtimeDelivered", .int(Int64(world.node.deliveredCount))),
             // Node subscriptions the server holds for the user's sockets (one a socket at most).
             ("nodeSubscriptions", .int(Int64(user.link.subscriptions.count))),
-            // The faults the user's world has now, in their directives' words: the truth a
-            // client given the operator's token sets beside its engine's beliefs.
-            ("faults", .array(world.activeFaults.map { .string($0) })),
+            // The faults the user's world has now, by field (the truth a client given the
+            // operator's token sets beside its engine's beliefs), and in words for people.
+            ("faults", FaultsDocument.encode(world.faults)),
+            ("faultWords", .array(world.faults.words.map { .string($0) })),
         ])
     }
 
@@ -370,6 +366,7 @@ public final class UserLink: ClientEndpoint {
     public weak var pushSocket: PushSubscriber? {
         didSet {
             guard let pushSocket else { return }
+            pushSocket.faults(faults)  // a client that connects again learns them anew
             if let tokenStatus { pushSocket.tokenStatus(tokenStatus) }
             for p in heldPushes { pushSocket.push(p) }
             heldPushes.removeAll()
@@ -378,6 +375,10 @@ public final class UserLink: ClientEndpoint {
     /// Told when the user's contacts change: another user joined (nil: ask for them all).
     public var contactsChanged: ((Contact?) -> Void)?
     public private(set) var tokenStatus: TokenStatus?
+    /// The user's world's faults, as the world told them: each change goes to the client.
+    public var faults = WorldFaults.none {
+        didSet { if faults != oldValue { pushSocket?.faults(faults) } }
+    }
     public private(set) var heldPushes: [Data] = []
     public static let maxHeldPushes = 100
 
@@ -408,6 +409,9 @@ public final class UserLink: ClientEndpoint {
         if heldPushes.count > Self.maxHeldPushes { heldPushes.removeFirst() }
     }
 
+    /// The server's clients learn their contacts from joining and `GET /v1/world`.
+    public func contactsKnown(_ contacts: [Contact]) {}
+
     public func tokenStatusChanged(_ status: TokenStatus) {
         tokenStatus = status
         pushSocket?.tokenStatus(status)
@@ -427,7 +431,7 @@ public protocol PushSubscriber: AnyObject {
     func tokenStatus(_ status: TokenStatus)
     /// A directive of the app for the client to do (`synchat fault --user NAME background`).
     func directive(_ line: String)
-    /// The faults the user's world has now, after one was given (by anyone: the user's keys,
-    /// `synchat fault`, the operator), so the client's bar says what is true.
-    func faults(_ words: [String])
+    /// The faults the user's world has now, each time they change (whoever changed them: the
+    /// user's keys, `synchat fault`, the operator, the world itself) and when the socket opens.
+    func faults(_ faults: WorldFaults)
 }

@@ -74,7 +74,7 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
     for (i, c) in all.enumerated() where i > 0 {
         func next(after: Interval) {
             c.world.scheduler.schedule(after: after, "bench send") {
-                let to = c.world.contacts.randomElement(using: &random)!
+                let to = c.driver.contacts.randomElement(using: &random)!
                 counter += 1
                 let body = "bench \(i).\(counter)"
                 sentAt[body] = c.world.virtualNow

@@ -1,4 +1,5 @@
 import ChatStore
+import AppActions
 import ChatUI
 import CrashHarness
 import Dispatch
@@ -108,7 +109,7 @@ func renderBench() throws {
         _ = ViewModel.reduce(&stripped, .clock(t, speed: 30))
         _ = ViewModel.reduce(&stripped, .syncMark(minute % 3 == 0 ? .full : .skipped, at: t))
         _ = ViewModel.reduce(&stripped, .syncRequests(minute % 7 + 1, at: t))
-        _ = ViewModel.reduce(&stripped, .faults(minute % 10 < 3 ? ["push drop 100%"] : []))
+        _ = ViewModel.reduce(&stripped, .truth(WorldTruth(faults: minute % 10 < 3 ? WorldFaults(push: .init(dropPercent: 100)) : .none)))
     }
     _ = ViewModel.reduce(&stripped, .key(.char("T")))
     let stripTimes = frameTimes(stripped)
@@ -119,7 +120,7 @@ func renderBench() throws {
     _ = ViewModel.reduce(&inspected, .key(.escape))
     _ = ViewModel.reduce(&inspected, .key(.char("i")))
     _ = ViewModel.reduce(&inspected, .inspection(run.driver.engine.inspection))
-    _ = ViewModel.reduce(&inspected, .faults(["push drop 100%", "indexer latency 2s"]))
+    _ = ViewModel.reduce(&inspected, .truth(WorldTruth(faults: WorldFaults(push: .init(dropPercent: 100), indexer: .init(latency: .seconds(2))))))
     precondition(Render.screen(inspected, width: 200, height: 60).text.contains { $0.contains("── cursors ──") })
     let inspectorTimes = frameTimes(inspected)
     row("render 200x60 with the inspector, median", fmt(percentile(inspectorTimes, 0.5)), "goal ≤ 1 ms")

@@ -56,7 +56,7 @@ struct DeviceNetworkTests {
         #expect(lines.contains { $0.hasPrefix("00:10:00.000 realtime offline") && $0.contains("network unreachable") })
         #expect(lines.contains { $0.contains("send to alice failed: no network") })
         #expect(lines.contains { $0.contains("error (indexer)") && $0.contains("no network") })
-        #expect(run.session.activeFaults.isEmpty)
+        #expect(run.session.faults.isEmpty)
         #expect(s.messagesLost == 0 && s.duplicates == 0)
         // The message written in the tunnel went out once the network was back.
         #expect(run.world.ledger.contains { $0.direction == .outgoing && $0.body == "from a tunnel" && $0.blockTime > .zero + .minutes(20) })

@@ -4,13 +4,13 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 29 #2 and #5: a fault key is a toggle resolved against the world's truth, through the
-/// session that applies it, as the TUI does (`FaultToggle`, `LiveApp`'s `.toggleFault`).
+/// A fault key is a toggle resolved against the world's truth, through the session that
+/// applies it, as the TUI does (`FaultToggle`, `LiveApp`'s `.toggleFault`).
 @Suite("Fault keys resolve against the world's truth")
 struct FaultToggleTests {
     /// Presses a fault key as the TUI does: resolved against the session's faults now.
     static func press(_ toggle: FaultToggle, _ session: AppSession) {
-        for d in toggle.directives(active: session.activeFaults) { session.apply(d) }
+        for d in toggle.directives(from: session.faults) { session.apply(d) }
     }
 
     static func session() -> AppSession {
@@ -23,16 +23,16 @@ struct FaultToggleTests {
         let steps: [[String]] = [["push drop 100%"], ["push delay 1m30s"], []]
         for expected in steps {
             Self.press(.push, s)
-            #expect(s.activeFaults == expected)
+            #expect(s.faults.words == expected)
         }
         Self.press(.realtime, s)
         Self.press(.indexer, s)
         Self.press(.network, s)
-        #expect(Set(s.activeFaults) == ["realtime down", "indexer down", "network off"])
+        #expect(Set(s.faults.words) == ["realtime down", "indexer down", "network off"])
         Self.press(.realtime, s)
         Self.press(.indexer, s)
         Self.press(.network, s)
-        #expect(s.activeFaults.isEmpty)
+        #expect(s.faults.words.isEmpty)
     }
 
     @Test("r after a scenario's realtime down brings realtime up; x after an operator's indexer down brings it up; p after push down heals push")
@@ -40,23 +40,23 @@ struct FaultToggleTests {
         let s = Self.session()
         s.apply(.realtimeDown)  // a scenario line, not the key
         Self.press(.realtime, s)
-        #expect(!s.activeFaults.contains("realtime down"), "r sent realtime down again: \(s.activeFaults)")
+        #expect(!s.faults.words.contains("realtime down"), "r sent realtime down again: \(s.faults.words)")
         s.apply(.indexerDown)
         Self.press(.indexer, s)
-        #expect(s.activeFaults.isEmpty)
+        #expect(s.faults.words.isEmpty)
         s.apply(.pushDown)
         Self.press(.push, s)
-        #expect(s.activeFaults.isEmpty)
+        #expect(s.faults.words.isEmpty)
         s.apply(.realtimeFlaky(percent: 50))
         Self.press(.realtime, s)
-        #expect(s.activeFaults.isEmpty, "r clears a flaky realtime: \(s.activeFaults)")
+        #expect(s.faults.words.isEmpty, "r clears a flaky realtime: \(s.faults.words)")
     }
 
     @Test("the session tells of every change of the world's faults, whoever made it: a key, a line, the world ending one itself (a token registered again)")
     func toldNotPolled() {
         let s = Self.session()
         var told: [[String]] = []
-        s.onFaultsChanged = { told.append($0) }
+        s.onTruthChanged = { told.append($0.faults.words) }
         Self.press(.realtime, s)
         s.apply(.tokenExpire)
         #expect(told.suffix(2) == [["realtime down"], ["token expired", "realtime down"]])

@@ -59,16 +59,16 @@ struct ActiveFaultsTests {
     func activeFaults() throws {
         let run = ScenarioRun(scenario: try scenario("duration 10m"), policy: .adaptive)
         run.advance(to: t(1))
-        #expect(run.session.activeFaults.isEmpty)
+        #expect(run.session.faults.words.isEmpty)
         for d: Directive in [.pushDrop(percent: 100), .indexerDown, .indexerLatency(.seconds(2)), .realtimeFlaky(percent: 20), .tokenExpire] {
             run.apply(d)
         }
         run.advance(to: t(1, 1))
-        #expect(run.session.activeFaults == ["push drop 100%", "token expired", "realtime flaky 20%", "indexer down", "indexer latency 2s"])
+        #expect(run.session.faults.words == ["push drop 100%", "token expired", "realtime flaky 20%", "indexer down", "indexer latency 2s"])
         run.apply(.pushUp)
         run.apply(.indexerUp)
         run.apply(.indexerLatency(.zero))
         run.apply(.realtimeUp)
-        #expect(run.session.activeFaults == ["token expired"])
+        #expect(run.session.faults.words == ["token expired"])
     }
 }

@@ -93,7 +93,7 @@ struct ScreenTests {
     @Test("the status bar shows the world's active faults in words, in the warning role")
     func statusFaults() {
         var s = sampleState()
-        _ = ViewModel.reduce(&s, .faults(["push drop 100%", "indexer down"]))
+        _ = ViewModel.reduce(&s, .truth(WorldTruth(faults: WorldFaults(push: .init(dropPercent: 100), indexer: .init(down: true)))))
         let g = Render.screen(s, width: 120, height: 24)
         let rows = [g.text[22], g.text[23]]
         let row = rows.firstIndex { $0.contains("fault: push drop 100%, indexer down") }
@@ -103,7 +103,7 @@ struct ScreenTests {
             let x = bar.distance(from: bar.startIndex, to: bar.range(of: "fault:")!.lowerBound)
             #expect(g.roles(row: 22 + row)[x] == .warning)
         }
-        _ = ViewModel.reduce(&s, .faults([]))
+        _ = ViewModel.reduce(&s, .truth(WorldTruth()))
         #expect(!Render.screen(s, width: 120, height: 24).text.contains { $0.contains("fault:") })
     }
 

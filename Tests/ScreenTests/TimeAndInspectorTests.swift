@@ -93,7 +93,7 @@ struct TimeAndInspectorTests {
         for width in [60, 80, 120, 200] {
             var quiet = sampleState()
             var busy = sampleState()
-            _ = ViewModel.reduce(&busy, .faults(["push drop 100%", "realtime down", "indexer latency 2s"]))
+            _ = ViewModel.reduce(&busy, .truth(WorldTruth(faults: WorldFaults(push: .init(dropPercent: 100), realtime: .init(down: true), indexer: .init(latency: .seconds(2))))))
             _ = ViewModel.reduce(&busy, .script(.playing(from: busy.status.clock - .seconds(180), duration: .seconds(900))))
             _ = ViewModel.reduce(&busy, .paused(true))
             quiet.showLog = true
@@ -109,7 +109,7 @@ struct TimeAndInspectorTests {
     @Test("active faults are on the state row in words, in the warning role")
     func faultsInWords() {
         var s = sampleState()
-        _ = ViewModel.reduce(&s, .faults(["push drop 100%", "indexer down"]))
+        _ = ViewModel.reduce(&s, .truth(WorldTruth(faults: WorldFaults(push: .init(dropPercent: 100), indexer: .init(down: true)))))
         let g = Render.screen(s, width: 120, height: 36)
         let row = g.text[34]
         #expect(row.contains("fault: push drop 100%, indexer down"))
@@ -136,7 +136,7 @@ struct TimeAndInspectorTests {
         var s = listFocused()
         _ = ViewModel.reduce(&s, .key(.char("i")))
         _ = ViewModel.reduce(&s, .inspection(sampleInspection()))
-        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        _ = ViewModel.reduce(&s, .truth(WorldTruth(faults: WorldFaults(push: .init(dropPercent: 100)))))
         let text = Render.screen(s, width: 120, height: 36).text.joined(separator: "\n")
         for title in ["── push ──", "── gate ──", "── cursors ──", "── timers ──", "── faults ──"] {
             #expect(text.contains(title), "\(title)")
@@ -245,17 +245,24 @@ struct TruthTests {
         return s
     }
 
-    static func believe(_ s: inout ViewState, _ change: (inout EngineStatus) -> Void) {
-        var st = s.status.engine
-        change(&st)
-        _ = ViewModel.reduce(&s, .engineStatus(st))
+    static let pushDropped = WorldFaults(push: .init(dropPercent: 100))
+
+    /// The session tells the screen the world's truth: its faults, and what the engine has not
+    /// noticed of them since when (the session's `BeliefLag` decides that; `TruthBesideBeliefTests`).
+    static func told(_ s: inout ViewState, _ faults: WorldFaults, unnoticed: [BeliefLag.Kind: Instant] = [:], known: Bool = true) {
+        var broken: [BeliefLag.Kind: String] = [:]
+        if faults.pushBroken { broken[.push] = "push drop 100%" }
+        if faults.realtimeBroken { broken[.realtime] = faults.realtime.stale ? "realtime stale" : "realtime down" }
+        if let t = faults.token { broken[.token] = "token \(t.rawValue)" }
+        if faults.networkOff { broken[.network] = "network off" }
+        _ = ViewModel.reduce(&s, .truth(WorldTruth(faults: faults, known: known, broken: known ? broken : [:], unnoticed: known ? unnoticed : [:])))
     }
 
-    @Test("push dropped while the engine says reliable: a truth: segment in its own role, counting; it goes when the engine finds push unreliable")
+    @Test("what the engine has not noticed is a truth: segment in its own role, counting from when it broke; it goes when the session says they agree")
     func pushTruth() throws {
         var s = Self.reliable()
         let t0 = s.status.clock
-        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        Self.told(&s, Self.pushDropped, unnoticed: [.push: t0])
         var bar = Render.screen(s, width: 160, height: 24)
         var row = bar.text[22]
         let x = try #require(row.range(of: "truth: push drop 100% for 0s")).lowerBound
@@ -263,44 +270,31 @@ struct TruthTests {
         _ = ViewModel.reduce(&s, .clock(t0 + .seconds(72), speed: 30))
         row = Render.screen(s, width: 160, height: 24).text[22]
         #expect(row.contains("truth: push drop 100% for 1m12s"))
-        // The engine finds out: the segment goes at once.
-        Self.believe(&s) { $0.push = .unreliable }
+        // The engine finds out: the session says so, and the segment goes at once.
+        Self.told(&s, Self.pushDropped)
         bar = Render.screen(s, width: 160, height: 24)
         #expect(!bar.text[22].contains("truth:"))
-        #expect(s.status.truth.disagreements.isEmpty)
+        #expect(bar.text[22].contains("fault: push drop 100%"))
     }
 
-    @Test("realtime stale while the engine says live, a token expired while it says active, the device offline: each says so, and goes as they agree")
+    @Test("several channels the engine has not noticed: each says so, in the kinds' order")
     func otherTruths() {
         var s = Self.reliable()
-        _ = ViewModel.reduce(&s, .faults(["realtime stale", "token expired", "network off"]))
+        let t0 = s.status.clock
+        Self.told(&s, WorldFaults(realtime: .init(stale: true), token: .expired, networkOff: true), unnoticed: [.network: t0, .realtime: t0, .token: t0])
         let row = Render.screen(s, width: 220, height: 24).text[22]
-        for words in ["truth: realtime stale for 0s", "truth: token expired for 0s", "truth: network off for 0s"] {
-            #expect(row.contains(words), "\(words): \(row)")
-        }
-        Self.believe(&s) {
-            $0.realtime = .stale
-            $0.token = .expired
-        }
-        #expect(!Render.screen(s, width: 220, height: 24).text[22].contains("truth:"))
-    }
-
-    @Test("push disabled (mode off, or no token) is push the engine does not count on: a dropping push service is no news there, and no truth: segment says it is")
-    func disabledPushIsNoNews() {
-        var s = Self.reliable()
-        Self.believe(&s) { $0.push = .disabled }
-        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
-        #expect(!Render.screen(s, width: 160, height: 24).text[22].contains("truth:"))
-        Self.believe(&s) { $0.push = .unknown }  // remote-push again: now the engine counts on push, and is wrong
-        #expect(Render.screen(s, width: 160, height: 24).text[22].contains("truth: push drop 100%"))
+        let words = ["truth: realtime stale for 0s", "truth: token expired for 0s", "truth: network off for 0s"]
+        for w in words { #expect(row.contains(w), "\(w): \(row)") }
+        let at = words.compactMap { row.range(of: $0)?.lowerBound }
+        #expect(at == at.sorted(), "in the kinds' order: \(row)")
     }
 
     @Test("a screen that does not know the world's truth (a server's client) says nothing, even with faults it was told of")
     func unknownTruth() {
         var s = Self.reliable()
-        _ = ViewModel.reduce(&s, .truthKnown(false))
-        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        Self.told(&s, Self.pushDropped, unnoticed: [.push: s.status.clock], known: false)
         #expect(!Render.screen(s, width: 160, height: 24).text[22].contains("truth:"))
+        #expect(Render.screen(s, width: 160, height: 24).text[22].contains("fault: push drop 100%"))
         _ = ViewModel.reduce(&s, .key(.escape))
         _ = ViewModel.reduce(&s, .key(.char("i")))
         #expect(Render.screen(s, width: 120, height: 36).text.joined().contains("the server's truth is not known here"))
@@ -312,7 +306,7 @@ struct TruthTests {
         _ = ViewModel.reduce(&s, .key(.escape))
         _ = ViewModel.reduce(&s, .key(.char("i")))
         let t0 = s.status.clock
-        _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        Self.told(&s, Self.pushDropped, unnoticed: [.push: t0])
         _ = ViewModel.reduce(&s, .clock(t0 + .seconds(30), speed: 30))
         let text = Render.screen(s, width: 120, height: 36).text.joined(separator: "\n")
         #expect(text.contains("── truth ──"))

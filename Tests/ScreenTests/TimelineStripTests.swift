@@ -1,3 +1,4 @@
+import AppActions
 import ChatUI
 import SyncCore
 import SyncEngine
@@ -25,14 +26,14 @@ struct TimelineStripTests {
             for input in ViewInput.from(e) { _ = ViewModel.reduce(&s, input) }
         }
         clock(20); status(.background, .reliable)
-        clock(25); _ = ViewModel.reduce(&s, .faults(["push drop 100%"]))
+        clock(25); _ = ViewModel.reduce(&s, .truth(WorldTruth(faults: WorldFaults(push: .init(dropPercent: 100)))))
         clock(30); status(.foreground, .unreliable)
         for e in [TimedEvent(at: at(1800), event: .catchUpStarted(trigger: "push-unreliable", kind: .full, forced: true, objects: 9)),
                   TimedEvent(at: at(1803), event: .catchUpFinished(trigger: "push-unreliable", kind: .full, stored: 2, requests: 9, failed: 0, took: .seconds(3), stoppedBy: nil)),
                   TimedEvent(at: at(1860), event: .catchUpSkipped(trigger: .appActive, lastAgo: .minutes(1), nextAllowedIn: .minutes(9)))] {
             for input in ViewInput.from(e) { _ = ViewModel.reduce(&s, input) }
         }
-        clock(40); status(.foreground, .reliable); _ = ViewModel.reduce(&s, .faults([]))
+        clock(40); status(.foreground, .reliable); _ = ViewModel.reduce(&s, .truth(WorldTruth()))
         for e in [TimedEvent(at: at(3000), event: .catchUpStarted(trigger: "trailing", kind: .targeted, forced: false, objects: 1)),
                   TimedEvent(at: at(3001), event: .catchUpFinished(trigger: "trailing", kind: .targeted, stored: 0, requests: 1, failed: 0, took: .seconds(1), stoppedBy: nil))] {
             for input in ViewInput.from(e) { _ = ViewModel.reduce(&s, input) }
@@ -80,7 +81,7 @@ struct TimelineStripTests {
             _ = ViewModel.reduce(&s, .clock(at(Int64(minute) * 60), speed: 30))
             _ = ViewModel.reduce(&s, .syncMark(.light, at: at(Int64(minute) * 60)))
             _ = ViewModel.reduce(&s, .syncRequests(1, at: at(Int64(minute) * 60)))
-            _ = ViewModel.reduce(&s, .faults(minute % 2 == 0 ? ["indexer down"] : []))
+            _ = ViewModel.reduce(&s, .truth(WorldTruth(faults: minute % 2 == 0 ? WorldFaults(indexer: .init(down: true)) : .none)))
         }
         #expect(s.timeline.marks.count <= 61 && s.timeline.requests.count <= 61 && s.timeline.faults.count <= 62)
     }

@@ -63,7 +63,7 @@ struct ServerStoreTests {
             let store = try ServerStore(directory: data)
             let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
             let zed = try host.join(name: "zed", secret: nil).user
-            zed.world.setMuted(handle: "alice", true)
+            zed.world.push.setMuted(try #require(zed.world.contact(handle: "alice")).address, true)  // as the relay does
             store.close()
         }
         let store = try ServerStore(directory: data)
@@ -121,11 +121,11 @@ struct ServerStoreTests {
             let store = try ServerStore(directory: data)
             let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
             for i in 0..<300 { _ = try host.join(name: "u\(i)", secret: nil) }
-            let u0 = try #require(host.user(named: "u0")), u299 = try #require(host.user(named: "u299"))
+            let u0 = try #require(host.user(named: "u0")), u299 = try #require(host.user(named: "u299")), u7 = try #require(host.user(named: "u7"))
             #expect(u0.world.contact(handle: "u299")?.address == u299.address && u0.world.isPerson(u299.address))
             #expect(u0.world.contact(handle: "u0") == nil && !u0.world.isPerson(u0.address), "a user is not its own contact")
             #expect(u0.world.allContacts.count == 2 + 299)
-            u0.world.setMuted(handle: "u7", true)
+            u0.world.push.setMuted(u7.address, true)
             // A message between two users is routed by address.
             _ = u299.world.publish(from: u299.address, to: u0.address, body: "hi")
             u0.world.scheduler.run(until: u0.world.scheduler.now + .seconds(5))
