@@ -32,8 +32,9 @@ extension LiveSession {
     /// The contacts (conversations) as the engine knows them.
     public var contacts: [Contact] { app.driver.contacts }
     public func contact(_ address: Address) -> Contact? { app.driver.contact(address) }
-    /// Unread messages by conversation, and each conversation's last activity: one query each.
-    public func unreadCounts() -> [Address: Int] { storage.unreadCounts() }
+    /// Unread messages by conversation, as the engine counts them (the `.unread` events keep a
+    /// screen's list from there), and each conversation's last activity (one query).
+    public func unreadCounts() -> [Address: Int] { app.driver.engine.unreadCounts }
     public func lastActivity() -> [Address: Instant] { storage.lastActivity() }
     /// A page of a conversation's history, newest last: `limit` messages before `before`.
     public func messages(in conversation: Address, before: Instant?, limit: Int) -> [StoredMessage] {

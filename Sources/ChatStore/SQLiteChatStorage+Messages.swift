@@ -139,11 +139,7 @@ extension SQLiteChatStorage {
         }) ?? [:]
     }
 
-    public func unreadCount(in conversation: Address) -> Int {
-        (try? db.read { try Int.fetchOne($0, sql: "SELECT unread FROM conversationCounter WHERE conversation = ?", arguments: [conversation.value]) ?? 0 }) ?? 0
-    }
-
-    /// Unread counts of every conversation in one query (the conversation list).
+    /// Unread counts of every conversation in one query (what the engine starts counting from).
     public func unreadCounts() -> [Address: Int] {
         (try? db.read { db in
             var out: [Address: Int] = [:]
@@ -152,10 +148,6 @@ extension SQLiteChatStorage {
             }
             return out
         }) ?? [:]
-    }
-
-    public func totalUnread() -> Int {
-        (try? db.read { try Int.fetchOne($0, sql: "SELECT COALESCE(SUM(unread), 0) FROM conversationCounter") ?? 0 }) ?? 0
     }
 
     public func markRead(_ conversation: Address) throws {

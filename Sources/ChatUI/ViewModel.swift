@@ -169,7 +169,6 @@ public enum ViewModel {
             state.open = address
             state.scroll = 0
             if state.focus == .list { state.focus = .messages }
-            state.conversations[i].unread = 0  // the session has marked it read already
             return []
         case .outgoing(let m):
             var list = state.outbox[m.to] ?? []
@@ -193,8 +192,8 @@ public enum ViewModel {
         state.conversations.first { $0.address == conversation }?.handle ?? conversation.value
     }
 
-    /// Opening or returning to a conversation reads it: its count goes to 0 at once, and
-    /// what was unread gets a `new` line above it (issue 15 #3).
+    /// Opening or returning to a conversation reads it (the directive `open`; the engine's
+    /// `.unread` event then zeroes its count), and what was unread gets a `new` line above it.
     static func markRead(_ state: inout ViewState, _ conversation: Address) -> [Command] {
         if let c = state.conversations.firstIndex(where: { $0.address == conversation }) {
             let unread = state.conversations[c].unread
@@ -204,7 +203,6 @@ public enum ViewModel {
             } else if state.newMarker?.conversation != conversation {
                 state.newMarker = nil
             }
-            state.conversations[c].unread = 0
         }
         return [.apply(.open(handle: handle(state, conversation)))]
     }

@@ -35,9 +35,7 @@ public final class ObservedStorage: ChatStorage {
     public func messageCount() -> Int { inner.messageCount() }
     public func allMessages() -> [StoredMessage] { inner.allMessages() }
     public func lastActivity() -> [Address: Instant] { inner.lastActivity() }
-    public func unreadCount(in conversation: Address) -> Int { inner.unreadCount(in: conversation) }
     public func unreadCounts() -> [Address: Int] { inner.unreadCounts() }
-    public func totalUnread() -> Int { inner.totalUnread() }
     public func markRead(_ conversation: Address) throws { try inner.markRead(conversation) }
     public func pendingPushes() -> [PendingPush] { inner.pendingPushes() }
     public func appendPendingPush(_ push: PendingPush) throws { try inner.appendPendingPush(push) }

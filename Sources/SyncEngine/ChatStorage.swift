@@ -75,10 +75,9 @@ public protocol ChatStorage: AnyObject {
     /// The newest block time per conversation, for "most recent conversations".
     func lastActivity() -> [Address: Instant]
 
-    func unreadCount(in conversation: Address) -> Int
-    /// Unread counts of every conversation with unread messages (the conversation list).
+    /// Unread counts of every conversation with unread messages: what the engine starts
+    /// counting from (`UnreadCounts`).
     func unreadCounts() -> [Address: Int]
-    func totalUnread() -> Int
     func markRead(_ conversation: Address) throws
 
     func pendingPushes() -> [PendingPush]
@@ -233,9 +232,7 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
 
     public func lastActivity() -> [Address: Instant] { activity }
 
-    public func unreadCount(in conversation: Address) -> Int { unread[conversation] ?? 0 }
     public func unreadCounts() -> [Address: Int] { unread.filter { $0.value > 0 } }
-    public func totalUnread() -> Int { unread.values.reduce(0, +) }
     public func markRead(_ conversation: Address) throws { unread[conversation] = 0 }
 
     public func pendingPushes() -> [PendingPush] { pending }

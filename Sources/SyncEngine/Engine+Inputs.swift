@@ -141,9 +141,14 @@ extension Engine {
         trigger(.manual, forced: true)
     }
 
+    /// The user read a conversation: its count goes to zero now, and the store is told.
     func markRead(_ conversation: Address) {
+        unread.read(conversation)
         write(.markRead(conversation))
     }
+
+    /// Unread messages by conversation (those with any), as the engine counts them.
+    public var unreadCounts: [Address: Int] { unread.all }
 
     /// A message the app has: stored, or kept in memory while the store cannot write.
     public func message(txId: String) -> StoredMessage? {

@@ -18,7 +18,10 @@ extension Engine {
     func commit(_ messages: [StoredMessage], cursor: CursorMove?, runId: Int? = nil) -> [StoredMessage] {
         var seen = Set<String>()
         let fresh = messages.filter { !has($0.txId) && seen.insert($0.txId).inserted }
-        for m in fresh { unsaved.writing(m) }
+        for m in fresh {
+            unsaved.writing(m)
+            if m.message.direction == .incoming { unread.arrived(in: m.message.conversation) }
+        }
         let carried = unsaved.messages
         unsaved.messagesStored()
         for m in carried { unsaved.writing(m) }
@@ -54,7 +57,6 @@ extension Engine {
         case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
         case .outbox: if !stored { outboxUnsaved = true }
         }
-        tellUnread(w)
         if writes.retryAnswered(id, failed: failure != nil) {
             effects.append(.retryWorldWrites)  // the retry landed; the world's own writes share the disk
         }
@@ -62,26 +64,6 @@ extension Engine {
         if let runId, runs[runId] != nil {
             runs.answered(runId, failed: !stored)
             if runs.isDone(runId) { finish(runId: runId, stoppedBy: nil) }
-        }
-    }
-
-    /// After a write that changed unread counts, each changed conversation's count: as the
-    /// store has it, plus what is kept in memory while the store cannot write (a read kept so
-    /// is a read). One owner of the count (the store), one route to a view (an event).
-    private func tellUnread(_ w: StoreWrite) {
-        let conversations: [Address]
-        switch w {
-        case .messages(let messages, _):
-            var seen = Set<Address>()
-            conversations = messages.compactMap { m in
-                m.message.direction == .incoming && seen.insert(m.message.conversation).inserted ? m.message.conversation : nil
-            }
-        case .markRead(let a): conversations = [a]
-        default: return
-        }
-        for a in conversations {
-            let count = unsaved.reads.contains(a) ? 0 : storage.unreadCount(in: a) + unsaved.keptIncoming(in: a)
-            emit(.unread(conversation: a, count: count))
         }
     }
 
@@ -136,9 +118,7 @@ extension Engine {
         let a = m.message.conversation
         emit(.messageStored(m, contact: contactsByAddress[a] ?? Contact(address: a, handle: a.value, displayName: a.value)))
         // On screen in the foreground: read as it is stored (its write is queued before this).
-        if a == viewing, m.message.direction == .incoming, connection.lifecycle == .foreground {
-            write(.markRead(a))
-        }
+        if a == viewing, m.message.direction == .incoming, connection.lifecycle == .foreground { markRead(a) }
         if m.via == .background, m.message.direction == .incoming,
            pendingArrivals[m.txId] == nil {
             notify(m.message)  // a background refresh found it, and no push had shown it
@@ -159,7 +139,7 @@ extension Engine {
 
     /// The badge: every unread message, including those still pending in the extension.
     public var badge: Int {
-        storage.totalUnread() + pendingUnstored.count + unsaved.incomingNotStored
+        unread.total + pendingUnstored.count
     }
 
     /// Rule 12: pushes the extension stored while backgrounded are stored now and count as

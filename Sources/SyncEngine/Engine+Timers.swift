@@ -9,6 +9,7 @@ extension Engine {
     /// `nextDeadline`.)
     func settle() {
         persist()
+        for (a, n) in unread.takeChanged() { emit(.unread(conversation: a, count: n)) }
         let current = status
         if current != lastStatus {
             lastStatus = current

@@ -91,6 +91,8 @@ public final class Engine {
     /// Whether the OS lets the app show notifications (rule 1).
     var permissionGranted: Bool
     var contactsByAddress: [Address: Contact] = [:]
+    /// What the user has not read, by conversation: the one count (see `UnreadCounts`).
+    var unread: UnreadCounts
     /// The store held what an earlier run of the app learned: this launch is a relaunch.
     let relaunched: Bool
     /// The pushes waiting in the extension's store (rule 12), with their arrival times, and
@@ -149,6 +151,7 @@ public final class Engine {
         self.writes = StoreWrites(lastSaved: saved)
         self.relaunched = saved != nil
         for c in storage.contacts() { contactsByAddress[c.address] = c }
+        self.unread = UnreadCounts(stored: storage.unreadCounts())
         for p in storage.pendingPushes() {
             pendingArrivals[p.message.txId] = p.arrivedAt
             if !storage.hasMessage(txId: p.message.txId) { pendingUnstored.insert(p.message.txId) }

@@ -46,34 +46,18 @@ struct UnsavedChanges {
         inFlight[txId] ?? (ids.contains(txId) ? messages.first { $0.txId == txId } : nil)
     }
 
-    /// Incoming messages of `conversation` kept in memory, not stored (a conversation's unread
-    /// count while the store cannot write: `Engine.tellUnread`).
-    func keptIncoming(in conversation: Address) -> Int {
-        messages.isEmpty ? 0 : messages.reduce(0) { $0 + ($1.message.conversation == conversation ? Self.incoming($1) : 0) }
-    }
-
-    /// Incoming messages the store does not have yet (kept or in flight): unread for the badge.
-    /// Counted as they come and go: the badge is read at every settle, and counting the
-    /// messages in flight there was 41 % of a simulated day (issue 16).
-    private(set) var incomingNotStored = 0
-
-    private static func incoming(_ m: StoredMessage) -> Int { m.message.direction == .incoming ? 1 : 0 }
-
     /// A message written; its write has not answered.
     mutating func writing(_ m: StoredMessage) {
-        if let old = inFlight.updateValue(m, forKey: m.txId) { incomingNotStored -= Self.incoming(old) }
-        incomingNotStored += Self.incoming(m)
+        inFlight[m.txId] = m
     }
 
     /// Writes answered: `stored` ones are in the store; the others are kept, to be written again.
     mutating func written(_ txIds: [String], stored: Bool) {
         for id in txIds {
             guard let m = inFlight.removeValue(forKey: id) else { continue }
-            incomingNotStored -= Self.incoming(m)
             if !stored, ids.insert(id).inserted {
                 messages.append(m)
                 keptMessages.insert(id)
-                incomingNotStored += Self.incoming(m)
             }
         }
     }
@@ -83,7 +67,6 @@ struct UnsavedChanges {
         guard ids.insert(m.txId).inserted else { return false }
         messages.append(m)
         keptMessages.insert(m.txId)
-        incomingNotStored += Self.incoming(m)
         return true
     }
 
@@ -104,7 +87,6 @@ struct UnsavedChanges {
 
     /// The kept messages were stored.
     mutating func messagesStored() {
-        incomingNotStored -= messages.reduce(0) { $0 + Self.incoming($1) }
         messages.removeAll()
         ids.removeAll()
     }

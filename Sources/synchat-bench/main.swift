@@ -37,8 +37,9 @@ func bigState(messages: Int) throws -> (ViewState, ScenarioRun) {
     try HistoryFill.fill(run.session, messages: messages, conversations: 200)
     var s = ViewState()
     let contacts = run.driver.contacts
+    let unread = run.storage.unreadCounts()
     let rows = contacts.map { c in
-        ConversationRow(address: c.address, name: c.displayName, unread: run.storage.unreadCount(in: c.address), muted: c.muted,
+        ConversationRow(address: c.address, name: c.displayName, unread: unread[c.address] ?? 0, muted: c.muted,
                         lastActivity: run.storage.messages(in: c.address).last?.message.blockTime)
     }
     _ = ViewModel.reduce(&s, .conversations(rows))

@@ -32,7 +32,7 @@ func sampleState() -> ViewState {
         MessageRow(txId: "3", outgoing: false, sender: "Alice", text: "see you at 7", kind: .contextual, blockTime: at(300), channel: .push),
     ]
     _ = ViewModel.reduce(&s, .history(alice, rows))
-    _ = ViewModel.reduce(&s, .key(.enter))
+    reduceAsApp(&s, .key(.enter))
     var st = EngineStatus()
     st.lifecycle = .foreground
     st.realtime = .live
@@ -45,4 +45,15 @@ func sampleState() -> ViewState {
     _ = ViewModel.reduce(&s, .clock(at(311), speed: 30))
     _ = ViewModel.reduce(&s, .logLine("00:05:11.000 catch-up skipped (app-active): push reliable, last catch-up 2m10s ago, next allowed in 7m50s"))
     return s
+}
+
+/// Reduces `input` as the live app does: a conversation the reducer opens is read by the
+/// engine (the directive `open`), whose `.unread` event comes back at once.
+@discardableResult
+func reduceAsApp(_ s: inout ViewState, _ input: ViewInput) -> [Command] {
+    let commands = ViewModel.reduce(&s, input)
+    for case .apply(.open(let handle)) in commands {
+        if let row = s.conversations.first(where: { $0.handle == handle }) { _ = ViewModel.reduce(&s, .unread(row.address, 0)) }
+    }
+    return commands
 }

@@ -73,18 +73,21 @@ struct ReadAtArrivalTests {
         #expect(scripted.filter { $0.contains(" banner [") } == coarse.filter { $0.contains(" banner [") })
     }
 
-    @Test("the list's unread counts are the store's at every frame: the view counts nothing, the store's count comes as an event")
-    func unreadIsTheStores() {
+    @Test("the list's unread counts and the badge are the engine's at every frame, and the store, written through, agrees: the view counts nothing")
+    func unreadIsTheEngines() {
         let keys: [Int64: [Directive]] = [0: [.foreground], 60: [.open(handle: "alice")], 1200: [.background], 1800: [.foreground],
                                           2100: [.open(handle: "bob")], 2400: [.background], 3000: [.foreground]]
-        var frames = 0, differing = 0, counted = 0
+        var frames = 0, differing = 0, counted = 0, storeDiffers = 0, badgeDiffers = 0
         _ = Self.live(frameMs: 1000, seconds: 3600, keys: keys) { state, session in
-            let store = session.storage.unreadCounts()
+            let engine = session.unreadCounts()
             let shown = Dictionary(uniqueKeysWithValues: state.conversations.map { ($0.address, $0.unread) }).filter { $0.value > 0 }
             frames += 1
-            counted += store.values.reduce(0, +)
-            if shown != store { differing += 1 }
+            counted += engine.values.reduce(0, +)
+            if shown != engine { differing += 1 }
+            if session.storage.unreadCounts() != engine { storeDiffers += 1 }
+            if state.status.badge != session.app.driver.badge { badgeDiffers += 1 }
         }
+        #expect(storeDiffers == 0 && badgeDiffers == 0)
         #expect(frames == 3600)
         #expect(counted > 100)  // there was something unread to show, for much of the hour
         #expect(differing == 0)

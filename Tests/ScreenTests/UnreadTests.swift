@@ -28,7 +28,7 @@ struct UnreadTests {
     func jump() {
         var s = withUnread()
         s.selected = 0
-        let commands = ViewModel.reduce(&s, .key(.char("u")))
+        let commands = reduceAsApp(&s, .key(.char("u")))
         #expect(s.open == carol && commands == [.apply(.open(handle: "carol"))])
         #expect(s.conversations.first { $0.address == carol }?.unread == 0)
         _ = ViewModel.reduce(&s, .key(.escape))
