@@ -44,9 +44,9 @@ extension Render {
         gate.append(line("debounce " + (i.gate.debounceEndsAt.map { $0 > now ? rounded($0 - now) + " left" : "over" } ?? "none")))
         if i.gate.running.isEmpty { gate.append(line("running: none")) }
         for r in i.gate.running {
-            gate.append(line("running \(r.kind.rawValue) (\(r.trigger))\(r.forced ? " forced" : ""), \(rounded(now - r.startedAt))", .statusRealtimeDegraded))
+            gate.append(line("running \(r.kind.rawValue) (\(r.trigger.rawValue))\(r.forced ? " forced" : ""), \(rounded(now - r.startedAt))", .statusRealtimeDegraded))
             gate.append(line("  \(Words.count(r.outstanding, "request")) out, \(r.stored) stored"))
-            if !r.joined.isEmpty { gate.append(line("  joined: " + r.joined.joined(separator: ", "))) }
+            if !r.joined.isEmpty { gate.append(line("  joined: " + r.joined.map(\.rawValue).joined(separator: ", "))) }
         }
         gate.append(line("trailing " + (i.gate.trailingAt.map(left) ?? "none")))
         if let owed = i.gate.owed {

@@ -51,10 +51,10 @@ public struct CatchUpGate: Sendable {
     /// A sync running, as the gate and the log speak of it (`SyncRuns` owns the runs).
     public struct Running: Hashable, Sendable {
         public var kind: SyncKind
-        public var trigger: String
+        public var trigger: CatchUpTrigger
         public var startedAt: Instant
         public var forced = false
-        public init(kind: SyncKind, trigger: String, startedAt: Instant, forced: Bool = false) {
+        public init(kind: SyncKind, trigger: CatchUpTrigger, startedAt: Instant, forced: Bool = false) {
             self.kind = kind
             self.trigger = trigger
             self.startedAt = startedAt

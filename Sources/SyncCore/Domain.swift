@@ -113,6 +113,9 @@ public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
     /// The push service dropped notifications it held (FCM's "messages deleted"): a full,
     /// forced catch-up, as the service's documentation asks.
     case messagesDeleted = "messages-deleted"
+    /// Rule 14: the sync of a background refresh the OS granted. It never asks the gate: it
+    /// runs, or is skipped, by the refresh's own rule.
+    case backgroundRefresh = "background-refresh"
 }
 
 public enum Lifecycle: String, Sendable, Codable {

@@ -1,4 +1,4 @@
-/// The syncs running now: the one owner of "a sync runs" (issue 29 #4). Each has an id, a
+/// The syncs running now: the one owner of "a sync runs". Each has an id, a
 /// kind, its trigger, the triggers that joined it (rule 8), and its count of requests and
 /// writes still out. The catch-up gate decides *whether* one starts and reads the first of
 /// these as the one running; it keeps no copy (it did, matched to the engine's by value).
@@ -8,7 +8,7 @@ public struct SyncRuns: Sendable {
         public let id: Int
         /// (b): a targeted sync the node could not prove goes on as a full one.
         public internal(set) var kind: CatchUpGate.SyncKind
-        public let trigger: String
+        public let trigger: CatchUpTrigger
         public let forced: Bool
         public let startedAt: Instant
         /// Requests and store writes not answered yet: at 0, the run has finished.
@@ -17,7 +17,7 @@ public struct SyncRuns: Sendable {
         public internal(set) var requests = 0
         public internal(set) var failed = 0
         /// Triggers that joined it (rule 8), for the inspector.
-        public internal(set) var joined: [String] = []
+        public internal(set) var joined: [CatchUpTrigger] = []
 
         /// What the gate and the log say of it.
         public var running: CatchUpGate.Running {
@@ -42,14 +42,14 @@ public struct SyncRuns: Sendable {
     }
 
     /// A new run; its id.
-    public mutating func start(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, now: Instant) -> Int {
+    public mutating func start(kind: CatchUpGate.SyncKind, trigger: CatchUpTrigger, forced: Bool, now: Instant) -> Int {
         lastId += 1
         all.append(Run(id: lastId, kind: kind, trigger: trigger, forced: forced, startedAt: now))
         return lastId
     }
 
     /// Rule 8: `trigger` rides on run `id`.
-    public mutating func join(_ id: Int, trigger: String) { update(id) { $0.joined.append(trigger) } }
+    public mutating func join(_ id: Int, trigger: CatchUpTrigger) { update(id) { $0.joined.append(trigger) } }
     /// A request of run `id` is out.
     public mutating func asked(_ id: Int) { update(id) { $0.requests += 1; $0.outstanding += 1 } }
     /// A store write of run `id` is out (not a request).

@@ -75,24 +75,19 @@ extension Engine {
     /// indexer's tips first (one request): a sync only of the objects whose tip moved past
     /// their cursors.
     func poll() {
-        guard policy.checkTipBeforePoll, reliability.state != .reliable, tipRequest == nil, runs.isEmpty, gate.owed?.kind != .full,
+        guard policy.checkTipBeforePoll, reliability.state != .reliable, !pending.tipOut, runs.isEmpty, gate.owed?.kind != .full,
               let lastFull = gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
             return trigger(.poll, forced: false)
         }
         counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
         let id = request()
-        tipRequest = id
+        pending.sent(id, .tip(verifiesPush: false))
         poller.syncStarted(now: now)
         effects.append(.indexer(id: id, .tip))
         emit(.tipAsked(objects: fullSyncObjects().count))
     }
 
     func tipReplied(result: Result<Data, TransportError>) {
-        tipRequest = nil
-        if tipVerifiesPush {
-            tipVerifiesPush = false
-            return pushCheckReplied(result: result)
-        }
         guard poller.active else { return }
         let tips: IndexerTips
         switch result {
@@ -159,9 +154,9 @@ extension Engine {
                     var conversations = 0
                     if case .runLightSync(let n, _) = action { conversations = n }
                     let kind: CatchUpGate.SyncKind = action == .runFullSync ? .full : .light
-                    refreshRunId = startSync(kind: kind, trigger: "background-refresh", forced: false, conversations: conversations)
+                    refreshRunId = startSync(kind: kind, trigger: .backgroundRefresh, forced: false, conversations: conversations)
                 case .busy(let running):
-                    emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger)) is running"))
+                    emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger.rawValue)) is running"))
                     handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
                 }
             case .skip(let reason):
@@ -179,17 +174,17 @@ extension Engine {
                               tipsProved: tipObjects != nil) {
         case .start(let t, let forced, let kind):
             if kind == .targeted, let tipObjects {
-                startSync(kind: .targeted, trigger: t.rawValue, forced: forced, objects: tipObjects)
+                startSync(kind: .targeted, trigger: t, forced: forced, objects: tipObjects)
             } else if kind == .targeted {
-                startTargeted(trigger: t.rawValue)
+                startTargeted(trigger: t)
             } else {
-                startSync(kind: .full, trigger: t.rawValue, forced: forced)
+                startSync(kind: .full, trigger: t, forced: forced)
             }
         case .join(let t, let running):
             counters.joined += 1
             // The inspector lists who joined a catch-up (a background refresh's light sync is not one).
-            if let first = runs.first, first.id != refreshRunId { runs.join(first.id, trigger: t.rawValue) }
-            emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger)"))
+            if let first = runs.first, first.id != refreshRunId { runs.join(first.id, trigger: t) }
+            emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger.rawValue)"))
         case .skip(let t, let ago, let left):
             counters.skipped += 1
             emit(.catchUpSkipped(trigger: t, lastAgo: ago, nextAllowedIn: left))
@@ -234,13 +229,12 @@ extension Engine {
 
     /// (e): one tip request; what moved past what the app has is fetched (`tipReplied`).
     func verifyPush() {
-        guard tipRequest == nil, runs.isEmpty else {
+        guard !pending.tipOut, runs.isEmpty else {
             return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
         }
         counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
         let id = request()
-        tipRequest = id
-        tipVerifiesPush = true
+        pending.sent(id, .tip(verifiesPush: true))
         effects.append(.indexer(id: id, .tip))
         emit(.pushCheckAsked(objects: fullSyncObjects().count))
     }

@@ -8,7 +8,7 @@ extension Engine {
     @discardableResult
     /// `conversations`: how many a light sync covers (rule 14, from `BackgroundRefresh`).
     /// `objects`: what a targeted sync of (d) fetches.
-    func startSync(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, conversations: Int = 0,
+    func startSync(kind: CatchUpGate.SyncKind, trigger: CatchUpTrigger, forced: Bool, conversations: Int = 0,
                            objects given: [SyncObject]? = nil) -> Int {
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         let objects = given ?? (kind == .full ? fullSyncObjects() : lightSyncObjects(conversations))
@@ -27,44 +27,50 @@ extension Engine {
 
     func fetchAll(_ objects: [SyncObject], runId: Int) {
         guard !objects.isEmpty else { return }
-        afterIndexerLag(runId: runId) { [self] in
-            for object in objects {
-                let since = cursor(of: object).requestStart(now: now, rewind: settings.reorgRewind)
-                fetch(object, since: since, page: 0, runId: runId)
-            }
-        }
+        afterIndexerLag(.fetch(objects, runId: runId))
     }
 
     /// A message that landed just before the subscription went live was too early for
     /// realtime and may not be indexed yet: a catch-up asks once the indexer has caught up
     /// with it, `indexerLagAllowance` after the subscription.
-    func afterIndexerLag(runId: Int, _ ask: @escaping () -> Void) {
-        guard let live = liveSince, now < live + settings.indexerLagAllowance else { return ask() }
-        let at = live + settings.indexerLagAllowance
-        let i = waitingForIndexer.firstIndex { $0.at > at } ?? waitingForIndexer.count
-        waitingForIndexer.insert((at, runId, ask), at: i)
+    func afterIndexerLag(_ ask: PendingRequests.Held) {
+        guard let live = liveSince, now < live + settings.indexerLagAllowance else { return perform(ask) }
+        pending.hold(ask, until: live + settings.indexerLagAllowance)
+    }
+
+    /// An ask the indexer's lag held, now (unless its sync was stopped meanwhile).
+    func perform(_ ask: PendingRequests.Held) {
+        switch ask {
+        case .fetch(let objects, let runId):
+            guard runs[runId] != nil else { return }
+            for object in objects {
+                let since = cursor(of: object).requestStart(now: now, rewind: settings.reorgRewind)
+                fetch(object, since: since, page: 0, runId: runId)
+            }
+        case .utxoSet(let runId):
+            guard runs[runId] != nil else { return }
+            counters.requestsByKind["utxo_set", default: 0] += 1
+            runs.asked(runId)
+            let request = request()
+            pending.sent(request, .utxoSet(runId: runId))
+            utxoAskedAt[runId] = now
+            effects.append(.requestUtxoSet(id: request, since: provenThrough.map { $0 - settings.reorgRewind }))
+        }
     }
 
     /// (b): ask the node for the UTXO set, fetch by id the txIds not stored. If the node
     /// cannot answer, the same run becomes a full sync.
-    func startTargeted(trigger: String) {
+    func startTargeted(trigger: CatchUpTrigger) {
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         let id = runs.start(kind: .targeted, trigger: trigger, forced: false, now: now)
         counters.targetedSyncs += 1
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
-        afterIndexerLag(runId: id) { [self] in
-            counters.requestsByKind["utxo_set", default: 0] += 1
-            runs.asked(id)
-            let request = request()
-            utxoRequests[request] = id
-            utxoAskedAt[id] = now
-            effects.append(.requestUtxoSet(id: request, since: provenThrough.map { $0 - settings.reorgRewind }))
-        }
+        afterIndexerLag(.utxoSet(runId: id))
     }
 
     func utxoReplied(requestId: Int, result: Result<[String], TransportError>) {
-        guard let runId = utxoRequests.removeValue(forKey: requestId), runs[runId] != nil else { return }
+        guard case .utxoSet(let runId)? = pending.answered(requestId), runs[runId] != nil else { return }
         runs.answered(runId)
         switch result {
         case .failure(let error):
@@ -82,7 +88,7 @@ extension Engine {
                 counters.requestsByKind[call.kind, default: 0] += 1
                 runs.asked(runId)
                 let request = request()
-                indexerRequests[request] = (nil, call, .zero, 0, runId, requestedAt)
+                pending.sent(request, .message(call: call, runId: runId, requestedAt: requestedAt))
                 effects.append(.indexer(id: request, call))
             }
         }
@@ -121,14 +127,21 @@ extension Engine {
         runs.asked(runId)
         let requestedAt = now
         let request = request()
-        indexerRequests[request] = (object, call, since, page, runId, requestedAt)
+        pending.sent(request, .page(object: object, call: call, since: since, page: page, runId: runId, requestedAt: requestedAt))
         effects.append(.indexer(id: request, call))
     }
 
     func indexerReplied(id: Int, result: Result<Data, TransportError>) {
-        if id == tipRequest { return tipReplied(result: result) }
-        guard let r = indexerRequests.removeValue(forKey: id) else { return }
-        fetchReplied(r.object, call: r.call, since: r.since, page: r.page, runId: r.runId, requestedAt: r.requestedAt, result: result)
+        switch pending.answered(id) {
+        case .tip(let verifiesPush)?:
+            verifiesPush ? pushCheckReplied(result: result) : tipReplied(result: result)
+        case .page(let object, let call, let since, let page, let runId, let requestedAt)?:
+            fetchReplied(object, call: call, since: since, page: page, runId: runId, requestedAt: requestedAt, result: result)
+        case .message(let call, let runId, let requestedAt)?:
+            fetchReplied(nil, call: call, since: .zero, page: 0, runId: runId, requestedAt: requestedAt, result: result)
+        case .utxoSet?, nil:
+            break  // not the indexer's, or no longer waited for
+        }
     }
 
     func fetchReplied(_ object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant,

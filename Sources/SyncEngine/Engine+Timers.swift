@@ -83,19 +83,39 @@ extension Engine {
         return s
     }
 
+    /// A deadline came: every timer, in the table's order, acts on what is due (a machine
+    /// whose deadline is later does nothing).
     func deadlineFired() {
-        while let first = waitingForIndexer.first, first.at <= now {
-            waitingForIndexer.removeFirst()
-            if runs[first.runId] != nil { first.ask() }  // unless it was stopped meanwhile
+        for timer in EngineTimer.allCases { fire(timer) }
+    }
+
+    /// When `timer` is next due, if it is set.
+    func deadline(_ timer: EngineTimer) -> Instant? {
+        switch timer {
+        case .indexerLag: return pending.nextHeld
+        case .pushGrace: return reliability.nextDeadline
+        case .connection: return connection.nextDeadline
+        case .poll: return poller.nextDeadline
+        case .pushCheck: return verifier.nextDeadline
+        case .refresh: return refresh.nextDeadline
+        case .gate: return gate.nextDeadline
+        case .storeRetry: return storeRetryAt
+        case .sendRetry: return sends.nextDeadline
         }
-        handle(reliability.deadlineReached(now: now))
-        handle(connection.deadlineReached(now: now))
-        handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
-        handle(verifier.deadlineReached(now: now))
-        handle(refresh.deadlineReached(now: now))
-        for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
-        if let at = storeRetryAt, at <= now { retryStore() }
-        for m in sends.due(now: now) { publish(m) }
+    }
+
+    private func fire(_ timer: EngineTimer) {
+        switch timer {
+        case .indexerLag: for ask in pending.due(by: now) { perform(ask) }
+        case .pushGrace: handle(reliability.deadlineReached(now: now))
+        case .connection: handle(connection.deadlineReached(now: now))
+        case .poll: handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
+        case .pushCheck: handle(verifier.deadlineReached(now: now))
+        case .refresh: handle(refresh.deadlineReached(now: now))
+        case .gate: for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
+        case .storeRetry: if let at = storeRetryAt, at <= now { retryStore() }
+        case .sendRetry: for m in sends.due(now: now) { publish(m) }
+        }
     }
 
     /// Saves the learned state when it changed. While the store is in trouble only the
@@ -115,4 +135,28 @@ extension Engine {
     func emit(_ event: SyncEvent) {
         events.append(TimedEvent(at: now, event: event))
     }
+}
+
+/// The engine's timers, one table: the machine or part of the engine that owns each deadline,
+/// in the order they act at one instant — the asks the indexer's lag held first, so that a sync
+/// is asking before the machines look at it.
+enum EngineTimer: CaseIterable {
+    /// Asks held until the indexer caught up with a young subscription (`PendingRequests`).
+    case indexerLag
+    /// A push's grace, rules 2 and 12 (`PushReliability`).
+    case pushGrace
+    /// The forced reconnect's fallback, reconnects, the keepalive: rules 10 and 11 (`ConnectionLifecycle`).
+    case connection
+    /// Rule 13's next poll (`FallbackPoller`).
+    case poll
+    /// (e)'s next check of push (`PushVerifier`).
+    case pushCheck
+    /// Rule 14's refresh budget (`BackgroundRefresh`).
+    case refresh
+    /// A catch-up owed and retried (rule 14), (c)'s trailing one (`CatchUpGate`).
+    case gate
+    /// A store in trouble, tried again.
+    case storeRetry
+    /// The outbox's next try (`SendQueue`).
+    case sendRetry
 }

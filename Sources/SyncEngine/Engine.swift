@@ -58,9 +58,6 @@ public final class Engine {
     public internal(set) var runs = SyncRuns()
     /// The conversation on screen (`EngineInput.viewing`).
     var viewing: Address?
-    /// (d), (e): the tip request out, if any, and whether it is (e)'s.
-    var tipRequest: Int?
-    var tipVerifiesPush = false
     /// (e): since when realtime has not been live in this foreground; nil while live, and in
     /// the background.
     var notLiveSince: Instant?
@@ -76,18 +73,16 @@ public final class Engine {
     var reregisterWhenActive = false
     var effects = Outbox<Effect>()
     var events = Outbox<TimedEvent>()
-    /// Requests in flight, by the id their reply will carry.
+    /// The last id a request was given (its reply carries it).
     var nextRequestId = 0
-    var indexerRequests: [Int: (object: SyncObject?, call: IndexerCall, since: Instant, page: Int, runId: Int, requestedAt: Instant)] = [:]
-    var utxoRequests: [Int: Int] = [:]
+    /// Requests in flight, typed, by id; and asks held for the indexer (see `PendingRequests`).
+    var pending = PendingRequests()
     /// Messages written and not yet taken by the network, and their publications in flight.
     var sends = SendQueue()
     /// Messages written and not yet taken by the network, oldest first (see `OutgoingMessage`).
     public var outbox: [OutgoingMessage] { sends.messages }
     /// The outbox could not be written: written again with the rest of a store retry.
     var outboxUnsaved = false
-    /// Catch-ups waiting for the indexer to catch up with a young subscription, by when.
-    var waitingForIndexer: [(at: Instant, runId: Int, ask: () -> Void)] = []
     /// Whether the OS lets the app show notifications (rule 1).
     var permissionGranted: Bool
     var contactsByAddress: [Address: Contact] = [:]
@@ -214,21 +209,7 @@ public final class Engine {
 
     /// When the engine next needs `.deadline`; nil when nothing is due. A spurious
     /// `.deadline` does nothing.
-    public var nextDeadline: Instant? {
-        var deadlines: [Instant] = []
-        // While backgrounded the app is suspended: grace timers wait for the foreground, where
-        // pending pushes are processed first (rule 12).
-        if let d = reliability.nextDeadline { deadlines.append(d) }
-        if let d = poller.nextDeadline { deadlines.append(d) }
-        if let d = refresh.nextDeadline { deadlines.append(d) }
-        if let d = connection.nextDeadline { deadlines.append(d) }
-        if let d = verifier.nextDeadline { deadlines.append(d) }
-        if let d = gate.nextDeadline { deadlines.append(d) }
-        if let d = sends.nextDeadline { deadlines.append(d) }
-        if let d = storeRetryAt { deadlines.append(d) }
-        if let d = waitingForIndexer.first?.at { deadlines.append(d) }
-        return deadlines.min()
-    }
+    public var nextDeadline: Instant? { EngineTimer.allCases.compactMap(deadline).min() }
 
     func request() -> Int {
         nextRequestId += 1

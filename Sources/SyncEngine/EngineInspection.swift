@@ -27,17 +27,17 @@ public struct EngineInspection: Equatable, Sendable {
     public struct Gate: Equatable, Sendable {
         public struct Running: Equatable, Sendable {
             public var kind: CatchUpGate.SyncKind
-            public var trigger: String
+            public var trigger: CatchUpTrigger
             public var forced: Bool
             public var startedAt: Instant
             /// Requests sent and not answered.
             public var outstanding: Int
             public var stored: Int
             /// The triggers that joined it (rule 8).
-            public var joined: [String]
+            public var joined: [CatchUpTrigger]
 
-            public init(kind: CatchUpGate.SyncKind, trigger: String, forced: Bool, startedAt: Instant, outstanding: Int, stored: Int,
-                        joined: [String]) {
+            public init(kind: CatchUpGate.SyncKind, trigger: CatchUpTrigger, forced: Bool, startedAt: Instant, outstanding: Int, stored: Int,
+                        joined: [CatchUpTrigger]) {
                 self.kind = kind
                 self.trigger = trigger
                 self.forced = forced

@@ -14,13 +14,13 @@ public enum SyncEvent: Equatable, Sendable {
     case pushState(from: PushState, to: PushState, reason: String)
     case observationHit(txId: String, pushOffset: Interval, via: EvidenceChannel)
     case observationMiss(txId: String, consecutiveMisses: Int, threshold: Int, via: EvidenceChannel)
-    case catchUpStarted(trigger: String, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
+    case catchUpStarted(trigger: CatchUpTrigger, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
     case catchUpJoined(trigger: CatchUpTrigger, running: String)
     case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
     /// At a relaunch: a catch-up did not complete before the app quit (it was running, or it
     /// had failed), so it is owed (rule 14): the next trigger runs it, not debounced.
     case catchUpOwed(kind: CatchUpGate.SyncKind, forced: Bool)
-    indirect case catchUpFinished(trigger: String, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
+    indirect case catchUpFinished(trigger: CatchUpTrigger, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
     /// A message the app did not have, stored (or kept in memory while the store cannot
     /// write), with its conversation's contact: all a view needs to show it.
     indirect case messageStored(StoredMessage, contact: Contact)
@@ -92,7 +92,7 @@ public enum SyncEvent: Equatable, Sendable {
             let count = misses <= threshold ? "misses \(misses)/\(threshold)" : "\(misses) consecutive misses"
             return "observation miss \(tx.prefix(8)) (\(via.rawValue)): no push within grace, \(count)"
         case .catchUpStarted(let trigger, let kind, let forced, let objects):
-            return "catch-up started (\(trigger)): \(kind.rawValue) sync of \(Words.count(objects, "object"))" + (forced ? ", forced" : "")
+            return "catch-up started (\(trigger.rawValue)): \(kind.rawValue) sync of \(Words.count(objects, "object"))" + (forced ? ", forced" : "")
         case .catchUpJoined(let trigger, let running):
             return "catch-up joined (\(trigger.rawValue)): rides on the running \(running) sync"
         case .catchUpSkipped(let trigger, let lastAgo, let left):
@@ -100,7 +100,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .catchUpOwed(let kind, let forced):
             return "catch-up owed: a \(kind.rawValue) catch-up\(forced ? " (forced)" : "") did not complete before the app quit; the next trigger runs it, not debounced"
         case .catchUpFinished(let trigger, let kind, let stored, let requests, let failed, let took, let stoppedBy):
-            var s = "catch-up finished (\(trigger)): \(kind.rawValue), \(stored) new, \(Words.count(requests, "request")), \(took)"
+            var s = "catch-up finished (\(trigger.rawValue)): \(kind.rawValue), \(stored) new, \(Words.count(requests, "request")), \(took)"
             if failed > 0 { s += ", \(failed) failed" }
             if let stoppedBy { s += ", stopped: \(stoppedBy)" }
             return s

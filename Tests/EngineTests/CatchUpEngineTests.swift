@@ -29,7 +29,7 @@ struct CatchUpEngineTests {
         #expect(skip.event.line.contains("next allowed in"))
         let starts = run.catchUpStarts()
         #expect(starts.contains { $0 > t(11, 30) && $0 < t(11, 32) })  // 11.5 min after: runs
-        #expect(run.catchUpStarts(trigger: "manual") == [t(12)])        // 30 s after, forced
+        #expect(run.catchUpStarts(trigger: .manual) == [t(12)])        // 30 s after, forced
         run.checkInvariants()
     }
 
@@ -62,7 +62,7 @@ struct CatchUpEngineTests {
             at 2m05s sync
             at 2m10s sync
             """)
-        #expect(run.catchUpStarts(trigger: "manual") == [t(2)])
+        #expect(run.catchUpStarts(trigger: .manual) == [t(2)])
         let joins = run.times { if case .catchUpJoined(.manual, _) = $0 { return true } else { return false } }
         #expect(joins == [t(2, 5), t(2, 10)])
         run.checkInvariants()
@@ -102,7 +102,7 @@ struct CatchUpEngineTests {
         expectEvent(run, at: t(3, 3), containing: "catch-up started (app-active)")
         // Polling took over only after the fallback: its first poll is 60 s after that sync completed.
         let done = try #require(run.times { if case .catchUpFinished = $0 { return true } else { return false } }.first { $0 >= t(3, 3) })
-        #expect(run.catchUpStarts(trigger: "poll").first.map { $0 - done } == .seconds(60))
+        #expect(run.catchUpStarts(trigger: .poll).first.map { $0 - done } == .seconds(60))
         run.checkInvariants()
     }
 
@@ -161,7 +161,7 @@ struct IndexerLagEngineTests {
             at 5m foreground
             """)
         let live = try #require(run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }.last)
-        let start = try #require(run.catchUpStarts(trigger: "subscription-restart").last)
+        let start = try #require(run.catchUpStarts(trigger: .subscriptionRestart).last)
         #expect(start == live)
         let asked = run.world.indexer.calls.filter { $0.at > t(4) }.map(\.at)
         #expect(!asked.isEmpty && asked.allSatisfy { $0 >= live + .seconds(3) })
@@ -206,7 +206,7 @@ struct PollingRefreshEngineTests {
             at 1m realtime down
             at 8m realtime up
             """)
-        let polls = run.catchUpStarts(trigger: "poll")
+        let polls = run.catchUpStarts(trigger: .poll)
         #expect(polls.count >= 4)
         let launchDone = try #require(run.times { if case .catchUpFinished = $0 { return true } else { return false } }.first)
         #expect(launchDone - run.catchUpStarts().first! == .seconds(33))  // 3 s for the indexer to catch up with the subscription, 30 s latency
@@ -214,7 +214,7 @@ struct PollingRefreshEngineTests {
         for (a, b) in zip(polls, polls.dropFirst()) { #expect(b - a == .seconds(90)) }
         #expect(polls.allSatisfy { $0 < t(8, 30) })
         expectEvent(run, containing: "polling: stopped: realtime is back")
-        #expect(run.catchUpStarts(trigger: "rpc-restored").count == 1)
+        #expect(run.catchUpStarts(trigger: .rpcRestored).count == 1)
         run.checkInvariants()
     }
 
@@ -224,7 +224,7 @@ struct PollingRefreshEngineTests {
             duration 12m
             at 1m realtime down
             """)
-        #expect(run.catchUpStarts(trigger: "poll").isEmpty)
+        #expect(run.catchUpStarts(trigger: .poll).isEmpty)
         expectNoEvent(run, matching: { if case .polling = $0 { true } else { false } })
         run.checkInvariants()
     }
@@ -294,16 +294,16 @@ struct PollingRefreshEngineTests {
             at 4m10s indexer up
             """)
         #expect(run.pushTransitions.last?.to == .reliable)
-        let manual = run.log.first { if case .catchUpFinished("manual", _, _, _, let failed, _, _) = $0.event { return failed > 0 } else { return false } }
+        let manual = run.log.first { if case .catchUpFinished(.manual, _, _, _, let failed, _, _) = $0.event { return failed > 0 } else { return false } }
         #expect(manual != nil)
-        let retries = run.log.filter { if case .catchUpStarted("retry", .full, true, _) = $0.event { return true } else { return false } }
+        let retries = run.log.filter { if case .catchUpStarted(.retry, .full, true, _) = $0.event { return true } else { return false } }
         // 30 s after the manual one failed, then 60 s after the first retry failed.
         #expect(retries.count == 2)
         #expect(retries.first.map { $0.at > t(4) && $0.at < t(4, 2) } == true)
         #expect(retries.last.map { $0.at > t(5) && $0.at < t(5, 3) } == true)
         let skippedRetry = run.log.contains { if case .catchUpSkipped(.retry, _, _) = $0.event { return true } else { return false } }
         #expect(!skippedRetry)
-        let ok = run.log.last { if case .catchUpFinished("retry", .full, _, _, 0, _, nil) = $0.event { return true } else { return false } }
+        let ok = run.log.last { if case .catchUpFinished(.retry, .full, _, _, 0, _, nil) = $0.event { return true } else { return false } }
         #expect(ok?.at ?? .zero > t(5))
         #expect(run.driver.gate.owed == nil)
         #expect(run.driver.gate.retryDue == nil)  // paid: no retry is due any more
@@ -325,7 +325,7 @@ struct PollingRefreshEngineTests {
         #expect(requests(run).first?.at == t(3))
         #expect(requests(run).first?.event.line.contains("safety net: push disabled") == true)
         #expect(run.world.os.grants.contains { $0 > t(18) && $0 < t(22) })  // the OS granted it 15–18 min later
-        let light = run.catchUpStarts(trigger: "background-refresh", kind: .light)
+        let light = run.catchUpStarts(trigger: .backgroundRefresh, kind: .light)
         #expect(!light.isEmpty)
         let byMode = try simulate("""
             duration 40m

@@ -100,7 +100,7 @@ struct DeviceNetworkTests {
             let signal = try #require(run.log.first { $0.event == .pushMessagesDeleted })
             #expect(signal.at > .zero + .minutes(40) && signal.at < .zero + .minutes(41))
             let next = try #require(run.log.first { $0.at >= signal.at && { if case .catchUpStarted = $0.event { true } else { false } }($0) })
-            #expect(next.event == .catchUpStarted(trigger: "messages-deleted", kind: .full, forced: true, objects: 13))
+            #expect(next.event == .catchUpStarted(trigger: .messagesDeleted, kind: .full, forced: true, objects: 13))
             #expect(next.at == signal.at)
             #expect(s.messagesLost == 0 && s.duplicates == 0)
         }

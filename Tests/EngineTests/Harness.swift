@@ -32,7 +32,7 @@ extension ScenarioRun {
         log.compactMap { if case .pushState(_, let to, _) = $0.event { return ($0.at, to) } else { return nil } }
     }
 
-    func catchUpStarts(trigger: String? = nil, kind: CatchUpGate.SyncKind = .full) -> [Instant] {
+    func catchUpStarts(trigger: CatchUpTrigger? = nil, kind: CatchUpGate.SyncKind = .full) -> [Instant] {
         times {
             if case .catchUpStarted(let tr, let k, _, _) = $0 { return k == kind && (trigger == nil || tr == trigger) }
             return false

@@ -59,9 +59,9 @@ struct InspectionEngineTests {
         let due: Instant = try #require(h.engine.nextDeadline)  // unwrapped: a deadline must be set
         h.send(.deadline, at: due)  // the catch-up asks the indexer
         let running = try #require(Self.inspections(h.events()).last?.gate.running.first)
-        #expect(running.kind == .full && running.trigger == "subscription-restart")
+        #expect(running.kind == .full && running.trigger == .subscriptionRestart)
         #expect(running.outstanding == 5)
-        #expect(running.joined == ["app-active"])
+        #expect(running.joined == [.appActive])
         h.answerAllEmpty()
         #expect(Self.inspections(h.events()).last?.gate.running == [])
     }

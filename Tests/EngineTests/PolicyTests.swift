@@ -95,7 +95,7 @@ struct PolicyTests {
         let stored = try #require(cRun.storage.message(txId: carol.txId))
         #expect(stored.via == .fetch)
         #expect(stored.receivedAt - carol.blockTime <= .minutes(11))  // at the end of the debounce
-        #expect(cRun.catchUpStarts(trigger: "trailing").count == 1)
+        #expect(cRun.catchUpStarts(trigger: .trailing).count == 1)
         #expect(seed.messagesLost == 1 && withC.messagesLost == 0)
         // The measures name what was lost, so that a count can be looked into.
         #expect(seed.lostLines == ["lost (seed): \(carol.txId.prefix(8)) from carol, landed 00:04:00.000"])
@@ -173,7 +173,7 @@ struct PolicyTests {
         #expect(summary.messagesLost == 0)
         #expect(!run.log.contains { if case .observationMiss = $0.event { return true } else { return false } })
         #expect(!run.pushTransitions.contains { $0.to == .unreliable })
-        #expect(run.catchUpStarts(trigger: "push-unreliable").isEmpty)
+        #expect(run.catchUpStarts(trigger: .pushUnreliable).isEmpty)
         // One registration, at the foreground that found the token expired; no re-register.
         let registrations = run.log.filter { if case .tokenRegistration(let s) = $0.event { return s.contains("registering again") || s.contains("re-register") } else { return false } }
         #expect(registrations.map(\.at) == [t(10)])

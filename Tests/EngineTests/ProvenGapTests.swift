@@ -71,7 +71,7 @@ struct ProvenGapTests {
         #expect(error.event.line.contains("message_by_id \(m.txId.prefix(8))"))
         let finished = run.log.first { if case .catchUpFinished(_, .targeted, _, _, let failed, _, _) = $0.event { return failed == 1 } else { return false } }
         #expect(finished != nil)
-        let retry = try #require(run.catchUpStarts(trigger: "retry", kind: .targeted).first)
+        let retry = try #require(run.catchUpStarts(trigger: .retry, kind: .targeted).first)
         #expect(retry == error.at + .seconds(30))
         let stored = try #require(run.storage.message(txId: m.txId))
         #expect(stored.via == .fetch && stored.receivedAt >= retry)

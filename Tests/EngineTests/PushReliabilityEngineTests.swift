@@ -39,7 +39,7 @@ struct PushReliabilityEngineTests {
         let third = run.incoming(from: "carol")[0]
         // The third realtime sighting is ~1 s after its block; its grace is 60 s after that.
         #expect(unreliable[0] > third.blockTime + .seconds(60) && unreliable[0] < third.blockTime + .seconds(62))
-        #expect(run.catchUpStarts(trigger: "push-unreliable") == unreliable)  // at once, both times
+        #expect(run.catchUpStarts(trigger: .pushUnreliable) == unreliable)  // at once, both times
         let registrations = run.log.filter { if case .tokenRegistration(let s) = $0.event { return s.hasPrefix("re-register") } else { return false } }
         #expect(registrations.map(\.at) == unreliable)
         #expect(registrations[0].event.line.contains("re-register: push unreliable"))

@@ -145,7 +145,7 @@ struct SansIOEngineTests {
         #expect(calls.allSatisfy { if case .indexer = $0 { true } else { false } })
         h.answerAllEmpty()
         let events = h.events()
-        #expect(events.contains { if case .catchUpFinished("subscription-restart", .full, 0, 5, 0, _, nil) = $0 { true } else { false } })
+        #expect(events.contains { if case .catchUpFinished(.subscriptionRestart, .full, 0, 5, 0, _, nil) = $0 { true } else { false } })
         #expect(h.engine.gate.lastFinishedAt == .zero + .milliseconds(3_400))
     }
 
@@ -170,7 +170,7 @@ struct SansIOEngineTests {
         #expect(h.engine.reliability.state == .unreliable)
         #expect(third.contains(.registerToken))
         #expect(third.filter { if case .indexer = $0 { true } else { false } }.count == 5)  // forced: no debounce
-        #expect(h.events().contains { if case .catchUpStarted("push-unreliable", .full, true, 5) = $0 { true } else { false } })
+        #expect(h.events().contains { if case .catchUpStarted(.pushUnreliable, .full, true, 5) = $0 { true } else { false } })
     }
 
     @Test("rule 10: a foreground after a background forces the reconnect; isConnected is not trusted")
@@ -229,7 +229,7 @@ struct SansIOEngineTests {
         }
         #expect(polled)
         let events = h.events()
-        #expect(events.contains { if case .catchUpStarted("poll", .full, false, _) = $0 { true } else { false } })
+        #expect(events.contains { if case .catchUpStarted(.poll, .full, false, _) = $0 { true } else { false } })
         // The status bar's word for it comes from the engine: polling, not the socket's offline.
         let words = events.compactMap { if case .status(let s) = $0 { s.realtime } else { nil } }
         #expect(words.contains(.polling))

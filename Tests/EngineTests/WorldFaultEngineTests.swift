@@ -17,7 +17,7 @@ struct WorldFaultEngineTests {
             """)
         let drops = run.log.filter { $0.event.line.contains("connection dropped (flaky network)") }
         #expect(!drops.isEmpty)
-        #expect(run.catchUpStarts(trigger: "rpc-restored").count >= 1)
+        #expect(run.catchUpStarts(trigger: .rpcRestored).count >= 1)
         run.checkInvariants()
         run.checkNothingLost()
     }
@@ -60,7 +60,7 @@ struct WorldFaultEngineTests {
             """)
         let x = run.incoming(from: "alice")[0]
         #expect(run.storage.message(txId: x.txId)?.via == .fetch)
-        #expect(run.catchUpStarts(trigger: "rpc-restored").contains { $0 > t(1, 35) && $0 < t(2, 20) })
+        #expect(run.catchUpStarts(trigger: .rpcRestored).contains { $0 > t(1, 35) && $0 < t(2, 20) })
         run.checkInvariants()
         run.checkNothingLost()
     }
@@ -100,7 +100,7 @@ struct WorldFaultEngineTests {
         #expect(storage.cursor(.contextual(alice, .outgoing)) == SyncCursor())  // nothing to cover: untouched
         // … and the incomplete catch-up is retried 30 s later, long before the scripted sync at 10m.
         run.advance(to: t(4))
-        #expect(run.catchUpStarts(trigger: "retry").count == 1)
+        #expect(run.catchUpStarts(trigger: .retry).count == 1)
         #expect(storage.cursor(.contextual(alice, .incoming)).lastFetchedBlockTime != nil)
         run.run()
         run.checkInvariants()

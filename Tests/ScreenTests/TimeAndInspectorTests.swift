@@ -188,7 +188,7 @@ struct TimeAndInspectorTests {
         let quiet = sampleInspection()
         var busy = sampleInspection()
         busy.push.pending = (0..<12).map { .init(txId: "ab\($0)cd00ee", seenAt: at(300), graceEndsAt: at(360), via: .realtime) }
-        busy.gate.running += [.init(kind: .targeted, trigger: "poll", forced: false, startedAt: at(306), outstanding: 1, stored: 0, joined: [])]
+        busy.gate.running += [.init(kind: .targeted, trigger: .poll, forced: false, startedAt: at(306), outstanding: 1, stored: 0, joined: [])]
         // Where each section stands when everything fits; at every height and with either
         // content, a section shown is shown there (one that does not fit is cut, never moved).
         let fixed = columns(quiet, height: 80)
@@ -212,8 +212,8 @@ struct TimeAndInspectorTests {
             .init(txId: "a9f00e1100bb", seenAt: at(309), graceEndsAt: at(369), via: .fetch),
         ]
         i.gate.lastCatchUpAt = at(100)
-        i.gate.running = [.init(kind: .full, trigger: "app-active", forced: true, startedAt: at(305), outstanding: 3, stored: 1,
-                                joined: ["subscription-restart"])]
+        i.gate.running = [.init(kind: .full, trigger: .appActive, forced: true, startedAt: at(305), outstanding: 3, stored: 1,
+                                joined: [.subscriptionRestart])]
         i.gate.owed = .init(kind: .full, forced: true)
         i.gate.retryAt = at(341)
         i.gate.retriesInARow = 1

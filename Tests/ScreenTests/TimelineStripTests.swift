@@ -21,21 +21,21 @@ struct TimelineStripTests {
             _ = ViewModel.reduce(&s, .engineStatus(st))
         }
         clock(0); status(.foreground, .reliable)
-        for e in [TimedEvent(at: at(60), event: .catchUpStarted(trigger: "app-active", kind: .full, forced: false, objects: 9)),
-                  TimedEvent(at: at(64), event: .catchUpFinished(trigger: "app-active", kind: .full, stored: 0, requests: 9, failed: 0, took: .seconds(4), stoppedBy: nil))] {
+        for e in [TimedEvent(at: at(60), event: .catchUpStarted(trigger: .appActive, kind: .full, forced: false, objects: 9)),
+                  TimedEvent(at: at(64), event: .catchUpFinished(trigger: .appActive, kind: .full, stored: 0, requests: 9, failed: 0, took: .seconds(4), stoppedBy: nil))] {
             for input in ViewInput.from(e) { _ = ViewModel.reduce(&s, input) }
         }
         clock(20); status(.background, .reliable)
         clock(25); _ = ViewModel.reduce(&s, .truth(WorldTruth(faults: WorldFaults(push: .init(dropPercent: 100)))))
         clock(30); status(.foreground, .unreliable)
-        for e in [TimedEvent(at: at(1800), event: .catchUpStarted(trigger: "push-unreliable", kind: .full, forced: true, objects: 9)),
-                  TimedEvent(at: at(1803), event: .catchUpFinished(trigger: "push-unreliable", kind: .full, stored: 2, requests: 9, failed: 0, took: .seconds(3), stoppedBy: nil)),
+        for e in [TimedEvent(at: at(1800), event: .catchUpStarted(trigger: .pushUnreliable, kind: .full, forced: true, objects: 9)),
+                  TimedEvent(at: at(1803), event: .catchUpFinished(trigger: .pushUnreliable, kind: .full, stored: 2, requests: 9, failed: 0, took: .seconds(3), stoppedBy: nil)),
                   TimedEvent(at: at(1860), event: .catchUpSkipped(trigger: .appActive, lastAgo: .minutes(1), nextAllowedIn: .minutes(9)))] {
             for input in ViewInput.from(e) { _ = ViewModel.reduce(&s, input) }
         }
         clock(40); status(.foreground, .reliable); _ = ViewModel.reduce(&s, .truth(WorldTruth()))
-        for e in [TimedEvent(at: at(3000), event: .catchUpStarted(trigger: "trailing", kind: .targeted, forced: false, objects: 1)),
-                  TimedEvent(at: at(3001), event: .catchUpFinished(trigger: "trailing", kind: .targeted, stored: 0, requests: 1, failed: 0, took: .seconds(1), stoppedBy: nil))] {
+        for e in [TimedEvent(at: at(3000), event: .catchUpStarted(trigger: .trailing, kind: .targeted, forced: false, objects: 1)),
+                  TimedEvent(at: at(3001), event: .catchUpFinished(trigger: .trailing, kind: .targeted, stored: 0, requests: 1, failed: 0, took: .seconds(1), stoppedBy: nil))] {
             for input in ViewInput.from(e) { _ = ViewModel.reduce(&s, input) }
         }
         clock(60)

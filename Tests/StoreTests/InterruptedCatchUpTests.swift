@@ -44,7 +44,7 @@ struct InterruptedCatchUpTests {
         let (log, lastCompleted, firstLog) = try quitAndRelaunch(quitAt: .zero + .minutes(5) + .milliseconds(50))
         // The first run: the manual sync started at 5m and had not finished at the quit.
         let started = firstLog.last { if case .catchUpStarted = $0.event { true } else { false } }
-        #expect(started?.event == .catchUpStarted(trigger: "manual", kind: .full, forced: true, objects: 9))
+        #expect(started?.event == .catchUpStarted(trigger: .manual, kind: .full, forced: true, objects: 9))
         #expect(!firstLog.contains { if case .catchUpFinished = $0.event { $0.at >= .zero + .minutes(5) } else { false } })
         // Saved: the time of the last catch-up that completed, before the interrupted one.
         #expect(try #require(lastCompleted) < .zero + .minutes(5))
