@@ -37,16 +37,16 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// The persistence port: messages, cursors, contacts, learned state. Implementations must
-/// make `commit` atomic: the messages and the cursor that covers them land together or not
-/// at all (rule 9), and a txId is stored at most once, keeping the first channel.
-/// Full-text search of the stored messages (issue 15): a read for screens, not the engine's.
+/// Full-text search of the stored messages: a read for screens, not the engine's.
 public protocol MessageSearching: AnyObject {
     /// Messages whose words start with every term of `query` (see `SearchQuery`), in one
     /// conversation or in all, the newest first, at most `limit`.
     func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage]
 }
 
+/// The persistence port: messages, cursors, contacts, learned state. Implementations must
+/// make `commit` atomic: the messages and the cursor that covers them land together or not
+/// at all (rule 9), and a txId is stored at most once, keeping the first channel.
 public protocol ChatStorage: AnyObject {
     func loadState() -> PersistedEngineState?
     func saveState(_ state: PersistedEngineState) throws

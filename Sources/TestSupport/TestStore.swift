@@ -10,7 +10,7 @@ import Testing
 ///
 ///     let store = TestStore(listFocused())
 ///     store.send(.key(.down)) { $0.selected = 1 }
-///     store.send(.key(.enter), commands: [.markRead(bob)]) {
+///     store.send(.key(.enter), commands: [.apply(.open(handle: "bob"))]) {
 ///         $0.open = bob
 ///         $0.focus = .compose
 ///     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 29 #6: every module imports only what `Package.swift` says it may (its declared
+/// Every module imports only what `Package.swift` says it may (its declared
 /// dependencies; SwiftPM lets a module import whatever its dependencies bring, which is how
 /// layers leak), and `SyncCore` imports nothing at all, not even Foundation.
 @Suite("The module graph: each target imports only its declared dependencies")
@@ -112,3 +112,79 @@ extension ModuleGraphTests {
     }
 }
 
+
+extension ModuleGraphTests {
+    /// docs/design.md's table of targets: each row's target and the targets of ours its last
+    /// column says it may import.
+    static func tableRows() throws -> [(target: String, mayImport: Set<String>)] {
+        let design = try String(contentsOf: root.appendingPathComponent("docs/design.md"), encoding: .utf8)
+        let ours = Set(try declared().keys)
+        return design.split(separator: "\n").compactMap { line -> (String, Set<String>)? in
+            guard let m = line.wholeMatch(of: /\| `([\w-]+)` \|.*\| ([^|]*) \|/), ours.contains(String(m.output.1)) else { return nil }
+            // What a parenthesis says is a remark (`not Simulation: …`), not a dependency.
+            let listed = m.output.2.replacing(/\([^)]*\)/, with: "")
+            let words = Set(listed.matches(of: /[\w-]+/).map { String($0.output) })
+            return (String(m.output.1), words.intersection(ours))
+        }
+    }
+
+    @Test("docs/design.md's table of targets says what each may import as Package.swift has it, for every target that is not a test")
+    func tableIsTrue() throws {
+        let declared = try Self.declared()
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let tests = Set(manifest.matches(of: /\.testTarget\(\s*name:\s*"(\w+)"/).map { String($0.output.1) })
+        let ours = Set(declared.keys)
+        let rows = try Self.tableRows()
+        #expect(Set(rows.map(\.target)) == ours.subtracting(tests), "rows for every target")
+        let wrong = rows.compactMap { row -> String? in
+            let deps = (declared[row.target] ?? []).intersection(ours)
+            return row.mayImport == deps ? nil : "\(row.target): the table says \(row.mayImport.sorted()), Package.swift \(deps.sorted())"
+        }
+        #expect(wrong.isEmpty, "docs/design.md's table is wrong for:\n\(wrong.joined(separator: "\n"))")
+    }
+
+    @Test("every Sources path docs/*.md and README.md name is there")
+    func docPathsExist() throws {
+        var checked = 0
+        let docs = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 } + ["README.md"]
+        for doc in docs {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(doc), encoding: .utf8)
+            for m in text.matches(of: /`((?:Sources|Tests)\/[\w\/+.-]+\.swift)`/) {
+                let path = String(m.output.1)
+                let there = FileManager.default.fileExists(atPath: Self.root.appendingPathComponent(path).path)
+                #expect(there, "\(doc) names \(path), which is not there")
+                checked += 1
+            }
+        }
+        #expect(checked >= 5)
+    }
+
+    @Test("every type docs/design.md names in backticks is declared in Sources (or is a target or a library's)")
+    func designTypesExist() throws {
+        let design = try String(contentsOf: Self.root.appendingPathComponent("docs/design.md"), encoding: .utf8)
+        var declaredTypes = Set<String>()
+        for folder in ["Sources", "Tests"] {  // a test suite the design names is a type too
+            let base = Self.root.appendingPathComponent(folder)
+            let walker = try #require(FileManager.default.enumerator(atPath: base.path))
+            for case let file as String in walker where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: base.appendingPathComponent(file), encoding: .utf8)
+                for m in text.matches(of: /(?:class|struct|enum|protocol|typealias|actor)\s+(\w+)/) { declaredTypes.insert(String(m.output.1)) }
+            }
+        }
+        let targets = Set(try Self.declared().keys)
+        // Types of the libraries the design names.
+        let foreign: Set<String> = ["EmbeddedChannel", "JSONSerialization", "Connection", "DatabaseQueue", "BackPressureHandler",
+                                    "NIOWebSocketFrameAggregator", "Date", "Package"]
+        var checked = 0
+        var missing: Set<String> = []
+        for m in design.matches(of: /`([A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)(\.[a-z]\w*)?(?:\([^`]*\))?`/) where m.output.2 != ".swift" {
+            let name = String(m.output.1)
+            if targets.contains(name) || foreign.contains(name) { continue }
+            if !declaredTypes.contains(name) { missing.insert(name) }
+            checked += 1
+        }
+        #expect(missing.isEmpty, "docs/design.md names types no source declares: \(missing.sorted())")
+        #expect(checked >= 40)
+    }
+}
