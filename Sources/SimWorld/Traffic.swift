@@ -15,6 +15,10 @@ public final class Traffic {
     private var started = false
     /// An arrival is scheduled (the Poisson chain is running).
     private var chainRunning = false
+    /// What each contact said lately, and when: no contact says the same words twice within
+    /// `repeatWindow` (a chat that repeats itself looks like the duplicate it is not).
+    private var said: [Address: [(text: String, at: Instant)]] = [:]
+    public static let repeatWindow = Interval.minutes(10)
 
     init(seed: UInt64, scheduler: Scheduler, timings: WorldTimings) {
         self.scheduler = scheduler
@@ -42,7 +46,7 @@ public final class Traffic {
         let wait = arrivals.exponential(perHour: perHour)
         let pick = arrivals.next()
         let payment = arrivals.chance(timings.paymentShare)
-        let phrase = Self.phrases[arrivals.int(0...(Self.phrases.count - 1))]
+        let drawn = arrivals.int(0...(Self.phrases.count - 1))
         let at = scheduler.now + wait
         if let stop = stopsAt, at >= stop { return }
         chainRunning = true
@@ -56,7 +60,7 @@ public final class Traffic {
                 if payment {
                     world.deliverIncoming(from: contact, kind: .payment, body: "\(pick % 900 + 100) KAS")
                 } else {
-                    world.deliverIncoming(from: contact, kind: .contextual, body: phrase)
+                    world.deliverIncoming(from: contact, kind: .contextual, body: fresh(Self.phrases, from: drawn, by: contact.address))
                 }
             }
             scheduleNextArrival()
@@ -65,11 +69,25 @@ public final class Traffic {
 
     func reply(to message: NetworkMessage, from contact: Contact) {
         let delay = replies.interval(timings.replyDelay.low, timings.replyDelay.high)
-        let text = Self.replyPhrases[replies.int(0...(Self.replyPhrases.count - 1))]
-        scheduler.schedule(after: delay + timings.confirmation, "reply") { [weak world] in
+        let drawn = replies.int(0...(Self.replyPhrases.count - 1))
+        scheduler.schedule(after: delay + timings.confirmation, "reply") { [weak world, self] in
             guard let world, let current = world.contact(handle: contact.handle) else { return }
-            world.deliverIncoming(from: current, kind: .contextual, body: text)
+            world.deliverIncoming(from: current, kind: .contextual, body: fresh(Self.replyPhrases, from: drawn, by: current.address))
         }
+    }
+
+    /// The phrase drawn, or the next of `phrases` after it that `contact` has not said within
+    /// `repeatWindow` (the one it said longest ago, if it said them all); noted as said now.
+    /// No random draw: the streams stay as they were.
+    private func fresh(_ phrases: [String], from drawn: Int, by contact: Address) -> String {
+        let now = scheduler.now
+        var lately = (said[contact] ?? []).filter { now - $0.at < Self.repeatWindow }
+        let order = (0..<phrases.count).map { phrases[(drawn + $0) % phrases.count] }
+        let text = order.first { p in !lately.contains { $0.text == p } }
+            ?? order.min { a, b in (lately.last { $0.text == a }?.at ?? now) < (lately.last { $0.text == b }?.at ?? now) }!
+        lately.append((text, now))
+        said[contact] = lately
+        return text
     }
 
     static let phrases = [

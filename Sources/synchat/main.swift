@@ -19,8 +19,10 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+// One leading `--` is dropped: `swift run synchat -- --ephemeral` passes it through to the
+// program, and the README's lines are typed that way.
 do {
-    var command = try Synchat.parseAsRoot()
+    var command = try Synchat.parseAsRoot(CommandLine.arguments.dropFirst().first == "--" ? Array(CommandLine.arguments.dropFirst(2)) : nil)
     try command.run()
 } catch let error as ScenarioError {
     fail(error.description)
