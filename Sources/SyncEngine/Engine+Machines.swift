@@ -60,11 +60,11 @@ extension Engine {
         for action in actions {
             switch action {
             case .started(let first, let reason):
-                emit(.polling("started (\(reason)), first poll at \(first)"))
+                emit(.polling("started (\(reason)), first poll " + (first > now ? "in \(first - now)" : "now")))
             case .stopped(let reason):
                 emit(.polling("stopped: \(reason)"))
             case .scheduled(let at):
-                emit(.polling("next poll at \(at), \(settings.pollDelay) after the last sync completed"))
+                emit(.polling("next poll in \(at - now) (\(settings.pollDelay) after the last sync completed)"))
             case .poll:
                 poll()
             }
@@ -107,7 +107,7 @@ extension Engine {
             guard let cursor = cursor(of: object).lastFetchedBlockTime else { return true }
             return tip > cursor
         }
-        emit(.tipsAnswered(latest: tips.latest, moved: moved.map(\.description), of: fullSyncObjects().count))
+        emit(.tipsAnswered(age: tips.latest.map { now - $0 }, moved: moved.map(\.description), of: fullSyncObjects().count))
         if moved.isEmpty {
             counters.tipSkips += 1
             handle(poller.syncCompleted(now: now))
@@ -133,7 +133,7 @@ extension Engine {
             let have = [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
             return have.map { tip > $0 } ?? true
         }
-        emit(.pushCheckAnswered(latest: tips.latest, moved: moved.map(\.description), of: objects.count))
+        emit(.pushCheckAnswered(age: tips.latest.map { now - $0 }, moved: moved.map(\.description), of: objects.count))
         if !moved.isEmpty { trigger(.pushCheck, forced: false, tipObjects: moved) }
     }
 
@@ -143,7 +143,7 @@ extension Engine {
             case .request(let earliest, let reason):
                 refreshEarliest = earliest
                 effects.append(.requestBackgroundRefresh(earliest: earliest))
-                emit(.backgroundRefresh("requested, earliest \(earliest) (\(reason))"))
+                emit(.backgroundRefresh("requested, earliest in \(earliest - now) (\(reason))"))
             case .cancelRequest(let reason):
                 refreshEarliest = nil
                 effects.append(.cancelBackgroundRefresh)

@@ -36,13 +36,15 @@ public enum SyncEvent: Equatable, Sendable {
     case tipAsked(objects: Int)
     /// (d): the tips answered: the newest indexed block time, and the objects (of `of`) whose
     /// tip is past their cursor, which a targeted sync fetches; none, no sync.
-    indirect case tipsAnswered(latest: Instant?, moved: [String], of: Int)
+    /// `age`: how old the newest indexed message is (nil: there is none). An event line says
+    /// no instant of its own: the line's stamp is its one clock, whichever clock a screen shows.
+    indirect case tipsAnswered(age: Interval?, moved: [String], of: Int)
     /// (e): verifying push while realtime is not live: started, stopped, a check skipped.
     case pushCheck(String)
     /// (e): a push check asks the indexer's tip (one backend request).
     case pushCheckAsked(objects: Int)
     /// (e): the tips answered, and the objects (of `of`) past what any channel brought.
-    indirect case pushCheckAnswered(latest: Instant?, moved: [String], of: Int)
+    indirect case pushCheckAnswered(age: Interval?, moved: [String], of: Int)
     case backgroundRefresh(String)
     /// The push service dropped what it held for the device (FCM's "messages deleted").
     case pushMessagesDeleted
@@ -118,7 +120,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .tipAsked(let objects):
             return "polling: asking the indexer's tips: a sync only of the objects (of \(objects)) whose tip moved past their cursor"
         case .tipsAnswered(let latest, let moved, let of):
-            let tip = "polling: tip \(latest.map(\.description) ?? "none")"
+            let tip = "polling: tip " + (latest.map { "\($0) old" } ?? "none")
             guard !moved.isEmpty else { return tip + ": no object moved past its cursor: nothing new, no sync" }
             return tip + ": \(moved.count) of \(Words.count(of, "object")) moved past their cursor (\(Self.names(moved))): syncing those"
         case .pushCheck(let s):
@@ -126,7 +128,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .pushCheckAsked(let objects):
             return "push check: realtime cannot verify push; asking the indexer's tips for the \(Words.count(objects, "object"))"
         case .pushCheckAnswered(let latest, let moved, let of):
-            let tip = "push check: tip \(latest.map(\.description) ?? "none")"
+            let tip = "push check: tip " + (latest.map { "\($0) old" } ?? "none")
             guard !moved.isEmpty else { return tip + ": push and realtime brought everything indexed, no sync" }
             return tip + ": \(moved.count) of \(Words.count(of, "object")) \(moved.count == 1 ? "has" : "have") messages no channel brought (\(Self.names(moved))): fetching those; push has the grace to match them"
         case .pushMessagesDeleted:
