@@ -167,7 +167,8 @@ let package = Package(
         // ddmin against brute force; SimWorld only for its seeded RandomStream.
         .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimWorld"]),
         .testTarget(
-            name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport"],  // Simulation: to read scenario files
+            name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport",
+                                                "TerminalUI", "Config"],  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies
             exclude: ["Golden"]  // the golden screens the tests read from disk
         ),
         .testTarget(name: "ThemeTests", dependencies: ["Config", "ChatUI", "TestSupport"]),
@@ -178,6 +179,7 @@ let package = Package(
                                                       "Simulation", "TestSupport", .product(name: "NIOHTTP1", package: "swift-nio")]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
+                                                        "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
         .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
                                                      "WorldOnDisk", "ChatStore"]),

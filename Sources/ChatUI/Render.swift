@@ -8,7 +8,7 @@ public enum Render {
     public static let minHeight = 16
 
     public static func screen(_ s: ViewState, width: Int, height: Int) -> Grid {
-        var g = Grid(width: width, height: height)
+        var g = Grid(width: width, height: height, emoji: s.emojiWidths)
         guard width >= minWidth, height >= minHeight else {
             let msg = "terminal too small: \(width)x\(height), synchat needs \(minWidth)x\(minHeight)"
             g.put(TextWidth.truncate(msg, to: width), x: 0, y: 0, role: .warning)
@@ -149,7 +149,7 @@ public enum Render {
         }
         let right = " ? help "
         let paneFocused = s.focus == .messages || (s.focus == .compose && !s.showInspector)
-        g.put(TextWidth.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: paneFocused ? .focus : .title)
+        g.put(g.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: paneFocused ? .focus : .title)
         g.put(right, x: l.width - TextWidth.of(right), y: 0, role: .title)
         for y in l.contentTop..<l.contentBottom { g.put("│", x: l.listWidth, y: y, role: .border) }
     }
@@ -168,7 +168,7 @@ public enum Render {
             if c.muted { tail += " ∅" }
             tail += " "
             let nameRoom = l.listWidth - 2 - TextWidth.of(tail)
-            g.put(marker + " " + TextWidth.truncate(c.name, to: nameRoom), x: 0, y: y, role: role, maxX: l.listWidth)
+            g.put(marker + " " + g.truncate(c.name, to: nameRoom), x: 0, y: y, role: role, maxX: l.listWidth)
             g.put(tail, x: l.listWidth - TextWidth.of(tail), y: y, role: role, maxX: l.listWidth)
         }
     }
@@ -205,7 +205,7 @@ public enum Render {
                 (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)), \(wait) (R: now)", .warning, "!")
             case .sent: continue
             }
-            let wrapped = TextWidth.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)
+            let wrapped = g.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)
             for (k, part) in wrapped.enumerated().reversed() {
                 lines.append((part, textX, background ? .messageDimmed : role, k == 0 ? Clock.hhmm(m.createdAt) : nil, k == 0 ? mark : nil))
             }
@@ -221,7 +221,7 @@ public enum Render {
             case .handshake: body = "(handshake) " + m.text
             case .payment: body = "(payment) " + m.text
             }
-            let wrapped = TextWidth.wrap(who + ": " + body, width: textWidth)
+            let wrapped = g.wrap(who + ": " + body, width: textWidth)
             let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
             let first = lines.count
             for (k, part) in wrapped.enumerated().reversed() {
@@ -299,8 +299,8 @@ public enum Render {
         for (i, b) in s.banners.suffix(max(0, min(4, l.paneHeight - 2))).reversed().enumerated() {
             let y = top + 1 + i
             let text = " 🔔 " + b.title + ": " + b.body + " "
-            let shown = TextWidth.truncate(text, to: l.paneWidth - 2)
-            g.fill(x: l.paneX + 1, y: y, width: TextWidth.of(shown), height: 1, role: .banner)
+            let shown = g.truncate(text, to: l.paneWidth - 2)
+            g.fill(x: l.paneX + 1, y: y, width: g.columns(shown), height: 1, role: .banner)
             g.put(shown, x: l.paneX + 1, y: y, role: .banner)
         }
     }
@@ -311,7 +311,7 @@ public enum Render {
         g.fill(x: 0, y: y, width: l.width, height: 1, role: .compose)
         if let notice = s.notice {
             g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
-            g.put(TextWidth.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
+            g.put(g.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
             return
         }
         if let search = s.search, search.editing {
@@ -320,7 +320,7 @@ public enum Render {
         }
         if let prompt = s.prompt {
             var x = g.put(prompt.label + "> ", x: 0, y: y, role: .focus)
-            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24)) {
+            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24), emoji: g.emoji) {
                 x = g.put(cell.text, x: x, y: y, role: cell.isCursor ? .composeCursor : .compose, maxX: l.width)
             }
             g.put("  (Enter · Esc)", x: x, y: y, role: .messageMeta, maxX: l.width)
@@ -330,13 +330,13 @@ public enum Render {
             g.put("  select a conversation with ↑/↓ and press Enter to write", x: 0, y: y, role: .messageMeta)
             return
         }
-        let prompt = TextWidth.truncate("to " + name, to: 16) + "> "
-        let x0 = TextWidth.of(prompt)
+        let prompt = g.truncate("to " + name, to: 16) + "> "
+        let x0 = g.columns(prompt)
         g.put(prompt, x: 0, y: y, role: .compose)
         let focused = s.focus == .compose
         let line = s.compose
         var x = x0
-        for cell in composeWindow(line, cursor: line.cursor, columns: l.width - x0) {
+        for cell in composeWindow(line, cursor: line.cursor, columns: l.width - x0, emoji: g.emoji) {
             x = g.put(cell.text, x: x, y: y, role: cell.isCursor && focused ? .composeCursor : .compose, maxX: l.width)
         }
         if line.isEmpty, !focused {
@@ -351,16 +351,16 @@ public enum Render {
     /// It reads only the characters around the cursor, at most `columns` on each side, never
     /// the whole line, so that a frame costs the same on a 16 KiB line as on a short one
     /// (issue 11 #9); a long run of zero-width characters just shows fewer of them.
-    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int) -> [(text: String, isCursor: Bool)]
+    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int, emoji: EmojiWidths = .safe) -> [(text: String, isCursor: Bool)]
     where Line.Element == Character, Line.Index == Int {
         guard columns > 0 else { return [] }
         let count = line.count
-        let cursorWidth = cursor < count ? max(1, shownWidth(line[cursor])) : 1
+        let cursorWidth = cursor < count ? max(1, shownWidth(line[cursor], emoji)) : 1
         let room = columns - cursorWidth
         // Walk back from the cursor over what fits before it.
         var start = cursor, used = 0
         while start > 0, cursor - start < room {
-            let w = shownWidth(line[start - 1])
+            let w = shownWidth(line[start - 1], emoji)
             if used + w > room { break }
             used += w
             start -= 1
@@ -370,7 +370,7 @@ public enum Render {
         var i = start
         while i < count, i - start < 2 * columns {
             let shown = visible(line[i])
-            let w = TextWidth.of(shown)
+            let w = TextWidth.of(shown, emoji: emoji)
             if x + w > columns { break }
             cells.append((shown, i == cursor))
             x += w
@@ -385,9 +385,9 @@ public enum Render {
         isPlain(ch) ? String(ch) : UntrustedText.visible(String(ch))
     }
 
-    static func shownWidth(_ ch: Character) -> Int {
+    static func shownWidth(_ ch: Character, _ emoji: EmojiWidths = .safe) -> Int {
         if let a = ch.asciiValue, a >= 0x20, a != 0x7F { return 1 }
-        return isPlain(ch) ? TextWidth.of(ch) : TextWidth.of(visible(ch))
+        return isPlain(ch) ? TextWidth.of(ch, emoji: emoji) : TextWidth.of(visible(ch), emoji: emoji)
     }
 
     /// No scalar that `UntrustedText` would rewrite: no C0, DEL or C1, and no format

@@ -60,6 +60,8 @@ public enum ViewInput: Equatable, Sendable {
     /// Whether this screen knows the world's truth (the embedded world; a server's client
     /// does not, and says nothing rather than pretend).
     case truthKnown(Bool)
+    /// How the terminal draws emoji sequences, found at start (`EmojiWidths`).
+    case emojiWidths(EmojiWidths)
     /// What the engine's inspector shows (its `.inspection` event, while `i` is open).
     case inspection(EngineInspection)
     /// A message written changed state: sending, failed, sent.
@@ -214,6 +216,9 @@ public enum ViewModel {
             return []
         case .truthKnown(let known):
             state.status.knowsTruth = known
+            return []
+        case .emojiWidths(let widths):
+            state.emojiWidths = widths
             return []
         case .searchResults(let query, let hits):
             guard var search = state.search, search.query == query else { return [] }  // an older search's answer

@@ -139,6 +139,12 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: "Profile kept in $XDG_DATA_HOME/synchat/NAME.sqlite: history, learned push state, world (default profile: default).")
     var profile: String?
 
+    @Option(name: .long, help: ArgumentHelp("Record the session as an asciicast v2 file (what the terminal received, with its timing; asciinema's player plays it), with safe emoji widths unless --emoji or SYNCHAT_EMOJI says otherwise.", valueName: "FILE"))
+    var cast: String?
+
+    @Option(name: .long, help: ArgumentHelp("Emoji sequences: auto asks the terminal (grapheme clustering, else measured widths, else safe), full draws them whole, safe splits them as every terminal draws alike (default auto, or $SYNCHAT_EMOJI).", valueName: "auto|full|safe"))
+    var emoji: String?
+
     func validate() throws {
         _ = try seedText.map(CommandLineNumber.seed)
         _ = try CommandLineNumber.speed(speedText ?? "10")
@@ -168,6 +174,7 @@ struct Chat: ParsableArguments {
         guard SyncPolicy.named(policy) != nil else {
             throw ValidationError("--policy \(policy): expected naive, seed or adaptive")
         }
+        _ = try emojiRequest()
         if let mode, NotificationMode(rawValue: mode) == nil {
             throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
         }
@@ -183,6 +190,7 @@ struct Chat: ParsableArguments {
     }
 
     func run() throws {
+        if let cast { try recordCast(cast) }
         let seed = try seedText.map(CommandLineNumber.seed)
         if let server, let user { return try runOnServer(server, user: user) }
         let speed = try CommandLineNumber.speed(speedText ?? "10")
@@ -225,6 +233,7 @@ struct Chat: ParsableArguments {
         app.bell = bell
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
+        terminal.emojiRequest = try emojiRequest()
         do {
             try terminal.open()
         } catch let e as Terminal.OpenError {
@@ -336,6 +345,8 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write a tester's report into this new or empty folder: the scenario, its event log, the comparison, the chart and a README on replaying it.", valueName: "DIR"))
     var report: String?
 
+    @OptionGroup var castOptions: CastOptions
+
     /// The invariants `--until-invariant` names, as the fuzzer checks them.
     static let shrinkInvariants: [(String, Violation.Kind)] = [("lost", .lost), ("duplicate", .duplicates), ("false-unreliable", .falseUnreliable)]
 
@@ -360,6 +371,9 @@ struct Simulate: ParsableCommand {
             throw ValidationError("--report writes the event log, the comparison and the chart itself: give it --scenario and --policy (not --compare, --events, --chart, --format or --matrix)")
         }
         if let policy, SyncPolicy.named(policy) == nil { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
+        if castOptions.cast != nil, compare || events || chart != nil || report != nil || shrink || matrix || matrixCell != nil || format != .table {
+            throw ValidationError("--cast draws one run's screen: give it --scenario and --policy (not --compare, --events, --chart, --report, --shrink, --format or --matrix)")
+        }
         if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
         guard HistoryChoice(rawValue: store) != nil else { throw ValidationError("--store \(store): expected auto, memory or disk") }
         guard TimelineChart.Lane(rawValue: chartLane) != nil else { throw ValidationError("--chart-lane \(chartLane): expected requests or bytes") }
@@ -396,6 +410,7 @@ struct Simulate: ParsableCommand {
         if matrix { return try runMatrix() }
         if shrink { return try runShrink() }
         if let report { return try runReport(into: report) }
+        if castOptions.cast != nil { return try runCast(castOptions) }
         let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy ?? "adaptive")!]
         // The log is kept only to be printed or drawn: the measures do not need it.
         let summaries = try simulated(policies, keepsLog: events || chart != nil)
