@@ -225,6 +225,10 @@ public final class Terminal {
     /// written in a refresh of its own, followed by an absolute cursor move to where the grid
     /// says it ends, so that no disagreement moves any other cell (ratatui's crossterm backend
     /// moves the cursor before any cell that does not follow the last one written).
+    ///
+    /// A whole emoji sequence (`Cell.whole`) is more than curses can hold in a cell: curses is
+    /// given braille blanks there, and the adapter writes the sequence itself after the
+    /// frame, with an absolute cursor move after it, in every row the frame wrote.
     public func draw(_ grid: Grid) {
         guard window != nil else { return }
         let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
@@ -234,13 +238,14 @@ public final class Terminal {
         // most of the frame's time (issue 16).
         let before = full ? nil : previous
         var isolated: [(x: Int, y: Int, cell: Cell)] = []
+        var rows = Set<Int>()
         grid.cells.withUnsafeBufferPointer { now in
             (before?.cells ?? []).withUnsafeBufferPointer { old in
-                put(now[...], from: 0, comparedWith: old.isEmpty ? nil : old[...], width: grid.width, height: grid.height, isolated: &isolated)
+                put(now[...], from: 0, comparedWith: old.isEmpty ? nil : old[...], width: grid.width, height: grid.height, isolated: &isolated, rows: &rows)
             }
         }
         previous = grid
-        show(isolated, width: grid.width, height: grid.height)
+        show(isolated, wholeIn: rows, of: grid)
     }
 
     /// Changes the last frame in place, when `change` can (see `Render.redraw`), and writes
@@ -255,29 +260,30 @@ public final class Terminal {
             return false
         }
         var isolated: [(x: Int, y: Int, cell: Cell)] = []
+        var changed = Set<Int>()
         for (y, before) in rows {
             grid.row(y).withUnsafeBufferPointer { now in
                 before.withUnsafeBufferPointer { old in
-                    put(now[...], from: y * grid.width, comparedWith: old[...], width: grid.width, height: grid.height, isolated: &isolated)
+                    put(now[...], from: y * grid.width, comparedWith: old[...], width: grid.width, height: grid.height, isolated: &isolated, rows: &changed)
                 }
             }
         }
         previous = grid
-        show(isolated, width: grid.width, height: grid.height)
+        show(isolated, wholeIn: changed, of: grid)
         return true
     }
 
     /// Puts the cells of `now` (the screen's cells from index `start` on) that differ from
-    /// `old` (all of them without it); isolated cells and whole emoji sequences are kept for
-    /// `show`. In the first pass a whole sequence's cells hold braille blanks (U+2800) for
+    /// `old` (all of them without it); isolated cells are kept for `show`, and the rows
+    /// written in `rows`. A whole emoji sequence's cells hold braille blanks (U+2800) for
     /// curses: never the blank it would compare the next frame's with, and no character curses
     /// would print again to move its cursor over them.
     private func put(_ now: UnsafeBufferPointer<Cell>.SubSequence, from start: Int, comparedWith old: UnsafeBufferPointer<Cell>.SubSequence?,
-                     width: Int, height: Int, isolated: inout [(x: Int, y: Int, cell: Cell)]) {
+                     width: Int, height: Int, isolated: inout [(x: Int, y: Int, cell: Cell)], rows: inout Set<Int>) {
         for i in now.indices where now[i].width != 0 && (old.map { $0[$0.startIndex + (i - now.startIndex)] != now[i] } ?? true) {
             let cell = now[i], at = start + (i - now.startIndex), x = at % width, y = at / width
+            rows.insert(y)
             if cell.whole {
-                isolated.append((x, y, cell))
                 for k in 0..<Int(cell.width) where x + k < width { put(Cell("\u{2800}", role: cell.role), x: x + k, y: y, last: false) }
             } else if cell.isolated {
                 isolated.append((x, y, cell))
@@ -288,22 +294,30 @@ public final class Terminal {
         }
     }
 
-    /// Shows the frame, then the isolated cells one by one, each after the cells around it.
-    private func show(_ isolated: [(x: Int, y: Int, cell: Cell)], width: Int, height: Int) {
+    /// Shows the frame, then the isolated cells one by one, each after the cells around it,
+    /// then every whole emoji sequence of the rows written (`wholeIn`), changed or not: curses
+    /// writes a row's unchanged cells again when that is cheaper than moving its cursor over
+    /// them, and for a sequence's cells it would write its braille blanks.
+    private func show(_ isolated: [(x: Int, y: Int, cell: Cell)], wholeIn rows: Set<Int>, of grid: Grid) {
         guard let window else { return }
+        let width = grid.width, height = grid.height
         wnoutrefresh(window)
         doupdate()
         for (x, y, cell) in isolated {
-            if cell.whole {
+            put(cell, x: x, y: y, last: y == height - 1 && x + Int(cell.width) == width)
+            wnoutrefresh(window)
+            doupdate()
+            synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), width - 1)))
+        }
+        guard grid.emoji.whole else { return }
+        for y in rows.sorted() {
+            for x in 0..<width where grid[x, y].whole {
                 // Curses cannot hold it in a cell: written here, at its place, in its role's
                 // colours, then the attributes reset as curses leaves them after a refresh.
+                let cell = grid[x, y]
                 writeRaw("\u{1B}[\(y + 1);\(x + 1)H" + (sgr[cell.role] ?? "\u{1B}[0m") + String(cell.character) + "\u{1B}[0m")
-            } else {
-                put(cell, x: x, y: y, last: y == height - 1 && x + Int(cell.width) == width)
-                wnoutrefresh(window)
-                doupdate()
+                synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), width - 1)))
             }
-            synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), width - 1)))
         }
     }
 

@@ -37,14 +37,14 @@ struct CastEndToEndTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
     }
 
-    @Test("simulate --cast: the demo at x60 with no terminal; the header says 100x30 and emoji safe, asciinema reads it back, and its text holds the status bar and the run's log lines",
+    @Test("simulate --cast: the demo at x120 with no terminal; the header says 100x30 and emoji safe, asciinema reads it back, and its text holds the status bar and the run's log lines",
           .enabled(if: Asciinema.available, "asciinema is not installed: python3 -m pip install asciinema"), .timeLimit(.minutes(1)))
     func simulateCast() throws {
         let dir = try TemporaryDirectory("cast-sim")
         defer { dir.remove() }
         let scenario = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
         let cast = dir.file("demo.cast")
-        let made = try runSynchat(["simulate", "--scenario", scenario, "--cast", cast, "--size", "100x30", "--speed", "60"])
+        let made = try runSynchat(["simulate", "--scenario", scenario, "--cast", cast, "--size", "100x30", "--speed", "120"])
         #expect(made.status == 0 && made.err.isEmpty, "\(made.err)")
         let header = try Self.header(cast)
         #expect(header["version"] as? Int == 2 && header["width"] as? Int == 100 && header["height"] as? Int == 30)
@@ -52,7 +52,7 @@ struct CastEndToEndTests {
         let (status, out) = try Asciinema.cat(cast)
         #expect(status == 0)
         let text = Asciinema.printed(out)
-        for word in [" foreground │ live │ push: reliable 0/3 │ token active", "push: unreliable", "remote-push", "x60", "script over: live"] {
+        for word in [" foreground │ live │ push: reliable 0/3 │ token active", "push: unreliable", "remote-push", "x120", "script over: live"] {
             #expect(text.contains(word), "the cast's text lacks \(word)")
         }
         // Each decision of the run, as the sync log shows it (the world's time of day, then
@@ -72,12 +72,12 @@ struct CastEndToEndTests {
         #expect(events.count > 30 && missing.count <= events.count / 20, "\(missing.count) of \(events.count) log lines never shown: \(missing.prefix(5))")
         // The same scenario gives the same cast, byte for byte.
         let again = dir.file("again.cast")
-        _ = try runSynchat(["simulate", "--scenario", scenario, "--cast", again, "--size", "100x30", "--speed", "60"])
+        _ = try runSynchat(["simulate", "--scenario", scenario, "--cast", again, "--size", "100x30", "--speed", "120"])
         #expect(FileManager.default.contentsEqual(atPath: cast, andPath: again))
-        // The cast lasts the scenario (15 min and its settle of 15 min) at x60: 30 s.
+        // The cast lasts the scenario (15 min and its settle of 15 min) at x120: 15 s.
         let lastLine = try String(contentsOfFile: cast, encoding: .utf8).split(separator: "\n").last.map(String.init) ?? ""
         let seconds = Double(lastLine.dropFirst().prefix { $0 != "," }) ?? 0
-        #expect(abs(seconds - 30) < 0.2, "\(seconds)")
+        #expect(abs(seconds - 15) < 0.2, "\(seconds)")
     }
 
     /// `HH:MM:SS.mmm` since the start: hours, minutes, seconds.
