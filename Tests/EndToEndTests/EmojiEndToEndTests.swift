@@ -9,7 +9,7 @@ import WidthCorpus
 struct EmojiEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
 
-    /// The sequences the issue names, and a few more: flags, skin tones, families, VS16,
+    /// The sequences docs/screen.md names, and a few more: flags, skin tones, families, VS16,
     /// keycaps, a tag flag, a kiss with two skin tones (longer than a tmux cell holds).
     static let sequences = ["🇩🇪", "👍🏽", "👨\u{200D}👩\u{200D}👧", "❤\u{FE0F}", "🏳\u{FE0F}\u{200D}🌈", "🧑🏾\u{200D}💻", "1\u{FE0F}\u{20E3}",
                             "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", "🧑🏾\u{200D}❤\u{FE0F}\u{200D}💋\u{200D}🧑🏽"]
