@@ -173,7 +173,8 @@ let package = Package(
         // ddmin against brute force; SimWorld only for its seeded RandomStream.
         .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimWorld"]),
         .testTarget(
-            name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport"],  // Simulation: to read scenario files
+            name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport",
+                                                "TerminalUI", "Config"],  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies
             exclude: ["Golden"]  // the golden screens the tests read from disk
         ),
         .testTarget(name: "ThemeTests", dependencies: ["Config", "ChatUI", "TestSupport"]),
@@ -185,6 +186,7 @@ let package = Package(
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
+                                                        "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
         .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
                                                      "WorldOnDisk", "ChatStore"]),

@@ -17,7 +17,7 @@ public final class LiveApp {
     /// The live chat's world: six contacts writing 24 messages an hour between them.
     public static let contacts = 6
     public static let trafficPerHour = 24.0
-    private var state = ViewState()
+    var state = ViewState()
     private var speed: Double
     /// The world's clock is stopped (`space`): virtual time stays at `anchorVirtual`.
     private var paused = false
@@ -157,13 +157,17 @@ public final class LiveApp {
         absorb()
     }
 
-    private func advanceWorld(to instant: Instant) {
+    func advanceWorld(to instant: Instant) {
         if let player { player.advance(to: instant) } else { session.advance(to: instant) }
     }
 
     /// Runs until `q` (or a `quit` line of the scenario). Returns normally; the caller
     /// closes the terminal.
     public func loop(terminal: Terminal, notices: [String] = []) {
+        // What the terminal was found to draw: the layout's widths, and a line of the log.
+        _ = ViewModel.reduce(&state, .emojiWidths(terminal.emoji.widths))
+        _ = ViewModel.reduce(&state, .logLine(terminal.emoji.report))
+        eventLog?("# " + terminal.emoji.report)
         for n in notices {
             _ = ViewModel.reduce(&state, .notice(n))
             _ = ViewModel.reduce(&state, .logLine(n))
@@ -249,7 +253,7 @@ public final class LiveApp {
     /// Feeds the view what the world and the engine said since the last time (their events,
     /// the clock and speed, the script's phase, the faults), without moving the world: at the
     /// end of each step, and after each key.
-    private func absorb() {
+    func absorb() {
         let events = pending
         pending.removeAll()
         for e in events {

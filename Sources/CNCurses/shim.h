@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <wchar.h>
+#include <fcntl.h>
 #include <ncursesw/curses.h>
 #include <ncursesw/term.h>
 
@@ -120,6 +121,25 @@ static inline void synchat_install_signal_handlers(void) {
     signal(SIGSEGV, synchat_on_fatal);
     signal(SIGBUS, synchat_on_fatal);
     signal(SIGFPE, synchat_on_fatal);
+}
+
+/// A pseudo-terminal for `synchat --cast` (the chat runs on it, recorded): the master's
+/// descriptor (close-on-exec), its slave's path in `name`; -1 when there is none. Declared
+/// here: the C library hides them without _XOPEN_SOURCE 600 / _GNU_SOURCE.
+int posix_openpt(int flags);
+int grantpt(int fd);
+int unlockpt(int fd);
+int ptsname_r(int fd, char *buf, size_t buflen);
+int pipe2(int pipefd[2], int flags);
+static inline int synchat_open_pty(char *name, size_t size) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -1;
+    if (grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, name, size) != 0) { close(master); return -1; }
+    return master;
+}
+/// A pipe whose ends close on exec (and do not block, when asked).
+static inline int synchat_pipe(int fds[2], int nonblocking) {
+    return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0));
 }
 
 #endif

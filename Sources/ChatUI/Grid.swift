@@ -40,9 +40,9 @@ public enum Role: String, CaseIterable, Sendable {
     case searchMatch = "search.match"
 }
 
-/// One terminal cell: what `TextWidth.cells` draws there (one spacing scalar and its marks).
-/// A wide character takes two cells: the first holds it with width 2, the second is a
-/// continuation (width 0) that the adapter never writes.
+/// One terminal cell: what `TextWidth.cells` draws there (one spacing scalar and its marks,
+/// or a whole emoji sequence). A character of width N takes N cells: the first holds it with
+/// width N, the others are continuations (width 0) that the adapter never writes.
 public struct Cell: Equatable, Sendable {
     public var character: Character
     public var width: UInt8
@@ -50,12 +50,16 @@ public struct Cell: Equatable, Sendable {
     /// Part of a grapheme cluster drawn in several cells (`DrawnCell.isolated`): the adapter
     /// writes it on its own and puts the cursor where the grid says it ends.
     public var isolated: Bool
+    /// A whole emoji sequence (`DrawnCell.whole`): the adapter writes it on its own, itself,
+    /// and puts the cursor where the grid says it ends.
+    public var whole: Bool
 
-    public init(_ character: Character, width: UInt8 = 1, role: Role = .normal, isolated: Bool = false) {
+    public init(_ character: Character, width: UInt8 = 1, role: Role = .normal, isolated: Bool = false, whole: Bool = false) {
         self.character = character
         self.width = width
         self.role = role
         self.isolated = isolated
+        self.whole = whole
     }
 
     public static let blank = Cell(" ")
@@ -68,10 +72,14 @@ public struct Grid: Equatable, Sendable {
     public let width: Int
     public let height: Int
     public private(set) var cells: [Cell]
+    /// How emoji sequences are drawn on this screen (`put` draws them so, and the render
+    /// measures with it).
+    public let emoji: EmojiWidths
 
-    public init(width: Int, height: Int) {
+    public init(width: Int, height: Int, emoji: EmojiWidths = .safe) {
         self.width = max(0, width)
         self.height = max(0, height)
+        self.emoji = emoji
         cells = Array(repeating: .blank, count: self.width * self.height)
     }
 
@@ -93,30 +101,48 @@ public struct Grid: Equatable, Sendable {
 
     /// Writes text from (x, y), clipped at `maxX` (exclusive). Text must already be safe
     /// (sanitised at the view-state boundary). Each grapheme cluster becomes the cells
-    /// `TextWidth.cells` draws for it, so a cell never holds what a terminal could draw at
-    /// another width. Returns the column after the last cell written.
+    /// `TextWidth.cells` draws for it (with this grid's `emoji`), so a cell never holds what
+    /// a terminal could draw at another width. Returns the column after the last cell written.
     @discardableResult
     public mutating func put(_ text: String, x: Int, y: Int, role: Role, maxX: Int? = nil) -> Int {
         guard y >= 0, y < height else { return x }
         let limit = min(width, maxX ?? width)
         var col = x
         for ch in text {
-            for drawn in TextWidth.cells(ch) {
+            for drawn in TextWidth.cells(ch, emoji: emoji) {
                 let w = drawn.width
                 if col + w > limit { return col }
                 if col >= 0 {
-                    // Overwriting half of a wide character leaves a blank, never half a glyph.
-                    if self[col, y].width == 0, col > 0 { self[col - 1, y] = Cell(" ", role: self[col - 1, y].role) }
-                    self[col, y] = Cell(Character(drawn.text), width: UInt8(w), role: role, isolated: drawn.isolated)
-                    if w == 2 { self[col + 1, y] = Cell(" ", width: 0, role: role) }
-                    // …and overwriting the first half leaves no orphaned second half.
-                    if col + w < width, self[col + w, y].width == 0 { self[col + w, y] = Cell(" ", role: self[col + w, y].role) }
+                    // Overwriting part of a wide character leaves blanks, never part of a glyph:
+                    // the cells of one started before `col`…
+                    if self[col, y].width == 0 {
+                        var head = col - 1
+                        while head > 0, self[head, y].width == 0 { head -= 1 }
+                        for k in head..<col { self[k, y] = Cell(" ", role: self[k, y].role) }
+                    }
+                    self[col, y] = Cell(Character(drawn.text), width: UInt8(w), role: role, isolated: drawn.isolated, whole: drawn.whole)
+                    for k in 1..<max(1, w) { self[col + k, y] = Cell(" ", width: 0, role: role) }
+                    // …and those of one that went on past the cells written.
+                    var k = col + w
+                    while k < width, self[k, y].width == 0 {
+                        self[k, y] = Cell(" ", role: self[k, y].role)
+                        k += 1
+                    }
                 }
                 col += w
             }
         }
         return col
     }
+
+    /// Columns `text` takes on this grid (`TextWidth.of` with its `emoji`).
+    public func columns(_ text: String) -> Int { TextWidth.of(text, emoji: emoji) }
+
+    /// `text` fitted in `columns` on this grid, ending with `…` when cut.
+    public func truncate(_ text: String, to columns: Int) -> String { TextWidth.truncate(text, to: columns, emoji: emoji) }
+
+    /// `text` word-wrapped to `width` columns on this grid.
+    public func wrap(_ text: String, width: Int) -> [String] { TextWidth.wrap(text, width: width, emoji: emoji) }
 
     /// The grid as plain text, one string per row (continuations skipped, trailing blanks kept).
     public var lines: [String] {

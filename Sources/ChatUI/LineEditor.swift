@@ -2,6 +2,11 @@
 /// the view state keeps one per conversation (`ViewState.drafts`), so that unsent text and
 /// its cursor stay with the conversation they were written for.
 ///
+/// Its elements are grapheme clusters, as the screen draws them: a scalar typed that extends
+/// the cluster before the cursor (a skin tone, a joiner and the emoji after it, the second
+/// letter of a flag, a combining mark) joins it, as the keys of one emoji arrive one scalar at
+/// a time. So ←/→ move, Backspace and Ctrl-W delete, and the limit cuts, by whole clusters.
+///
 /// A key costs the same on a 16 KiB line as on an empty one: the text is a gap buffer, so
 /// typing, Backspace and Delete at the cursor move nothing, and the line's UTF-8 size is
 /// kept as it changes, so the message limit is checked without measuring the line. Only
@@ -48,18 +53,37 @@ public struct LineEditor: Equatable, Sendable, RandomAccessCollection {
     // MARK: Editing
 
     /// Types `ch` at the cursor unless the line would then pass `maxBytes` of UTF-8.
-    /// Returns false when it did not fit (nothing is added).
+    /// Returns false when it did not fit (nothing is added, and a cluster it would have
+    /// extended goes too: a cut never splits a cluster).
     @discardableResult
     public mutating func insert(_ ch: Character, maxBytes: Int = .max) -> Bool {
         let size = ch.utf8.count
+        let joinsBefore = cursor > 0 ? Self.joined(text[cursor - 1], ch) : nil
         guard !full, utf8Count + size <= maxBytes else {
+            if joinsBefore != nil { remove(cursor - 1..<cursor) }
             full = true
             return false
         }
-        text.insert(ch, at: cursor)
-        cursor += 1
+        if let joinsBefore {
+            text[cursor - 1] = joinsBefore
+        } else {
+            text.insert(ch, at: cursor)
+            cursor += 1
+        }
         utf8Count += size
+        // What follows may join the cluster now (a joiner typed between two emoji).
+        if cursor < count, let next = Self.joined(text[cursor - 1], text[cursor]) {
+            text[cursor - 1] = next
+            text.remove(cursor..<cursor + 1)
+        }
         return true
+    }
+
+    /// `a` and `b` as one grapheme cluster, or nil when they stay two.
+    static func joined(_ a: Character, _ b: Character) -> Character? {
+        if a.isASCII && b.isASCII && !(a == "\r" && b == "\n") { return nil }  // the common case, at once
+        let s = String(a) + String(b)
+        return s.count == 1 ? s.first : nil
     }
 
     public mutating func left() { moved(Swift.max(0, cursor - 1)) }
@@ -160,7 +184,10 @@ struct GapBuffer: Equatable, Sendable {
 
     var count: Int { storage.count - (gapEnd - gapStart) }
 
-    subscript(i: Int) -> Character { storage[i < gapStart ? i : i + (gapEnd - gapStart)] }
+    subscript(i: Int) -> Character {
+        get { storage[i < gapStart ? i : i + (gapEnd - gapStart)] }
+        set { storage[i < gapStart ? i : i + (gapEnd - gapStart)] = newValue }
+    }
 
     var string: String {
         var s = String(storage[..<gapStart])

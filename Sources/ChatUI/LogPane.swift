@@ -49,7 +49,7 @@ enum LogPane {
 
     /// Rows, newest first: the `needed` rows after the newest `skip` (scrolled away), which
     /// are only counted, never built.
-    static func rows(_ entries: ArraySlice<LogEntry>, filter: LogFilter, width: Int, needed: Int, skip: Int = 0) -> [Row] {
+    static func rows(_ entries: ArraySlice<LogEntry>, filter: LogFilter, width: Int, needed: Int, skip: Int = 0, emoji: EmojiWidths = .safe) -> [Row] {
         var out: [Row] = []
         var skipped = 0
         var i = entries.endIndex - 1
@@ -77,10 +77,10 @@ enum LogPane {
             }
             let indent = line.time.isEmpty ? 0 : TextWidth.of(line.time) + 1
             if skipped < skip {
-                let count = TextWidth.wrappedRowCount(line.text, width: max(10, width - indent))
+                let count = TextWidth.wrappedRowCount(line.text, width: max(10, width - indent), emoji: emoji)
                 if skipped + count <= skip { skipped += count; continue }
             }
-            let parts = TextWidth.wrap(line.text, width: max(10, width - indent))
+            let parts = TextWidth.wrap(line.text, width: max(10, width - indent), emoji: emoji)
             for (k, part) in parts.enumerated().reversed() {
                 if skipped < skip { skipped += 1; continue }
                 out.append(Row(text: k == 0 && indent > 0 ? line.time + " " + part : part, indent: k == 0 ? 0 : indent))

@@ -8,7 +8,7 @@ extension Render {
         g.fill(x: 0, y: y, width: l.width, height: 1, role: .compose)
         if let notice = s.notice {
             g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
-            g.put(TextWidth.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
+            g.put(g.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
             return
         }
         if let search = s.search, search.editing {
@@ -17,7 +17,7 @@ extension Render {
         }
         if let prompt = s.prompt {
             var x = g.put(prompt.label + "> ", x: 0, y: y, role: .focus)
-            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24)) {
+            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24), emoji: g.emoji) {
                 x = g.put(cell.text, x: x, y: y, role: cell.isCursor ? .composeCursor : .compose, maxX: l.width)
             }
             g.put("  (Enter · Esc)", x: x, y: y, role: .messageMeta, maxX: l.width)
@@ -27,13 +27,13 @@ extension Render {
             g.put("  select a conversation with ↑/↓ and press Enter to write", x: 0, y: y, role: .messageMeta)
             return
         }
-        let prompt = TextWidth.truncate("to " + name, to: 16) + "> "
-        let x0 = TextWidth.of(prompt)
+        let prompt = g.truncate("to " + name, to: 16) + "> "
+        let x0 = g.columns(prompt)
         g.put(prompt, x: 0, y: y, role: .compose)
         let focused = s.focus == .compose
         let line = s.compose
         var x = x0
-        for cell in composeWindow(line, cursor: line.cursor, columns: l.width - x0) {
+        for cell in composeWindow(line, cursor: line.cursor, columns: l.width - x0, emoji: g.emoji) {
             x = g.put(cell.text, x: x, y: y, role: cell.isCursor && focused ? .composeCursor : .compose, maxX: l.width)
         }
         if line.isEmpty, !focused {
@@ -48,16 +48,16 @@ extension Render {
     /// It reads only the characters around the cursor, at most `columns` on each side, never
     /// the whole line, so that a frame costs the same on a 16 KiB line as on a short one
     /// (issue 11 #9); a long run of zero-width characters just shows fewer of them.
-    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int) -> [(text: String, isCursor: Bool)]
+    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int, emoji: EmojiWidths = .safe) -> [(text: String, isCursor: Bool)]
     where Line.Element == Character, Line.Index == Int {
         guard columns > 0 else { return [] }
         let count = line.count
-        let cursorWidth = cursor < count ? max(1, shownWidth(line[cursor])) : 1
+        let cursorWidth = cursor < count ? max(1, shownWidth(line[cursor], emoji)) : 1
         let room = columns - cursorWidth
         // Walk back from the cursor over what fits before it.
         var start = cursor, used = 0
         while start > 0, cursor - start < room {
-            let w = shownWidth(line[start - 1])
+            let w = shownWidth(line[start - 1], emoji)
             if used + w > room { break }
             used += w
             start -= 1
@@ -67,7 +67,7 @@ extension Render {
         var i = start
         while i < count, i - start < 2 * columns {
             let shown = visible(line[i])
-            let w = TextWidth.of(shown)
+            let w = TextWidth.of(shown, emoji: emoji)
             if x + w > columns { break }
             cells.append((shown, i == cursor))
             x += w
@@ -82,9 +82,9 @@ extension Render {
         isPlain(ch) ? String(ch) : UntrustedText.visible(String(ch))
     }
 
-    static func shownWidth(_ ch: Character) -> Int {
+    static func shownWidth(_ ch: Character, _ emoji: EmojiWidths = .safe) -> Int {
         if let a = ch.asciiValue, a >= 0x20, a != 0x7F { return 1 }
-        return isPlain(ch) ? TextWidth.of(ch) : TextWidth.of(visible(ch))
+        return isPlain(ch) ? TextWidth.of(ch, emoji: emoji) : TextWidth.of(visible(ch), emoji: emoji)
     }
 
     /// No scalar that `UntrustedText` would rewrite: no C0, DEL or C1, and no format

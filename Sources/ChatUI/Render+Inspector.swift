@@ -75,8 +75,8 @@ extension Render {
             }
         }
         func pairLine(_ name: String, _ pair: (incoming: Instant?, outgoing: Instant?)) -> InspectorLine {
-            let label = TextWidth.truncate(name, to: 11)
-            let pad = String(repeating: " ", count: max(0, 12 - TextWidth.of(label)))
+            let label = TextWidth.truncate(name, to: 11, emoji: s.emojiWidths)
+            let pad = String(repeating: " ", count: max(0, 12 - TextWidth.of(label, emoji: s.emojiWidths)))
             return line(label + pad + "in " + cursorText(pair.incoming) + "  out " + cursorText(pair.outgoing))
         }
         cursors.insert(pairLine("handshakes", handshakes), at: 0)
@@ -167,7 +167,7 @@ extension Render {
             }
             let x = l.paneX + 1 + column * columnWidth
             for (row, line) in lines.enumerated() {
-                g.put(TextWidth.truncate(line.text, to: columnWidth - 2), x: x, y: l.contentTop + row, role: line.role, maxX: x + columnWidth - 1)
+                g.put(g.truncate(line.text, to: columnWidth - 2), x: x, y: l.contentTop + row, role: line.role, maxX: x + columnWidth - 1)
             }
         }
     }

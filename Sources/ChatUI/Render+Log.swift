@@ -7,9 +7,9 @@ extension Render {
         let rows = l.stripTop - l.logTop - 1
         let end = s.logFrozenAt.map { max(0, min(s.log.count, s.log.count - (s.logCount - $0))) } ?? s.log.count
         // Scrolled back further than there is: the oldest screenful.
-        var lines = LogPane.rows(s.log[..<end], filter: s.logFilter, width: l.width, needed: rows, skip: s.logScroll)
+        var lines = LogPane.rows(s.log[..<end], filter: s.logFilter, width: l.width, needed: rows, skip: s.logScroll, emoji: g.emoji)
         if lines.count < rows, s.logScroll > 0 {
-            let all = LogPane.rows(s.log[..<end], filter: s.logFilter, width: l.width, needed: rows + s.logScroll)
+            let all = LogPane.rows(s.log[..<end], filter: s.logFilter, width: l.width, needed: rows + s.logScroll, emoji: g.emoji)
             lines = Array(all.suffix(rows))
         }
         let scroll = 0

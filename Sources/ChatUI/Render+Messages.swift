@@ -35,7 +35,7 @@ extension Render {
                 (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)), \(wait) (R: now)", .warning, "!")
             case .sent: continue
             }
-            let wrapped = TextWidth.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)
+            let wrapped = g.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)
             for (k, part) in wrapped.enumerated().reversed() {
                 lines.append((part, textX, background ? .messageDimmed : role, k == 0 ? Clock.hhmm(m.createdAt) : nil, k == 0 ? mark : nil))
             }
@@ -51,7 +51,7 @@ extension Render {
             case .handshake: body = "(handshake) " + m.text
             case .payment: body = "(payment) " + m.text
             }
-            let wrapped = TextWidth.wrap(who + ": " + body, width: textWidth)
+            let wrapped = g.wrap(who + ": " + body, width: textWidth)
             let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
             let first = lines.count
             for (k, part) in wrapped.enumerated().reversed() {
@@ -129,8 +129,8 @@ extension Render {
         for (i, b) in s.banners.suffix(max(0, min(4, l.paneHeight - 2))).reversed().enumerated() {
             let y = top + 1 + i
             let text = " 🔔 " + b.title + ": " + b.body + " "
-            let shown = TextWidth.truncate(text, to: l.paneWidth - 2)
-            g.fill(x: l.paneX + 1, y: y, width: TextWidth.of(shown), height: 1, role: .banner)
+            let shown = g.truncate(text, to: l.paneWidth - 2)
+            g.fill(x: l.paneX + 1, y: y, width: g.columns(shown), height: 1, role: .banner)
             g.put(shown, x: l.paneX + 1, y: y, role: .banner)
         }
     }

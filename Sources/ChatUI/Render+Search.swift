@@ -9,11 +9,11 @@ extension Render {
         case .conversation(let a): scope = s.conversations.first { $0.address == a }?.name ?? "this conversation"
         case .all: scope = "all conversations"
         }
-        let prompt = TextWidth.truncate("search " + scope, to: 30) + "> "
+        let prompt = g.truncate("search " + scope, to: 30) + "> "
         let hint = s.open != nil ? "  (Tab: \(search.scope == .all ? "this conversation" : "all conversations") · Enter searches · Esc)" : "  (Enter searches · Esc)"
         var x = g.put(prompt, x: 0, y: y, role: .focus)
         let room = width - x - TextWidth.of(hint)
-        for cell in composeWindow(search.input, cursor: search.input.cursor, columns: max(4, room)) {
+        for cell in composeWindow(search.input, cursor: search.input.cursor, columns: max(4, room), emoji: g.emoji) {
             x = g.put(cell.text, x: x, y: y, role: cell.isCursor ? .composeCursor : .compose, maxX: width)
         }
         if x + TextWidth.of(hint) <= width { g.put(hint, x: x, y: y, role: .messageMeta) }
@@ -27,7 +27,7 @@ extension Render {
             // Whole characters: a character is lit when one of its scalars matched.
             let lower = text.rangeOfCharacter(containing: range.lowerBound)
             let upper = text.rangeOfCharacter(containing: text.unicodeScalars.index(before: range.upperBound))
-            let column = TextWidth.of(String(text[..<lower.lowerBound]))
+            let column = g.columns(String(text[..<lower.lowerBound]))
             g.put(String(text[lower.lowerBound..<upper.upperBound]), x: x + column, y: y, role: .searchMatch, maxX: maxX)
         }
     }
@@ -40,7 +40,7 @@ extension Render {
         let status = search.searching ? "searching…"
             : search.hits.isEmpty ? "nothing found · Esc"
             : "\(Words.count(search.hits.count, "hit")) in \(Words.count(Set(search.hits.map(\.conversation)).count, "conversation")) · n/N move · Enter opens · Esc"
-        g.put(TextWidth.truncate(" search “\(UntrustedText.visible(search.input.string))”: \(status) ", to: l.paneWidth), x: l.paneX, y: l.contentTop, role: .focus)
+        g.put(g.truncate(" search “\(UntrustedText.visible(search.input.string))”: \(status) ", to: l.paneWidth), x: l.paneX, y: l.contentTop, role: .focus)
         var rows: [(text: String, role: Role, hit: Int?)] = []
         var lastConversation: Address?
         for (i, hit) in search.hits.enumerated() {
@@ -57,7 +57,7 @@ extension Render {
         for (k, row) in rows.dropFirst(first).prefix(height - 1).enumerated() {
             let y = l.contentTop + 1 + k
             let current = row.hit == search.current
-            let shown = TextWidth.truncate((row.hit == nil ? " " : "   ") + row.text, to: l.paneWidth - 1)
+            let shown = g.truncate((row.hit == nil ? " " : "   ") + row.text, to: l.paneWidth - 1)
             g.put(shown, x: l.paneX, y: y, role: current ? .focus : row.role, maxX: l.width)
             if row.hit != nil, !current { highlight(&g, shown, query: query, from: 9, x: l.paneX, y: y, maxX: l.width) }
         }

@@ -8,7 +8,7 @@ public enum Render {
     public static let minHeight = 16
 
     public static func screen(_ s: ViewState, width: Int, height: Int) -> Grid {
-        var g = Grid(width: width, height: height)
+        var g = Grid(width: width, height: height, emoji: s.emojiWidths)
         guard width >= minWidth, height >= minHeight else {
             let msg = "terminal too small: \(width)x\(height), synchat needs \(minWidth)x\(minHeight)"
             g.put(TextWidth.truncate(msg, to: width), x: 0, y: 0, role: .warning)
@@ -149,7 +149,7 @@ public enum Render {
         }
         let right = " ? help "
         let paneFocused = s.focus == .messages || (s.focus == .compose && !s.showInspector)
-        g.put(TextWidth.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: paneFocused ? .focus : .title)
+        g.put(g.truncate(name, to: l.paneWidth - TextWidth.of(right)), x: l.paneX, y: 0, role: paneFocused ? .focus : .title)
         g.put(right, x: l.width - TextWidth.of(right), y: 0, role: .title)
         for y in l.contentTop..<l.contentBottom { g.put("│", x: l.listWidth, y: y, role: .border) }
     }
@@ -168,7 +168,7 @@ public enum Render {
             if c.muted { tail += " ∅" }
             tail += " "
             let nameRoom = l.listWidth - 2 - TextWidth.of(tail)
-            g.put(marker + " " + TextWidth.truncate(c.name, to: nameRoom), x: 0, y: y, role: role, maxX: l.listWidth)
+            g.put(marker + " " + g.truncate(c.name, to: nameRoom), x: 0, y: y, role: role, maxX: l.listWidth)
             g.put(tail, x: l.listWidth - TextWidth.of(tail), y: y, role: role, maxX: l.listWidth)
         }
     }

@@ -11,11 +11,15 @@ public struct DrawnCell: Equatable, Sendable {
     /// ncursesw and tmux 3.3a. The adapter re-places the cursor after such a cell, so that a
     /// disagreement stays in the cluster's own cells.
     public let isolated: Bool
+    /// A whole emoji sequence (`EmojiWidths`), in `width` columns: more than one spacing
+    /// character, which ncursesw cannot hold in a cell; the adapter writes it itself.
+    public let whole: Bool
 
-    public init(text: String, width: Int, isolated: Bool = false) {
+    public init(text: String, width: Int, isolated: Bool = false, whole: Bool = false) {
         self.text = text
         self.width = width
         self.isolated = isolated
+        self.whole = whole
     }
 }
 
@@ -39,15 +43,20 @@ public struct DrawnCell: Equatable, Sendable {
 ///   variation selectors: nothing (WeeChat's choice for U+00AD and U+200B);
 /// - a mark with nothing to ride on: on a dotted circle `◌`; a code point the C library
 ///   calls unprintable (unassigned, noncharacter): `�`.
+///
+/// Where the terminal was found to draw emoji sequences whole (`EmojiWidths`, told by the
+/// caller, default `.safe`), an emoji sequence is one cell of the columns that terminal gives
+/// it instead; everything else is drawn as above.
 public enum TextWidth {
     /// Must run once before the first measurement (the TUI and the tests call it).
     public static let localeReady: Bool = synchat_use_utf8_locale() == 1
 
     /// The cells synchat draws for one grapheme cluster (none for a format character).
-    public static func cells(_ ch: Character) -> [DrawnCell] {
+    public static func cells(_ ch: Character, emoji: EmojiWidths = .safe) -> [DrawnCell] {
         _ = localeReady
         let scalars = ch.unicodeScalars
         if scalars.count == 1, let s = scalars.first, s.isASCII { return [DrawnCell(text: String(ch), width: 1)] }
+        if let advance = emoji.wholeAdvance(ch), advance >= 1 { return [DrawnCell(text: String(ch), width: advance, whole: true)] }
         if scalars.contains(where: isRegionalIndicator) {
             return scalars.filter(isRegionalIndicator).map { DrawnCell(text: String(Character(Unicode.Scalar($0.value - 0x1F1E6 + 0x41)!)), width: 1) }
         }
@@ -123,18 +132,18 @@ public enum TextWidth {
     }
 
     /// Columns one grapheme cluster takes: the sum of its drawn cells.
-    public static func of(_ ch: Character) -> Int {
+    public static func of(_ ch: Character, emoji: EmojiWidths = .safe) -> Int {
         if ch.isASCII { return 1 }
-        return cells(ch).reduce(0) { $0 + $1.width }
+        return cells(ch, emoji: emoji).reduce(0) { $0 + $1.width }
     }
 
-    public static func of(_ s: String) -> Int { s.reduce(0) { $0 + of($1) } }
+    public static func of(_ s: String, emoji: EmojiWidths = .safe) -> Int { s.reduce(0) { $0 + of($1, emoji: emoji) } }
 
     /// The longest prefix of `s` that fits in `columns`, with its width.
-    public static func prefix(_ s: String, fitting columns: Int) -> (String, Int) {
+    public static func prefix(_ s: String, fitting columns: Int, emoji: EmojiWidths = .safe) -> (String, Int) {
         var out = "", used = 0
         for ch in s {
-            let w = of(ch)
+            let w = of(ch, emoji: emoji)
             if used + w > columns { break }
             out.append(ch)
             used += w
@@ -143,17 +152,17 @@ public enum TextWidth {
     }
 
     /// Fits `s` in `columns`, ending with `…` when cut.
-    public static func truncate(_ s: String, to columns: Int) -> String {
+    public static func truncate(_ s: String, to columns: Int, emoji: EmojiWidths = .safe) -> String {
         guard columns > 0 else { return "" }
-        if of(s) <= columns { return s }
-        return prefix(s, fitting: columns - 1).0 + "…"
+        if of(s, emoji: emoji) <= columns { return s }
+        return prefix(s, fitting: columns - 1, emoji: emoji).0 + "…"
     }
 
     /// Word-wraps by display width; breaks inside a word only when the word alone is too wide.
-    public static func wrap(_ s: String, width: Int) -> [String] {
+    public static func wrap(_ s: String, width: Int, emoji: EmojiWidths = .safe) -> [String] {
         guard width > 0 else { return [] }
         if let lines = wrapPrintableASCII(s, width: width) { return lines }
-        return wrapCharacters(s, width: width)
+        return wrapCharacters(s, width: width, emoji: emoji)
     }
 
     /// The same wrap for text of printable ASCII only (most log lines and many messages),
@@ -188,7 +197,7 @@ public enum TextWidth {
     }
 
     /// How many rows `wrap` gives, without building them (cheap for printable ASCII).
-    public static func wrappedRowCount(_ s: String, width: Int) -> Int {
+    public static func wrappedRowCount(_ s: String, width: Int, emoji: EmojiWidths = .safe) -> Int {
         guard width > 0 else { return 0 }
         // The same greedy walk as `wrapPrintableASCII`, counting: a line is empty exactly
         // when its length (`used`, one column a byte) is 0.
@@ -196,7 +205,7 @@ public enum TextWidth {
         for word in s.utf8.split(separator: 0x20, omittingEmptySubsequences: false) {
             var n = 0
             for b in word {
-                guard b >= 0x20, b < 0x7F else { return wrap(s, width: width).count }
+                guard b >= 0x20, b < 0x7F else { return wrap(s, width: width, emoji: emoji).count }
                 n += 1
             }
             let sep = used == 0 ? 0 : 1
@@ -212,12 +221,12 @@ public enum TextWidth {
         return rows
     }
 
-    static func wrapCharacters(_ s: String, width: Int) -> [String] {
+    static func wrapCharacters(_ s: String, width: Int, emoji: EmojiWidths = .safe) -> [String] {
         var lines: [String] = []
         for paragraph in s.split(separator: "\n", omittingEmptySubsequences: false) {
             var line = "", used = 0
             for word in paragraph.split(separator: " ", omittingEmptySubsequences: false) {
-                let w = of(String(word))
+                let w = of(String(word), emoji: emoji)
                 let sep = line.isEmpty ? 0 : 1
                 if used + sep + w <= width {
                     if sep == 1 { line += " " }
@@ -227,14 +236,14 @@ public enum TextWidth {
                 }
                 if !line.isEmpty { lines.append(line); line = ""; used = 0 }
                 var rest = String(word)
-                while of(rest) > width {
-                    let (head, _) = prefix(rest, fitting: width)
+                while of(rest, emoji: emoji) > width {
+                    let (head, _) = prefix(rest, fitting: width, emoji: emoji)
                     guard !head.isEmpty else { break }
                     lines.append(head)
                     rest = String(rest.dropFirst(head.count))
                 }
                 line = rest
-                used = of(rest)
+                used = of(rest, emoji: emoji)
             }
             lines.append(line)
         }

@@ -58,6 +58,8 @@ public enum ViewInput: Equatable, Sendable {
     case paused(Bool)
     /// The clock is a server's, at this speed: no key here pauses, steps or changes it.
     case serverClock(Double)
+    /// How the terminal draws emoji sequences, found at start (`EmojiWidths`).
+    case emojiWidths(EmojiWidths)
     /// What the engine's inspector shows (its `.inspection` event, while `i` is open).
     case inspection(EngineInspection)
     /// A message written changed state: sending, failed, sent.

@@ -112,6 +112,9 @@ public enum ViewModel {
             if truth.faults != state.status.faults { state.timeline.faults(truth.faults.words, at: state.status.clock) }
             state.status.truth = truth
             return []
+        case .emojiWidths(let widths):
+            state.emojiWidths = widths
+            return []
         case .searchResults(let query, let hits):
             guard var search = state.search, search.query == query else { return [] }  // an older search's answer
             let keep = search.currentHit?.txId

@@ -109,6 +109,9 @@ public enum Focus: String, Sendable {
 
 /// The whole screen as values. The reducer changes it; `render` draws it.
 public struct ViewState: Equatable, Sendable {
+    /// How this terminal draws emoji sequences (the adapter finds it out at start); the render
+    /// lays text out with it.
+    public var emojiWidths: EmojiWidths = .safe
     public var conversations: [ConversationRow] = []
     /// Index into `conversations` of the highlighted row.
     public var selected = 0

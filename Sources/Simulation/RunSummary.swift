@@ -133,6 +133,11 @@ public struct RunSummary: Equatable, Sendable {
         }
     }
 
+    /// Byte kinds that `bytesByKind` holds beside the backend's, not part of `backendBytes`:
+    /// what the node's realtime channel and the push service carried. Their rows stand on
+    /// their own, not under `backend bytes`.
+    public static let besideBackend: Set<String> = ["push", "realtime"]
+
     /// Rows of `name, value` in a fixed order (the table and the comparison use them).
     public var rows: [(String, String)] {
         rows(kinds: requestsByKind.keys.sorted(), byteKinds: bytesByKind.keys.sorted(),
@@ -152,8 +157,9 @@ public struct RunSummary: Equatable, Sendable {
         ] + kinds.map { ("  \($0)", "\(requestsByKind[$0] ?? 0)") } + [
             ("oracle requests (floor)", "\(oracleRequests)"),
             ("backend bytes", "\(backendBytes)"),
-        ] + byteKinds.map { ("  \($0) bytes", "\(bytesByKind[$0] ?? 0)") } + [
+        ] + byteKinds.filter { !Self.besideBackend.contains($0) }.map { ("  \($0) bytes", "\(bytesByKind[$0] ?? 0)") } + [
             ("oracle bytes (floor)", "\(oracleBytes)"),
+        ] + byteKinds.filter(Self.besideBackend.contains).map { ("\($0) bytes", "\(bytesByKind[$0] ?? 0)") } + [
             ("catch-ups full", "\(catchUpFull)"),
             ("catch-ups targeted", "\(catchUpTargeted)"),
             ("catch-ups skipped", "\(catchUpSkipped)"),

@@ -129,6 +129,18 @@ public struct RunTimeline: Equatable, Sendable {
         return buckets
     }
 
+    /// The last instant anything drawn changes: a band's state (app, push, a fault, belief
+    /// lag) or a catch-up's mark. Nil when nothing changes after the start.
+    public var lastChange: Instant? {
+        var instants = marks.map(\.at)
+        instants += lifecycle.dropFirst().map(\.from) + push.dropFirst().map(\.from)
+        for span in faults + beliefLag {
+            instants.append(span.from)
+            if span.to < end { instants.append(span.to) }
+        }
+        return instants.filter { $0 > start && $0 <= end }.max()
+    }
+
     /// All backend requests of the run.
     public var totalRequests: Int { requests.last?.total ?? 0 }
 }

@@ -21,7 +21,8 @@ public enum TimelineChart {
 
     public static func svg(_ runs: [(policy: String, timeline: RunTimeline)], title: String, lane: Lane = .requests) -> String {
         let start = runs.map(\.timeline.start).min() ?? .zero
-        let end = max(runs.map(\.timeline.end).max() ?? start, start + .seconds(1))
+        let runEnd = max(runs.map(\.timeline.end).max() ?? start, start + .seconds(1))
+        let end = drawnEnd(start: start, runEnd: runEnd, lastChange: runs.compactMap(\.timeline.lastChange).max())
         let plot = width - left - right
         func x(_ t: Instant) -> Double { left + plot * Double((t - start).milliseconds) / Double((end - start).milliseconds) }
         let height = top + Double(runs.count) * panelHeight + 40
@@ -31,17 +32,36 @@ public enum TimelineChart {
         out.append(text(left, 24, title, size: 16, weight: "bold"))
         out.append(contentsOf: legend(y: 48, lane: lane))
         // The shared requests scale: the busiest bucket of any policy.
-        let bucketed = runs.map { lane == .bytes ? $0.timeline.byteBuckets(buckets) : $0.timeline.requestBuckets(buckets) }
+        let bucketed = runs.map { run in
+            var t = run.timeline
+            t.end = end  // the buckets of the drawn axis, the held tail included (nothing is made there)
+            return lane == .bytes ? t.byteBuckets(buckets) : t.requestBuckets(buckets)
+        }
         let peak = max(1, bucketed.flatMap { $0 }.max() ?? 1)
         let bucketSpan = Interval(milliseconds: (end - start).milliseconds / Int64(buckets))
         for (i, run) in runs.enumerated() {
             let y0 = top + Double(i) * panelHeight
-            out.append(contentsOf: panel(run.policy, run.timeline, bucketed[i], peak: peak, bucketSpan: bucketSpan, y0: y0, x: x, lane: lane))
+            out.append(contentsOf: panel(run.policy, run.timeline, bucketed[i], peak: peak, bucketSpan: bucketSpan, y0: y0, x: x, lane: lane,
+                                         drawnEnd: end))
         }
         out.append(contentsOf: axis(start: start, end: end, y: top + Double(runs.count) * panelHeight + 4, x: x))
         out.append("</svg>")
         return out.joined(separator: "\n") + "\n"
     }
+
+    /// Where the time axis ends: the run's end, or later when the run ended so soon after its
+    /// last change (a shrunk scenario ends just past the line it keeps) that the state it
+    /// ended in would be a sliver at the right edge. At least a tenth of the axis lies after
+    /// the last change; past the run's end each band holds the state the run ended in, drawn
+    /// paler, behind a dashed line that says where the run ended.
+    static func drawnEnd(start: Instant, runEnd: Instant, lastChange: Instant?) -> Instant {
+        guard let lastChange, lastChange > start else { return runEnd }
+        let needed = start + .milliseconds(Int64((Double((lastChange - start).milliseconds) / 0.9).rounded(.up)))
+        return max(runEnd, needed)
+    }
+
+    /// The opacity of what is drawn past the run's end: the state it ended in, held.
+    static let heldOpacity = "0.45"
 
     // Rows of a panel, from its top.
     static let faultRow = (y: 20.0, h: 24.0)
@@ -55,8 +75,9 @@ public enum TimelineChart {
     static let barsRow = (y: 106.0, h: 66.0)
 
     static func panel(_ policy: String, _ t: RunTimeline, _ buckets: [Int], peak: Int, bucketSpan: Interval, y0: Double,
-                      x: (Instant) -> Double, lane: Lane = .requests) -> [String] {
+                      x: (Instant) -> Double, lane: Lane = .requests, drawnEnd: Instant? = nil) -> [String] {
         var out: [String] = []
+        let axisEnd = max(drawnEnd ?? t.end, t.end)
         out.append(##"<rect x="4" y="\##(f(y0 + 4))" width="\##(f(width - 8))" height="\##(f(panelHeight - 8))" fill="none" stroke="#e0e0e0"/>"##)
         out.append(text(12, y0 + 20, policy, size: 14, weight: "bold"))
         let total = lane == .bytes ? "\(t.totalBytes) backend bytes" : "\(t.totalRequests) backend requests"
@@ -70,29 +91,51 @@ public enum TimelineChart {
         // row, on the first of two lanes free at its start (faults at once sit one above the
         // other); a name longer than its room is cut.
         var laneEnds = [-Double.infinity, -Double.infinity]
-        var placed: [(x0: Double, x1: Double, lane: Int, label: String)] = []
+        var placed: [(x0: Double, x1: Double, lane: Int, label: String, held: Double?)] = []
         for span in t.faults {
             let x0 = x(span.from), x1 = max(x(span.to), x0 + 2)
-            out.append(##"<rect x="\##(f(x0))" y="\##(f(y0 + faultRow.y))" width="\##(f(x1 - x0))" height="\##(f(barsRow.y + barsRow.h - faultRow.y))" fill="#e53935" fill-opacity="0.07"/>"##)
+            // A fault still on when the run ended is held to the axis's end, paler.
+            let held = span.to >= t.end && axisEnd > t.end ? x(axisEnd) : nil
+            out.append(##"<rect x="\##(f(x0))" y="\##(f(y0 + faultRow.y))" width="\##(f((held ?? x1) - x0))" height="\##(f(barsRow.y + barsRow.h - faultRow.y))" fill="#e53935" fill-opacity="0.07"/>"##)
             let lane = laneEnds.firstIndex { $0 <= x0 } ?? (laneEnds[0] <= laneEnds[1] ? 0 : 1)
-            laneEnds[lane] = x1
-            placed.append((x0, x1, lane, span.value))
+            laneEnds[lane] = held ?? x1
+            placed.append((x0, x1, lane, span.value, held))
         }
-        for (i, p) in placed.enumerated() {
+        for p in placed {
             let laneY = y0 + faultRow.y + Double(p.lane) * (faultRow.h / 2)
-            out.append(##"<rect x="\##(f(p.x0))" y="\##(f(laneY))" width="\##(f(p.x1 - p.x0))" height="\##(f(faultRow.h / 2 - 1))" fill="#e53935" fill-opacity="0.35"/>"##)
-            // Room for the name: up to the next bar on its lane, or the plot's end.
-            let next = placed[(i + 1)...].first { $0.lane == p.lane }?.x0 ?? (width - right)
-            let chars = Int((next - p.x0 - 4) / 6)
-            guard chars >= 2 else { continue }
-            let label = p.label.count <= chars ? p.label : String(p.label.prefix(chars - 1)) + "…"
-            out.append(text(p.x0 + 2, laneY + faultRow.h / 2 - 3, label, size: 9, fill: "#7f0000"))
+            out.append(##"<rect x="\##(f(p.x0))" y="\##(f(laneY))" width="\##(f(p.x1 - p.x0))" height="\##(f(faultRow.h / 2 - 1))" fill="#e53935" fill-opacity="0.35"><title>\##(escape(p.label))</title></rect>"##)
+            if let held = p.held {
+                out.append(##"<rect x="\##(f(p.x1))" y="\##(f(laneY))" width="\##(f(held - p.x1))" height="\##(f(faultRow.h / 2 - 1))" fill="#e53935" fill-opacity="0.16"/>"##)
+            }
+            // The name stays inside its own bar (a name past the bar's end would read as a
+            // longer fault): cut to fit with `…`, or left to the bar's tooltip.
+            if let label = fitted(p.label, in: (p.held ?? p.x1) - p.x0 - 4, size: 9) {
+                out.append(text(p.x0 + 2, laneY + faultRow.h / 2 - 3, label, size: 9, fill: "#7f0000"))
+            }
         }
         for span in t.lifecycle {
             out.append(band(x(span.from), x(span.to), y0 + lifecycleRow.y, lifecycleRow.h, lifecycleColours[span.value] ?? "#cccccc"))
         }
         for span in t.push {
             out.append(band(x(span.from), x(span.to), y0 + pushRow.y, pushRow.h, pushColours[span.value] ?? "#cccccc"))
+        }
+        if axisEnd > t.end {
+            // The state the run ended in, held to the axis's end, paler.
+            let last = [(t.lifecycle.last.map { ($0.to, lifecycleColours[$0.value] ?? "#cccccc") }, lifecycleRow),
+                        (t.push.last.map { ($0.to, pushColours[$0.value] ?? "#cccccc") }, pushRow)]
+            for (span, row) in last {
+                guard let (to, fill) = span, to >= t.end else { continue }
+                out.append(band(x(t.end), x(axisEnd), y0 + row.y, row.h, fill).replacingOccurrences(of: "/>", with: ##" fill-opacity="\##(heldOpacity)"/>"##))
+            }
+            if let lag = t.beliefLag.last, lag.to >= t.end {
+                out.append(##"<rect x="\##(f(x(t.end)))" y="\##(f(y0 + lagRow.y))" width="\##(f(x(axisEnd) - x(t.end)))" height="\##(f(lagRow.h))" fill="\##(lagColour)" fill-opacity="\##(heldOpacity)"/>"##)
+            }
+            let xe = x(t.end)
+            out.append(##"<line x1="\##(f(xe))" y1="\##(f(y0 + faultRow.y - 4))" x2="\##(f(xe))" y2="\##(f(y0 + barsRow.y + barsRow.h))" stroke="#424242" stroke-dasharray="3 3"/>"##)
+            // The note on the side of the line that has room for it.
+            let note = "run ends: its last state, held", room = x(axisEnd) - xe
+            let right = SVGTextWidth.of(note, size: 9) + 6 <= room
+            out.append(text(right ? xe + 3 : xe - 3, y0 + 14, note, size: 9, fill: "#424242", anchor: right ? "start" : "end"))
         }
         for span in t.beliefLag {
             let x0 = x(span.from), x1 = max(x(span.to), x0 + 2)
@@ -113,6 +156,19 @@ public enum TimelineChart {
             out.append(##"<rect x="\##(f(left + Double(i) * w + 0.5))" y="\##(f(baseY - h))" width="\##(f(max(1, w - 1)))" height="\##(f(h))" fill="#5c6bc0"/>"##)
         }
         return out
+    }
+
+    /// `label` cut to fit `room` pixels of text at `size` (with `…`), or nil when not even
+    /// three characters and the ellipsis fit (`SVGTextWidth`: the font's own advances).
+    static func fitted(_ label: String, in room: Double, size: Double) -> String? {
+        if SVGTextWidth.of(label, size: size) <= room { return label }
+        var cut = String(label.prefix(label.count - 1))
+        while cut.count >= 3 {
+            let candidate = cut.trimmingTrailingSpaces + "…"
+            if SVGTextWidth.of(candidate, size: size) <= room { return candidate }
+            cut.removeLast()
+        }
+        return nil
     }
 
     static func band(_ x0: Double, _ x1: Double, _ y: Double, _ h: Double, _ colour: String) -> String {
@@ -209,4 +265,12 @@ public enum TimelineChart {
     }
 
     static func f(_ v: Double) -> String { String(format: "%.1f", v) }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var s = Substring(self)
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
 }

@@ -18,6 +18,14 @@ public final class Terminal {
     private let theme: Theme
     private var pairs: [Role: (attrs: attr_t, pair: Int16)] = [:]
     public private(set) var isOpen = false
+    /// What `--emoji` asks for; the probe at `open` answers it (`TerminalProbe`).
+    public var emojiRequest = TerminalProbe.Request.auto
+    /// What the probe found: how emoji sequences are drawn here, and the line that says so.
+    public private(set) var emoji = TerminalProbe.Finding(widths: .safe, enableClustering: false, report: "terminal: not asked yet")
+    /// Until when (uptime, ns) replies the probe stopped waiting for may still come in as keys.
+    private var lateRepliesUntil: UInt64 = 0
+    /// The SGR sequence of each role, for what the adapter writes itself (whole emoji sequences).
+    private var sgr: [Role: String] = [:]
 
     public init(theme: Theme) {
         self.theme = theme
@@ -42,9 +50,19 @@ public final class Terminal {
             throw OpenError(description: "unknown terminal type TERM=\(shown)")
         }
         _ = TextWidth.localeReady
+        // Asked before curses takes the terminal: its replies are read here, not as keys.
+        let (finding, typed) = TerminalProbe.run(emojiRequest, input: STDIN_FILENO, output: STDOUT_FILENO)
+        emoji = finding
+        CastRecorder.tellRecorder(finding, request: emojiRequest)
+        if emojiRequest != .safe, finding.report.contains("no answer") {
+            lateRepliesUntil = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        }
         guard let s = synchat_newterm() else {
             throw OpenError(description: "unknown terminal type TERM=\(shown)")
         }
+        // Keys typed while the probe waited go to curses, as if they came now (its input is a stack).
+        for scalar in String(decoding: typed, as: UTF8.self).unicodeScalars.reversed() { _ = unget_wch(wchar_t(bitPattern: scalar.value)) }
+        if finding.enableClustering { writeRaw("\u{1B}[?2027h") }
         screen = s
         set_term(s)
         window = synchat_stdscr()
@@ -77,6 +95,7 @@ public final class Terminal {
         isOpen = false
         if titleShown != nil { writeRaw("\u{1B}[23;0t") }  // the title as it was, where the terminal keeps a stack
         endwin()
+        if emoji.enableClustering { writeRaw("\u{1B}[?2027l") }  // as it was before the probe switched it on
         if let screen { delscreen(screen) }
         screen = nil
     }
@@ -161,12 +180,39 @@ public final class Terminal {
             default: return nil
             }
         }
+        if wch == 27, DispatchTime.now().uptimeNanoseconds < lateRepliesUntil, swallowedLateReply() { return nil }
         if let key = Key.control(byte: UInt32(wch)) { return .key(key) }
         switch wch {
         default:
             guard let scalar = UnicodeScalar(UInt32(wch)), wch >= 32 else { return nil }
             return .key(.char(Character(scalar)))
         }
+    }
+
+    /// After an ESC while the probe's replies may still come late (it stopped waiting for them):
+    /// whether what follows was one of them, read and dropped. Anything else is given back to
+    /// curses as it came, and the ESC is a key.
+    private func swallowedLateReply() -> Bool {
+        guard let window else { return false }
+        wtimeout(window, 0)
+        var taken: [UInt32] = []
+        var replies = TerminalReplies()
+        replies.feed([0x1B])
+        while taken.count < TerminalReplies.longest {
+            var next: wint_t = 0
+            guard wget_wch(window, &next) != ERR else { break }
+            taken.append(UInt32(next))
+            guard next < 0x80 else { break }
+            replies.feed([UInt8(next)])
+            if (0x40...0x7E).contains(next), taken.count > 1 { break }
+        }
+        // A whole sequence that was no key (nothing of it given back) was a reply.
+        if let last = taken.last, (0x40...0x7E).contains(last), taken.count > 1, replies.leftover.isEmpty {
+            if replies.fenced { lateRepliesUntil = 0 }  // the last of them
+            return true
+        }
+        for c in taken.reversed() { _ = unget_wch(wchar_t(bitPattern: c)) }
+        return false
     }
 
     /// Draws a frame: only the cells that changed are written, each on its own at its column
@@ -179,6 +225,10 @@ public final class Terminal {
     /// written in a refresh of its own, followed by an absolute cursor move to where the grid
     /// says it ends, so that no disagreement moves any other cell (ratatui's crossterm backend
     /// moves the cursor before any cell that does not follow the last one written).
+    ///
+    /// A whole emoji sequence (`Cell.whole`) is more than curses can hold in a cell: curses is
+    /// given braille blanks there, and the adapter writes the sequence itself after the
+    /// frame, with an absolute cursor move after it, in every row the frame wrote.
     public func draw(_ grid: Grid) {
         guard window != nil else { return }
         let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
@@ -188,13 +238,14 @@ public final class Terminal {
         // most of the frame's time (issue 16).
         let before = full ? nil : previous
         var isolated: [(x: Int, y: Int, cell: Cell)] = []
+        var rows = Set<Int>()
         grid.cells.withUnsafeBufferPointer { now in
             (before?.cells ?? []).withUnsafeBufferPointer { old in
-                put(now[...], from: 0, comparedWith: old.isEmpty ? nil : old[...], width: grid.width, height: grid.height, isolated: &isolated)
+                put(now[...], from: 0, comparedWith: old.isEmpty ? nil : old[...], width: grid.width, height: grid.height, isolated: &isolated, rows: &rows)
             }
         }
         previous = grid
-        show(isolated, width: grid.width, height: grid.height)
+        show(isolated, wholeIn: rows, of: grid)
     }
 
     /// Changes the last frame in place, when `change` can (see `Render.redraw`), and writes
@@ -209,25 +260,32 @@ public final class Terminal {
             return false
         }
         var isolated: [(x: Int, y: Int, cell: Cell)] = []
+        var changed = Set<Int>()
         for (y, before) in rows {
             grid.row(y).withUnsafeBufferPointer { now in
                 before.withUnsafeBufferPointer { old in
-                    put(now[...], from: y * grid.width, comparedWith: old[...], width: grid.width, height: grid.height, isolated: &isolated)
+                    put(now[...], from: y * grid.width, comparedWith: old[...], width: grid.width, height: grid.height, isolated: &isolated, rows: &changed)
                 }
             }
         }
         previous = grid
-        show(isolated, width: grid.width, height: grid.height)
+        show(isolated, wholeIn: changed, of: grid)
         return true
     }
 
     /// Puts the cells of `now` (the screen's cells from index `start` on) that differ from
-    /// `old` (all of them without it); isolated cells are kept for `show`.
+    /// `old` (all of them without it); isolated cells are kept for `show`, and the rows
+    /// written in `rows`. A whole emoji sequence's cells hold braille blanks (U+2800) for
+    /// curses: never the blank it would compare the next frame's with, and no character curses
+    /// would print again to move its cursor over them.
     private func put(_ now: UnsafeBufferPointer<Cell>.SubSequence, from start: Int, comparedWith old: UnsafeBufferPointer<Cell>.SubSequence?,
-                     width: Int, height: Int, isolated: inout [(x: Int, y: Int, cell: Cell)]) {
+                     width: Int, height: Int, isolated: inout [(x: Int, y: Int, cell: Cell)], rows: inout Set<Int>) {
         for i in now.indices where now[i].width != 0 && (old.map { $0[$0.startIndex + (i - now.startIndex)] != now[i] } ?? true) {
             let cell = now[i], at = start + (i - now.startIndex), x = at % width, y = at / width
-            if cell.isolated {
+            rows.insert(y)
+            if cell.whole {
+                for k in 0..<Int(cell.width) where x + k < width { put(Cell("\u{2800}", role: cell.role), x: x + k, y: y, last: false) }
+            } else if cell.isolated {
                 isolated.append((x, y, cell))
                 put(Cell(" ", role: cell.role), x: x, y: y, last: false)
             } else {
@@ -236,9 +294,13 @@ public final class Terminal {
         }
     }
 
-    /// Shows the frame, then the isolated cells one by one, each after the cells around it.
-    private func show(_ isolated: [(x: Int, y: Int, cell: Cell)], width: Int, height: Int) {
+    /// Shows the frame, then the isolated cells one by one, each after the cells around it,
+    /// then every whole emoji sequence of the rows written (`wholeIn`), changed or not: curses
+    /// writes a row's unchanged cells again when that is cheaper than moving its cursor over
+    /// them, and for a sequence's cells it would write its braille blanks.
+    private func show(_ isolated: [(x: Int, y: Int, cell: Cell)], wholeIn rows: Set<Int>, of grid: Grid) {
         guard let window else { return }
+        let width = grid.width, height = grid.height
         wnoutrefresh(window)
         doupdate()
         for (x, y, cell) in isolated {
@@ -246,6 +308,16 @@ public final class Terminal {
             wnoutrefresh(window)
             doupdate()
             synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), width - 1)))
+        }
+        guard grid.emoji.whole else { return }
+        for y in rows.sorted() {
+            for x in 0..<width where grid[x, y].whole {
+                // Curses cannot hold it in a cell: written here, at its place, in its role's
+                // colours, then the attributes reset as curses leaves them after a refresh.
+                let cell = grid[x, y]
+                writeRaw("\u{1B}[\(y + 1);\(x + 1)H" + (sgr[cell.role] ?? "\u{1B}[0m") + String(cell.character) + "\u{1B}[0m")
+                synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), width - 1)))
+            }
         }
     }
 
@@ -296,6 +368,7 @@ public final class Terminal {
                 next += 1
             }
             pairs[role] = (attrs, pair)
+            sgr[role] = style.sgr(colours: useColour ? Int(synchat_colors()) : 0)
         }
     }
 

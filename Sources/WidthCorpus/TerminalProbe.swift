@@ -72,6 +72,30 @@ public enum TerminalProbe {
         return lines.map { Int($0) }
     }
 
+    /// What the terminal holds after each of `strings` is printed raw (`printf`), as tmux's
+    /// `capture-pane` gives it back: a pane may keep less of a long sequence than it was given
+    /// (tmux 3.3a keeps at most 21 bytes in a cell). One string a row of a pane of a private
+    /// tmux server.
+    public static func heldInTmux(_ strings: [String], width: Int = 250) throws -> [String] {
+        guard !strings.isEmpty else { return [] }
+        let dir = NSTemporaryDirectory() + "synchat-held-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try (strings.joined(separator: "\r\n") + "\r\nEND").write(toFile: dir + "/held.txt", atomically: true, encoding: .utf8)
+        let tmux = Tmux(tag: "held")
+        defer { tmux.close() }
+        try tmux.start(width: width, height: strings.count + 2, argv: ["sh", "-c", "printf '\\033[H\\033[2J'; cat \(dir)/held.txt; sleep 60"])
+        guard Tmux.poll(seconds: 20, until: { tmux.capture().contains("END") }) else {
+            throw Corpus.FormatError(description: "tmux did not show the strings printed raw")
+        }
+        let rows = tmux.capture().split(separator: "\n", omittingEmptySubsequences: false).map { row -> String in
+            var r = Substring(row)
+            while r.last == " " { r = r.dropLast() }
+            return String(r)
+        }
+        return Array(rows.prefix(strings.count))
+    }
+
     /// One string a line; each scalar as `\u{HEX}` so that no line holds a line break.
     public static func encode(_ strings: [String]) -> String {
         strings.map { $0.unicodeScalars.map { "\\u{" + String($0.value, radix: 16) + "}" }.joined() }.joined(separator: "\n") + "\n"

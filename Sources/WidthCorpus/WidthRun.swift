@@ -29,6 +29,9 @@ public struct WidthRun {
     public var nameGap = 3.0
     /// Contacts renamed per round of names (the first is the open conversation).
     public static let contacts = 8
+    /// What synchat is given as `--emoji`: `auto` (it asks tmux: measured widths there, emoji
+    /// sequences whole) or `safe` (split as every terminal draws alike).
+    public var emoji = "auto"
 
     public init(binary: String, probe: [String], entries: [CorpusEntry], width: Int, height: Int) {
         self.binary = binary
@@ -88,11 +91,11 @@ public struct WidthRun {
     /// Plays a scenario file as it is (the hostile one, say) with the conversation of `open`
     /// shown, and judges every settled screen on the layout alone. Returns the screens and the
     /// broken ones with their problems.
-    public static func playFile(binary: String, probe: [String], scenario: String, width: Int, height: Int, speed: Int,
+    public static func playFile(binary: String, probe: [String], scenario: String, width: Int, height: Int, speed: Int, emoji: String = "auto",
                                 until done: (String) -> Bool) throws -> (screens: Int, broken: [String]) {
         let tmux = Tmux(tag: "widths-file")
         defer { tmux.close() }
-        let pid = try tmux.startStoppable(width: width, height: height, argv: [binary, "--ephemeral", "--speed", "\(speed)", "--scenario", scenario])
+        let pid = try tmux.startStoppable(width: width, height: height, argv: [binary, "--ephemeral", "--emoji", emoji, "--speed", "\(speed)", "--scenario", scenario])
         guard Tmux.poll(seconds: 30, until: { tmux.capture().contains("Conversations") }) else {
             throw Corpus.FormatError(description: "synchat did not start in tmux: \(tmux.capture())")
         }
@@ -110,9 +113,8 @@ public struct WidthRun {
         }
         tmux.keys("q")
         var judge = ScreenJudge(width: width, height: height, advance: [:], expected: [:])
-        let missing = screens.reduce(into: Set<UInt32>()) { $0.formUnion(judge.unmeasured($1)) }.sorted()
-        let advances = try TerminalProbe.measureInTmux(missing.map { String(Character(Unicode.Scalar($0)!)) }, probe: probe)
-        for (s, a) in zip(missing, advances) { judge.advance[s] = a ?? 1 }
+        judge.joinersAllowed = emoji != "safe"
+        try judge.measure(screens, probe: probe)
         let broken = screens.compactMap { s -> String? in
             let v = judge.judge(s)
             return v.broken ? v.problems.joined(separator: "\n") + "\n" + s : nil
@@ -130,7 +132,7 @@ public struct WidthRun {
         try text.write(toFile: dir + "/widths.scenario", atomically: true, encoding: .utf8)
         let tmux = Tmux(tag: "widths")
         defer { tmux.close() }
-        let pid = try tmux.startStoppable(width: width, height: height, argv: [binary, "--ephemeral", "--speed", "\(speed)", "--scenario", dir + "/widths.scenario"])
+        let pid = try tmux.startStoppable(width: width, height: height, argv: [binary, "--ephemeral", "--emoji", emoji, "--speed", "\(speed)", "--scenario", dir + "/widths.scenario"])
         guard Tmux.poll(seconds: 30, until: { tmux.capture().contains("Conversations") }) else {
             throw Corpus.FormatError(description: "synchat did not start in tmux: \(tmux.capture())")
         }
@@ -162,12 +164,8 @@ public struct WidthRun {
         tmux.keys("q")
         // Measure, on the terminal, every character the screens hold.
         var judge = ScreenJudge(width: width, height: height, advance: [:], expected: expected)
-        var missing = Set<UInt32>()
-        for s in screens { missing.formUnion(judge.unmeasured(s)) }
-        for e in expected.values { missing.formUnion(judge.unmeasured(e.body + (e.senders ?? []).joined())) }
-        let scalars = missing.sorted()
-        let advances = try TerminalProbe.measureInTmux(scalars.map { String(Character(Unicode.Scalar($0)!)) }, probe: probe)
-        for (s, a) in zip(scalars, advances) { judge.advance[s] = a ?? 1 }
+        judge.joinersAllowed = emoji != "safe"
+        try judge.measure(screens, originals: expected.values.map { $0.body + ($0.senders ?? []).joined() }, probe: probe)
         // Judge.
         var result = Result()
         result.strings = entries.count

@@ -68,6 +68,12 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: "Profile kept in $XDG_DATA_HOME/synchat/NAME.sqlite: history, learned push state, world (default profile: default).")
     var profile: String?
 
+    @Option(name: .long, help: ArgumentHelp("Record the session as an asciicast v2 file (what the terminal received, with its timing; asciinema's player plays it), with safe emoji widths unless --emoji or SYNCHAT_EMOJI says otherwise.", valueName: "FILE"))
+    var cast: String?
+
+    @Option(name: .long, help: ArgumentHelp("Emoji sequences: auto asks the terminal (grapheme clustering, else measured widths, else safe), full draws them whole, safe splits them as every terminal draws alike (default auto, or $SYNCHAT_EMOJI).", valueName: "auto|full|safe"))
+    var emoji: String?
+
     func validate() throws {
         _ = try seedText.map(CommandLineNumber.seed)
         _ = try CommandLineNumber.speed(speedText ?? "10")
@@ -96,6 +102,7 @@ struct Chat: ParsableArguments {
         guard SyncPolicy.named(policy) != nil else {
             throw ValidationError("--policy \(policy): expected naive, seed or adaptive")
         }
+        _ = try emojiRequest()
         if let mode, NotificationMode(rawValue: mode) == nil {
             throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
         }
@@ -111,6 +118,7 @@ struct Chat: ParsableArguments {
     }
 
     func run() throws {
+        if let cast { try recordCast(cast) }
         let seed = try seedText.map(CommandLineNumber.seed)
         if let server = remote.server, let user = joining.user { return try runOnServer(server, user: user) }
         let speed = try CommandLineNumber.speed(speedText ?? "10")
@@ -153,6 +161,7 @@ struct Chat: ParsableArguments {
         app.bell = bell
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
+        terminal.emojiRequest = try emojiRequest()
         do {
             try terminal.open()
         } catch let e as Terminal.OpenError {

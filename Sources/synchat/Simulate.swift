@@ -74,6 +74,8 @@ struct Simulate: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write a tester's report into this new or empty folder: the scenario, its event log, the comparison, the chart and a README on replaying it.", valueName: "DIR"))
     var report: String?
 
+    @OptionGroup var castOptions: CastOptions
+
     /// The invariants `--until-invariant` names, as the fuzzer checks them.
     static let shrinkInvariants: [(String, Violation.Kind)] = [("lost", .lost), ("duplicate", .duplicates), ("false-unreliable", .falseUnreliable)]
 
@@ -98,6 +100,9 @@ struct Simulate: ParsableCommand {
             throw ValidationError("--report writes the event log, the comparison and the chart itself: give it --scenario and --policy (not --compare, --events, --chart, --format or --matrix)")
         }
         if let policy, SyncPolicy.named(policy) == nil { throw ValidationError("--policy \(policy): expected naive, seed or adaptive") }
+        if castOptions.cast != nil, compare || events || chart != nil || report != nil || shrink || matrix || matrixCell != nil || format != .table {
+            throw ValidationError("--cast draws one run's screen: give it --scenario and --policy (not --compare, --events, --chart, --report, --shrink, --format or --matrix)")
+        }
         if compare && events { throw ValidationError("--events prints one run's log: use it with --policy, not --compare") }
         guard HistoryChoice(rawValue: store) != nil else { throw ValidationError("--store \(store): expected auto, memory or disk") }
         guard TimelineChart.Lane(rawValue: chartLane) != nil else { throw ValidationError("--chart-lane \(chartLane): expected requests or bytes") }
@@ -134,6 +139,7 @@ struct Simulate: ParsableCommand {
         if matrix { return try runMatrix() }
         if shrink { return try runShrink() }
         if let report { return try runReport(into: report) }
+        if castOptions.cast != nil { return try runCast(castOptions) }
         let policies = compare ? SyncPolicy.all : [SyncPolicy.named(policy ?? "adaptive")!]
         // The log is kept only to be printed or drawn: the measures do not need it.
         let summaries = try simulated(policies, keepsLog: events || chart != nil)

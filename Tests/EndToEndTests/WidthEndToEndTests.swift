@@ -101,11 +101,12 @@ struct WidthEndToEndTests {
         }
     }
 
-    @Test("every sampled string as a body and as a display name, in tmux: no broken screen, every message readable", .timeLimit(.minutes(3)),
-          arguments: [(120, 36), (80, 24)])
-    func corpusInTmux(size: (Int, Int)) throws {
+    @Test("every sampled string as a body and as a display name, in tmux: no broken screen, every message readable; emoji whole at the widths measured in tmux, and split (--emoji safe)", .timeLimit(.minutes(3)),
+          arguments: [(120, 36, "auto"), (80, 24, "safe")])
+    func corpusInTmux(size: (Int, Int, String)) throws {
         var run = WidthRun(binary: TmuxSession.binary, probe: Self.probe, entries: try Self.sample(), width: size.0, height: size.1)
         run.speed = 20
+        run.emoji = size.2
         let r = try run.run()
         #expect(r.screens > 100, "too few screens captured: \(r.screens)")
         #expect(r.broken == 0, "\(r.broken) of \(r.screens) screens broken: \(r.problems)\n\(r.examples.prefix(2).joined(separator: "\n\n"))")
@@ -114,12 +115,12 @@ struct WidthEndToEndTests {
         #expect(r.unseen.count <= r.strings / 50, "messages never seen whole: \(r.unseen)")
     }
 
-    @Test("Scenarios/hostile.scenario passes the same judge on every screen, at 120x36 and 80x24", .timeLimit(.minutes(2)),
-          arguments: [(120, 36), (80, 24)])
-    func hostile(size: (Int, Int)) throws {
+    @Test("Scenarios/hostile.scenario passes the same judge on every screen, at 120x36 (emoji whole, measured) and 80x24 (--emoji safe)", .timeLimit(.minutes(2)),
+          arguments: [(120, 36, "auto"), (80, 24, "safe")])
+    func hostile(size: (Int, Int, String)) throws {
         let scenario = TmuxSession.packageRoot.appendingPathComponent("Scenarios/hostile.scenario").path
         let (screens, broken) = try WidthRun.playFile(binary: TmuxSession.binary, probe: Self.probe, scenario: scenario,
-                                                      width: size.0, height: size.1, speed: 30) { $0.range(of: #"d1 08:0[3-9]"#, options: .regularExpression) != nil }
+                                                      width: size.0, height: size.1, speed: 30, emoji: size.2) { $0.range(of: #"d1 08:0[3-9]"#, options: .regularExpression) != nil }
         #expect(screens > 10)
         #expect(broken.isEmpty, "\(broken.count) of \(screens) screens broken; the first:\n\(broken.first ?? "")")
     }

@@ -1,0 +1,109 @@
+import ChatUI
+import Foundation
+import Testing
+import TerminalUI
+
+/// The probe's reading of the terminal's replies, as a pure function of the bytes that came
+/// back: whole, a byte at a time, with keys and garbage between them.
+@Suite("The terminal probe: replies read from bytes")
+struct TerminalProbeTests {
+    static func cpr(_ columns: [Int]) -> String { columns.map { "\u{1B}[7;\($0 + 1)R" }.joined() }
+    /// What tmux 3.3a answered: no DECRQM, a cursor report after each sample, DA1.
+    static let tmux = cpr([2, 2, 4, 2, 1, 1, 2, 1, 4]) + "\u{1B}[?1;2c"
+    /// What foot 1.13 answered: mode 2027 not recognised (0), the reports, DA1.
+    static let foot = "\u{1B}[?2027;0$y" + cpr([2, 2, 4, 6, 1, 1, 2, 3, 6]) + "\u{1B}[?62;4;22c"
+
+    static func replies(_ chunks: [String]) -> TerminalReplies {
+        var r = TerminalReplies()
+        for c in chunks { r.feed(Array(c.utf8)) }
+        r.finish()
+        return r
+    }
+
+    @Test("tmux 3.3a's answers: no clustering, widths measured (a joined emoji adds nothing); foot 1.13's: mode 2027 unknown to it, widths summed")
+    func judges() {
+        let t = TerminalProbe.decide(.auto, Self.replies([Self.tmux]))
+        #expect(t.widths == .measured(EmojiAdvances(flag: 2, modifier: 2, joined: true, presentation: 1, keycap: 1, tag: 2)))
+        #expect(t.report.contains("mode 2027 not answered") && !t.enableClustering)
+        let f = TerminalProbe.decide(.auto, Self.replies([Self.foot]))
+        #expect(f.widths == .measured(EmojiAdvances(flag: 2, modifier: 2, joined: false, presentation: 1, keycap: 1, tag: 2)))
+        #expect(f.report.contains("mode 2027 answered 0"))
+    }
+
+    @Test("a terminal with grapheme clustering: on (1) or always (3) it is used; off (2) it is switched on, and off again at exit")
+    func clustering() {
+        for (ps, enable) in [(1, false), (3, false), (2, true)] {
+            let found = TerminalProbe.decide(.auto, Self.replies(["\u{1B}[?2027;\(ps)$y" + Self.cpr([2, 2, 2, 2, 2, 2, 2, 2, 2]) + "\u{1B}[?65;1c"]))
+            #expect(found.widths == .clusters && found.enableClustering == enable, "Ps \(ps)")
+        }
+        // Always off (4): measured like any other.
+        #expect(TerminalProbe.decide(.auto, Self.replies(["\u{1B}[?2027;4$y" + Self.tmux])).widths != .clusters)
+    }
+
+    @Test("replies split anywhere, a byte per read, read the same")
+    func split() {
+        for whole in [Self.tmux, Self.foot] {
+            let bytes = Array(whole.utf8)
+            var r = TerminalReplies()
+            for b in bytes { r.feed([b]) }
+            r.finish()
+            #expect(r == Self.replies([whole]))
+            for cut in stride(from: 1, to: bytes.count, by: 3) {
+                var s = TerminalReplies()
+                s.feed(bytes[..<cut])
+                s.feed(bytes[cut...])
+                s.finish()
+                #expect(s == r, "cut at \(cut)")
+            }
+        }
+    }
+
+    @Test("keys typed meanwhile are given back as they came (letters, an arrow, Alt-x, a lone Escape); replies are never keys")
+    func keysBetween() {
+        let first = Self.cpr([2, 2, 4, 2]), rest = Self.cpr([1, 1, 2, 1, 4]) + "\u{1B}[?1;2c"
+        let r = Self.replies(["ab\u{1B}[A", first + "\u{1B}x", rest + "q\u{1B}"])
+        #expect(r.leftover == Array("ab\u{1B}[A\u{1B}xq\u{1B}".utf8))
+        #expect(r.fenced && r.columns == [2, 2, 4, 2, 1, 1, 2, 1, 4])
+    }
+
+    @Test("garbage and hostile bytes: a number too big, too many parameters, a reply cut off, controls inside a sequence, no DA1 at all: never a width, never a hang, never a key that was a reply")
+    func hostile() {
+        let big = Self.replies(["\u{1B}[7;99999999R\u{1B}[?1;2c"])
+        #expect(big.columns.isEmpty && big.leftover.isEmpty && big.fenced)
+        let long = Self.replies(["\u{1B}[" + String(repeating: "1;", count: 40) + "R" + "\u{1B}[?1;2c"])
+        #expect(long.columns.isEmpty && long.fenced)
+        #expect(!Self.replies(["\u{1B}[?1;2"]).fenced)  // cut off: no fence, dropped
+        #expect(Self.replies(["\u{1B}[?1;2"]).leftover.isEmpty)
+        let control = Self.replies(["\u{1B}[7\n;3R"])
+        #expect(control.columns.isEmpty)
+        #expect(TerminalProbe.decide(.auto, Self.replies([""])).widths == .safe)
+        #expect(TerminalProbe.decide(.auto, Self.replies(["\u{1B}[?1;2c"])).widths == .safe)  // fenced, no reports
+        #expect(TerminalProbe.decide(.auto, Self.replies([Self.cpr([2, 2, 4, 2, 1, 1, 2, 1, 4])])).widths == .safe)  // no fence
+        let noise = Self.replies([String(decoding: (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }, as: UTF8.self)])
+        _ = TerminalProbe.decide(.auto, noise)  // any bytes: an answer, never a trap
+    }
+
+    @Test("widths the layout does not understand, or that do not add up, keep the safe layout, and say why")
+    func notUnderstood() {
+        let odd = [
+            [1, 2, 4, 2, 1, 1, 2, 1, 4],  // an emoji alone in one column
+            [2, 2, 3, 2, 1, 1, 2, 1, 4],  // a skin tone of one column
+            [2, 2, 4, 4, 1, 1, 2, 1, 4],  // three joined in four
+            [2, 2, 4, 2, 1, 1, 2, 1, 6],  // the check does not add up
+        ]
+        for columns in odd {
+            let found = TerminalProbe.decide(.auto, Self.replies([Self.cpr(columns) + "\u{1B}[?1;2c"]))
+            #expect(found.widths == .safe && found.report.contains("not understood"), "\(columns): \(found.report)")
+        }
+    }
+
+    @Test("--emoji safe asks nothing; --emoji full draws whole in cell pairs whatever the answer")
+    func requests() {
+        #expect(TerminalProbe.decide(.safe, Self.replies([Self.tmux])).widths == .safe)
+        #expect(TerminalProbe.decide(.full, Self.replies([""])).widths == .clusters)
+        #expect(TerminalProbe.query(measuring: false) == Array("\u{1B}[?2027$p\u{1B}[c".utf8))
+        let q = String(decoding: TerminalProbe.query(measuring: true), as: UTF8.self)
+        #expect(q.hasPrefix("\u{1B}[?2027$p") && q.hasSuffix("\r\u{1B}[2K\u{1B}[c"))
+        #expect(q.components(separatedBy: "\u{1B}[6n").count - 1 == TerminalProbe.samples.count)
+    }
+}
