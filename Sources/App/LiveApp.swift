@@ -60,8 +60,13 @@ public final class LiveApp {
         didSet { state.bellEnabled = bell }
     }
 
+    /// The wall clock, in nanoseconds: the system's monotonic clock, or a test's.
+    private let wallClock: () -> UInt64
+
     public init(session: LiveSession, player: ScriptPlayer? = nil, speed: Double, eventLog: ((String) -> Void)? = nil,
-                recorder: SessionRecording? = nil, memory: MemoryStore? = nil, keys: KeyMap = .standard) {
+                recorder: SessionRecording? = nil, memory: MemoryStore? = nil, keys: KeyMap = .standard,
+                wallClock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+        self.wallClock = wallClock
         self.session = session
         self.player = player
         self.recorder = recorder
@@ -69,7 +74,7 @@ public final class LiveApp {
         self.speed = speed
         self.eventLog = eventLog
         player?.continuesLive = true  // a played scenario hands over to the live world at its end
-        anchorWall = DispatchTime.now().uptimeNanoseconds
+        anchorWall = wallClock()
         anchorVirtual = session.scheduler.now
         // What the engine did before the screen opened (the launch) goes to the log too.
         pending = session.log
@@ -113,14 +118,14 @@ public final class LiveApp {
     /// The virtual instant that corresponds to the wall clock now.
     private var virtualNow: Instant {
         guard !paused else { return anchorVirtual }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - anchorWall) / 1_000_000
+        let elapsed = Double(wallClock() - anchorWall) / 1_000_000
         return anchorVirtual + .milliseconds(Int64(elapsed * speed))
     }
 
     private func setSpeed(_ s: Double) {
         if let fixed = session.fixedSpeed { return fixedClock(fixed) }
         anchorVirtual = virtualNow
-        anchorWall = DispatchTime.now().uptimeNanoseconds
+        anchorWall = wallClock()
         speed = s
     }
 
@@ -132,7 +137,7 @@ public final class LiveApp {
     private func togglePause() {
         if let fixed = session.fixedSpeed { return fixedClock(fixed) }
         anchorVirtual = virtualNow
-        anchorWall = DispatchTime.now().uptimeNanoseconds
+        anchorWall = wallClock()
         paused.toggle()
         // The world runs to the instant it stops at before the bar says paused, so the paused
         // frame shows the clock where it stays (it showed the last frame's, then jumped once).
@@ -188,10 +193,7 @@ public final class LiveApp {
                     let (w, h) = terminal.size
                     perform(ViewModel.reduce(&state, .mouse(event, Render.area(state, width: w, height: h, x: event.x, y: event.y))))
                 case .key(let key):
-                    perform(ViewModel.reduce(&state, .key(key)))
-                    // What the key changed (a speed, a mode, a fault) is in the state before
-                    // the next key of the same read acts on it (issue 30 #1: `+ +` stepped once).
-                    absorb()
+                    take(key)
                 }
                 taken += 1
                 input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)
@@ -200,10 +202,10 @@ public final class LiveApp {
             // the world's work (issue 16); the frame after it draws what the world moved.
             if taken > 0, !state.quitting { present(terminal) }
             step()
-            if DispatchTime.now().uptimeNanoseconds - lastCheckpoint > Self.checkpointEvery {
+            if wallClock() - lastCheckpoint > Self.checkpointEvery {
                 session.checkpoint()  // a profile resumes about where it was, even after a kill
                 saveMemory()
-                lastCheckpoint = DispatchTime.now().uptimeNanoseconds
+                lastCheckpoint = wallClock()
             }
             if session.quitRequested { break }  // a `quit` line of the scenario
             present(terminal)  // the adapter writes only what changed
@@ -211,6 +213,13 @@ public final class LiveApp {
         recorder?.finish(at: session.scheduler.now)
         saveMemory()
         session.checkpoint()
+    }
+
+    /// One key: reduced, what it asks done, and what that changed (a speed, a mode, a fault) in
+    /// the state before the next key of the same read acts on it.
+    public func take(_ key: Key) {
+        perform(ViewModel.reduce(&state, .key(key)))
+        absorb()
     }
 
     /// How long the loop may sleep waiting for a key (issue 16): until the world or the
@@ -245,7 +254,7 @@ public final class LiveApp {
     /// Advances the world to now and feeds what happened to the view-model: the engine's
     /// events (one typed stream), the clock and the script's progress. Nothing is read back
     /// from the engine or the store.
-    func step() {
+    public func step() {
         advanceWorld(to: virtualNow)
         absorb()
     }
@@ -290,9 +299,14 @@ public final class LiveApp {
             // session, so that a key and its scenario verb are one path (and one line of a
             // recording).
             case .apply(let d):
+                // A key acts at the clock's now: the world runs to it first (the last frame's
+                // instant lags by up to a wake-up), so what it does, and a recording of it, is
+                // at the instant the key was pressed.
+                advanceWorld(to: virtualNow)
                 session.apply(d)
             case .toggleFault(let toggle):
                 // Resolved against the world's faults now, whoever gave them.
+                advanceWorld(to: virtualNow)
                 for d in toggle.directives(from: session.faults) { session.apply(d) }
             case .setSpeed(let s):
                 setSpeed(s)
