@@ -18,6 +18,8 @@ public final class LiveApp {
     public static let contacts = 6
     public static let trafficPerHour = 24.0
     var state = ViewState()
+    /// What the screen shows now (for a test: the state the next frame draws).
+    public var viewState: ViewState { state }
     private var speed: Double
     /// The world's clock is stopped (`space`): virtual time stays at `anchorVirtual`.
     private var paused = false
@@ -146,9 +148,9 @@ public final class LiveApp {
         absorb()
     }
 
-    /// While paused: runs the world event by event until one is a line of the log (a
-    /// decision), and stops the clock there. Bounded, so a world with nothing to say cannot
-    /// hang the screen.
+    /// While paused: runs the world event by event until one is a line the log pane shows in
+    /// its view now (the decisions view hides message arrivals), and stops the clock there.
+    /// Bounded, so a world with nothing to say cannot hang the screen.
     private func stepToNextEvent() {
         guard paused else { return }
         let before = pending.count
@@ -156,10 +158,15 @@ public final class LiveApp {
         while budget > 0, !session.quitRequested, let next = session.scheduler.nextEventTime {
             advanceWorld(to: next)
             budget -= 1
-            if pending.dropFirst(before).contains(where: { $0.event.isDecision }) { break }
+            if pending.dropFirst(before).contains(where: shown) { break }
         }
         anchorVirtual = session.scheduler.now
         absorb()
+    }
+
+    /// Whether an event is a line the log pane shows in its view now.
+    private func shown(_ e: TimedEvent) -> Bool {
+        ViewInput.from(e).contains { if case .log(let entry) = $0 { state.logFilter.shows(entry) } else { false } }
     }
 
     func advanceWorld(to instant: Instant) {
@@ -174,10 +181,10 @@ public final class LiveApp {
         _ = ViewModel.reduce(&state, .logLine(terminal.emoji.report))
         eventLog?("# " + terminal.emoji.report)
         for n in notices {
-            _ = ViewModel.reduce(&state, .notice(n))
             _ = ViewModel.reduce(&state, .logLine(n))
             eventLog?("# " + n)  // not an event: a comment line, so replays compare the events alone
         }
+        if let all = Notices.atStart(notices) { _ = ViewModel.reduce(&state, .notice(all)) }
         step()
         present(terminal)
         while !state.quitting {

@@ -94,16 +94,9 @@ public enum Directive: Equatable, Sendable {
         }
     }
 
-    /// The longest text a log line quotes whole, in characters.
-    public static let briefLength = 60
-
     /// `"text"` as the log shows it (controls made visible: one line whatever it holds), or
-    /// its first `briefLength` characters and the text's size: `"abc…" (16384 bytes)`.
-    static func brief(_ text: String) -> String {
-        let shown = UntrustedText.visible(text)
-        guard shown.count > briefLength else { return "\"\(shown)\"" }
-        return "\"\(shown.prefix(briefLength))…\" (\(Words.count(text.utf8.count, "byte")))"
-    }
+    /// its first characters and the text's size: `"abc…" (16384 bytes)`.
+    static func brief(_ text: String) -> String { UntrustedText.brief(text, quoted: true) }
 
     /// How the directive reads in a scenario line, text as typed (`scenarioText` escapes it).
     var plainText: String {

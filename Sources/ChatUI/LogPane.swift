@@ -34,7 +34,7 @@ public struct LogEntry: Equatable, Sendable {
 public enum LogFilter: String, Sendable {
     case decisions, all
 
-    func shows(_ e: LogEntry) -> Bool { self == .all || e.kind != .arrival }
+    public func shows(_ e: LogEntry) -> Bool { self == .all || e.kind != .arrival }
 }
 
 /// The log pane's rows, from the entries: filtered, consecutive observation hits folded into

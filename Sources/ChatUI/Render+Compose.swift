@@ -6,6 +6,19 @@ extension Render {
     static func drawCompose(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
         let y = l.composeY
         g.fill(x: 0, y: y, width: l.width, height: 1, role: .compose)
+        // An open prompt keeps its line: what is wrong with its answer shows beside it.
+        if let prompt = s.prompt {
+            var x = g.put(prompt.label + "> ", x: 0, y: y, role: .focus)
+            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24), emoji: g.emoji) {
+                x = g.put(cell.text, x: x, y: y, role: cell.isCursor ? .composeCursor : .compose, maxX: l.width)
+            }
+            if let error = prompt.error {
+                g.put("  " + error + " (Esc: cancel)", x: x, y: y, role: .warning, maxX: l.width)
+            } else {
+                g.put("  (Enter · Esc)", x: x, y: y, role: .messageMeta, maxX: l.width)
+            }
+            return
+        }
         if let notice = s.notice {
             g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
             g.put(g.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
@@ -13,14 +26,6 @@ extension Render {
         }
         if let search = s.search, search.editing {
             drawSearchPrompt(&g, s, search, y: y, width: l.width)
-            return
-        }
-        if let prompt = s.prompt {
-            var x = g.put(prompt.label + "> ", x: 0, y: y, role: .focus)
-            for cell in composeWindow(prompt.input, cursor: prompt.input.cursor, columns: max(4, l.width - x - 24), emoji: g.emoji) {
-                x = g.put(cell.text, x: x, y: y, role: cell.isCursor ? .composeCursor : .compose, maxX: l.width)
-            }
-            g.put("  (Enter · Esc)", x: x, y: y, role: .messageMeta, maxX: l.width)
             return
         }
         guard let name = s.openRow?.name else {

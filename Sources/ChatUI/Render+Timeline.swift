@@ -1,15 +1,20 @@
 import SyncCore
 
-/// The timeline strip (`T`, issue 14 #6): the last hour in cells, one column per stretch of
-/// time, newest on the right — what `simulate --chart` draws, readable without colour too:
+/// The timeline strip (`T`): the last hour in cells, one column per stretch of time, newest on
+/// the right — what `simulate --chart` draws, readable without colour too — and under it a key,
+/// glyph by glyph:
 ///
-///     ─ last hour · T hides ──────────── −60m … now ─
-///        app  ······▓▓▓▓▓▓·········
-///       push  ━━━━━━━━━━━▬▬▬▬▬━━━━━     ━ reliable  ┄ unknown  ▬ unreliable  (blank) disabled
-///      syncs  ●    ×  ░░░░●░░  ▲        ● full  ▲ targeted  ▪ light  × skipped  ░ a fault
-///        req  █    ▁      ▃    ▁        requests per column, scaled to the busiest
+///     ─ timeline: the last hour, 1m a column · T hides ──── −60m … now ─
+///         app ······▓▓▓▓▓▓·········
+///        push ━━━━━━━━━━━▬▬▬▬▬━━━━━
+///       syncs ●    ×  ░░░░●░░  ▲
+///         req █    ▁      ▃    ▁
+///         key · fore ▓ back  ━ reliable ┄ unknown ▬ unreliable  ● full ▲ targeted ▪ light × skipped ░ fault  ▁…█ requests
 extension Render {
-    static let stripRows = 5
+    static let stripRows = 6
+
+    /// The key line under the strip: each glyph and what it means, in the order of the rows.
+    static let stripKey = "· fore ▓ back  ━ reliable ┄ unknown ▬ unreliable  ● full ▲ targeted ▪ light × skipped ░ fault  ▁…█ requests"
 
     static func drawTimeline(_ g: inout Grid, _ s: ViewState, _ l: Layout) {
         let y = l.stripTop
@@ -25,10 +30,11 @@ extension Render {
         let scale = " −60m … now ─"
         g.put(String(repeating: "─", count: max(0, l.width - after)), x: after, y: y, role: .logTitle)
         if l.width - after > TextWidth.of(scale) + 2 { g.put(scale, x: l.width - TextWidth.of(scale), y: y, role: .logTitle) }
-        for (row, label) in ["app", "push", "syncs", "req"].enumerated() {
+        for (row, label) in ["app", "push", "syncs", "req", "key"].enumerated() {
             let name = String(repeating: " ", count: labelWidth - label.count - 1) + label + " "
             g.put(name, x: 0, y: y + 1 + row, role: .messageMeta)
         }
+        g.put(g.truncate(Self.stripKey, to: max(0, l.width - labelWidth)), x: labelWidth, y: y + 5, role: .messageMeta)
         let peak = max(1, cells.map(\.requests).max() ?? 1)
         let bars = Array("▁▂▃▄▅▆▇█")
         for (c, cell) in cells.enumerated() {

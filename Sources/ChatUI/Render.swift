@@ -10,7 +10,8 @@ public enum Render {
     public static func screen(_ s: ViewState, width: Int, height: Int) -> Grid {
         var g = Grid(width: width, height: height, emoji: s.emojiWidths)
         guard width >= minWidth, height >= minHeight else {
-            let msg = "terminal too small: \(width)x\(height), synchat needs \(minWidth)x\(minHeight)"
+            // The size it needs first: a narrow terminal cuts the end of the line.
+            let msg = "synchat needs \(minWidth)x\(minHeight); terminal too small (\(width)x\(height))"
             g.put(TextWidth.truncate(msg, to: width), x: 0, y: 0, role: .warning)
             return g
         }

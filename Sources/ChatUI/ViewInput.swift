@@ -85,6 +85,13 @@ public enum ViewInput: Equatable, Sendable {
 
 /// What the compose line says when a message would pass `MessageLimits.maxBodyBytes`.
 public enum Notices {
+    /// What the compose line says of the notices the app starts with (a theme's, a keys file's
+    /// warnings): one as it is; several counted, all of them, each in the log too.
+    public static func atStart(_ notices: [String]) -> String? {
+        guard notices.count > 1 else { return notices.first }
+        return "\(notices.count) warnings, each in the log (l): " + notices.joined(separator: " · ")
+    }
+
     static let limit = "message limit: \(MessageLimits.maxBodyBytes / 1024) KiB (\(MessageLimits.maxBodyBytes) bytes)"
 
     /// Built once: a paste past the limit says it for every key it refuses.

@@ -46,3 +46,27 @@ public struct ViewMemory: Codable, Equatable, Sendable {
         try? JSONDecoder().decode(ViewMemory.self, from: Data(text.utf8))
     }
 }
+
+/// The words for unsent lines when the app ends or asks first: `your unsent line to Alice is
+/// kept`, `your unsent lines to Alice and Frank are kept`, `… to Alice, Bob and Frank …`.
+public enum UnsentLines {
+    /// `Alice`, `Alice and Frank`, `Alice, Bob and Frank` (names made safe).
+    public static func names(_ names: [String]) -> String {
+        let shown = names.map(UntrustedText.visible)
+        guard shown.count > 1 else { return shown.first ?? "" }
+        return shown.dropLast().joined(separator: ", ") + " and " + shown.last!
+    }
+
+    /// What the command says after the screen closes, when a profile kept the lines.
+    public static func kept(_ to: [String]) -> String {
+        to.count == 1
+            ? "your unsent line to \(names(to)) is kept in the profile; it will be there next time"
+            : "your unsent lines to \(names(to)) are kept in the profile; they will be there next time"
+    }
+
+    /// What `q` says first when nothing keeps them.
+    public static func wouldBeLost(_ to: [String]) -> String {
+        (to.count == 1 ? "an unsent line to \(names(to)) would be lost" : "unsent lines to \(names(to)) would be lost")
+            + " (nothing is kept): press q again to quit"
+    }
+}

@@ -165,7 +165,7 @@ extension ViewModel {
             if !state.keepsDrafts, !unsent.isEmpty, !state.quitAsked {
                 state.quitAsked = true
                 let names = unsent.compactMap { a in state.conversations.first { $0.address == a }?.name }.sorted()
-                state.notice = "an unsent line to \(names.joined(separator: ", ")) would be lost (nothing is kept): press q again to quit"
+                state.notice = UnsentLines.wouldBeLost(names)
                 return []
             }
             state.quitting = true

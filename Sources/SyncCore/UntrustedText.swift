@@ -27,6 +27,20 @@ public enum UntrustedText {
         return out
     }
 
+    /// The longest text a log line quotes whole, in characters.
+    public static let briefLength = 60
+
+    /// Text as one line of a log quotes it: made visible, and cut to its first `briefLength`
+    /// characters with its size when longer (`abc… (16384 bytes)`): a 16 KiB message is not
+    /// a page of log.
+    /// `quoted`: in double quotes (`"abc…" (16384 bytes)`), as a directive's text.
+    public static func brief(_ text: String, quoted: Bool = false) -> String {
+        let shown = visible(text)
+        let q = quoted ? "\"" : ""
+        guard shown.count > briefLength else { return q + shown + q }
+        return "\(q)\(shown.prefix(briefLength))…\(q) (\(Words.count(text.utf8.count, "byte")))"
+    }
+
     private static func hex(_ v: UInt32) -> String {
         let digits = Array("0123456789ABCDEF")
         return String((0..<4).reversed().map { digits[Int((v >> (UInt32($0) * 4)) & 0xF)] })

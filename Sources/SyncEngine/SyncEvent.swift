@@ -140,7 +140,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .tokenRegistration(let s):
             return "push token registration: \(s)"
         case .banner(let b, let badge):
-            return "banner [\(UntrustedText.visible(b.title))] \(UntrustedText.visible(b.body)) (badge \(badge))"
+            return "banner [\(UntrustedText.brief(b.title))] \(UntrustedText.brief(b.body)) (badge \(badge))"
         case .bannerSuppressed(let conv, let reason):
             return "banner suppressed for \(UntrustedText.visible(conv)): \(reason)"
         case .error(let source, let message):

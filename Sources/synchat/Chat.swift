@@ -1,6 +1,7 @@
 import App
 import ArgumentParser
 import ChatStore
+import ChatUI
 import Config
 import Foundation
 import Logging
@@ -33,7 +34,7 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: "Theme: a shipped one (default, light, high-contrast), one of yours in $XDG_CONFIG_HOME/synchat/themes/NAME.toml, or a path.")
     var theme: String?
 
-    @Option(name: .long, help: "Append every engine event to this file (swift-log).")
+    @Option(name: .long, help: ArgumentHelp("Append every engine event to this file, in the words of simulate --events.", valueName: "FILE"))
     var log: String?
 
     @Flag(name: .long, help: "Ring the terminal's bell when a message comes in a conversation you are not reading (not with preview hidden).")
@@ -171,8 +172,7 @@ struct Chat: ParsableArguments {
         terminal.close()
         profileStore?.close()  // a clean end: the next start need not read the file through
         if profileStore != nil, !app.unsentDrafts.isEmpty {
-            let names = app.unsentDrafts.map(UntrustedText.visible).joined(separator: ", ")
-            FileHandle.standardOutput.write(Data("synchat: your unsent line to \(names) is kept in the profile; it will be there next time\n".utf8))
+            FileHandle.standardOutput.write(Data("synchat: \(UnsentLines.kept(app.unsentDrafts))\n".utf8))
         }
     }
 }

@@ -4,7 +4,7 @@ import Simulation
 import SimWorld
 import SyncCore
 
-// `simulate --shrink` and `simulate --report DIR` (issue 31): wiring only; the shrinker is
+// `simulate --shrink` and `simulate --report DIR`: wiring only; the shrinker is
 // Fuzzing's `ScenarioShrinker`, the report's files are what `--events`, `--compare` and
 // `--chart` print.
 extension Simulate {
@@ -98,6 +98,7 @@ extension Simulate {
             let path = (dir as NSString).appendingPathComponent(file)
             guard FileManager.default.createFile(atPath: path, contents: contents) else { fail("--report: cannot write \(path)") }
         }
-        FileHandle.standardOutput.write(Data(UntrustedText.visible("synchat: report of \(given) written to \(dir): \(files.map(\.0).joined(separator: ", "))\n").utf8))
+        // The names are made safe, not the line's own end.
+        FileHandle.standardOutput.write(Data((UntrustedText.visible("synchat: report of \(given) written to \(dir): \(files.map(\.0).joined(separator: ", "))") + "\n").utf8))
     }
 }

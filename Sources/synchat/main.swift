@@ -21,8 +21,10 @@ func fail(_ message: String) -> Never {
 
 // One leading `--` is dropped: `swift run synchat -- --ephemeral` passes it through to the
 // program, and the README's lines are typed that way.
+let arguments = CommandLine.arguments.dropFirst().first == "--" ? Array(CommandLine.arguments.dropFirst(2)) : Array(CommandLine.arguments.dropFirst())
+
 do {
-    var command = try Synchat.parseAsRoot(CommandLine.arguments.dropFirst().first == "--" ? Array(CommandLine.arguments.dropFirst(2)) : nil)
+    var command = try Synchat.parseAsRoot(arguments)
     try command.run()
 } catch let error as ScenarioError {
     fail(error.description)
@@ -33,5 +35,8 @@ do {
         Synchat.exit(withError: error)  // --help, --version
     }
     let first = Synchat.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-    fail(first + " (see synchat --help)")
+    // The help of the command that was given: a subcommand's flags are in its own.
+    let names = Synchat.configuration.subcommands.map { $0.configuration.commandName ?? "\($0)".lowercased() }
+    let sub = arguments.first.flatMap { names.contains($0) ? $0 : nil }
+    fail(first + " (see synchat " + (sub.map { "\($0) " } ?? "") + "--help)")
 }

@@ -243,7 +243,16 @@ struct CLITests {
             #expect(r.status == 2, "\(args)")
             #expect(r.err.hasPrefix("synchat: \(message)") && r.err.filter { $0 == "\n" }.count == 1, "\(args): \(r.err)")
             #expect(r.out.isEmpty, "\(args)")
+            // The help that has the flag: the subcommand's own.
+            let help = args.first == "simulate" ? "(see synchat simulate --help)" : "(see synchat --help)"
+            #expect(r.err.hasSuffix(help + "\n"), "\(args): \(r.err)")
         }
+        // Through swift run's leading `--` too.
+        let dashed = try runSynchat(["--", "simulate", "--scenario", demo, "--bogus"])
+        #expect(dashed.status == 2 && dashed.err == "synchat: Unknown option '--bogus' (see synchat simulate --help)\n")
+        // The help speaks of what the flags do, not of the libraries behind them.
+        let help = try runSynchat(["--help"])
+        #expect(help.status == 0 && !help.out.contains("swift-log"))
     }
 
     @Test("the subcommands keep their own flags: simulate's --seed and --policy are not the chat's; --version, help simulate")

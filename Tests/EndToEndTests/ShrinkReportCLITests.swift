@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 31 through the binary: `simulate --shrink` and `simulate --report DIR`, on a small
+/// Through the binary: `simulate --shrink` and `simulate --report DIR`, on a small
 /// session with a push outage (each run a fraction of a second).
 @Suite("Command line: shrink and report", .timingSensitive)
 struct ShrinkReportCLITests {
@@ -78,6 +78,9 @@ struct ShrinkReportCLITests {
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)  // empty: taken
         let r = try runSynchat(["simulate", "--scenario", file, "--policy", "seed", "--report", out])
         #expect(r.status == 0, "\(r.err)")
+        // One line, ended by a newline (not a visible ^J).
+        #expect(r.out.hasSuffix(" written to \(out): session.scenario, events.log, compare.txt, chart.svg, README.md\n") && !r.out.contains("^J"))
+        #expect(r.out.split(separator: "\n").count == 1)
         let written = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
         #expect(written == ["README.md", "chart.svg", "compare.txt", "events.log", "session.scenario"])
         #expect(try String(contentsOfFile: out + "/session.scenario", encoding: .utf8) == Self.session)

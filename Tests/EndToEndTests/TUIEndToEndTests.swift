@@ -239,7 +239,7 @@ struct TUIEndToEndTests {
                 && lines.allSatisfy { $0.count <= 70 } && screen.contains(" foreground │")
         }
         try t.resize(width: 50, height: 10)
-        t.wait(for: "terminal too small: 50x10")
+        t.wait(for: "synchat needs 60x16; terminal too small (50x10)")
         try t.resize(width: 100, height: 30)
         t.wait("the full layout again") { $0.contains("Conversations") && $0.contains("sync log") }
         try t.keys("q")

@@ -30,3 +30,31 @@ struct KeyTimingTests {
         #expect(session.scheduler.now == frame + .milliseconds(5290))
     }
 }
+
+@Suite("Stepping the paused clock")
+struct StepTests {
+    @Test("in the decisions view, . steps to the next line that view shows: never to a message arrival it hides, and in the everything view arrivals count")
+    func stepToShownLine() throws {
+        let session = AppSession(seed: 4, contacts: 3, trafficPerHour: 600, mode: .remotePush)
+        session.start()
+        let app = LiveApp(session: session, speed: 1, wallClock: { 1_000_000_000 })
+        app.step()
+        app.take(.char(" "))  // paused
+        #expect(app.viewState.status.paused)
+        for _ in 0..<30 {
+            let before = app.viewState.logCount
+            app.take(.char("."))
+            let new = app.viewState.log.suffix(app.viewState.logCount - before)
+            #expect(!new.isEmpty, "a step shows a line")
+            #expect(new.contains { app.viewState.logFilter.shows($0) }, "a step shows a line the decisions view shows: \(new.map(\.text))")
+        }
+        app.take(.char("L"))  // everything: arrivals count now
+        var arrivals = 0
+        for _ in 0..<30 {
+            let before = app.viewState.logCount
+            app.take(.char("."))
+            arrivals += app.viewState.log.suffix(app.viewState.logCount - before).filter { $0.kind == .arrival }.count
+        }
+        #expect(arrivals > 0)
+    }
+}

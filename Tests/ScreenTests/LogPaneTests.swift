@@ -118,3 +118,33 @@ struct LogPaneTests {
         #expect(!s.showLog && s.focus == .list)
     }
 }
+
+@Suite("Warnings at start")
+struct StartNoticesTests {
+    @Test("two bad lines of a keys file: the compose line counts both and shows both, not the last alone")
+    func several() throws {
+        let warnings = ["keys: keys.toml:3: unknown action \"fly\"; ignored", "keys: keys.toml:7: \"ctrl-h\" is Backspace; ignored"]
+        #expect(Notices.atStart([]) == nil)
+        #expect(Notices.atStart([warnings[0]]) == warnings[0])
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .notice(try #require(Notices.atStart(warnings))))
+        let row = Render.screen(s, width: 200, height: 24).text[21]
+        #expect(row.contains("2 warnings, each in the log (l): keys: keys.toml:3:") && row.contains("keys: keys.toml:7:"), "\(row)")
+    }
+}
+
+@Suite("Long text in the log")
+struct LongLogLineTests {
+    @Test("a 16 KiB message's banner is one log line, cut like a directive's text, with its size: the pane shows other lines beside it")
+    func bannerIsCut() {
+        let body = String(repeating: "x", count: 16_384)
+        let banner = SyncEvent.banner(Banner(conversation: alice, title: "Alice", body: body), badge: 1)
+        #expect(banner.line == "banner [Alice] \(String(repeating: "x", count: 60))… (16384 bytes) (badge 1)")
+        var s = sampleState()
+        s.showLog = true
+        for input in ViewInput.from(TimedEvent(at: at(300), event: banner)) { _ = ViewModel.reduce(&s, input) }
+        let rows = Render.screen(s, width: 100, height: 24).text
+        #expect(rows.filter { $0.contains("xxxxxxxxxx") }.count <= 1)
+        #expect(rows.contains { $0.contains("catch-up skipped (app-active)") }, "the line before it is still in the pane")
+    }
+}

@@ -158,7 +158,7 @@ struct ScreenTests {
     @Test("below 60x16 a clear line replaces the screen", arguments: [(59, 24), (100, 15), (20, 5)])
     func tooSmall(width: Int, height: Int) {
         let g = Render.screen(sampleState(), width: width, height: height)
-        #expect(g.text[0].hasPrefix(String("terminal too small: \(width)x\(height), synchat needs 60x16".prefix(width - 1))))
+        #expect(g.text[0].hasPrefix(String("synchat needs 60x16; terminal too small (\(width)x\(height))".prefix(width - 1))))
         #expect(g.text.dropFirst().allSatisfy { $0.isEmpty })
     }
 

@@ -53,7 +53,7 @@ struct TimelineStripTests {
         #expect(cols.map(\.requests).reduce(0, +) == 19)
     }
 
-    @Test("T shows the strip above the compose line, in cells; T again hides it")
+    @Test("T shows the strip above the compose line, in cells, with a key line under it; T again hides it")
     func grid() {
         var s = hour()
         _ = ViewModel.reduce(&s, .key(.escape))
@@ -62,7 +62,9 @@ struct TimelineStripTests {
         // 120 columns: 111 for the hour, 8 for the labels.
         let t = Render.screen(s, width: 120, height: 36).text
         let top = try! #require(t.firstIndex { $0.hasPrefix("─ timeline: the last hour") })
-        #expect(t[top + 5].hasPrefix("to Alice>"))  // right above the compose line
+        // Under the rows, their key, glyph by glyph; then the compose line.
+        #expect(t[top + 5] == "    key · fore ▓ back  ━ reliable ┄ unknown ▬ unreliable  ● full ▲ targeted ▪ light × skipped ░ fault  ▁…█ requests")
+        #expect(t[top + 6].hasPrefix("to Alice>"))  // right above the compose line
         let app = Array(t[top + 1]), push = Array(t[top + 2]), syncs = Array(t[top + 3]), req = Array(t[top + 4])
         func col(_ minute: Double) -> Int { 8 + Int(minute * 60 / 3600 * 111) }  // the column of that minute of the hour
         #expect(String(app.prefix(8)) == "    app " && app[col(25)] == "▓" && app[col(10)] == "·")

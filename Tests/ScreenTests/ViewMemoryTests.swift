@@ -72,3 +72,15 @@ struct ViewMemoryTests {
         #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit])
     }
 }
+
+@Suite("Unsent lines, in words")
+struct UnsentLinesWordsTests {
+    @Test("one line is a line to Alice; two are lines to Alice and Frank; three Alice, Bob and Frank; names made safe")
+    func words() {
+        #expect(UnsentLines.kept(["Alice"]) == "your unsent line to Alice is kept in the profile; it will be there next time")
+        #expect(UnsentLines.kept(["Alice", "Frank"]) == "your unsent lines to Alice and Frank are kept in the profile; they will be there next time")
+        #expect(UnsentLines.names(["Alice", "Bob", "Frank"]) == "Alice, Bob and Frank")
+        #expect(UnsentLines.wouldBeLost(["Alice", "Frank"]) == "unsent lines to Alice and Frank would be lost (nothing is kept): press q again to quit")
+        #expect(UnsentLines.names(["Mal\u{1B}[2J"]) == "Mal^[[2J")
+    }
+}
