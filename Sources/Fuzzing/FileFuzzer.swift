@@ -183,5 +183,3 @@ public enum FileFuzzer {
         }
     }
 }
-
-extension RandomStream: RandomNumberGenerator {}

@@ -55,7 +55,7 @@ public enum CastRecorder {
         var path = [CChar](repeating: 0, count: 256)
         let master = synchat_open_pty(&path, path.count)
         guard master >= 0 else { throw Refusal(description: "--cast: no pseudo-terminal to run the chat on (\(String(cString: strerror(errno))))") }
-        let name = String(cString: path)
+        let name = String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         _ = ioctl(master, UInt(TIOCSWINSZ), &size)
         // The child's terminal starts as this one is (its modes), before curses changes them.
         let slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)

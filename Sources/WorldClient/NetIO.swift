@@ -158,8 +158,10 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     /// One request; `reply` runs on the owner's thread (a transport failure says why).
     public func request(_ method: HTTPMethod, _ path: String, body: Data?, token: String?,
                         reply: @escaping (Result<Answer, TransportError>) -> Void) {
+        // `reply` runs on the owner's thread only (`post`), never on NIO's.
+        let reply = OwnerThreadOnly(reply)
         requestFuture(method, path, body: body, token: token).whenComplete { [self] result in
-            post { reply(result.mapError { TransportError(self.words(for: $0)) }) }
+            post { reply.value(result.mapError { TransportError(self.words(for: $0)) }) }
         }
     }
 
@@ -224,14 +226,15 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
                 })
-                let watcher = UpgradeFailureWatcher(handler: handler)
+                // Made, added and removed on the channel's loop.
+                let watcher = NIOLoopBound(UpgradeFailureWatcher(handler: handler), eventLoop: channel.eventLoop)
                 return channel.eventLoop.makeCompletedFuture { [self] in
                     if let tls = try tlsHandler() { try channel.pipeline.syncOperations.addHandler(tls) }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(
                         withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(watcher, promise: nil)
+                            context.pipeline.syncOperations.removeHandler(watcher.value, promise: nil)
                         }))
-                    try channel.pipeline.syncOperations.addHandler(watcher)
+                    try channel.pipeline.syncOperations.addHandler(watcher.value)
                 }
             }
         bootstrap.connect(host: host, port: port).whenComplete { [host, port] result in
@@ -284,4 +287,11 @@ final class AnswerCollector: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         promise.fail(TransportError("the connection closed before the answer" + (plain ? " (if the server serves TLS, use https://)" : "")))
     }
+}
+
+/// A value NIO's thread only carries, to be used on the thread that owns the engine (`NetIO.post`):
+/// the closures of the owner's, which are not Sendable, cross the event loop this way.
+struct OwnerThreadOnly<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -56,8 +56,9 @@ extension WorldServer {
     func upgraded(_ channel: NIOCore.Channel, _ head: HTTPRequestHead) throws {
         let path = URLComponents(string: head.uri)?.path ?? ""
         guard let user = user(head.headers) else { throw ChannelError.inputClosed }
-        socketsByUser[user.name, default: 0] += 1
-        channel.closeFuture.whenComplete { [self] _ in socketsByUser[user.name, default: 1] -= 1 }
+        let name = user.name
+        socketsByUser[name, default: 0] += 1
+        channel.closeFuture.whenComplete { [self] _ in socketsByUser[name, default: 1] -= 1 }
         try channel.pipeline.syncOperations.addHandler(FrameRules())
         try channel.pipeline.syncOperations.addHandler(
             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: Self.maxFrameBytes))

@@ -112,9 +112,11 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
                                 try self.upgraded(channel, head)
                             }
                         })
+                    // The handler goes with the upgrade, on the channel's loop, where it was made.
+                    let upgradedAway = NIOLoopBound(requests, eventLoop: channel.eventLoop)
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(requests, promise: nil)
+                            context.pipeline.syncOperations.removeHandler(upgradedAway.value, promise: nil)
                         }),
                         withErrorHandling: false)  // RequestHandler answers the parser's errors, in JSON
                     try channel.pipeline.syncOperations.addHandler(requests)
