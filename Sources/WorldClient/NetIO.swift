@@ -212,42 +212,20 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     /// frame; `closed` once, with the close code (1006 when none came) and reason.
     public func openSocket(_ path: String, token: String, opened: @escaping (ClientSocket) -> Void,
                            text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) -> ClientSocket {
-        let socket = WebSocket(io: self)
-        let loop = group.next()
+        let socket = WebSocket(post: { [self] in post($0) })
         let handler = ClientFrameHandler(socket: socket, opened: opened, text: text, closed: closed)
-        let bootstrap = ClientBootstrap(group: loop)
+        let bootstrap = ClientBootstrap(group: group.next())
             .connectTimeout(.seconds(10))
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 16, upgradePipelineHandler: { channel, _ in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: 1 << 16))
-                        try channel.pipeline.syncOperations.addHandler(handler)
-                    }
-                })
-                // Made, added and removed on the channel's loop.
-                let watcher = NIOLoopBound(UpgradeFailureWatcher(handler: handler), eventLoop: channel.eventLoop)
-                return channel.eventLoop.makeCompletedFuture { [self] in
-                    if let tls = try tlsHandler() { try channel.pipeline.syncOperations.addHandler(tls) }
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers(
-                        withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(watcher.value, promise: nil)
-                        }))
-                    try channel.pipeline.syncOperations.addHandler(watcher.value)
-                }
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture { try WebSocket.configure(channel, tls: try tlsHandler(), handler: handler) }
             }
         bootstrap.connect(host: host, port: port).whenComplete { [host, port] result in
             switch result {
             case .failure(let error): handler.finish(code: 1006, reason: self.words(for: error))
             case .success(let channel):
                 socket.attach(channel)
-                var headers = HTTPHeaders()
-                headers.add(name: "Host", value: "\(host):\(port)")
-                headers.add(name: "Authorization", value: "Bearer \(token)")
-                headers.add(name: "Content-Length", value: "0")
-                channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), promise: nil)
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                WebSocket.sendOpening(channel, host: host, port: port, path: path, token: token)
             }
         }
         return socket

@@ -15,6 +15,9 @@ extension NetworkWorld {
             pushBackoff = .seconds(1)
             for frame in pushQueue { socket.send(frame) }
             pushQueue.removeAll()
+            // Whatever was said while the relay was away (a user who joined before it opened,
+            // or while it reconnected) is asked for again now, not waited for.
+            refreshContacts()
         }, text: { [weak self] data in
             self?.pushFrame(data)
         }, closed: { [weak self] code, reason in

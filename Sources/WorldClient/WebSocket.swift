@@ -11,7 +11,8 @@ import Wire
 
 /// One client WebSocket: send text frames (masked, as a client must), close.
 public final class WebSocket: ClientSocket, @unchecked Sendable {  // `channel` and `upgraded` are guarded by `lock`
-    private let io: NetIO
+    /// Hands an outcome to the thread that owns the engine (`NetIO.post`, or the pair's transport).
+    let post: (@escaping () -> Void) -> Void
     private let lock = NSLock()
     private var channel: NIOCore.Channel?
     private var closeAsked = false
@@ -34,9 +35,9 @@ public final class WebSocket: ClientSocket, @unchecked Sendable {  // `channel` 
         lock.unlock()
     }
 
-    init(io: NetIO) { self.io = io }
+    public init(post: @escaping (@escaping () -> Void) -> Void) { self.post = post }
 
-    func attach(_ channel: NIOCore.Channel) {
+    public func attach(_ channel: NIOCore.Channel) {
         lock.lock()
         self.channel = channel
         let close = closeAsked
@@ -100,9 +101,9 @@ final class UpgradeFailureWatcher: ChannelInboundHandler, RemovableChannelHandle
 }
 
 /// Frames of an upgraded client socket: text to the owner, control frames answered.
-final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  // touched on its channel's loop only
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
+public final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  // touched on its channel's loop only
+    public typealias InboundIn = WebSocketFrame
+    public typealias OutboundOut = WebSocketFrame
     private let socket: WebSocket
     private let opened: (ClientSocket) -> Void
     private let text: (Data) -> Void
@@ -112,7 +113,7 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
     private var closeReason = ""
     private let io: NetIOPoster
 
-    init(socket: WebSocket, opened: @escaping (ClientSocket) -> Void, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
+    public init(socket: WebSocket, opened: @escaping (ClientSocket) -> Void, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
         self.socket = socket
         self.opened = opened
         self.text = text
@@ -120,14 +121,14 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
         io = NetIOPoster(socket)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    public func handlerAdded(context: ChannelHandlerContext) {
         // Added by the upgrader once the pipeline is the WebSocket's: frames may go now.
         socket.didUpgrade()
         let socket = self.socket, opened = self.opened
         io.post { opened(socket) }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch Frame(unwrapInboundIn(data)) {
         case .text(let bytes):
             let text = self.text
@@ -148,18 +149,18 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         finish(code: closeCode ?? 1006, reason: closeCode == nil ? "connection lost" : closeReason)
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: Error) {
         closeReason = "\(error)"
         context.close(promise: nil)
     }
 
     /// Reports the end once.
-    func finish(code: Int, reason: String) {
+    public func finish(code: Int, reason: String) {
         guard !finished else { return }
         finished = true
         let closed = self.closed
@@ -167,13 +168,46 @@ final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendable {  //
     }
 }
 
-/// Posts a socket's outcomes to its `NetIO`.
+/// Posts a socket's outcomes to the thread that owns the engine.
 struct NetIOPoster: @unchecked Sendable {
     let socket: WebSocket
     init(_ socket: WebSocket) { self.socket = socket }
-    func post(_ work: @escaping () -> Void) { socket.ioForPosting.post(work) }
+    func post(_ work: @escaping () -> Void) { socket.post(work) }
 }
 
 extension WebSocket {
-    var ioForPosting: NetIO { io }
+    /// A client WebSocket's pipeline on `channel` (on its loop), whatever carries the bytes — a
+    /// socket (`NetIO`), or the in-process pair's channel (`WorldPair`), so both read the
+    /// server's bytes with the same code: TLS first if given, HTTP with the upgrade, then
+    /// frames to `handler`. Bytes that come in the same read as the server's `101` (its first
+    /// frames, often) are passed on to the WebSocket, not dropped: NIO's HTTP client drops what
+    /// follows an upgrade unless told, which lost a relay's first `contactsChanged`.
+    public static func configure(_ channel: NIOCore.Channel, tls: NIOSSLClientHandler?, handler: ClientFrameHandler) throws {
+        let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 16, upgradePipelineHandler: { channel, _ in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(
+                    NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: 1 << 16))
+                try channel.pipeline.syncOperations.addHandler(handler)
+            }
+        })
+        // Made, added and removed on the channel's loop.
+        let watcher = NIOLoopBound(UpgradeFailureWatcher(handler: handler), eventLoop: channel.eventLoop)
+        if let tls { try channel.pipeline.syncOperations.addHandler(tls) }
+        try channel.pipeline.syncOperations.addHTTPClientHandlers(
+            leftOverBytesStrategy: .forwardBytes,
+            withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                context.pipeline.syncOperations.removeHandler(watcher.value, promise: nil)
+            }))
+        try channel.pipeline.syncOperations.addHandler(watcher.value)
+    }
+
+    /// The opening request of a socket to `path` (the upgrader adds its own headers).
+    public static func sendOpening(_ channel: NIOCore.Channel, host: String, port: Int, path: String, token: String) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "\(host):\(port)")
+        headers.add(name: "Authorization", value: "Bearer \(token)")
+        headers.add(name: "Content-Length", value: "0")
+        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+    }
 }

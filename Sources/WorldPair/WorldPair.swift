@@ -173,7 +173,7 @@ public final class InProcessTransport: ServerTransport {
     var server: WorldServer?
     let peer: String
     private var inbox: [() -> Void] = []
-    private var sockets: [InProcessSocket] = []
+    private var sockets: [InProcessWire] = []
     /// Requests the server has not answered yet: a crash answers them "connection reset", as a
     /// socket would (an indexer's answer comes later, on a clock a dead server never moves).
     private var outstanding: [Int: (Result<NetIO.Answer, TransportError>) -> Void] = [:]
@@ -237,45 +237,40 @@ public final class InProcessTransport: ServerTransport {
 
     public func openSocket(_ path: String, token: String, opened: @escaping (ClientSocket) -> Void,
                            text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) -> ClientSocket {
-        let channel = EmbeddedChannel()
-        let socket = InProcessSocket(channel: channel, transport: self, text: text, closed: closed)
-        // The opening reaches the server at the next drain, as a connection takes its time:
-        // a user who joins meanwhile is not announced on it (the join race of issue 28 #11).
+        let socket = WebSocket(post: { [weak self] in self?.post($0) })
+        let handler = ClientFrameHandler(socket: socket, opened: opened, text: text, closed: closed)
+        let wire = InProcessWire(client: EmbeddedChannel(), socket: socket, handler: handler)
+        // The connection reaches the server at the next drain, as a connection takes its time:
+        // a user who joins meanwhile is not announced on it.
         post { [self] in
-            guard !socket.finished else { return }
-            guard let server else { return socket.finish(code: 1006, reason: Self.refused.message) }
+            guard !wire.ended else { return }
+            guard let server else { return handler.finish(code: 1006, reason: Self.refused.message) }
             do {
-                try channel.connect(to: SocketAddress(ipAddress: peer, port: 40_000)).wait()
+                try wire.connect(server: server, peer: peer)
+                socket.attach(wire.client)
+                WebSocket.sendOpening(wire.client, host: "127.0.0.1", port: 7420, path: path, token: token)
             } catch {
-                return socket.finish(code: 1006, reason: "in process: \(error)")
+                return handler.finish(code: 1006, reason: "in process: \(error)")
             }
-            var headers = Self.headers(token, body: nil)
-            headers.add(name: "Upgrade", value: "websocket")
-            headers.add(name: "Connection", value: "Upgrade")
-            headers.add(name: "Sec-WebSocket-Key", value: Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())
-            headers.add(name: "Sec-WebSocket-Version", value: "13")
-            if let refused = server.upgrade(channel, HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)) {
-                _ = try? channel.close().wait()
-                return socket.finish(code: 1006, reason: "the server refused the socket: HTTP \(refused.status)")
-            }
-            sockets.append(socket)
-            opened(socket)
-            socket.collect()
+            sockets.append(wire)
+            wire.carry()
         }
         return socket
     }
 
-    /// What the server wrote on every socket since, as outcomes for `drain()`. Returns how many.
+    /// Carries the bytes each socket has to carry, both ways, until none move: what the
+    /// client's handler made of them waits for `drain()`. Returns how many chunks moved.
     @discardableResult
     func collect() -> Int {
         var n = 0
-        for s in sockets { n += s.collect() }
-        sockets.removeAll { $0.finished }
+        for s in sockets { n += s.carry() }
+        sockets.removeAll { $0.ended }
         return n
     }
 
+    /// Every socket closed as the app closes it (a close frame, then the end).
     func closeAll() {
-        for s in sockets { s.close() }
+        for s in sockets { s.clientCloses() }
         collect()
     }
 
@@ -289,94 +284,87 @@ public final class InProcessTransport: ServerTransport {
     }
 }
 
-/// One WebSocket of the pair: the server's handlers on an `EmbeddedChannel`.
-final class InProcessSocket: ClientSocket {
-    let channel: EmbeddedChannel
-    weak var transport: InProcessTransport?
-    private let text: (Data) -> Void
-    private let closed: (Int, String) -> Void
-    private(set) var finished = false
-    private var closeCode: Int?
-    private var closeReason = ""
+/// One WebSocket of the pair, as bytes on a wire: the client's pipeline (`WebSocket.configure`,
+/// NetIO's own) on one `EmbeddedChannel`, the server's (`WorldServer.configureConnection`, a
+/// real connection's) on another, and what each writes carried to the other. Everything one
+/// side wrote since the last carry goes over as one read, as TCP may deliver it: a server's
+/// `101` and its first frames arrive together, which is how a client that dropped the bytes
+/// after the `101` lost a relay's first `contactsChanged` (real processes saw it; frames handed
+/// over one by one never could).
+final class InProcessWire {
+    let client: EmbeddedChannel
+    let server = EmbeddedChannel()
+    let socket: WebSocket
+    let handler: ClientFrameHandler
+    private(set) var ended = false
 
-    init(channel: EmbeddedChannel, transport: InProcessTransport, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
-        self.channel = channel
-        self.transport = transport
-        self.text = text
-        self.closed = closed
+    init(client: EmbeddedChannel, socket: WebSocket, handler: ClientFrameHandler) {
+        self.client = client
+        self.socket = socket
+        self.handler = handler
     }
 
-    /// A text frame, masked as a client's must be.
-    func send(_ value: JSONValue) {
-        guard !finished, channel.isActive else { return }
-        write(.text, ByteBuffer(bytes: value.data))
+    func connect(server world: WorldServer, peer: String) throws {
+        try world.configureConnection(server, tls: nil)
+        try server.connect(to: SocketAddress(ipAddress: peer, port: 40_000)).wait()
+        try WebSocket.configure(client, tls: nil, handler: handler)
+        try client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7420)).wait()
     }
 
-    private func write(_ opcode: WebSocketOpcode, _ payload: ByteBuffer) {
-        let key = WebSocketMaskingKey.random()
-        var masked = payload
-        masked.webSocketMask(key)
-        do { try channel.writeInbound(WebSocketFrame(fin: true, opcode: opcode, maskKey: key, data: masked)) } catch {
-            closeReason = "\(error)"
+    /// All the bytes `from` wrote since the last time, as one buffer (nil: none).
+    private static func written(_ from: EmbeddedChannel) -> ByteBuffer? {
+        from.embeddedEventLoop.run()
+        var all: ByteBuffer?
+        while let chunk = try? from.readOutbound(as: ByteBuffer.self) {
+            var chunk = chunk
+            if all == nil { all = chunk } else { all!.writeBuffer(&chunk) }
         }
-        channel.embeddedEventLoop.run()
-        collect()
+        return all
     }
 
-    /// The connection ends with no close frame (the server's process is gone).
-    func drop() {
-        _ = try? channel.close().wait()
-        channel.embeddedEventLoop.run()
-    }
-
-    /// A close frame (1000), then the end.
-    func close() {
-        guard !finished else { return }
-        guard channel.isActive else { return finish(code: 1006, reason: "closed before it opened") }
-        if channel.isActive {
-            var buffer = ByteBuffer()
-            buffer.write(webSocketErrorCode: .normalClosure)
-            write(.connectionClose, buffer)
-        }
-        if channel.isActive { _ = try? channel.close().wait() }
-        channel.embeddedEventLoop.run()
-        collect()
-    }
-
-    /// Frames the server wrote, as outcomes; the end once the channel closed. Returns how many.
+    /// Carries bytes both ways until none move; an end on one side ends the other. Returns
+    /// how many chunks moved.
     @discardableResult
-    func collect() -> Int {
-        guard !finished else { return 0 }
-        var n = 0
-        while let frame = try? channel.readOutbound(as: WebSocketFrame.self) {
-            switch Frame(frame) {
-            case .text(let bytes):
-                let text = self.text
-                let data = Data(bytes)
-                transport?.post { text(data) }
-                n += 1
-            case .close(let code, let reason):
-                closeCode = code.map(Int.init) ?? 1005
-                closeReason = reason
-            case .refused(let code, let reason):
-                closeCode = Int(code)
-                closeReason = "the server sent \(reason)"
-            case .binary, .ping, .pong:
-                break
+    func carry() -> Int {
+        guard !ended else { return 0 }
+        var moved = 0
+        while true {
+            var any = false
+            if let bytes = Self.written(client), server.isActive {
+                try? server.writeInbound(bytes)
+                any = true
             }
+            if let bytes = Self.written(server), client.isActive {
+                try? client.writeInbound(bytes)
+                any = true
+            }
+            client.embeddedEventLoop.run()
+            server.embeddedEventLoop.run()
+            guard any else { break }
+            moved += 1
         }
-        channel.embeddedEventLoop.run()
-        if !channel.isActive {
-            finish(code: closeCode ?? 1006, reason: closeCode == nil ? "connection lost" : closeReason)
-            n += 1
+        if !server.isActive || !client.isActive {
+            // A side that closed: its peer sees the connection end once the bytes are over.
+            if server.isActive { _ = try? server.close().wait() }
+            if client.isActive { _ = try? client.close().wait() }
+            client.embeddedEventLoop.run()
+            server.embeddedEventLoop.run()
+            ended = true
+            moved += 1
         }
-        return n
+        return moved
     }
 
-    func finish(code: Int, reason: String) {
-        guard !finished else { return }
-        finished = true
-        let closed = self.closed
-        transport?.post { closed(code, reason) }
+    /// The app closes the socket: its close frame, then the end.
+    func clientCloses() {
+        socket.close()
+        carry()
+    }
+
+    /// The server's process is gone: the connection ends with no close frame.
+    func drop() {
+        _ = try? client.close().wait()
+        client.embeddedEventLoop.run()
+        ended = true
     }
 }

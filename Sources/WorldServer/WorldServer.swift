@@ -95,31 +95,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
                         channel.close(promise: nil)
                         return
                     }
-                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-                    // Stop reading a peer that does not read its answers (issue 28 #1: 820 000
-                    // pipelined requests took the server to 636 MB): past the high-water mark
-                    // of what it owes the socket, nothing more is read from it, and the idle
-                    // timeout then closes it.
-                    try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
-                    let requests = RequestHandler(server: self)
-                    let upgrader = NIOWebSocketServerUpgrader(
-                        maxFrameSize: Self.maxFrameBytes,
-                        shouldUpgrade: { [self] channel, head in
-                            channel.eventLoop.makeCompletedFuture { self.shouldUpgrade(head) }
-                        },
-                        upgradePipelineHandler: { [self] channel, head in
-                            channel.eventLoop.makeCompletedFuture {
-                                try self.upgraded(channel, head)
-                            }
-                        })
-                    // The handler goes with the upgrade, on the channel's loop, where it was made.
-                    let upgradedAway = NIOLoopBound(requests, eventLoop: channel.eventLoop)
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(upgradedAway.value, promise: nil)
-                        }),
-                        withErrorHandling: false)  // RequestHandler answers the parser's errors, in JSON
-                    try channel.pipeline.syncOperations.addHandler(requests)
+                    try configureConnection(channel, tls: tls)
                 }
             }
             .childChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -135,6 +111,37 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         self.channel = channel
         loop.execute { [self] in pump() }
         return channel.localAddress?.port ?? port
+    }
+
+    /// A connection's pipeline, on its channel's loop: TLS first if given, then HTTP, with the
+    /// upgrade to the node's or the push relay's WebSocket. A real socket's (`start`) and the
+    /// in-process pair's (`WorldPair`), which puts the same bytes through it.
+    public func configureConnection(_ channel: NIOCore.Channel, tls: NIOSSLContext?) throws {
+        if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+        // Stop reading a peer that does not read its answers (issue 28 #1: 820 000
+        // pipelined requests took the server to 636 MB): past the high-water mark
+        // of what it owes the socket, nothing more is read from it, and the idle
+        // timeout then closes it.
+        try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
+        let requests = RequestHandler(server: self)
+        let upgrader = NIOWebSocketServerUpgrader(
+            maxFrameSize: Self.maxFrameBytes,
+            shouldUpgrade: { [self] channel, head in
+                channel.eventLoop.makeCompletedFuture { self.shouldUpgrade(head) }
+            },
+            upgradePipelineHandler: { [self] channel, head in
+                channel.eventLoop.makeCompletedFuture {
+                    try self.upgraded(channel, head)
+                }
+            })
+        // The handler goes with the upgrade, on the channel's loop, where it was made.
+        let upgradedAway = NIOLoopBound(requests, eventLoop: channel.eventLoop)
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+            withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                context.pipeline.syncOperations.removeHandler(upgradedAway.value, promise: nil)
+            }),
+            withErrorHandling: false)  // RequestHandler answers the parser's errors, in JSON
+        try channel.pipeline.syncOperations.addHandler(requests)
     }
 
     /// Blocks until the server is closed.
