@@ -28,6 +28,8 @@ public final class LiveApp {
     private var pending: [TimedEvent] = []
     /// The world's truth the session last told of, not yet shown.
     private var changedTruth: WorldTruth?
+    /// Whether the world is reached, as the session last told, not yet shown.
+    private var changedLink: ServerLink?
     /// The played scenario's phase it last told of, not yet shown.
     private var changedPhase: ScriptPhase?
     private let eventLog: ((String) -> Void)?
@@ -85,6 +87,7 @@ public final class LiveApp {
         // Heard while the world runs, shown at the end of the step (no reducer inside the world).
         if let fixed = session.fixedSpeed { perform(ViewModel.reduce(&state, .serverClock(fixed))) }
         session.onTruthChanged = { [weak self] in self?.changedTruth = $0 }  // told at once, then at each change
+        session.onLinkChanged = { [weak self] in self?.changedLink = $0 }
         changedPhase = player?.phase
         player?.onPhase = { [weak self] in self?.changedPhase = $0 }
         // A played `open NAME` shows that conversation (a demo shows the chat).
@@ -285,6 +288,10 @@ public final class LiveApp {
         if let truth = changedTruth {
             changedTruth = nil
             perform(ViewModel.reduce(&state, .truth(truth)))
+        }
+        if let link = changedLink {
+            changedLink = nil
+            perform(ViewModel.reduce(&state, .serverLink(link)))
         }
     }
 

@@ -41,6 +41,27 @@ public final class ClientApp {
     }
     private var toldTruth: WorldTruth?
 
+    /// Whether the app reaches its world: always, the embedded one; a server may be gone, or
+    /// no longer know the user. Told when it changes (`onLinkChanged`).
+    public private(set) var link = ServerLink.reached
+    public var onLinkChanged: ((ServerLink) -> Void)? {
+        didSet { onLinkChanged?(link) }
+    }
+
+    /// The session's world is reached again, gone, or no longer knows the user: said once in
+    /// the log; a world that cannot be seen has no faults to show (they come back with it).
+    public func linkChanged(_ now: ServerLink) {
+        guard now != link else { return }
+        link = now
+        switch now {
+        case .reached: note("the server answers again")
+        case .unreachable: note("server unreachable: its faults are not known meanwhile; the app goes on and tries again")
+        case .forgotten(let words): note(words)
+        }
+        if now != .reached { faultsChanged(.none) }
+        onLinkChanged?(now)
+    }
+
     /// Every directive as it is applied, with its instant (a recorder writes them down).
     public var onApply: ((Directive, Instant) -> Void)?
     /// A conversation opened by a directive (a played `open NAME`): a screen shows it.
@@ -152,6 +173,15 @@ public final class ClientApp {
         default: note(d.summary)
         }
     }
+}
+
+/// How the app reaches its world.
+public enum ServerLink: Equatable, Sendable {
+    case reached
+    /// A server that cannot be reached (gone, or the network between).
+    case unreachable
+    /// A server that no longer knows the user (restarted without its data): what to do, in words.
+    case forgotten(String)
 }
 
 /// What a screen shows of the world's truth: its faults, and, when the truth is known here,

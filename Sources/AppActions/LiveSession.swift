@@ -68,4 +68,9 @@ extension LiveSession {
         get { app.onTruthChanged }
         set { app.onTruthChanged = newValue }
     }
+    /// Told, at once and then at each change, whether the world is reached (a server's may not be).
+    public var onLinkChanged: ((ServerLink) -> Void)? {
+        get { app.onLinkChanged }
+        set { app.onLinkChanged = newValue }
+    }
 }

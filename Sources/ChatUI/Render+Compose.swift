@@ -19,6 +19,12 @@ extension Render {
             }
             return
         }
+        // A server that no longer knows the user takes no message: the line says what to do.
+        if case .forgotten(let words) = s.status.link {
+            g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
+            g.put(g.truncate(" " + UntrustedText.visible(words), to: l.width), x: 0, y: y, role: .warning)
+            return
+        }
         if let notice = s.notice {
             g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
             g.put(g.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)

@@ -33,6 +33,8 @@ extension Render {
             case .failed(let reason, let at):
                 let wait = at > s.status.clock ? "retry in " + rounded(at - s.status.clock) : "retrying"
                 (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)), \(wait) (R: now)", .warning, "!")
+            case .refused(let reason):
+                (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)) (R: try again)", .warning, "!")
             case .sent: continue
             }
             let wrapped = g.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)

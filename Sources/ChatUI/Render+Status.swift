@@ -24,6 +24,11 @@ extension Render {
             ("push: \(st.push.rawValue) " + missWords(st.misses, threshold: st.missThreshold), pushRole, 0),
             ("token \(st.token.rawValue)", .statusBar, 3),
         ]
+        switch info.link {
+        case .reached: break
+        case .unreachable: state.append(("server unreachable", .warning, 0))
+        case .forgotten: state.append(("server forgot you: join again", .warning, 0))
+        }
         if !info.faults.isEmpty { state.append(("fault: " + info.faults.words.joined(separator: ", "), .warning, 1)) }
         // Truth beside belief: while the world has broken what the engine does not believe yet.
         if info.knowsTruth {

@@ -54,6 +54,8 @@ public enum ViewInput: Equatable, Sendable {
     /// The world's faults and what the engine has not noticed of them (the session's ground
     /// truth, not the engine's), told whenever it changes.
     case truth(WorldTruth)
+    /// Whether the world is reached: a server may be gone, or no longer know the user.
+    case serverLink(ServerLink)
     /// The world's clock stopped (true) or runs (false).
     case paused(Bool)
     /// The clock is a server's, at this speed: no key here pauses, steps or changes it.

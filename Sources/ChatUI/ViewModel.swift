@@ -108,6 +108,9 @@ public enum ViewModel {
             // The end of a played scenario is announced where the eye is, not only in the log.
             if ended { state.notice = Notices.scriptOver }
             return []
+        case .serverLink(let link):
+            state.status.link = link
+            return []
         case .truth(let truth):
             if truth.faults != state.status.faults { state.timeline.faults(truth.faults.words, at: state.status.clock) }
             state.status.truth = truth

@@ -78,6 +78,8 @@ public struct StatusInfo: Equatable, Sendable {
     /// The world's faults, and truth beside belief (what the engine has not noticed yet), as
     /// the session last told them: the session's `BeliefLag` decides; the view only shows.
     public var truth = WorldTruth()
+    /// Whether the world is reached, as the session last said.
+    public var link = ServerLink.reached
     public var faults: WorldFaults { truth.faults }
     public var knowsTruth: Bool { truth.known }
 

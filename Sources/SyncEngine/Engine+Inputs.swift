@@ -82,7 +82,7 @@ extension Engine {
         case .success(let p):
             publication = p
         case .failure(let error):
-            guard let (failed, wait) = sends.failed(request: id, reason: error.message, now: now) else { return }
+            guard let (failed, wait) = sends.failed(request: id, reason: error.message, final: error.final, now: now) else { return }
             let to = contactsByAddress[failed.to]?.handle ?? failed.to.value
             emit(.sendFailed(to: to, reason: error.message, retryIn: wait, failures: failed.failures))
             emit(.outgoing(failed))

@@ -1,12 +1,12 @@
 import SyncCore
 
-/// A message the user wrote, from Enter until the network takes it (issue 15 #7).
+/// A message the user wrote, from Enter until the network takes it.
 ///
 ///     sending ──published──▶ sent (stored as a message; leaves the outbox)
 ///        │ ▲
 ///  failed│ │retry (backoff, or "retry now")
 ///        ▼ │
-///      failed(reason, retryAt)
+///      failed(reason, retryAt)     refused(reason): refused for good, tried again only when asked (R)
 ///
 /// The outbox is kept in the store, so that a message written while the network cannot take
 /// it survives a quit or a crash and goes out at the next launch.
@@ -16,6 +16,9 @@ public struct OutgoingMessage: Equatable, Sendable {
         case sending
         /// The network refused it; it is tried again at `retryAt`.
         case failed(reason: String, retryAt: Instant)
+        /// The network refused it for good (a server that no longer knows the user): not tried
+        /// again unless the user asks (`R`).
+        case refused(reason: String)
         /// The network took it: it is the stored message `txId` now.
         case sent(txId: String)
     }

@@ -44,7 +44,12 @@ public protocol IndexerPort: AnyObject {
 
 public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// No retry helps: the other side refused for good (a server that no longer knows the user).
+    public var final: Bool
+    public init(_ message: String, final: Bool = false) {
+        self.message = message
+        self.final = final
+    }
     public var description: String { message }
 }
 

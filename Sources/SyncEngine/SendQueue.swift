@@ -1,7 +1,7 @@
 import SyncCore
 
 /// The messages the user wrote that the network has not taken yet — the outbox — and the
-/// publications in flight: one owner (issue 29 #4). The engine asks it what to publish, tells
+/// publications in flight: one owner. The engine asks it what to publish, tells
 /// it what the network answered, and writes `messages` to the store whenever it changes.
 struct SendQueue {
     /// Oldest first (see `OutgoingMessage`).
@@ -50,10 +50,15 @@ struct SendQueue {
     }
 
     /// The network could not take request `request`: the entry stays, failed, until its wait
-    /// is over. The entry and the wait; nil for an unknown request.
-    mutating func failed(request: Int, reason: String, now: Instant) -> (message: OutgoingMessage, wait: Interval)? {
+    /// is over — or, refused for good (`final`), until the user asks. The entry and the wait
+    /// (nil: none); nil for an unknown request.
+    mutating func failed(request: Int, reason: String, final: Bool = false, now: Instant) -> (message: OutgoingMessage, wait: Interval?)? {
         guard let localId = inFlight.removeValue(forKey: request), let i = messages.firstIndex(where: { $0.localId == localId }) else { return nil }
         messages[i].failures += 1
+        if final {
+            messages[i].state = .refused(reason: reason)
+            return (messages[i], nil)
+        }
         let wait = OutgoingMessage.retryDelay(afterFailures: messages[i].failures)
         messages[i].state = .failed(reason: reason, retryAt: now + wait)
         return (messages[i], wait)

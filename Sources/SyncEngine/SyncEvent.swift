@@ -26,7 +26,8 @@ public enum SyncEvent: Equatable, Sendable {
     indirect case messageStored(StoredMessage, contact: Contact)
     case messageSent(txId: String, to: String)
     /// The network could not take a message; it is tried again in `retryIn`.
-    indirect case sendFailed(to: String, reason: String, retryIn: Interval, failures: Int)
+    /// `retryIn` nil: refused for good, not tried again unless the user asks.
+    indirect case sendFailed(to: String, reason: String, retryIn: Interval?, failures: Int)
     /// An outgoing message changed state (sending, failed, sent). Not a decision: the
     /// decisions are `messageSent` and `sendFailed`.
     indirect case outgoing(OutgoingMessage)
@@ -112,6 +113,7 @@ public enum SyncEvent: Equatable, Sendable {
         case .messageSent(let tx, let to):
             return "sent \(tx.prefix(8)) to \(UntrustedText.visible(to))"
         case .sendFailed(let to, let reason, let wait, let failures):
+            guard let wait else { return "send to \(UntrustedText.visible(to)) refused: \(UntrustedText.visible(reason)); not tried again (R tries)" }
             return "send to \(UntrustedText.visible(to)) failed: \(UntrustedText.visible(reason)); retry in \(wait) (\(failures) failed)"
         case .outgoing(let m):
             return "outgoing \(m.localId) to \(m.to.value): \(m.state)"

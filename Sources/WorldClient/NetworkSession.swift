@@ -42,6 +42,7 @@ public final class NetworkSession: LiveSession {
             }
         }
         world.onFaults = { [app] in app.faultsChanged($0) }
+        world.onLink = { [app] in app.linkChanged($0) }
         world.attach(client: driver)
     }
 

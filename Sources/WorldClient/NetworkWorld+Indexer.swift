@@ -33,7 +33,8 @@ extension NetworkWorld: PublishPort {
                 }
             case .success(let a):
                 checkKnown(a)
-                reply(.failure(TransportError(a.status == 401 ? unknownWords : a.error)))
+                // Refused for good by a server that no longer knows the user: not tried again.
+                reply(.failure(a.status == 401 ? TransportError(unknownWords, final: true) : TransportError(a.error)))
             case .failure(let e): reply(.failure(e))
             }
         }

@@ -1,3 +1,4 @@
+import AppActions
 import Dispatch
 import Foundation
 import NIOHTTP1
@@ -9,10 +10,13 @@ import Wire
 extension NetworkWorld {
     func openPushRelay() {
         pushOpen = false
+        var opened = false
         pushSocket = io.openSocket(Route.push, token: secret, opened: { [weak self] socket in
             guard let self else { return }
+            opened = true
             pushOpen = true
             pushBackoff = .seconds(1)
+            link = .reached
             for frame in pushQueue { socket.send(frame) }
             pushQueue.removeAll()
             // Whatever was said while the relay was away (a user who joined before it opened,
@@ -24,6 +28,11 @@ extension NetworkWorld {
             guard let self else { return }
             pushOpen = false
             pushSocket = nil
+            // The relay is the OS's socket, always held: a server that refuses it for the
+            // user's secret no longer knows the user (nothing to try again), and one whose
+            // opening fails again is gone (its faults are not known meanwhile).
+            if reason.hasSuffix("HTTP 401") { return link = .forgotten(unknownWords) }
+            if !opened, link == .reached { link = .unreachable }
             notice?("push relay closed (\(code) \(reason)); again in \(pushBackoff)")
             // Reconnect with backoff, in wall time (the world's clock may run fast).
             let wall = Double(pushBackoff.milliseconds)

@@ -1,3 +1,4 @@
+import AppActions
 import Dispatch
 import Foundation
 import NIOHTTP1
@@ -31,18 +32,23 @@ public final class NetworkWorld {
     public internal(set) var people: Set<Address>
     /// Told of what goes wrong outside the engine's view (the push relay lost, a fault refused).
     public var notice: ((String) -> Void)?
+    /// Whether the server is reached, gone, or no longer knows the user; told on each change.
+    public internal(set) var link = ServerLink.reached {
+        didSet { if link != oldValue { onLink?(link) } }
+    }
+    public var onLink: ((ServerLink) -> Void)?
     /// The server answered 401 to this user's secret: it no longer knows the user (restarted
-    /// without its data folder). Said once, in words, with what to do (issue 28 #15).
-    public internal(set) var unknownToServer = false
+    /// without its data folder).
+    public var unknownToServer: Bool { if case .forgotten = link { true } else { false } }
 
     var unknownWords: String {
         "the server no longer knows \(user) (it was restarted without its data?): quit, then join again as a new user (another --profile, or --ephemeral)"
     }
 
+    /// An answer of 401: the server no longer knows the user, for good.
     func checkKnown(_ a: NetIO.Answer) {
-        guard a.status == 401, !unknownToServer else { return }
-        unknownToServer = true
-        notice?(unknownWords)
+        guard a.status == 401 else { return }
+        link = .forgotten(unknownWords)
     }
     /// Told of a directive of the app the server passed on (`synchat fault --user NAME background`).
     public var onDirective: ((String) -> Void)?

@@ -101,9 +101,22 @@ public final class WorldPair {
         settle()
     }
 
+    /// The network between the server and its clients is cut: every socket drops and nothing
+    /// answers, while the server runs on, its world and faults as they were.
+    public func cutNetwork() {
+        for c in clients { c.transport.serverGone() }
+        settle()
+    }
+
+    /// The network is back: the clients find the same server by themselves.
+    public func healNetwork() {
+        for c in clients { c.transport.server = server }
+        settle()
+    }
+
     /// A new server process on `store` (the crashed one's folder): it resumes the world where
     /// the store left it, its clock on the same wall clock; the clients find it by themselves.
-    public func restart(store: ServerStore) throws {
+    public func restart(store: ServerStore?) throws {
         precondition(!serving, "restart(store:) follows crash()")
         host = try WorldHost(seed: settings.seed, contacts: settings.contacts, trafficPerHour: settings.traffic, speed: settings.speed,
                              store: store, wallClock: { [clock] in clock.wallUnixMs })

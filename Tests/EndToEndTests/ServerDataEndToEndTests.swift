@@ -199,6 +199,32 @@ struct ForgottenUserEndToEndTests {
         defer { server.stop() }
         let screen = t.wait(for: "the server no longer knows ty", seconds: 60)
         #expect(screen.contains("join again as a new user"))
+        // On the bar, and in the compose line, which takes no message there.
+        let bar = t.wait(for: "server forgot you: join again", seconds: 30)
+        #expect(bar.split(separator: "\n").contains { $0.hasPrefix(" the server no longer knows ty") })
+        try t.keys("q")
+    }
+
+    @Test("a server killed under the TUI: within 20 s the bar says server unreachable and its fault words leave; the server back on its data, the bar says neither")
+    func serverGone() throws {
+        let dir = try TemporaryDirectory("server-gone-e2e")
+        var server = try ServerEndToEndTests.Running(["--data", dir.file("data"), "--speed", "60", "--contacts", "2", "--traffic", "0/h"])
+        let port = server.port
+        let t = try TmuxSession(width: 160, height: 40, arguments: "--server http://127.0.0.1:\(port) --user ty --ephemeral")
+        defer { t.close() }
+        t.wait(for: "realtime live", seconds: 60)
+        try t.keys("x")  // indexer down, given to the server
+        t.wait(for: "fault: indexer down", seconds: 30)
+        server.stop(signal: SIGKILL)
+        let killed = Date()
+        // The bar is the screen's last two rows (the log pane says it in words too).
+        func bar(_ screen: String) -> String { screen.split(separator: "\n", omittingEmptySubsequences: false).suffix(3).joined(separator: "\n") }
+        #expect(t.poll(seconds: 20) { bar($0).contains("server unreachable") }, "\(t.screen())")
+        #expect(Date().timeIntervalSince(killed) <= 20)
+        #expect(!bar(t.screen()).contains("fault: indexer down"), "the gone world's faults left the bar")
+        server = try ServerEndToEndTests.Running(["--data", dir.file("data"), "--speed", "60", "--contacts", "2", "--traffic", "0/h"], port: port)
+        defer { server.stop() }
+        #expect(t.poll(seconds: 60) { !bar($0).contains("server unreachable") }, "reached again: \(t.screen())")
         try t.keys("q")
     }
 }
