@@ -76,9 +76,9 @@ struct NotificationWireEngineTests {
             """) { run in
             run.world.push.malformedPayloads = 1
         }
-        let errors = run.log.filter { if case .error("push", _) = $0.event { return true } else { return false } }
-        #expect(errors.count == 1)
-        #expect(errors[0].event.line.contains("push payload"))
+        expectDecisions(run, matching: { $0.line.hasPrefix("error") }, [
+            "00:01:03.793 error (push): push payload: \"txId\" is not a string; ignored, the message will come by another channel",
+        ])
         #expect(run.storage.message(txId: run.incoming(from: "alice")[0].txId)?.via == .realtime)
         run.checkInvariants()
         run.checkNothingLost()
@@ -98,9 +98,17 @@ struct NotificationWireEngineTests {
             """, until: .minutes(5)) { run in
             run.world.indexer.malformedReplies = 1
         }
-        let errors = run.log.filter { if case .error("indexer", let m) = $0.event { return m.contains("not valid JSON") } else { return false } }
-        #expect(errors.count == 1)
-        #expect(run.log.contains { $0.event.line.contains("1 failed") })
+        expectDecisions(run, matching: { $0.line.hasPrefix("error") || $0.line.hasPrefix("catch-up") }, [
+            "00:00:00.466 catch-up started (subscription-restart): full sync of 9 objects",
+            "00:00:00.466 catch-up joined (app-active): rides on the running full subscription-restart sync",
+            "00:00:03.555 error (indexer): indexer payments reply: not valid JSON (26 bytes); nothing stored, cursor of payments unchanged",
+            "00:00:03.737 catch-up finished (subscription-restart): full, 0 new, 9 requests, 3.2s, 1 failed",
+            "00:00:33.737 catch-up started (retry): full sync of 9 objects",
+            "00:00:34.022 catch-up finished (retry): full, 0 new, 9 requests, 285ms",
+            "00:03:00.409 catch-up started (subscription-restart): full sync of 9 objects",
+            "00:03:00.409 catch-up joined (app-active): rides on the running full subscription-restart sync",
+            "00:03:03.705 catch-up finished (subscription-restart): full, 3 new, 9 requests, 3.2s",
+        ])
         let stored = run.world.ledger.filter { run.storage.hasMessage(txId: $0.txId) }.count
         let missing = run.world.ledger.count - stored
         #expect(missing <= 1)
@@ -233,8 +241,9 @@ struct RefreshBannerTests {
         let stored = try #require(run.storage.message(txId: tx.txId))
         #expect(stored.via == .push)
         #expect(stored.receivedAt < tx.blockTime + .seconds(10))
-        let banners = run.log.filter { if case .banner(let b, _) = $0.event { return b.body == tx.body } else { return false } }
-        #expect(banners.count == 1)
+        expectDecisions(run, from: t(6), matching: { $0.line.hasPrefix("banner") }, [
+            "00:07:02.579 banner [Alice] pushed, then fetched by the refresh (badge 4)",
+        ])
         run.checkInvariants()
     }
 }
@@ -303,9 +312,14 @@ struct FetchByIdWireTests {
         let banners = run.log.compactMap { e -> (Instant, String)? in if case .banner(let b, _) = e.event { return (e.at, b.body) } else { return nil } }
         #expect(banners.filter { ["no push for this one", "nor this"].contains($0.1) }.allSatisfy { $0.0 >= firstGrant })
         #expect(banners.contains { $0.1 == "pushed again" && $0.0 < t(9) })
-        let registration = run.log.filter { if case .tokenRegistration = $0.event { return true } else { return false } }.map { "\($0.at) \($0.event.line)" }
-        #expect(registration.contains("00:03:00.000 push token registration: unregister: mode background-fetch: no more pushes"))
-        #expect(registration.contains("00:07:00.000 push token registration: mode remote-push: registering for remote push"))
+        expectDecisions(run, from: t(2), matching: { $0.line.hasPrefix("push token") }, [
+            "00:03:00.000 push token registration: unregister: mode background-fetch: no more pushes",
+            "00:03:00.000 push token none",
+            "00:07:00.000 push token registration: mode remote-push: registering for remote push",
+            "00:07:00.000 push token new",
+            "00:07:01.000 push token registered",
+            "00:07:02.000 push token active",
+        ])
         #expect(run.world.push.tokenStatus == .active)
         run.checkNothingLost()
         run.checkInvariants()
