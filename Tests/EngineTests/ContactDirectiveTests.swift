@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 15 #8 in the session: a contact added by address reaches the world, the engine and
+/// In the session: a contact added by address reaches the world, the engine and
 /// the store, sends its handshake, and can be written to, renamed and muted by its handle.
 @Suite("Contacts added, renamed and muted")
 struct ContactDirectiveTests {

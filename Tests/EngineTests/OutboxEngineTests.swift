@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 15 #7: a message the network cannot take is kept (sending → failed, retried with a
+/// A message the network cannot take is kept (sending → failed, retried with a
 /// growing wait, or at once on "retry now"), survives a relaunch, and is sent exactly once.
 @Suite("Outgoing messages: sending, failed, sent")
 struct OutboxEngineTests {

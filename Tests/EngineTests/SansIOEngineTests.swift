@@ -382,6 +382,7 @@ struct SansIOEngineTests {
         let body = #"{"messages": [{"txId": "m1", "sender": "kaspa:qalice", "recipient": "kaspa:qme", "kind": "contextual", "blockTime": 1000, "payload": "hi"}], "nextPage": null}"#
         h.writes.removeAll()
         h.send(.indexerReplied(id: try aliceIn(), .success(Data(body.utf8))))
+        #expect(h.writes.count == 1)
         let write = try #require(h.writes.first)
         guard case .messages(let messages, let cursor?) = write else { Issue.record("not one write with a cursor: \(write)"); return }
         #expect(messages.map(\.txId) == ["m1"] && cursor.object == object)

@@ -6,7 +6,7 @@ import SyncCore
 import SyncEngine
 import TestSupport
 
-/// Issue 27 #1: a catch-up that the app quits in the middle of is owed at the next launch
+/// A catch-up that the app quits in the middle of is owed at the next launch
 /// (rule 14), through the real store: the last catch-up's time is the last one that
 /// *completed*, and the interrupted one runs again, not debounced.
 @Suite("A catch-up interrupted by quitting stays owed")

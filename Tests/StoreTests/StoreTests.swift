@@ -178,7 +178,7 @@ struct StoreTests {
         "e\u{301}\u{0}漢🎉\u{202E}", "",
     ]
 
-    @Test("issue 11 #8: bodies and names with NULs and other controls survive commit → reopen → read byte for byte: messages in and out, pending pushes, the profile's world")
+    @Test("bodies and names with NULs and other controls survive commit → reopen → read byte for byte: messages in and out, pending pushes, the profile's world")
     func controlsRoundTrip() throws {
         let dir = try TemporaryDirectory("store")
         defer { dir.remove() }
@@ -214,7 +214,7 @@ struct StoreTests {
         #expect(world.contacts.map { Array($0.displayName.utf8) } == names)
     }
 
-    @Test("issue 11 #8: a scenario's receive and send with a NUL are stored whole, through the engine")
+    @Test("a scenario's receive and send with a NUL are stored whole, through the engine")
     func scenarioTextThroughTheEngine() throws {
         let s = try SQLiteChatStorage.inMemory()
         let scenario = try ScenarioParser.parse(#"""
