@@ -95,7 +95,12 @@ struct PolicyTests {
         let stored = try #require(cRun.storage.message(txId: carol.txId))
         #expect(stored.via == .fetch)
         #expect(stored.receivedAt - carol.blockTime <= .minutes(11))  // at the end of the debounce
-        #expect(cRun.catchUpStarts(trigger: .trailing).count == 1)
+        expectDecisions(cRun, from: t(6), matching: { $0.line.hasPrefix("catch-up") }, [
+            "00:06:00.320 catch-up skipped (subscription-restart): push reliable, last catch-up 5m56s ago, next allowed in 4m03s",
+            "00:06:00.320 catch-up skipped (app-active): push reliable, last catch-up 5m56s ago, next allowed in 4m03s",
+            "00:10:03.868 catch-up started (trailing): full sync of 9 objects",
+            "00:10:04.168 catch-up finished (trailing): full, 1 new, 9 requests, 300ms",
+        ])
         #expect(seed.messagesLost == 1 && withC.messagesLost == 0)
         // The measures name what was lost, so that a count can be looked into.
         #expect(seed.lostLines == ["lost (seed): \(carol.txId.prefix(8)) from carol, landed 00:04:00.000"])

@@ -335,13 +335,14 @@ struct SansIOEngineTests {
         h.send(.enteredBackground, at: t1 + .seconds(30))
         _ = h.events()
         h.foreground(connection: 3, at: t1 + .seconds(60))
+        // One foreground, both its triggers skipped with the time left.
         expectDecisions(h.events(), [
             "lifecycle foreground: after 30s in background",
             "realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
             "realtime live: subscribed",
             "catch-up skipped (subscription-restart): push reliable, last catch-up 57s ago, next allowed in 9m03s",
             "catch-up skipped (app-active): push reliable, last catch-up 57s ago, next allowed in 9m03s",
-        ])  // one foreground, both triggers skipped
+        ])
     }
 
     @Test("rule 12: pushes the extension stored in the background are stored on foreground as push deliveries; rule 15: the extension raised one banner each, with the badge")
@@ -350,13 +351,23 @@ struct SansIOEngineTests {
         h.launchedAndLive()
         let t0 = h.now + .seconds(5)
         h.send(.enteredBackground, at: t0)
+        _ = h.events()
         h.send(.extensionReceived(Self.push("p1", blockTime: t0 + .seconds(10))), at: t0 + .seconds(12))
         h.send(.extensionReceived(Self.push("p2", blockTime: t0 + .seconds(20))), at: t0 + .seconds(22))
-        let banners = h.events().compactMap { if case .banner(_, let badge) = $0 { badge } else { nil } }
-        #expect(banners == [1, 2])
+        expectDecisions(h.events(), [
+            "banner [Alice] hi (badge 1)",
+            "banner [Alice] hi (badge 2)",
+        ])
         #expect(h.storage.pendingPushes().count == 2)
         #expect(!h.storage.hasMessage(txId: "p1"))
         h.send(.becameActive, at: t0 + .minutes(5))
+        expectDecisions(h.events(), [
+            "lifecycle foreground: after 5m in background",
+            "background refresh: request withdrawn: app in foreground",
+            "message p1 from alice (contextual) via push",
+            "message p2 from alice (contextual) via push",
+            "realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
+        ])
         #expect(h.storage.message(txId: "p1")?.via == .push)
         #expect(h.storage.message(txId: "p1")?.receivedAt == t0 + .seconds(12))  // when it really arrived
         #expect(h.storage.pendingPushes().isEmpty)
