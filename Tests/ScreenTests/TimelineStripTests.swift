@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 14 #6 in the TUI: the strip of the last hour (`T`), kept by the reducer from the
+/// In the TUI: the strip of the last hour (`T`), kept by the reducer from the
 /// typed events, drawn in cells.
 @Suite("Timeline strip")
 struct TimelineStripTests {

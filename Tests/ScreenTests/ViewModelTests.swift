@@ -147,13 +147,6 @@ struct ViewModelTests {
         return e
     }
 
-    /// Plays keys and returns every command they gave.
-    func play(_ s: inout ViewState, _ keys: [Key]) -> [Command] {
-        keys.flatMap { ViewModel.reduce(&s, .key($0)) }
-    }
-
-    func typing(_ text: String) -> [Key] { text.map { Key.char($0) } }
-
     @Test("a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing to Bob, and Alice's draft and cursor come back")
     func draftPerConversation() {
         let store = TestStore(listFocused())
