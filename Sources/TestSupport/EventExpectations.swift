@@ -1,3 +1,4 @@
+import CustomDump
 import Simulation
 import SyncCore
 import SyncEngine
@@ -10,6 +11,13 @@ import Testing
 //     expectEvent(run, at: t(3, 3), containing: "catch-up started (app-active)")
 //     let fall = expectEvent(run, matching: { if case .pushState(_, .unreliable, _) = $0 { true } else { false } })
 //     expectNoEvent(run, containing: "catch-up started")
+//
+// A test that pins a rule states the decisions exactly, in order, so that an extra or a
+// missing one fails (a `contains` would let an extra one pass):
+//
+//     expectDecisions(run, from: t(5), through: t(5, 5), matching: { $0.line.hasPrefix("catch-up") }, [
+//         "00:05:00.400 catch-up skipped (subscription-restart): push reliable, last catch-up 4m ago, next allowed in 6m",
+//     ])
 
 /// Expects an event for which `matching` holds, at `at` give or take `within` when a time is
 /// given, anywhere in the log otherwise. Returns the first such event, nil after failing.
@@ -54,6 +62,44 @@ public func expectNoEvent(_ log: [TimedEvent], at time: Instant? = nil, within t
                   Comment(rawValue: "a line containing \"\(text)\"" + (comment.map { "; \($0.rawValue)" } ?? "")), sourceLocation: sourceLocation)
 }
 
+/// The decisions of `log` from `from` through `through` (both included) for which
+/// `matching` holds, each as its line, `HH:MM:SS.mmm text`, in the log's order.
+public func decisionLines(_ log: [TimedEvent], from: Instant? = nil, through: Instant? = nil,
+                          matching: (SyncEvent) -> Bool = { _ in true }) -> [String] {
+    log.filter { e in
+        e.event.isDecision && matching(e.event) && (from.map { e.at >= $0 } ?? true) && (through.map { e.at <= $0 } ?? true)
+    }.map(\.line)
+}
+
+/// Expects exactly the decisions `expected` (lines `HH:MM:SS.mmm text`), in this order, from
+/// `from` through `through` among those for which `matching` holds: an extra, a missing or a
+/// reordered decision fails. A failure shows the difference (`−` expected, `+` actual) and the
+/// actual lines as a Swift array, to read against the rule before pasting.
+public func expectDecisions(_ log: [TimedEvent], from: Instant? = nil, through: Instant? = nil,
+                            matching: (SyncEvent) -> Bool = { _ in true }, _ expected: [String],
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+    let actual = decisionLines(log, from: from, through: through, matching: matching)
+    guard actual != expected else { return }
+    let window = "from \(from.map(\.description) ?? "the start") through \(through.map(\.description) ?? "the end")"
+    Issue.record(Comment(rawValue: "the decisions \(window) differ (− expected, + actual):\n"
+                         + (diff(expected, actual) ?? "\(expected) vs \(actual)")
+                         + "\nactual:\n[\n" + actual.map { "    \($0.debugDescription),\n" }.joined() + "]"),
+                 sourceLocation: sourceLocation)
+}
+
+/// Expects exactly the decisions `expected` (their lines, without a time), in this order,
+/// among `events` for which `matching` holds: for the sans-IO engine's events, which carry no
+/// time.
+public func expectDecisions(_ events: [SyncEvent], matching: (SyncEvent) -> Bool = { _ in true }, _ expected: [String],
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+    let actual = events.filter { $0.isDecision && matching($0) }.map(\.line)
+    guard actual != expected else { return }
+    Issue.record(Comment(rawValue: "the decisions differ (− expected, + actual):\n"
+                         + (diff(expected, actual) ?? "\(expected) vs \(actual)")
+                         + "\nactual:\n[\n" + actual.map { "    \($0.debugDescription),\n" }.joined() + "]"),
+                 sourceLocation: sourceLocation)
+}
+
 // The same on a scenario run's log.
 
 @discardableResult
@@ -78,6 +124,12 @@ public func expectNoEvent(_ run: ScenarioRun, at time: Instant? = nil, within to
 public func expectNoEvent(_ run: ScenarioRun, at time: Instant? = nil, within tolerance: Interval = .zero, containing text: String,
                           _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
     expectNoEvent(run.log, at: time, within: tolerance, containing: text, comment, sourceLocation: sourceLocation)
+}
+
+public func expectDecisions(_ run: ScenarioRun, from: Instant? = nil, through: Instant? = nil,
+                            matching: (SyncEvent) -> Bool = { _ in true }, _ expected: [String],
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+    expectDecisions(run.log, from: from, through: through, matching: matching, expected, sourceLocation: sourceLocation)
 }
 
 /// Where an event is looked for, and the part of the log a failure shows.

@@ -31,17 +31,42 @@ public final class TestStore {
         var expected = state
         update(&expected)
         let commands = ViewModel.reduce(&state, input)
+        check(describe(input), commands: commands, expected: expectedCommands, state: expected, sourceLocation: sourceLocation)
+        return commands
+    }
+
+    /// Loads the history the state asks for (`ViewModel.loadHistory`, which the app runs after
+    /// each input), reading each page with `read`; expects the state changed by `update`.
+    /// Returns the pages read, for a test that counts them.
+    ///
+    ///     store.send(.key(.pageUp)) { $0.scroll = 310 }
+    ///     store.loadHistory(read: pages) { $0.messages[alice] = Array(all.suffix(1000)) }
+    @discardableResult
+    public func loadHistory(read: (HistoryPage) -> [MessageRow], sourceLocation: SourceLocation = #_sourceLocation,
+                            _ update: (inout ViewState) -> Void = { _ in }) -> [HistoryPage] {
+        var expected = state
+        update(&expected)
+        var pages: [HistoryPage] = []
+        ViewModel.loadHistory(&state) { page in
+            pages.append(page)
+            return read(page)
+        }
+        check("loadHistory", commands: [], expected: [], state: expected, sourceLocation: sourceLocation)
+        return pages
+    }
+
+    private func check(_ what: String, commands: [Command], expected expectedCommands: [Command], state expected: ViewState,
+                       sourceLocation: SourceLocation) {
         if commands != expectedCommands {
-            Issue.record(Comment(rawValue: "\(describe(input)): the commands differ (− expected, + actual):\n"
+            Issue.record(Comment(rawValue: "\(what): the commands differ (− expected, + actual):\n"
                                  + (diff(expectedCommands, commands) ?? "\(expectedCommands) vs \(commands)")),
                          sourceLocation: sourceLocation)
         }
         if state != expected {
-            Issue.record(Comment(rawValue: "\(describe(input)): the state differs (− expected, + actual):\n"
+            Issue.record(Comment(rawValue: "\(what): the state differs (− expected, + actual):\n"
                                  + (diff(expected, state) ?? "no difference CustomDump can show")),
                          sourceLocation: sourceLocation)
         }
-        return commands
     }
 
     /// Sends each key in turn, each expected to change nothing but what `update` says once
@@ -52,14 +77,7 @@ public final class TestStore {
         update(&expected)
         var commands: [Command] = []
         for ch in text { commands += ViewModel.reduce(&state, .key(.char(ch))) }
-        if !commands.isEmpty {
-            Issue.record(Comment(rawValue: "typing \"\(text)\" gave commands: \(commands)"), sourceLocation: sourceLocation)
-        }
-        if state != expected {
-            Issue.record(Comment(rawValue: "typing \"\(text)\": the state differs (− expected, + actual):\n"
-                                 + (diff(expected, state) ?? "no difference CustomDump can show")),
-                         sourceLocation: sourceLocation)
-        }
+        check("typing \"\(text.count > 40 ? text.prefix(40) + "…" : text)\"", commands: commands, expected: [], state: expected, sourceLocation: sourceLocation)
     }
 
     private func describe(_ input: ViewInput) -> String {

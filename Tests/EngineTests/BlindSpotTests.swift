@@ -5,9 +5,9 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 27 #4: in the foreground with realtime down, a push service that silently dies was
-/// never found out under any policy. Adaptive's (e) finds it; seed keeps its blind spot,
-/// measured. Judged on the world's ground truth (its ledger, what push delivered).
+/// In the foreground with realtime down, a push service that silently dies is found out by
+/// adaptive's (e); seed keeps its blind spot, measured. Judged on the world's ground truth
+/// (its ledger, what push delivered).
 @Suite("Adaptive (e): no blind spot in the foreground")
 struct BlindSpotTests {
     static let world = """
@@ -41,9 +41,15 @@ struct BlindSpotTests {
             #expect(stored.receivedAt - m.blockTime <= .seconds(130), "\(m.txId) waited \(stored.receivedAt - m.blockTime)")
         }
         #expect(fetched > 30)
-        // Polling took over once push was unreliable (rule 13 extended to remote-push).
-        #expect(run.log.contains { $0.at >= unreliable && $0.line.contains("polling: started") && $0.line.contains("push unreliable") })
-        #expect(run.log.contains { $0.line.contains("push check: stopped: push is unreliable") })
+        // At the instant of the fall: polling takes over (rule 13 extended to remote-push), the
+        // push checks stop, and rule 4's forced catch-up and re-register.
+        expectDecisions(run, from: unreliable, through: unreliable, matching: { !$0.line.hasPrefix("message") && !$0.line.hasPrefix("observation") }, [
+            "00:15:27.922 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 fetched)",
+            "00:15:27.922 polling: started (realtime unavailable, mode remote-push, push unreliable), first poll in 32.5s",
+            "00:15:27.922 push check: stopped: push is unreliable: polling takes over",
+            "00:15:27.922 catch-up started (push-unreliable): full sync of 15 objects, forced",
+            "00:15:27.922 push token registration: re-register: push unreliable",
+        ])
 
         for blind in [SyncPolicy.seed, SyncPolicy.adaptive.without("e")] {
             let (_, s) = try measure(Self.world, blind)

@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 15 #8 in the session: a contact added by address reaches the world, the engine and
+/// In the session: a contact added by address reaches the world, the engine and
 /// the store, sends its handshake, and can be written to, renamed and muted by its handle.
 @Suite("Contacts added, renamed and muted")
 struct ContactDirectiveTests {
@@ -23,7 +23,16 @@ struct ContactDirectiveTests {
         run.run()
         // The log names the contact as it was added: by its address, never by another name.
         let lines = run.log.filter(\.event.isDecision).map(\.line)
-        #expect(lines.contains { $0.contains("message") && $0.contains("to kaspa:qzoe12345678") })
+        expectDecisions(run, matching: { $0.line.contains("kaspa:qzoe") }, [
+            "00:01:00.000 world: add kaspa:qzoe12345678 \"Zoë\"",
+            "00:01:01.190 message 437a813d from kaspa:qzoe12345678 (handshake) via realtime",
+            "00:02:00.000 world: send kaspa:qzoe12345678 \"hi Zoë\"",
+            "00:02:00.000 sent 0d4663be to kaspa:qzoe12345678",
+            "00:02:00.000 message 0d4663be to kaspa:qzoe12345678 (contextual) via sent",
+            "00:02:34.342 message 806475d5 from kaspa:qzoe12345678 (contextual) via realtime",
+            "00:03:00.000 world: contact kaspa:qzoe12345678 \"Zoë Q.\"",
+            "00:04:00.000 world: muted kaspa:qzoe12345678",
+        ])
         #expect(!lines.contains { $0.contains("peer-") })
         let zoe = Address("kaspa:qzoe12345678")
         #expect(run.driver.contact(zoe)?.displayName == "Zoë Q.")
@@ -50,7 +59,14 @@ struct ContactDirectiveTests {
         run.run()
         #expect(run.world.contacts.filter { $0.address.value == "kaspa:qzoe12345678" }.count == 1)
         #expect(!run.world.contacts.contains { $0.handle == "kaspa:qnobody12345" || $0.displayName == "Nobody" })
-        #expect(run.log.contains { $0.event.line == "world: contact kaspa:qnobody12345: no contact has that address (add it first)" })
+        expectDecisions(run, matching: { $0.line.hasPrefix("world") }, [
+            "00:01:00.000 world: contact kaspa:qnobody12345 \"Nobody\"",
+            "00:01:00.000 world: contact kaspa:qnobody12345: no contact has that address (add it first)",
+            "00:02:00.000 world: add kaspa:qzoe12345678 \"Zoë\"",
+            "00:03:00.000 world: add kaspa:qzoe12345678 \"Zoë again\"",
+            "00:04:00.000 world: muted kaspa:qzoe12345678",
+            "00:10:00.000 world: script ended; settling for 15m",
+        ])
         let zoe = Address("kaspa:qzoe12345678")
         #expect(run.driver.contact(zoe)?.displayName == "Zoë again" && run.driver.contact(zoe)?.muted == true)
         #expect(run.storage.messages(in: zoe).filter { $0.message.kind == .handshake }.count == 1)  // one handshake, not two

@@ -33,6 +33,36 @@ struct EventExpectationTests {
         }
     }
 
+    @Test("the exact decisions pass; one extra, one missing or two swapped fail, with the difference and the actual lines")
+    func exactDecisions() throws {
+        let run = try sample()
+        let lines = [
+            "00:03:00.000 world: foreground",
+            "00:03:00.000 lifecycle foreground: after 1m in background",
+        ]
+        let both: (SyncEvent) -> Bool = { $0.line.hasPrefix("world") || $0.line.hasPrefix("lifecycle") }
+        expectDecisions(run, from: t(3), through: t(3), matching: both, lines)
+        withKnownIssue {
+            expectDecisions(run, from: t(3), through: t(3), matching: both, Array(lines.prefix(1)))
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("the decisions from 00:03:00.000 through 00:03:00.000 differ")
+                && text.contains("+   [1]: \"00:03:00.000 lifecycle foreground: after 1m in background\"")
+                && text.contains("actual:\n[\n    \"00:03:00.000 world: foreground\",")
+        }
+        withKnownIssue {
+            expectDecisions(run, from: t(3), through: t(3), matching: both, lines + ["00:03:00.000 catch-up started (manual)"])
+        }
+        withKnownIssue {
+            expectDecisions(run, from: t(3), through: t(3), matching: both, lines.reversed())
+        }
+        // The sans-IO form: events without a time, their lines.
+        expectDecisions([.world("foreground"), .status(EngineStatus())], ["world: foreground"])  // a view's event is no decision
+        withKnownIssue {
+            expectDecisions([.world("foreground"), .world("background")], ["world: foreground"])
+        }
+    }
+
     @Test("an event that should not be there fails, listing it")
     func unexpected() throws {
         let run = try sample()

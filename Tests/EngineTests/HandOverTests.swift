@@ -35,7 +35,11 @@ struct HandOverTests {
         run.driver.send(to: alice.address, text: "still there?")
         run.advance(to: t(90))
         // The world did not freeze: the reconnect went live, the reply came, traffic went on.
-        #expect(run.log.contains { if case .realtime(.live, _) = $0.event { return $0.at > t(21) } else { return false } })
+        expectDecisions(run, from: t(21), through: t(22), matching: { $0.line.hasPrefix("realtime") || $0.line.hasPrefix("lifecycle") }, [
+            "00:21:00.000 lifecycle foreground: after 1m in background",
+            "00:21:00.000 realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
+            "00:21:00.409 realtime live: subscribed",
+        ])
         let reply = run.world.ledger.first { $0.direction == .incoming && $0.conversation == alice.address && $0.blockTime > t(22) }
         #expect(reply.map { run.storage.hasMessage(txId: $0.txId) } == true)
         #expect(run.world.ledger.filter { $0.blockTime > t(30) }.count > 5)

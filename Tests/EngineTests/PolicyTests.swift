@@ -95,7 +95,12 @@ struct PolicyTests {
         let stored = try #require(cRun.storage.message(txId: carol.txId))
         #expect(stored.via == .fetch)
         #expect(stored.receivedAt - carol.blockTime <= .minutes(11))  // at the end of the debounce
-        #expect(cRun.catchUpStarts(trigger: .trailing).count == 1)
+        expectDecisions(cRun, from: t(6), matching: { $0.line.hasPrefix("catch-up") }, [
+            "00:06:00.320 catch-up skipped (subscription-restart): push reliable, last catch-up 5m56s ago, next allowed in 4m03s",
+            "00:06:00.320 catch-up skipped (app-active): push reliable, last catch-up 5m56s ago, next allowed in 4m03s",
+            "00:10:03.868 catch-up started (trailing): full sync of 9 objects",
+            "00:10:04.168 catch-up finished (trailing): full, 1 new, 9 requests, 300ms",
+        ])
         #expect(seed.messagesLost == 1 && withC.messagesLost == 0)
         // The measures name what was lost, so that a count can be looked into.
         #expect(seed.lostLines == ["lost (seed): \(carol.txId.prefix(8)) from carol, landed 00:04:00.000"])
@@ -181,11 +186,13 @@ struct PolicyTests {
         // The same story with the token active and push dropping: the fetched messages are misses.
         let dropped = expired.replacingOccurrences(of: "at 3m token expire", with: "at 3m push drop 100%")
         let (dropRun, _) = try measure(dropped, .adaptive)
-        let misses = dropRun.log.filter { if case .observationMiss(_, _, _, .fetch) = $0.event { return true } else { return false } }
-        #expect(misses.count == 3)
-        #expect(misses.allSatisfy { $0.event.line.contains("(fetch): no push within grace") })
-        let fall = dropRun.log.first { if case .pushState(_, .unreliable, _) = $0.event { return true } else { return false } }
-        #expect(fall?.event.line.hasSuffix("3 consecutive push-eligible txs without push within 1m (3 fetched)") == true)
+        expectDecisions(dropRun, from: t(2), matching: { $0.line.hasPrefix("observation") || $0.line.hasPrefix("push ") }, [
+            "00:10:03.855 observation miss ee3de0f3 (fetch): no push within grace, misses 1/3",
+            "00:10:03.941 observation miss b5e4c8da (fetch): no push within grace, misses 2/3",
+            "00:10:04.044 observation miss 3e1611e9 (fetch): no push within grace, misses 3/3",
+            "00:10:04.044 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 fetched)",
+            "00:10:04.044 push token registration: re-register: push unreliable",
+        ])
 
         // Muted when it landed, unmuted before it is fetched: no evidence either.
         let muted = expired.replacingOccurrences(of: "at 3m token expire", with: "at 3m mute alice\nat 3m mute bob\nat 3m mute carol")

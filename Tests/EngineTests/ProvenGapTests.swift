@@ -37,7 +37,12 @@ struct ProvenGapTests {
         #expect(!run.world.node.delivered(unseen.txId) && !run.world.push.delivered(unseen.txId))
         #expect(!run.world.utxos.contains(unseen.txId))
         let targeted = try #require(run.catchUpStarts(kind: .targeted).first { $0 >= t(20) })
-        #expect(run.catchUpStarts().filter { $0 >= t(20) }.isEmpty)  // no full sync after the foreground
+        // A targeted catch-up, no full sync after the foreground.
+        expectDecisions(run, from: t(20), matching: { $0.line.hasPrefix("catch-up") }, [
+            "00:20:00.409 catch-up started (subscription-restart): targeted sync of 1 object",
+            "00:20:00.409 catch-up joined (app-active): rides on the running targeted subscription-restart sync",
+            "00:20:03.853 catch-up finished (subscription-restart): targeted, 1 new, 2 requests, 3.4s",
+        ])
         let stored = try #require(run.storage.message(txId: unseen.txId))
         #expect(stored.via == .fetch && stored.receivedAt >= targeted && stored.receivedAt < targeted + .seconds(10))
         #expect(run.world.indexer.calls.contains { $0.call == .messageById(unseen.txId) })
@@ -49,9 +54,14 @@ struct ProvenGapTests {
     func targetedWaitsForTheIndexer() throws {
         let run = try simulate(justBeforeForeground, policy: .adaptive)
         let live = try #require(run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }.last)
-        #expect(try #require(run.catchUpStarts(kind: .targeted).last) == live)
-        // The deferred app-active joins it, and the log names the sync it joined rightly.
-        #expect(run.log.contains { $0.at == live && $0.event.line == "catch-up joined (app-active): rides on the running targeted subscription-restart sync" })
+        // The targeted catch-up starts as the subscription goes live; the deferred app-active
+        // joins it, and the log names the sync it joined rightly.
+        expectDecisions(run, from: t(19), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("realtime live") }, [
+            "00:20:00.409 realtime live: subscribed",
+            "00:20:00.409 catch-up started (subscription-restart): targeted sync of 1 object",
+            "00:20:00.409 catch-up joined (app-active): rides on the running targeted subscription-restart sync",
+            "00:20:03.853 catch-up finished (subscription-restart): targeted, 1 new, 2 requests, 3.4s",
+        ])
         let asked = try #require(run.world.indexer.calls.first { $0.at > t(19) })
         #expect(asked.at >= live + .seconds(3))
         let m = try #require(run.world.ledger.first { $0.body == "just before" })
@@ -67,12 +77,17 @@ struct ProvenGapTests {
         slow.indexingLag = (low: .seconds(8), high: .seconds(9))  // longer than the client allows for
         let run = try simulate(justBeforeForeground, policy: .adaptive, timings: slow)
         let m = try #require(run.world.ledger.first { $0.body == "just before" })
-        let error = try #require(run.log.first { if case .error(_, let text) = $0.event { return text.contains("not indexed yet") } else { return false } })
-        #expect(error.event.line.contains("message_by_id \(m.txId.prefix(8))"))
-        let finished = run.log.first { if case .catchUpFinished(_, .targeted, _, _, let failed, _, _) = $0.event { return failed == 1 } else { return false } }
-        #expect(finished != nil)
+        // The gap's message is not indexed yet: an error, the targeted catch-up fails, and its
+        // retry 30 s later fetches it.
+        expectDecisions(run, from: t(19), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("error") }, [
+            "00:20:00.409 catch-up started (subscription-restart): targeted sync of 1 object",
+            "00:20:00.409 catch-up joined (app-active): rides on the running targeted subscription-restart sync",
+            "00:20:03.853 error (indexer): message_by_id 0d4663be: not indexed yet; the catch-up is incomplete",
+            "00:20:03.853 catch-up finished (subscription-restart): targeted, 0 new, 2 requests, 3.4s, 1 failed",
+            "00:20:33.853 catch-up started (retry): targeted sync of 1 object",
+            "00:20:34.198 catch-up finished (retry): targeted, 1 new, 2 requests, 345ms",
+        ])
         let retry = try #require(run.catchUpStarts(trigger: .retry, kind: .targeted).first)
-        #expect(retry == error.at + .seconds(30))
         let stored = try #require(run.storage.message(txId: m.txId))
         #expect(stored.via == .fetch && stored.receivedAt >= retry)
         run.checkInvariants()

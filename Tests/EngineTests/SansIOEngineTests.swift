@@ -144,8 +144,17 @@ struct SansIOEngineTests {
         #expect(calls.count == 5)  // handshakes in/out, alice in/out, payments
         #expect(calls.allSatisfy { if case .indexer = $0 { true } else { false } })
         h.answerAllEmpty()
-        let events = h.events()
-        #expect(events.contains { if case .catchUpFinished(.subscriptionRestart, .full, 0, 5, 0, _, nil) = $0 { true } else { false } })
+        expectDecisions(h.events(), [
+            "launched: 0 stored messages, push unknown, mode remote-push",
+            "push unknown → disabled: push token is none",
+            "push token registration: launch: registering for remote push",
+            "lifecycle foreground: first launch",
+            "realtime connecting: cold start",
+            "realtime live: subscribed",
+            "catch-up started (subscription-restart): full sync of 5 objects",
+            "catch-up joined (app-active): rides on the running full subscription-restart sync",
+            "catch-up finished (subscription-restart): full, 0 new, 5 requests, 3s",
+        ])
         #expect(h.engine.gate.lastFinishedAt == .zero + .milliseconds(3_400))
     }
 
@@ -166,11 +175,18 @@ struct SansIOEngineTests {
         h.advance(to: t0 + .seconds(162))
         #expect(h.engine.reliability.state == .reliable)
         #expect(h.engine.reliability.consecutiveMisses == 2)
+        _ = h.events()
         let third = h.send(.deadline, at: t0 + .seconds(163))
         #expect(h.engine.reliability.state == .unreliable)
-        #expect(third.contains(.registerToken))
+        // The keepalive's ping falls due at the same instant.
+        #expect(third.filter { if case .indexer = $0 { false } else { true } } == [.registerToken, .ping(connection: 1, ping: 3)])
         #expect(third.filter { if case .indexer = $0 { true } else { false } }.count == 5)  // forced: no debounce
-        #expect(h.events().contains { if case .catchUpStarted(.pushUnreliable, .full, true, 5) = $0 { true } else { false } })
+        expectDecisions(h.events(), [
+            "observation miss d (realtime): no push within grace, misses 3/3",
+            "push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 seen on realtime)",
+            "catch-up started (push-unreliable): full sync of 5 objects, forced",
+            "push token registration: re-register: push unreliable",
+        ])
     }
 
     @Test("rule 10: a foreground after a background forces the reconnect; isConnected is not trusted")
@@ -178,10 +194,14 @@ struct SansIOEngineTests {
         let h = Harness()
         h.launchedAndLive()
         h.send(.enteredBackground, at: h.now + .minutes(1))
+        _ = h.events()
         let effects = h.send(.becameActive, at: h.now + .minutes(2))
-        #expect(effects.contains(.connect(forced: true)))
-        #expect(!effects.contains(.connect(forced: false)))
-        #expect(h.events().contains { if case .realtime(.connecting, let reason) = $0 { reason.hasPrefix("forced reconnect, after background") } else { false } })
+        #expect(effects == [.cancelBackgroundRefresh, .connect(forced: true)])
+        expectDecisions(h.events(), [
+            "lifecycle foreground: after 2m in background",
+            "background refresh: request withdrawn: app in foreground",
+            "realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
+        ])
     }
 
     @Test("publish gets a reply: send asks for .publish, and the reply stores the message as sent")
@@ -229,7 +249,13 @@ struct SansIOEngineTests {
         }
         #expect(polled)
         let events = h.events()
-        #expect(events.contains { if case .catchUpStarted(.poll, .full, false, _) = $0 { true } else { false } })
+        expectDecisions(events, matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("polling") }, [
+            "catch-up started (app-active): full sync of 5 objects",
+            "polling: started (realtime unavailable, mode off; next poll 1m after the running sync completes), first poll in 1m",
+            "catch-up finished (app-active): full, 0 new, 5 requests, 0ms",
+            "polling: next poll in 1m (1m after the last sync completed)",
+            "catch-up started (poll): full sync of 5 objects",
+        ])
         // The status bar's word for it comes from the engine: polling, not the socket's offline.
         let words = events.compactMap { if case .status(let s) = $0 { s.realtime } else { nil } }
         #expect(words.contains(.polling))
@@ -244,9 +270,10 @@ struct SansIOEngineTests {
         h.diskFull = true
         let t0 = h.now + .seconds(10)
         h.send(.realtimeTx(connection: 1, Self.tx("kept", at: t0)), at: t0 + .seconds(1))
-        let events = h.events()
-        #expect(events.contains { if case .messageStored(let m, _) = $0 { m.txId == "kept" } else { false } })  // shown at once
-        #expect(events.filter { if case .storeTrouble = $0 { true } else { false } }.count == 1)
+        expectDecisions(h.events(), [
+            "message kept from alice (contextual) via realtime",
+            "store: cannot write (disk full); the chat goes on in memory (1 unsaved), retrying every 5s",
+        ])  // shown at once, the trouble said once
         #expect(!h.storage.hasMessage(txId: "kept"))
         #expect(h.engine.message(txId: "kept") != nil)
         #expect(h.engine.status.storeTrouble == "disk full" && h.engine.status.unsaved == 1)
@@ -256,7 +283,9 @@ struct SansIOEngineTests {
         h.advance(to: t0 + .seconds(7))
         #expect(h.storage.message(txId: "kept")?.via == .realtime)
         #expect(h.engine.status.storeTrouble == nil)
-        #expect(h.events().contains(.storeTrouble(nil, unsaved: 1, retryEvery: .seconds(5))))
+        expectDecisions(h.events(), [
+            "store: writing again; the 1 change kept in memory meanwhile is saved",
+        ])
     }
 
     @Test("unread counts are the engine's, one event per change of an input: what is kept in memory counts, a read kept in memory is a read; after the retry the store agrees")
@@ -290,8 +319,9 @@ struct SansIOEngineTests {
         let t0 = h.now + .seconds(5)
         h.hit("a", landedAt: t0)
         #expect(h.engine.reliability.state == .reliable)
-        #expect(!h.send(.enteredBackground, at: t0 + .seconds(60)).contains { if case .requestBackgroundRefresh = $0 { true } else { false } })
-        #expect(h.send(.setMode(.backgroundFetch), at: t0 + .seconds(90)).contains(.requestBackgroundRefresh(earliest: t0 + .seconds(90) + .minutes(15))))
+        #expect(h.send(.enteredBackground, at: t0 + .seconds(60)) == [])
+        #expect(h.send(.setMode(.backgroundFetch), at: t0 + .seconds(90)) == [.requestBackgroundRefresh(earliest: t0 + .seconds(90) + .minutes(15)),
+                                                                               .unregisterToken])
         h.send(.setMode(.remotePush), at: t0 + .seconds(95))
         h.send(.tokenStatus(.active), at: t0 + .seconds(96))
         // The mode changes made push disabled, then unknown: not reliable, so no skip now (rule 7) …
@@ -305,9 +335,14 @@ struct SansIOEngineTests {
         h.send(.enteredBackground, at: t1 + .seconds(30))
         _ = h.events()
         h.foreground(connection: 3, at: t1 + .seconds(60))
-        let skips = h.events().compactMap { if case .catchUpSkipped(let t, _, let left) = $0 { (t, left) } else { nil } }
-        #expect(skips.map(\.0) == [.subscriptionRestart, .appActive])  // one foreground, both skipped
-        #expect(skips.allSatisfy { $0.1 > .minutes(8) && $0.1 < .minutes(10) })
+        // One foreground, both its triggers skipped with the time left.
+        expectDecisions(h.events(), [
+            "lifecycle foreground: after 30s in background",
+            "realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
+            "realtime live: subscribed",
+            "catch-up skipped (subscription-restart): push reliable, last catch-up 57s ago, next allowed in 9m03s",
+            "catch-up skipped (app-active): push reliable, last catch-up 57s ago, next allowed in 9m03s",
+        ])
     }
 
     @Test("rule 12: pushes the extension stored in the background are stored on foreground as push deliveries; rule 15: the extension raised one banner each, with the badge")
@@ -316,13 +351,23 @@ struct SansIOEngineTests {
         h.launchedAndLive()
         let t0 = h.now + .seconds(5)
         h.send(.enteredBackground, at: t0)
+        _ = h.events()
         h.send(.extensionReceived(Self.push("p1", blockTime: t0 + .seconds(10))), at: t0 + .seconds(12))
         h.send(.extensionReceived(Self.push("p2", blockTime: t0 + .seconds(20))), at: t0 + .seconds(22))
-        let banners = h.events().compactMap { if case .banner(_, let badge) = $0 { badge } else { nil } }
-        #expect(banners == [1, 2])
+        expectDecisions(h.events(), [
+            "banner [Alice] hi (badge 1)",
+            "banner [Alice] hi (badge 2)",
+        ])
         #expect(h.storage.pendingPushes().count == 2)
         #expect(!h.storage.hasMessage(txId: "p1"))
         h.send(.becameActive, at: t0 + .minutes(5))
+        expectDecisions(h.events(), [
+            "lifecycle foreground: after 5m in background",
+            "background refresh: request withdrawn: app in foreground",
+            "message p1 from alice (contextual) via push",
+            "message p2 from alice (contextual) via push",
+            "realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
+        ])
         #expect(h.storage.message(txId: "p1")?.via == .push)
         #expect(h.storage.message(txId: "p1")?.receivedAt == t0 + .seconds(12))  // when it really arrived
         #expect(h.storage.pendingPushes().isEmpty)
@@ -348,6 +393,7 @@ struct SansIOEngineTests {
         let body = #"{"messages": [{"txId": "m1", "sender": "kaspa:qalice", "recipient": "kaspa:qme", "kind": "contextual", "blockTime": 1000, "payload": "hi"}], "nextPage": null}"#
         h.writes.removeAll()
         h.send(.indexerReplied(id: try aliceIn(), .success(Data(body.utf8))))
+        #expect(h.writes.count == 1)
         let write = try #require(h.writes.first)
         guard case .messages(let messages, let cursor?) = write else { Issue.record("not one write with a cursor: \(write)"); return }
         #expect(messages.map(\.txId) == ["m1"] && cursor.object == object)

@@ -9,9 +9,8 @@ import WorldClient
 import WorldPair
 import WorldServer
 
-/// The networked suites that ran bots for fixed wall seconds (about 80 s of the test run),
-/// now in one process and in virtual time (issue 29 #1): the same server code, the same
-/// client code, the same checks against the server's truth. Faults go through the operator's
+/// Users, faults and a restart on one server, in one process and in virtual time: the real
+/// server code and client code, checked against the server's truth. Faults go through the operator's
 /// own endpoint (`POST /admin/fault` with the admin token), as `synchat fault` sends them.
 @Suite("WorldPair: users, faults and a restart, in virtual time")
 struct PairFaultTests {
@@ -86,6 +85,23 @@ struct PairFaultTests {
             (2, ["push drop 100%"]), (6, ["realtime stale", "indexer down"]), (6, ["indexer up", "push up"]),
         ])
         let lines = Self.lines(ada), all = lines.joined(separator: "\n")
+        // Loose on the whole story (400 messages an hour of random traffic for 24 minutes, the
+        // faults at wall seconds); exact at its two turns: the fall to unreliable, and the
+        // stale socket found and reconnected.
+        let decided: (SyncEvent) -> Bool = { !$0.line.hasPrefix("message") && !$0.line.hasPrefix("observation") && !$0.line.hasPrefix("banner") }
+        let fall = try #require(ada.session.log.first { if case .pushState(_, .unreliable, _) = $0.event { true } else { false } })
+        expectDecisions(ada.session.log, from: fall.at, through: fall.at, matching: decided, [
+            "00:03:33.180 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 seen on realtime)",
+            "00:03:33.180 catch-up started (push-unreliable): full sync of 9 objects, forced",
+            "00:03:33.180 push token registration: re-register: push unreliable",
+        ])
+        let found = try #require(ada.session.log.first { $0.line.contains("realtime stale: no keepalive answer") })
+        expectDecisions(ada.session.log, from: found.at, through: found.at + .seconds(1), matching: decided, [
+            "00:08:12.820 realtime stale: no keepalive answer within 10s: the socket died silently",
+            "00:08:12.820 realtime connecting: forced reconnect, keepalive failed",
+            "00:08:13.260 realtime live: subscribed",
+            "00:08:13.260 catch-up started (rpc-restored): full sync of 9 objects",
+        ])
         let unreliable = try #require(lines.firstIndex { $0.contains("→ unreliable") }, "push never turned unreliable:\n\(all.suffix(2000))")
         #expect(lines[unreliable...].contains { $0.contains("catch-up started") })
         let stale = try #require(lines.firstIndex { $0.contains("realtime stale: no keepalive answer") },
@@ -108,6 +124,20 @@ struct PairFaultTests {
             (4, ["push up"]),
         ])
         let lines = Self.lines(ada), all = lines.joined(separator: "\n")
+        // Loose on the whole story (random traffic, the faults at wall seconds); exact where
+        // realtime goes down: each reconnect attempt once, the wait doubling to 30 s.
+        let wentDown = try #require(ada.session.log.first { $0.line.contains("realtime offline: disconnected: node went down") })
+        expectDecisions(ada.session.log, from: wentDown.at, through: wentDown.at + .seconds(32), matching: { $0.line.hasPrefix("realtime") }, [
+            "00:05:00.000 realtime offline: disconnected: node went down; retry in 2s",
+            "00:05:02.000 realtime connecting: reconnect attempt 1",
+            "00:05:02.280 realtime offline: connect failed: node unreachable; retry in 4s",
+            "00:05:06.280 realtime connecting: reconnect attempt 2",
+            "00:05:06.540 realtime offline: connect failed: node unreachable; retry in 8s",
+            "00:05:14.540 realtime connecting: reconnect attempt 3",
+            "00:05:14.760 realtime offline: connect failed: node unreachable; retry in 16s",
+            "00:05:30.760 realtime connecting: reconnect attempt 4",
+            "00:05:31.200 realtime offline: connect failed: node unreachable; retry in 30s",
+        ])
         let background = try #require(lines.firstIndex { $0.contains("lifecycle background") }, "\(all.prefix(3000))")
         #expect(lines[background...].contains { $0.contains("lifecycle foreground") })
         let down = try #require(lines.firstIndex { $0.contains("realtime offline: disconnected: node went down") }, "\(all)")

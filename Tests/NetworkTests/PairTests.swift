@@ -7,7 +7,7 @@ import WorldClient
 import WorldPair
 import WorldServer
 
-/// The networked half in one process and in virtual time (issue 29 #1): the real
+/// The networked half in one process and in virtual time: the real
 /// `WorldServer` and the real `NetworkWorld`/`NetworkSession` of each client, joined by
 /// `WorldPair`'s in-process transport. Nothing sleeps; the clock moves to what is due next.
 @Suite("WorldPair: the server and its clients in one process, in virtual time")

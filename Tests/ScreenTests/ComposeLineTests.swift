@@ -17,50 +17,72 @@ struct CountingLine: RandomAccessCollection {
     }
 }
 
-@Suite("Compose line: long messages (issue 11 #9)")
+@Suite("Compose line: long messages")
 struct ComposeLineTests {
     let limit = MessageLimits.maxBodyBytes
 
+    /// A line holding `text` that refused a character at the limit, as a paste leaves it.
+    func full(_ text: String) -> LineEditor {
+        var line = LineEditor(text)
+        let fitted = line.insert("🎉", maxBytes: text.utf8.count)
+        #expect(!fitted)
+        return line
+    }
+
     @Test("a 17 KiB paste stops at the 16 KiB limit with a notice, and Enter sends exactly the limit")
     func pasteStopsAtTheLimit() {
-        var s = sampleState()
-        var commands: [Command] = []
-        for _ in 0..<(17 * 1024) { commands += ViewModel.reduce(&s, .key(.char("x"))) }
-        #expect(commands.isEmpty)
-        #expect(s.compose.utf8Count == limit && s.compose.count == limit)
-        #expect(s.notice == "message limit: 16 KiB (16384 bytes); nothing more is added")
-        #expect(Render.screen(s, width: 100, height: 24).text[21] == " message limit: 16 KiB (16384 bytes); nothing more is added")
-        let sent = ViewModel.reduce(&s, .key(.enter))
-        #expect(sent == [.apply(.send(handle: "alice", text: String(repeating: "x", count: limit)))])
-        #expect(s.notice == nil && s.compose.isEmpty)
+        let store = TestStore(sampleState())  // Alice open, the compose line focused
+        let atLimit = String(repeating: "x", count: limit)
+        store.type(String(repeating: "x", count: 17 * 1024)) {
+            $0.drafts[alice] = full(atLimit)
+            $0.notice = "message limit: 16 KiB (16384 bytes); nothing more is added"
+        }
+        #expect(store.state.compose.utf8Count == limit && store.state.compose.count == limit)
+        #expect(Render.screen(store.state, width: 100, height: 24).text[21] == " message limit: 16 KiB (16384 bytes); nothing more is added")
+        store.send(.key(.enter), commands: [.apply(.send(handle: "alice", text: atLimit))]) {
+            $0.drafts[alice] = nil
+            $0.history.record(atLimit)
+            $0.notice = nil
+        }
     }
 
     @Test("the limit counts UTF-8 bytes; after a character that did not fit, the rest of a paste is refused too, until an edit")
     func limitCountsBytes() {
-        var s = sampleState()
-        for _ in 0..<(limit - 3) { _ = ViewModel.reduce(&s, .key(.char("a"))) }
-        _ = ViewModel.reduce(&s, .key(.char("é")))  // 2 bytes: fits, 1 byte left
-        #expect(s.compose.utf8Count == limit - 1 && s.notice == nil)
-        _ = ViewModel.reduce(&s, .key(.char("🎉")))  // 4 bytes: refused
-        #expect(s.notice != nil)
-        _ = ViewModel.reduce(&s, .key(.char("b")))  // would fit, but it follows a refused one
-        #expect(s.compose.utf8Count == limit - 1 && s.notice != nil)
-        #expect(s.compose.string.hasSuffix("aé"))
-        _ = ViewModel.reduce(&s, .key(.backspace))  // é goes: 3 bytes free
-        _ = ViewModel.reduce(&s, .key(.char("b")))
-        #expect(s.compose.utf8Count == limit - 2 && s.notice == nil && s.compose.string.hasSuffix("ab"))
+        let store = TestStore(sampleState())
+        let a = String(repeating: "a", count: limit - 3)
+        store.type(a + "é") { $0.drafts[alice] = LineEditor(a + "é") }  // é is 2 bytes: fits, 1 byte left
+        #expect(store.state.compose.utf8Count == limit - 1)
+        store.send(.key(.char("🎉"))) {  // 4 bytes: refused
+            $0.drafts[alice] = full(a + "é")
+            $0.notice = Notices.limitReached
+        }
+        store.send(.key(.char("b")))  // would fit, but it follows a refused one: refused, said again
+        store.send(.key(.backspace)) {  // é goes: 3 bytes free
+            $0.drafts[alice] = LineEditor(a)
+            $0.notice = nil
+        }
+        store.send(.key(.char("b"))) { $0.drafts[alice] = LineEditor(a + "b") }
+        #expect(store.state.compose.utf8Count == limit - 2 && store.state.compose.string.hasSuffix("ab"))
     }
 
     @Test("Enter on a line over the limit sends nothing and says why; the line stays to be shortened")
     func overTheLimitIsNotSent() {
         var s = sampleState()
         let long = String(repeating: "y", count: limit + 10)
-        s.drafts[alice] = LineEditor(long)
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [])
-        #expect(s.notice == "message limit: 16 KiB (16384 bytes); this line is 16394 bytes, nothing was sent")
-        #expect(s.compose.string == long)
-        for _ in 0..<10 { _ = ViewModel.reduce(&s, .key(.backspace)) }
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [.apply(.send(handle: "alice", text: String(repeating: "y", count: limit)))])
+        s.drafts[alice] = LineEditor(long)  // from elsewhere: typing stops at the limit
+        let store = TestStore(s)
+        store.send(.key(.enter)) { $0.notice = "message limit: 16 KiB (16384 bytes); this line is 16394 bytes, nothing was sent" }
+        store.send(.key(.backspace)) {
+            $0.drafts[alice] = LineEditor(String(repeating: "y", count: limit + 9))
+            $0.notice = nil
+        }
+        for n in (limit..<(limit + 9)).reversed() {
+            store.send(.key(.backspace)) { $0.drafts[alice] = LineEditor(String(repeating: "y", count: n)) }
+        }
+        store.send(.key(.enter), commands: [.apply(.send(handle: "alice", text: String(repeating: "y", count: limit)))]) {
+            $0.drafts[alice] = nil
+            $0.history.record(String(repeating: "y", count: limit))
+        }
     }
 
     @Test("a frame reads only the characters around the cursor, never the whole 16 KiB line", arguments: [

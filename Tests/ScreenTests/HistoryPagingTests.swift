@@ -3,9 +3,9 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 16: a conversation's history is loaded a page at a time from the store, the newest
-/// first. The oracle is the same screen with the whole history loaded at once, as it was
-/// before: paging must never show anything else.
+/// A conversation's history is loaded a page at a time from the store, the newest first.
+/// The oracle is the same screen with the whole history loaded at once: paging must never
+/// show anything else.
 @Suite("History a page at a time")
 struct HistoryPagingTests {
     static let total = 2_000
@@ -43,35 +43,58 @@ struct HistoryPagingTests {
         return s
     }
 
+    /// Alice's whole history, oldest first, as the screen loaded at once holds it.
+    static func whole(_ store: ChatStorage) -> [MessageRow] {
+        store.messages(in: alice).map { MessageRow($0, contact: contact) }.sorted { $0.blockTime < $1.blockTime }
+    }
+
     @Test("opening reads one page, and shows what the whole history shows")
     func firstPage() throws {
         let store = try Self.store()
-        let paged = Self.opened(store, paged: true)
-        #expect(paged.messages[alice]?.count == ViewState.historyPage)
-        #expect(paged.partialHistory == [alice])
-        #expect(Render.screen(paged, width: 100, height: 30) == Render.screen(Self.opened(store, paged: false), width: 100, height: 30))
+        var s = ViewState()
+        _ = ViewModel.reduce(&s, .conversations([ConversationRow(address: alice, name: "Alice", unread: 0, muted: false, lastActivity: at(60_000))]))
+        let paged = TestStore(s)
+        paged.send(.key(.enter), commands: [.apply(.open(handle: alice.value))]) {
+            $0.open = alice
+            $0.focus = .compose
+        }
+        let pages = paged.loadHistory(read: Self.read(store)) {
+            $0.messages[alice] = Array(Self.whole(store).suffix(ViewState.historyPage))
+            $0.partialHistory = [alice]
+        }
+        #expect(pages.map(\.before) == [nil] && pages.map(\.limit) == [ViewState.historyPage])  // the newest page, once
+        var shown = paged.state
+        shown.focus = .messages
+        #expect(Render.screen(shown, width: 100, height: 30) == Render.screen(Self.opened(store, paged: false), width: 100, height: 30))
     }
 
     @Test("scrolling back loads older pages as it nears them, up to the first message, each screen as with the whole history")
     func scrollBack() throws {
         let store = try Self.store()
-        var paged = Self.opened(store, paged: true)
-        var whole = Self.opened(store, paged: false)
+        let all = Self.whole(store)
+        let paged = TestStore(Self.opened(store, paged: true))
+        let whole = TestStore(Self.opened(store, paged: false))
         var pagesRead = 1
         var afterTheStart = 0
         for step in 0..<400 {
-            for s in [0, 1] {
-                if s == 0 { _ = ViewModel.reduce(&paged, .key(.pageUp)) } else { _ = ViewModel.reduce(&whole, .key(.pageUp)) }
+            paged.send(.key(.pageUp)) { $0.scroll += 10 }
+            whole.send(.key(.pageUp)) { $0.scroll += 10 }
+            // Near the top of what is loaded, the next page is read: the 500 before it, or
+            // none at the start, which ends the paging.
+            let loaded = paged.state.messages[alice]?.count ?? 0
+            let wanted = paged.state.historyWanted
+            let pages = paged.loadHistory(read: Self.read(store)) {
+                guard wanted != nil else { return }
+                if loaded == Self.total { $0.partialHistory = [] } else { $0.messages[alice] = Array(all.suffix(loaded + ViewState.historyPage)) }
             }
-            let before = paged.messages[alice]?.count ?? 0
-            ViewModel.loadHistory(&paged, read: Self.read(store))
-            if (paged.messages[alice]?.count ?? 0) > before { pagesRead += 1 }
-            #expect(Render.screen(paged, width: 100, height: 30) == Render.screen(whole, width: 100, height: 30), "page up \(step + 1)")
-            if paged.partialHistory.isEmpty { afterTheStart += 1 }
+            #expect(pages == (wanted.map { [$0] } ?? []), "page up \(step + 1)")
+            if (paged.state.messages[alice]?.count ?? 0) > loaded { pagesRead += 1 }
+            #expect(Render.screen(paged.state, width: 100, height: 30) == Render.screen(whole.state, width: 100, height: 30), "page up \(step + 1)")
+            if paged.state.partialHistory.isEmpty { afterTheStart += 1 }
             if afterTheStart > 5 { break }
         }
-        #expect(paged.partialHistory.isEmpty)
-        #expect(paged.messages[alice]?.map(\.txId).elementsEqual(whole.messages[alice]?.map(\.txId) ?? []) == true)
+        #expect(paged.state.partialHistory.isEmpty)
+        #expect(paged.state.messages[alice]?.map(\.txId).elementsEqual(whole.state.messages[alice]?.map(\.txId) ?? []) == true)
         #expect(pagesRead == Self.total / ViewState.historyPage)  // (and one empty read that found the start)
     }
 
@@ -99,25 +122,31 @@ struct HistoryPagingTests {
     @Test("a search hit older than everything loaded brings the pages down to it, and is shown")
     func searchHitBeyond() throws {
         let store = try Self.store()
-        var paged = Self.opened(store, paged: true)
-        var whole = Self.opened(store, paged: false)
+        let paged = TestStore(Self.opened(store, paged: true))
+        let whole = TestStore(Self.opened(store, paged: false))
         let target = store.messages(in: alice)[10]
-        for s in [0, 1] {
-            var state = s == 0 ? paged : whole
-            state.focus = .messages
-            _ = ViewModel.reduce(&state, .key(.char("/")))
-            for c in "message" { _ = ViewModel.reduce(&state, .key(.char(c))) }
-            _ = ViewModel.reduce(&state, .key(.enter))
-            let query = state.search!.query!
-            let hit = SearchState.Hit(txId: target.txId, conversation: alice, sender: "Alice", text: target.message.body, blockTime: target.message.blockTime)
-            _ = ViewModel.reduce(&state, .searchResults(query, [hit]))
-            if s == 0 { paged = state } else { whole = state }
+        let query = SearchQuery("message")!
+        let hit = SearchState.Hit(txId: target.txId, conversation: alice, sender: "Alice", text: target.message.body, blockTime: target.message.blockTime)
+        for state in [paged, whole] {
+            state.send(.key(.char("/"))) { $0.search = SearchState(scope: .conversation(alice)) }
+            state.type("message") { $0.search?.input = LineEditor("message") }
+            state.send(.key(.enter), commands: [.search(query, in: alice)]) {
+                $0.search?.editing = false
+                $0.search?.query = query
+                $0.search?.searching = true
+            }
+            state.send(.searchResults(query, [hit])) {
+                $0.search?.hits = [hit]
+                $0.search?.searching = false
+            }
         }
-        ViewModel.loadHistory(&paged, read: Self.read(store))
-        #expect(paged.messages[alice]?.contains { $0.txId == target.txId } == true)
-        #expect(paged.partialHistory == [alice])  // only as far as the hit: the first ten stay in the store
-        let screen = Render.screen(paged, width: 100, height: 30)
-        #expect(screen == Render.screen(whole, width: 100, height: 30))
+        // The pages down to the hit; the last one read was whole, so the start is not known yet.
+        let pages = paged.loadHistory(read: Self.read(store)) { $0.messages[alice] = Self.whole(store) }
+        #expect(pages.count == 3)
+        #expect(paged.state.messages[alice]?.contains { $0.txId == target.txId } == true)
+        #expect(paged.state.partialHistory == [alice])
+        let screen = Render.screen(paged.state, width: 100, height: 30)
+        #expect(screen == Render.screen(whole.state, width: 100, height: 30))
         #expect(screen.text.joined(separator: "\n").contains("message 10 "))
     }
 
@@ -139,10 +168,21 @@ struct HistoryPagingTests {
         let new = StoredMessage(message: NetworkMessage(txId: "new", conversation: alice, direction: .incoming, kind: .contextual,
                                                         body: "just now", blockTime: at(70_000)), receivedAt: .zero, via: .realtime)
         _ = try store.commit([new], cursor: nil)
-        _ = ViewModel.reduce(&s, .message(alice, MessageRow(new, contact: Self.contact)))
-        _ = ViewModel.reduce(&s, .key(.enter))
-        ViewModel.loadHistory(&s, read: Self.read(store))
-        #expect((ViewState.historyPage...ViewState.historyPage + 1).contains(s.messages[alice]?.count ?? 0))  // (a page never splits an instant)
-        #expect(s.messages[alice]?.last?.txId == "new")
+        let app = TestStore(s)
+        app.send(.message(alice, MessageRow(new, contact: Self.contact))) { $0.conversations[0].lastActivity = at(70_000) }  // not a history
+        app.send(.key(.enter), commands: [.apply(.open(handle: alice.value))]) {
+            $0.open = alice
+            $0.focus = .compose
+        }
+        // The newest page from the store: the new message and the 500 before it, less what
+        // would split the oldest instant's pair.
+        let page = Array(Self.whole(store).suffix(ViewState.historyPage + 1))
+        let pages = app.loadHistory(read: Self.read(store)) {
+            $0.messages[alice] = page.first?.blockTime == page.dropFirst().first?.blockTime ? page : Array(page.dropFirst())
+            $0.partialHistory = [alice]
+        }
+        #expect(pages.count == 1)
+        #expect((ViewState.historyPage...ViewState.historyPage + 1).contains(app.state.messages[alice]?.count ?? 0))  // (a page never splits an instant)
+        #expect(app.state.messages[alice]?.last?.txId == "new")
     }
 }

@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 14 #4: a log people can read — focusable and scrollable, wrapped not cut, filtered
+/// A log people can read — focusable and scrollable, wrapped not cut, filtered
 /// between decisions and everything, repeated observation hits folded.
 @Suite("Sync log pane")
 struct LogPaneTests {
@@ -32,22 +32,22 @@ struct LogPaneTests {
     func focusAndScroll() {
         var s = logState()
         for i in 0..<100 { _ = ViewModel.reduce(&s, Self.decision("08:00:\(i % 60)", "decision \(i)")) }
-        _ = ViewModel.reduce(&s, .key(.tab))  // list → messages
-        _ = ViewModel.reduce(&s, .key(.tab))  // → compose (a conversation is open)
-        _ = ViewModel.reduce(&s, .key(.tab))
-        #expect(s.focus == .log)
-        _ = ViewModel.reduce(&s, .key(.pageUp))
-        #expect(s.logScroll == 10 && s.logFrozenAt == s.logCount)
-        _ = ViewModel.reduce(&s, .key(.up))
-        #expect(s.logScroll == 11)
-        _ = ViewModel.reduce(&s, .key(.down))
-        #expect(s.logScroll == 10)
-        _ = ViewModel.reduce(&s, .key(.end))
-        #expect(s.logScroll == 0 && s.logFrozenAt == nil)
-        _ = ViewModel.reduce(&s, .key(.tab))
-        #expect(s.focus == .list)
-        // The messages are not scrolled by the log's keys.
-        #expect(s.scroll == 0)
+        let store = TestStore(s)
+        store.send(.key(.tab)) { $0.focus = .messages }
+        store.send(.key(.tab)) { $0.focus = .compose }  // a conversation is open
+        store.send(.key(.tab)) { $0.focus = .log }
+        store.send(.key(.pageUp)) {
+            $0.logScroll = 10
+            $0.logFrozenAt = $0.logCount
+        }
+        store.send(.key(.up)) { $0.logScroll = 11 }
+        store.send(.key(.down)) { $0.logScroll = 10 }
+        store.send(.key(.end)) {
+            $0.logScroll = 0
+            $0.logFrozenAt = nil
+        }
+        store.send(.key(.tab)) { $0.focus = .list }
+        // The messages are not scrolled by the log's keys: no send above changed `scroll`.
     }
 
     @Test("scrolled back, new lines do not move the view; the title counts them; End shows them")
@@ -55,14 +55,27 @@ struct LogPaneTests {
         var s = logState()
         for i in 0..<60 { _ = ViewModel.reduce(&s, Self.decision("08:00:00", "line \(i)")) }
         s.focus = .log
-        _ = ViewModel.reduce(&s, .key(.pageUp))
-        let before = logRows(s)
-        for i in 60..<65 { _ = ViewModel.reduce(&s, Self.decision("08:00:01", "line \(i)")) }
-        #expect(logRows(s) == before)
-        let title = Render.screen(s, width: 120, height: 36).text.first { $0.hasPrefix("─ sync log") } ?? ""
+        let store = TestStore(s)
+        store.send(.key(.pageUp)) {
+            $0.logScroll = 10
+            $0.logFrozenAt = $0.logCount
+        }
+        let before = logRows(store.state)
+        for i in 60..<65 {
+            let line = Self.decision("08:00:01", "line \(i)")
+            store.send(line) {
+                if case .log(let entry) = line { $0.log.append(entry) }
+                $0.logCount += 1
+            }
+        }
+        #expect(logRows(store.state) == before)
+        let title = Render.screen(store.state, width: 120, height: 36).text.first { $0.hasPrefix("─ sync log") } ?? ""
         #expect(title.contains("scrolled back, 5 new below (End)"))
-        _ = ViewModel.reduce(&s, .key(.end))
-        #expect(logRows(s).last == "08:00:01 line 64")
+        store.send(.key(.end)) {
+            $0.logScroll = 0
+            $0.logFrozenAt = nil
+        }
+        #expect(logRows(store.state).last == "08:00:01 line 64")
     }
 
     @Test("a long line wraps by display width under its text: the end of 'next allowed in …' is on screen at 60 and 120 columns")
@@ -85,10 +98,11 @@ struct LogPaneTests {
         _ = ViewModel.reduce(&s, Self.decision("08:00:01", "realtime live: subscribed"))
         _ = ViewModel.reduce(&s, Self.arrival("08:00:02", "message 7c12d26f from alice (contextual) via push"))
         #expect(logRows(s) == ["08:00:01 realtime live: subscribed"])
-        _ = ViewModel.reduce(&s, .key(.char("L")))
-        #expect(s.logFilter == .all)
-        #expect(logRows(s) == ["08:00:01 realtime live: subscribed", "08:00:02 message 7c12d26f from alice (contextual) via push"])
-        #expect(Render.screen(s, width: 120, height: 36).text.contains { $0.hasPrefix("─ sync log · everything (L)") })
+        let store = TestStore(s)
+        store.send(.key(.char("L"))) { $0.logFilter = .all }
+        #expect(logRows(store.state) == ["08:00:01 realtime live: subscribed", "08:00:02 message 7c12d26f from alice (contextual) via push"])
+        #expect(Render.screen(store.state, width: 120, height: 36).text.contains { $0.hasPrefix("─ sync log · everything (L)") })
+        store.send(.key(.char("L"))) { $0.logFilter = .decisions }
     }
 
     @Test("consecutive hits fold into one line with their count, span and channels; a miss or a decision breaks the run; arrivals break it only in everything")
@@ -114,8 +128,11 @@ struct LogPaneTests {
     func hideWhileFocused() {
         var s = logState()
         s.focus = .log
-        _ = ViewModel.reduce(&s, .key(.char("l")))
-        #expect(!s.showLog && s.focus == .list)
+        let store = TestStore(s)
+        store.send(.key(.char("l"))) {
+            $0.showLog = false
+            $0.focus = .list
+        }
     }
 }
 

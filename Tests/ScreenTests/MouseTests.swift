@@ -2,7 +2,7 @@ import ChatUI
 import SyncCore
 import Testing
 
-/// Issue 15 #5: what is under a cell is read from the layout the screen is drawn with; a
+/// What is under a cell is read from the layout the screen is drawn with; a
 /// click opens a conversation or focuses a pane, the wheel scrolls the pane under it.
 @Suite("Mouse")
 struct MouseTests {
@@ -24,19 +24,24 @@ struct MouseTests {
 
     @Test("a click on a conversation opens it; on a pane gives it the keys; the wheel scrolls the pane under it")
     func reduce() {
-        var s = sampleState()
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(ViewModel.reduce(&s, .mouse(MouseEvent(x: 3, y: 2, kind: .click), .conversation(1))) == [.apply(.open(handle: "bob"))])
-        #expect(s.open == bob && s.focus == .compose)
-        _ = ViewModel.reduce(&s, .mouse(MouseEvent(x: 50, y: 18, kind: .click), .log))
-        #expect(s.focus == .log)
-        _ = ViewModel.reduce(&s, .mouse(MouseEvent(x: 50, y: 5, kind: .wheelUp), .messages))
-        #expect(s.scroll == 3 && s.focus == .log)  // the wheel scrolls what is under it, focus stays
-        _ = ViewModel.reduce(&s, .mouse(MouseEvent(x: 50, y: 18, kind: .wheelUp), .log))
-        #expect(s.logScroll == 3 && s.logFrozenAt != nil)
-        _ = ViewModel.reduce(&s, .mouse(MouseEvent(x: 50, y: 18, kind: .wheelDown), .log))
-        #expect(s.logScroll == 0 && s.logFrozenAt == nil)
-        _ = ViewModel.reduce(&s, .mouse(MouseEvent(x: 3, y: 1, kind: .wheelDown), .list))
-        #expect(s.selected == 2)
+        let store = TestStore(sampleState())
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.mouse(MouseEvent(x: 3, y: 2, kind: .click), .conversation(1)), commands: [.apply(.open(handle: "bob"))]) {
+            $0.selected = 1
+            $0.open = bob
+            $0.focus = .compose
+            $0.newMarker = nil  // the sample's new line was Alice's
+        }
+        store.send(.mouse(MouseEvent(x: 50, y: 18, kind: .click), .log)) { $0.focus = .log }
+        store.send(.mouse(MouseEvent(x: 50, y: 5, kind: .wheelUp), .messages)) { $0.scroll = 3 }  // what is under it; the focus stays
+        store.send(.mouse(MouseEvent(x: 50, y: 18, kind: .wheelUp), .log)) {
+            $0.logScroll = 3
+            $0.logFrozenAt = $0.logCount
+        }
+        store.send(.mouse(MouseEvent(x: 50, y: 18, kind: .wheelDown), .log)) {
+            $0.logScroll = 0
+            $0.logFrozenAt = nil
+        }
+        store.send(.mouse(MouseEvent(x: 3, y: 1, kind: .wheelDown), .list)) { $0.selected = 2 }
     }
 }

@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 15 #7 on the screen: a message the network has not taken shows where it will be,
+/// On the screen: a message the network has not taken shows where it will be,
 /// marked `…` while sending and `!` when refused (with the reason and the retry), and the
 /// status bar counts what is unsent.
 @Suite("Outgoing messages on the screen")
@@ -46,11 +46,11 @@ struct OutboxScreenTests {
 
     @Test("R retries only when something failed; else it says so")
     func retryKey() {
-        var s = sampleState()
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(ViewModel.reduce(&s, .key(.char("R"))).isEmpty)
-        #expect(s.notice == "no message is waiting to be sent again")
-        _ = ViewModel.reduce(&s, .outgoing(Self.message(.failed(reason: "node unreachable", retryAt: at(323)))))
-        #expect(ViewModel.reduce(&s, .key(.char("R"))) == [.apply(.retry)])
+        let store = TestStore(sampleState())
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.char("R"))) { $0.notice = "no message is waiting to be sent again" }
+        let failed = Self.message(.failed(reason: "node unreachable", retryAt: at(323)))
+        store.send(.outgoing(failed)) { $0.outbox[alice] = [failed] }
+        store.send(.key(.char("R")), commands: [.apply(.retry)]) { $0.notice = nil }
     }
 }

@@ -2,7 +2,7 @@ import ChatUI
 import SyncCore
 import Testing
 
-/// Issue 15 #2 on the screen: `/` opens the prompt, Enter asks the store, the answer lands
+/// On the screen: `/` opens the prompt, Enter asks the store, the answer lands
 /// as hits; in a conversation n/N walk them with the current one in view and the words lit;
 /// across conversations the hits are listed under each conversation's name.
 @Suite("Search on the screen")
@@ -23,33 +23,41 @@ struct SearchScreenTests {
         return s
     }
 
+    /// Types `text` in a search prompt opened in `scope` and sends it with Enter.
+    func search(_ store: TestStore, _ text: String, in scope: SearchState.Scope) {
+        store.send(.key(.char("/"))) { $0.search = SearchState(scope: scope) }  // editing
+        store.type(text) { $0.search?.input = LineEditor(text) }
+        let query = SearchQuery(text)!
+        let conversation: Address? = if case .conversation(let a) = scope { a } else { nil }
+        store.send(.key(.enter), commands: [.search(query, in: conversation)]) {
+            $0.search?.editing = false
+            $0.search?.query = query
+            $0.search?.searching = true
+        }
+    }
+
     @Test("/ types a query; Enter asks the store for this conversation; Esc in the prompt cancels")
     func prompt() {
-        var s = withLongHistory()
-        _ = ViewModel.reduce(&s, .key(.char("/")))
-        #expect(s.search?.editing == true && s.search?.scope == .conversation(alice))
-        for ch in "Park" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        let commands = ViewModel.reduce(&s, .key(.enter))
-        #expect(commands == [.search(SearchQuery("park")!, in: alice)])
-        #expect(s.search?.editing == false && s.search?.searching == true)
-        _ = ViewModel.reduce(&s, .key(.char("/")))
-        _ = ViewModel.reduce(&s, .key(.char("x")))
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(s.search == nil)
+        let store = TestStore(withLongHistory())
+        search(store, "Park", in: .conversation(alice))
+        #expect(store.state.search?.query == SearchQuery("park"))
+        store.send(.key(.char("/"))) { $0.search = SearchState(scope: .conversation(alice)) }
+        store.send(.key(.char("x"))) { $0.search?.input = LineEditor("x") }
+        store.send(.key(.escape)) { $0.search = nil }
     }
 
     @Test("the hits: n goes older, N newer; the current hit is brought into view in the focus role, its word in the match role")
     func walk() throws {
-        var s = withLongHistory()
-        _ = ViewModel.reduce(&s, .key(.char("/")))
-        for ch in "park" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.enter))
-        _ = ViewModel.reduce(&s, .searchResults(SearchQuery("park")!, [Self.hit("m60", alice, "Alice", "parking is hard", 3600),
-                                                                       Self.hit("m5", alice, "Alice", "the café by the park", 300)]))
-        #expect(s.search?.current == 0)
-        _ = ViewModel.reduce(&s, .key(.char("n")))
-        #expect(s.search?.current == 1)
-        let g = Render.screen(s, width: 100, height: 30)
+        let store = TestStore(withLongHistory())
+        search(store, "park", in: .conversation(alice))
+        let hits = [Self.hit("m60", alice, "Alice", "parking is hard", 3600), Self.hit("m5", alice, "Alice", "the café by the park", 300)]
+        store.send(.searchResults(SearchQuery("park")!, hits)) {
+            $0.search?.hits = hits
+            $0.search?.searching = false
+            $0.search?.current = 0
+        }
+        store.send(.key(.char("n"))) { $0.search?.current = 1 }
+        let g = Render.screen(store.state, width: 100, height: 30)
         let row = try #require(g.text.firstIndex { $0.contains("Alice: the café by the park") }, "\(g.text.joined(separator: "\n"))")  // 75 messages back, in view
         let line = g.text[row]
         let roles = g.roles(row: row)
@@ -59,58 +67,71 @@ struct SearchScreenTests {
         #expect(roles[cafe] == .focus)  // the current hit's line
         #expect(g.text[0].contains("Alice · “park”: 2/2 · n older · N newer · Esc"))
         // At the oldest hit, n says so (it did nothing, silently).
-        _ = ViewModel.reduce(&s, .key(.char("n")))
-        #expect(s.search?.current == 1 && s.notice == "the oldest hit: N goes back to newer ones")
-        _ = ViewModel.reduce(&s, .key(.char("N")))
-        #expect(s.search?.current == 0)
-        _ = ViewModel.reduce(&s, .key(.char("N")))
-        #expect(s.search?.current == 0 && s.notice == "the newest hit: n goes on to older ones")
-        let newer = Render.screen(s, width: 100, height: 30)
+        store.send(.key(.char("n"))) { $0.notice = "the oldest hit: N goes back to newer ones" }
+        store.send(.key(.char("N"))) {
+            $0.search?.current = 0
+            $0.notice = nil
+        }
+        store.send(.key(.char("N"))) { $0.notice = "the newest hit: n goes on to older ones" }
+        let newer = Render.screen(store.state, width: 100, height: 30)
         let r2 = try #require(newer.text.firstIndex { $0.contains("Alice: parking is hard") })
         let l2 = newer.text[r2]
         #expect(newer.roles(row: r2)[l2.distance(from: l2.startIndex, to: l2.range(of: "park")!.lowerBound)] == .searchMatch)
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(s.search == nil)
+        store.send(.key(.escape)) {
+            $0.search = nil
+            $0.notice = nil
+        }
     }
 
     @Test("across all conversations: the hits listed under each conversation; Enter opens that conversation on that message")
     func all() {
         var s = withLongHistory()
         s.open = nil
-        _ = ViewModel.reduce(&s, .key(.char("/")))
-        #expect(s.search?.scope == .all)
-        for ch in "coffee" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        #expect(ViewModel.reduce(&s, .key(.enter)) == [.search(SearchQuery("coffee")!, in: nil)])
-        _ = ViewModel.reduce(&s, .searchResults(SearchQuery("coffee")!, [
-            Self.hit("b2", bob, "Bob", "coffee later?", 900), Self.hit("a1", alice, "Alice", "coffee?", 800), Self.hit("b1", bob, "Bob", "coffee!", 700)]))
-        #expect(s.search?.hits.map(\.txId) == ["b2", "b1", "a1"])  // Bob's together
-        let t = Render.screen(s, width: 100, height: 30).text
+        let store = TestStore(s)
+        search(store, "coffee", in: .all)  // no conversation open: all of them
+        let b2 = Self.hit("b2", bob, "Bob", "coffee later?", 900), a1 = Self.hit("a1", alice, "Alice", "coffee?", 800)
+        let b1 = Self.hit("b1", bob, "Bob", "coffee!", 700)
+        store.send(.searchResults(SearchQuery("coffee")!, [b2, a1, b1])) {
+            $0.search?.hits = [b2, b1, a1]  // Bob's together
+            $0.search?.searching = false
+            $0.search?.current = 0
+        }
+        let t = Render.screen(store.state, width: 100, height: 30).text
         #expect(t[1].contains("search “coffee”: 3 hits in 2 conversations"))
         #expect(t[2].contains("│ Bob") && t[3].contains("Bob: coffee later?") && t[4].contains("Bob: coffee!") && t[5].contains("│ Alice"))
-        _ = ViewModel.reduce(&s, .key(.char("n")))
-        _ = ViewModel.reduce(&s, .key(.char("n")))
-        let commands = ViewModel.reduce(&s, .key(.enter))
-        #expect(s.open == alice && s.search?.scope == .conversation(alice) && s.search?.currentHit?.txId == "a1")
-        #expect(commands.contains(.search(SearchQuery("coffee")!, in: alice)))
+        store.send(.key(.char("n"))) { $0.search?.current = 1 }
+        store.send(.key(.char("n"))) { $0.search?.current = 2 }
+        store.send(.key(.enter), commands: [.apply(.open(handle: "alice")), .search(SearchQuery("coffee")!, in: alice)]) {
+            $0.open = alice
+            $0.focus = .messages
+            $0.search?.scope = .conversation(alice)
+            $0.search?.hits = [a1]
+            $0.search?.current = 0
+            $0.search?.searching = true
+        }
+        #expect(store.state.search?.currentHit?.txId == "a1")
     }
 
     @Test("counts in words: 1 hit in 1 conversation; nothing found says so, and offers no keys to move")
     func countsInWords() {
         var s = withLongHistory()
         s.open = nil
-        _ = ViewModel.reduce(&s, .key(.char("/")))
-        for ch in "tea" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.enter))
-        _ = ViewModel.reduce(&s, .searchResults(SearchQuery("tea")!, [Self.hit("b2", bob, "Bob", "tea later?", 900)]))
-        #expect(Render.screen(s, width: 100, height: 30).text[1].contains("search “tea”: 1 hit in 1 conversation · n/N move"))
-        _ = ViewModel.reduce(&s, .key(.escape))
-        _ = ViewModel.reduce(&s, .key(.char("/")))
-        for ch in "zebra" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.enter))
-        _ = ViewModel.reduce(&s, .searchResults(SearchQuery("zebra")!, []))
-        let t = Render.screen(s, width: 100, height: 30).text
+        let store = TestStore(s)
+        search(store, "tea", in: .all)
+        let tea = Self.hit("b2", bob, "Bob", "tea later?", 900)
+        store.send(.searchResults(SearchQuery("tea")!, [tea])) {
+            $0.search?.hits = [tea]
+            $0.search?.searching = false
+        }
+        #expect(Render.screen(store.state, width: 100, height: 30).text[1].contains("search “tea”: 1 hit in 1 conversation · n/N move"))
+        store.send(.key(.escape)) { $0.search = nil }
+        search(store, "zebra", in: .all)
+        store.send(.searchResults(SearchQuery("zebra")!, [])) {
+            $0.search?.searching = false
+            $0.notice = "no message has zebra (Esc ends the search)"
+        }
+        let t = Render.screen(store.state, width: 100, height: 30).text
         #expect(t[1].contains("search “zebra”: nothing found · Esc") && !t[1].contains("0 hits") && !t[1].contains("n/N"))
-        _ = ViewModel.reduce(&s, .key(.char("n")))
-        #expect(s.notice == "nothing found: no hit to move to")
+        store.send(.key(.char("n"))) { $0.notice = "nothing found: no hit to move to" }
     }
 }

@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 14, items 1–3 and the status bar: pause and step, the speeds, the inspector (`i`),
+/// Pause and step, the speeds, the inspector (`i`),
 /// faults in words, and a status bar whose height never changes.
 @Suite("Time, inspector and status bar")
 struct TimeAndInspectorTests {
@@ -78,12 +78,10 @@ struct TimeAndInspectorTests {
 
     @Test(". on a server's clock says the clock is the server's, not to press space (space does nothing there)")
     func stepOnServerClock() {
-        var s = listFocused()
-        #expect(ViewModel.reduce(&s, .key(.char("."))).isEmpty)
-        #expect(s.notice == "the clock runs: space pauses it, then . steps to the next event")
-        _ = ViewModel.reduce(&s, .serverClock(60))
-        #expect(ViewModel.reduce(&s, .key(.char("."))).isEmpty)
-        #expect(s.notice == "the clock is the server's: x60, not paused, stepped or changed from here")
+        let store = TestStore(listFocused())
+        store.send(.key(.char("."))) { $0.notice = "the clock runs: space pauses it, then . steps to the next event" }
+        store.send(.serverClock(60)) { $0.status.serverClock = 60 }
+        store.send(.key(.char("."))) { $0.notice = "the clock is the server's: x60, not paused, stepped or changed from here" }
     }
 
     // MARK: - Status bar
@@ -232,7 +230,7 @@ struct TimeAndInspectorTests {
     }
 }
 
-/// Issue 31 #3: truth beside belief on the grid.
+/// Truth beside belief on the grid.
 @Suite("Truth beside belief")
 struct TruthTests {
     static func reliable() -> ViewState {

@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 14 #6 in the TUI: the strip of the last hour (`T`), kept by the reducer from the
+/// In the TUI: the strip of the last hour (`T`), kept by the reducer from the
 /// typed events, drawn in cells.
 @Suite("Timeline strip")
 struct TimelineStripTests {
@@ -55,12 +55,11 @@ struct TimelineStripTests {
 
     @Test("T shows the strip above the compose line, in cells, with a key line under it; T again hides it")
     func grid() {
-        var s = hour()
-        _ = ViewModel.reduce(&s, .key(.escape))
-        _ = ViewModel.reduce(&s, .key(.char("T")))
-        #expect(s.showTimeline)
+        let store = TestStore(hour())
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.char("T"))) { $0.showTimeline = true }
         // 120 columns: 111 for the hour, 8 for the labels.
-        let t = Render.screen(s, width: 120, height: 36).text
+        let t = Render.screen(store.state, width: 120, height: 36).text
         let top = try! #require(t.firstIndex { $0.hasPrefix("─ timeline: the last hour") })
         // Under the rows, their key, glyph by glyph; then the compose line.
         #expect(t[top + 5] == "    key · fore ▓ back  ━ reliable ┄ unknown ▬ unreliable  ● full ▲ targeted ▪ light × skipped ░ fault  ▁…█ requests")
@@ -72,8 +71,8 @@ struct TimelineStripTests {
         #expect(syncs[col(1)] == "●" && syncs[col(30)] == "●" && syncs[col(31)] == "×" && syncs[col(50)] == "▲")
         #expect(syncs[col(27)] == "░")  // the fault
         #expect(req[col(30.05)] == "█" && req[col(50.02)] == "▁")
-        _ = ViewModel.reduce(&s, .key(.char("T")))
-        #expect(!Render.screen(s, width: 120, height: 36).text.contains { $0.hasPrefix("─ timeline") })
+        store.send(.key(.char("T"))) { $0.showTimeline = false }
+        #expect(!Render.screen(store.state, width: 120, height: 36).text.contains { $0.hasPrefix("─ timeline") })
     }
 
     @Test("older than an hour is dropped: the strip stays small however long the run")

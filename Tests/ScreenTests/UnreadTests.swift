@@ -2,7 +2,7 @@ import ChatUI
 import SyncCore
 import Testing
 
-/// Issue 15 #3: `u` opens the next conversation with unread messages, and opening one puts
+/// `u` opens the next conversation with unread messages, and opening one puts
 /// a `new` line above its first unread message.
 @Suite("Unread: jump and the new line")
 struct UnreadTests {
@@ -26,31 +26,45 @@ struct UnreadTests {
 
     @Test("u opens the next conversation with unread messages, after the selection and around; none left: it says so")
     func jump() {
-        var s = withUnread()
-        s.selected = 0
-        let commands = reduceAsApp(&s, .key(.char("u")))
-        #expect(s.open == carol && commands == [.apply(.open(handle: "carol"))])
-        #expect(s.conversations.first { $0.address == carol }?.unread == 0)
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(ViewModel.reduce(&s, .key(.char("u"))).isEmpty)
-        #expect(s.notice == "no unread messages")
+        let store = TestStore(withUnread())
+        #expect(store.state.selected == 0)
+        let c = store.state.conversations.firstIndex { $0.address == carol }!
+        store.send(.key(.char("u")), commands: [.apply(.open(handle: "carol"))]) {
+            $0.selected = c
+            $0.open = carol
+            $0.focus = .compose
+            $0.newMarker = NewMarker(conversation: carol, unread: 2, txId: "c3")
+        }
+        store.send(.unread(carol, 0)) { $0.conversations[c].unread = 0 }  // the engine read it: its answer to open
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.char("u"))) { $0.notice = "no unread messages" }
     }
 
     @Test("the new line stands above the first unread message, and stays while the conversation is open")
     func marker() {
-        var s = withUnread()
-        s.selected = s.conversations.firstIndex { $0.address == carol }!
-        _ = ViewModel.reduce(&s, .key(.enter))
-        #expect(s.newMarker == NewMarker(conversation: carol, unread: 2, txId: "c3"))
-        let t = Render.screen(s, width: 100, height: 30).text
+        let store = TestStore(withUnread())
+        let c = store.state.conversations.firstIndex { $0.address == carol }!
+        store.send(.key(.down)) { $0.selected = 1 }
+        store.send(.key(.down)) { $0.selected = c }
+        store.send(.key(.enter), commands: [.apply(.open(handle: "carol"))]) {
+            $0.open = carol
+            $0.focus = .compose
+            $0.newMarker = NewMarker(conversation: carol, unread: 2, txId: "c3")
+        }
+        store.send(.unread(carol, 0)) { $0.conversations[c].unread = 0 }  // read: the line stays all the same
+        let t = Render.screen(store.state, width: 100, height: 30).text
         let newRow = t.firstIndex { $0.contains("── new ──") }
         let firstUnread = t.firstIndex { $0.contains("Carol: first unread") }
         #expect(newRow != nil && firstUnread != nil && newRow! + 1 == firstUnread!)
         #expect(t.firstIndex { $0.contains("you: my answer") }! < newRow!)
         // Opening a conversation with nothing unread takes the line away.
-        _ = ViewModel.reduce(&s, .key(.escape))
-        s.selected = s.conversations.firstIndex { $0.address == bob }!
-        _ = ViewModel.reduce(&s, .key(.enter))
-        #expect(s.newMarker == nil)
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.up)) { $0.selected = 1 }
+        #expect(store.state.selectedConversation?.address == bob)
+        store.send(.key(.enter), commands: [.apply(.open(handle: "bob"))]) {
+            $0.open = bob
+            $0.focus = .compose
+            $0.newMarker = nil
+        }
     }
 }

@@ -2,7 +2,7 @@ import ChatUI
 import SyncCore
 import Testing
 
-/// Issue 15 #1: where you left off — the open conversation, its scroll and every draft come
+/// Where you left off — the open conversation, its scroll and every draft come
 /// back; q keeps an unsent line with a profile, and asks first without one.
 @Suite("Where you left off")
 struct ViewMemoryTests {
@@ -40,36 +40,49 @@ struct ViewMemoryTests {
 
     @Test("without a profile, q with an unsent line asks first and says to whom; q again quits; another key forgets the question")
     func quitAsks() {
-        var s = sampleState()
-        for ch in "unsent" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(ViewModel.reduce(&s, .key(.char("q"))).isEmpty)
-        #expect(!s.quitting && s.notice == "an unsent line to Alice would be lost (nothing is kept): press q again to quit")
-        _ = ViewModel.reduce(&s, .key(.char("j")))
-        #expect(ViewModel.reduce(&s, .key(.char("q"))).isEmpty)  // asked again
-        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit] && s.quitting)
+        let store = TestStore(sampleState())
+        store.type("unsent") { $0.drafts[alice] = LineEditor("unsent") }
+        store.send(.key(.escape)) { $0.focus = .list }
+        let asked = "an unsent line to Alice would be lost (nothing is kept): press q again to quit"
+        store.send(.key(.char("q"))) {  // not quitting
+            $0.quitAsked = true
+            $0.notice = asked
+        }
+        store.send(.key(.char("j"))) {
+            $0.quitAsked = false
+            $0.notice = nil
+            $0.selected = 1
+        }
+        store.send(.key(.char("q"))) {  // asked again
+            $0.quitAsked = true
+            $0.notice = asked
+        }
+        store.send(.key(.char("q")), commands: [.quit]) {
+            $0.quitting = true
+            $0.notice = nil
+        }
     }
 
     @Test("without a profile and with nothing unsent, q quits at once (docs/screen.md, README): it asks only when a line would be lost")
     func quitAtOnce() {
-        var s = sampleState()
-        _ = ViewModel.reduce(&s, .key(.escape))  // out of the compose line, where q is a letter
-        #expect(!s.keepsDrafts)
-        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit] && s.quitting)
-        var spaces = sampleState()  // a line of spaces is nothing to lose either
-        for ch in "x" { _ = ViewModel.reduce(&spaces, .key(.char(ch))) }
-        _ = ViewModel.reduce(&spaces, .key(.backspace))
-        _ = ViewModel.reduce(&spaces, .key(.escape))
-        #expect(ViewModel.reduce(&spaces, .key(.char("q"))) == [.quit])
+        let store = TestStore(sampleState())
+        store.send(.key(.escape)) { $0.focus = .list }  // out of the compose line, where q is a letter
+        #expect(!store.state.keepsDrafts)
+        store.send(.key(.char("q")), commands: [.quit]) { $0.quitting = true }
+        let emptied = TestStore(sampleState())  // a line typed and emptied again is nothing to lose either
+        emptied.type("x") { $0.drafts[alice] = LineEditor("x") }
+        emptied.send(.key(.backspace)) { $0.drafts[alice] = LineEditor() }
+        emptied.send(.key(.escape)) { $0.focus = .list }
+        emptied.send(.key(.char("q")), commands: [.quit]) { $0.quitting = true }
     }
 
     @Test("with a profile, q quits at once: the line is kept")
     func quitKeeps() {
-        var s = sampleState()
-        _ = ViewModel.reduce(&s, .keepsDrafts(true))
-        for ch in "unsent" { _ = ViewModel.reduce(&s, .key(.char(ch))) }
-        _ = ViewModel.reduce(&s, .key(.escape))
-        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit])
+        let store = TestStore(sampleState())
+        store.send(.keepsDrafts(true)) { $0.keepsDrafts = true }
+        store.type("unsent") { $0.drafts[alice] = LineEditor("unsent") }
+        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.key(.char("q")), commands: [.quit]) { $0.quitting = true }
     }
 }
 

@@ -147,14 +147,7 @@ struct ViewModelTests {
         return e
     }
 
-    /// Plays keys and returns every command they gave.
-    func play(_ s: inout ViewState, _ keys: [Key]) -> [Command] {
-        keys.flatMap { ViewModel.reduce(&s, .key($0)) }
-    }
-
-    func typing(_ text: String) -> [Key] { text.map { Key.char($0) } }
-
-    @Test("issue 11 #7: a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing to Bob, and Alice's draft and cursor come back")
+    @Test("a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing to Bob, and Alice's draft and cursor come back")
     func draftPerConversation() {
         let store = TestStore(listFocused())
         #expect(store.state.selectedConversation?.address == alice)
@@ -214,15 +207,18 @@ struct ViewModelTests {
 
     @Test("the conversation list sorts by last activity and keeps the selection")
     func conversations() {
-        var s = listFocused()
-        _ = ViewModel.reduce(&s, .key(.down))  // Bob
-        _ = ViewModel.reduce(&s, .conversations([
-            ConversationRow(address: carol, name: "Carol", unread: 1, muted: false, lastActivity: at(900)),
+        let store = TestStore(listFocused())
+        store.send(.key(.down)) { $0.selected = 1 }  // Bob
+        let rows = [
             ConversationRow(address: alice, name: "Alice", unread: 0, muted: false, lastActivity: at(300)),
             ConversationRow(address: bob, name: "Bob", unread: 0, muted: true, lastActivity: at(200)),
-        ]))
-        #expect(s.conversations.map(\.name) == ["Carol", "Alice", "Bob"])
-        #expect(s.selectedConversation?.address == bob)
+            ConversationRow(address: carol, name: "Carol", unread: 1, muted: false, lastActivity: at(900)),
+        ]
+        store.send(.conversations(rows)) {
+            $0.conversations = [rows[2], rows[0], rows[1]]  // newest activity first
+            $0.selected = 2  // still Bob
+        }
+        #expect(store.state.selectedConversation?.address == bob)
     }
 
     @Test("a message lands in block-time order once; in the open conversation in the foreground it is not counted unread (the engine read it)")
@@ -258,12 +254,13 @@ struct ViewModelTests {
 
     @Test("a notice shows until the next key")
     func notice() {
-        var s = listFocused()
-        _ = ViewModel.reduce(&s, .notice("theme: unknown key"))
-        #expect(s.notice == "theme: unknown key")
-        #expect(Render.screen(s, width: 100, height: 24).text[21] == " theme: unknown key")
-        _ = ViewModel.reduce(&s, .key(.down))
-        #expect(s.notice == nil)
+        let store = TestStore(listFocused())
+        store.send(.notice("theme: unknown key")) { $0.notice = "theme: unknown key" }
+        #expect(Render.screen(store.state, width: 100, height: 24).text[21] == " theme: unknown key")
+        store.send(.key(.down)) {
+            $0.notice = nil
+            $0.selected = 1
+        }
     }
 
     @Test("every key of the help table dispatches to its action")
