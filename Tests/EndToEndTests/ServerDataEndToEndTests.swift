@@ -264,14 +264,14 @@ struct ServerFullDiskEndToEndTests {
 struct InviteEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
 
-    @Test("without --open a server makes an invite and prints it; a first join needs it (the TUI and the bot say so in one line), a rejoin needs only its secret; bad gate flags are refused")
+    @Test("without --open a server makes an invite and prints it; a first join needs it (the TUI and the bot say so in one line), a rejoin needs only its secret; bad gate flags, and an invite shorter than 16 characters, are refused")
     func invite() throws {
         let made = try ServerEndToEndTests.Running(["--contacts", "1"], gated: true)
         #expect(made.invite?.wholeMatch(of: /[0-9a-f]{32}/) != nil, "\(made.invite ?? "no invite printed")")
         made.stop()
-        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "1", "--traffic", "0/h", "--invite", "letmein-123"])
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "1", "--traffic", "0/h", "--invite", "letmein-123-house"])
         defer { server.stop() }
-        #expect(server.invite == "letmein-123")
+        #expect(server.invite == "letmein-123-house")
         let dir = try TemporaryDirectory("invite")
         defer { dir.remove() }
         let url = "http://127.0.0.1:\(server.port)"
@@ -280,15 +280,16 @@ struct InviteEndToEndTests {
         func bot(_ extra: [String]) throws -> (status: Int32, out: String, err: String) {
             try runSynchat(["/usr/bin/env", "XDG_DATA_HOME=\(dir.path)", TmuxSession.binary, "bot", "--server", url, "--user", "ivy", "--for", "1"] + extra, direct: true)
         }
-        let wrong = try bot(["--invite", "letmein-124"])
+        let wrong = try bot(["--invite", "letmein-124-house"])
         #expect(wrong.status == 1 && wrong.err.contains("not this server's"), "\(wrong.err)")
-        let right = try bot(["--invite", "letmein-123"])
+        let right = try bot(["--invite", "letmein-123-house"])
         #expect(right.status == 0, "\(right.err)")
         let again = try bot([])
         #expect(again.status == 0, "a rejoin with the kept secret needs no invite: \(again.err)")
         #expect(try server.truthOfAll()["users"].map { ($0 as? [Any])?.count } == 1)
-        for (args, says) in [(["server", "--open", "--invite", "letmein-123"], "--open"), (["server", "--invite", "short"], "--invite"),
-                             (["--invite", "letmein-123"], "--invite")] {
+        for (args, says) in [(["server", "--open", "--invite", "letmein-123-house"], "--open"), (["server", "--invite", "short"], "--invite"),
+                             (["server", "--invite", "fifteen-chars-1"], "16 to 128"),
+                             (["--invite", "letmein-123-house"], "--invite")] {
             let r = try runSynchat(args)
             #expect(r.status == 2 && r.err.split(separator: "\n").count == 1 && r.err.contains(says), "\(args): \(r.err)")
         }
