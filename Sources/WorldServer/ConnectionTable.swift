@@ -7,10 +7,10 @@ import Foundation
 /// take any address in it, so a per-address count of IPv6 would be no limit at all.
 ///
 /// At the cap, a newcomer is let in by closing the oldest connection of the peer that holds the
-/// most, when that peer holds at least two more than the newcomer's would: a crowd of
-/// addresses, each at its own per-peer limit, filled the server, and nobody else got in. A
-/// newcomer who would hold as many as the largest holder is refused (shedding would only swap
-/// one connection for another).
+/// most, when that peer holds at least two more than the newcomer's would: otherwise a crowd
+/// of addresses, each within its own per-peer limit, fills the server and keeps everyone else
+/// out for as long as it likes. A newcomer who would hold as many as the largest holder is
+/// refused (shedding would only swap one connection for another).
 public struct ConnectionTable {
     public var maxConnections: Int
     public var maxPerPeer: Int

@@ -7,8 +7,8 @@ import NIOHTTP1
 /// The request parser (llhttp, inside NIO's `HTTPRequestDecoder`) stops for good after a
 /// request that asks for an upgrade (`Upgrade` with `Connection: upgrade`) or a CONNECT: what
 /// follows is taken for another protocol's bytes. NIO's upgrader takes over only on a
-/// connection's first request; any other such request, and a first one the server refused,
-/// left the requests after it unread and unanswered.
+/// connection's first request; after any other such request, and after a first one the server
+/// refuses, the requests that follow would stay unread and unanswered.
 enum ParserReset {
     /// Whether the parser stops after `head`, by llhttp's own rule.
     static func stopsParser(_ head: HTTPRequestHead) -> Bool {

@@ -33,9 +33,9 @@ class JSONSocket: ChannelInboundHandler {
         let frame = Frame(unwrapInboundIn(data))
         switch frame {
         case .text, .binary, .ping, .pong:
-            // Every frame counts against the user's rate, control frames too: a million pings
-            // were each answered. An error frame for each frame over the limit grew the
-            // server's memory as fast as a peer could send: one close instead.
+            // Every frame counts against the user's rate, control frames too: each ping costs
+            // an answer. Past it one close, not an error frame for each frame over the limit
+            // (which would grow the server's memory as fast as a peer can send).
             guard server.allow(user.name) else {
                 return close(code: .policyViolation, reason: "more than \(Int(WorldServer.requestsPerSecond)) frames a second")
             }

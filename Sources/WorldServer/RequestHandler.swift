@@ -53,7 +53,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// A peer that does not read its answers never lets a last write complete: the socket goes
-    /// after a second whatever happens (it was held for good).
+    /// after a second whatever happens.
     static func closeSoon(_ channel: NIOCore.Channel) {
         channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
@@ -112,9 +112,9 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 Self.respond(channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
                 return
             }
-            // The parser stops after a request that asks for an upgrade: when it was not
+            // The parser stops after a request that asks for an upgrade: when it is not
             // upgraded (refused, or not the connection's first), the requests after it are read
-            // by a new parser once its answer is out (they went unanswered).
+            // by a new parser once its answer is out.
             let resume = ParserReset.stopsParser(head) && keepAlive, isHead = head.method == .HEAD
             let finish: (NIOCore.Channel, WorldServer.Answer) -> Void = { channel, answer in
                 let written = Self.respond(channel, answer, keepAlive: keepAlive, head: isHead)

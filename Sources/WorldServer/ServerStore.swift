@@ -236,7 +236,7 @@ public final class ServerStore {
     }
 
     /// One message row. Its body is kept byte for byte (`StoredText`): bound as a Swift string,
-    /// text ends at its first NUL, and `pay 100\u{0}99 EUR`, confirmed whole, came back from a
+    /// text ends at its first NUL, and a confirmed `pay 100\u{0}99 EUR` would come back from a
     /// restart as `pay 100`.
     static func insert(_ m: NetworkMessage, of user: String, in db: Database) throws {
         try db.execute(sql: """

@@ -5,7 +5,7 @@ import NIOWebSocket
 /// An upgraded socket that says nothing is asked whether anyone is there: after `pingAfter`
 /// with no frame from the peer, a protocol ping (RFC 6455 §5.5.2); if no frame at all — its
 /// pong or anything else — comes within `pongWithin`, a close frame (1001) and the end of the
-/// socket. Node and push sockets held open by a crowd that never spoke kept newcomers out.
+/// socket: a crowd that holds sockets open and never speaks would keep newcomers out.
 ///
 /// Timers are the channel's event loop's (on `EmbeddedChannel`, its virtual time): one check
 /// is armed at a time, at the instant the silence would end, so a busy socket costs a clock

@@ -205,7 +205,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     var joins = RateLimiter<String>(perSecond: 1, burst: 60)
 
     /// Wrong invites the whole server takes a minute, from every address together, in a burst
-    /// as large (`--failed-invites`): 200 addresses guessed 1 380 times a second. Past it, every
+    /// as large (`--failed-invites`), however many addresses guess. Past it, every
     /// first join is refused until the count refills, the right invite too (checking it would
     /// be one more guess), and the log says so once.
     public var failedInvitesPerMinute = 30 {

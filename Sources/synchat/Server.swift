@@ -52,7 +52,7 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this (default 30s).", valueName: "D"))
     var idleTimeoutText = "30s"
 
-    @Option(name: .long, help: ArgumentHelp("The code a new user's first join must show (synchat --invite CODE); without it, one is made and printed at start.", valueName: "CODE"))
+    @Option(name: .long, help: ArgumentHelp("The code a new user's first join must show (synchat --invite CODE), 16 to 128 printable characters; without it, one is made and printed at start.", valueName: "CODE"))
     var invite: String?
 
     @Flag(name: .long, help: "Let anyone join, with no invite (a demo on loopback, a test).")
