@@ -23,15 +23,13 @@ extension WorldServer {
         return true
     }
 
-    /// Bytes of message text `user` has the server keep: what it published, and what its
-    /// simulated contacts wrote (its own `receive` lines among them). Counted from its ledger
-    /// once (at its first publish after a start), then kept up to date.
+    /// Bytes of message text `user` has the server keep: what it published, counted from its
+    /// ledger once (at its first need after a start), then kept up to date with what it
+    /// publishes and what its own `receive` lines make its contacts write. The simulated
+    /// contacts' own traffic is the server's, and not counted.
     func storedBytes(of user: WorldHost.User) -> Int {
         if let known = storedBytes[user.name] { return known }
-        let world = user.world
-        let counted = world.ledger.reduce(0) { sum, m in
-            sum + (m.direction == .outgoing || !world.isPerson(m.conversation) ? m.body.utf8.count : 0)
-        }
+        let counted = user.world.ledger.reduce(0) { $0 + ($1.direction == .outgoing ? $1.body.utf8.count : 0) }
         storedBytes[user.name] = counted
         return counted
     }

@@ -62,7 +62,9 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     public var pongTimeout = TimeAmount.seconds(15)
     /// Indexer answers one user may have pending at once (`--pending-answers`): each waits in
     /// the world until its latency has passed, whether or not its connection is still there.
-    public var maxPendingAnswers = 64
+    /// As many as one burst of the rate limit, so a client's full sync (a request for each
+    /// object of each contact, all at once) is never refused by it.
+    public var maxPendingAnswers = Int(WorldServer.burst)
     var pendingAnswers: [String: Int] = [:]
     /// The longest delay or latency a user's own fault may set (`--fault-max`): what a demo
     /// needs, not ten years of answers held in memory.

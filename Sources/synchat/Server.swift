@@ -79,8 +79,8 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("pong-timeout"), parsing: .unconditional, help: ArgumentHelp("A pinged socket that answers nothing within this is closed (default 15s).", valueName: "D"))
     var pongTimeoutText = "15s"
 
-    @Option(name: .customLong("pending-answers"), parsing: .unconditional, help: ArgumentHelp("Indexer answers one user may have pending at once (default 64); more get 429.", valueName: "N"))
-    var pendingAnswersText = "64"
+    @Option(name: .customLong("pending-answers"), parsing: .unconditional, help: ArgumentHelp("Indexer answers one user may have pending at once (default 400); more get 429.", valueName: "N"))
+    var pendingAnswersText = "400"
 
     @Option(name: .customLong("fault-max"), parsing: .unconditional, help: ArgumentHelp("The longest delay or latency a user's own fault may set (default 10m).", valueName: "D"))
     var faultMaxText = "10m"

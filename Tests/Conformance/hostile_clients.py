@@ -420,10 +420,9 @@ def slow_requests_and_quota():
         growth = (rss_kb(server.pid) - before) / 1024
         check(sent[0] >= 12_000 and growth <= 20,
               f"{sent[0]} requests whose peers hung up, their answers due in 10 minutes: the server grew {growth:.1f} MB (≤ 20)")
-        # The bound on answers pending, by default 64 a user.
     finally:
         stop(server)
-    server, port, _ = start_server("--user-quota", "64KiB")
+    server, port, _ = start_server("--user-quota", "64KiB", "--pending-answers", "64")
     try:
         zed = join(port, "zed")
         to = zed["contacts"][0]["address"]
