@@ -198,14 +198,16 @@ extension WorldServer {
         do { directive = try Directive(parsing: text) } catch {
             return .error(.badRequest, "\(error)")
         }
+        var written = 0  // bytes of text a user's own receive line makes its contact write
         if own, let user {
             if let overlong = overlong(directive) { return .error(.badRequest, overlong) }
             if case .receive(_, let text) = directive {
-                if let over = overQuota(user, text.utf8.count) { return .error(.insufficientStorage, "receive: \(over)") }
-                kept(user, text.utf8.count)
+                written = text.utf8.count
+                if let over = overQuota(user, written) { return .error(.insufficientStorage, "receive: \(over)") }
             }
         }
         if let refused = host.apply(directive, to: user) { return .error(.badRequest, refused) }
+        if written > 0, let user { kept(user, written) }
         return .json(.ok, .object([("applied", .string(directive.scenarioText)), ("user", user.map { .string($0.name) } ?? .null),
                                    ("at", .int(host.virtualNow.milliseconds))]))
     }
