@@ -181,9 +181,11 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus",
                                                     "WorldServer", .product(name: "GRDB", package: "GRDB.swift")]),
         // The networked half in one process, in virtual time: server and clients through WorldPair.
+        // NIOEmbedded: a server socket's timers in virtual time (ServerLimitsTests).
         .testTarget(name: "NetworkTests", dependencies: ["WorldPair", "WorldServer", "WorldClient", "ServerProtocol", "Wire", "AppActions", "SimWorld", "SyncCore", "SyncEngine",
                                                       "Simulation", "TestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
-                                                      .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]),
+                                                      .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                                                      .product(name: "NIOEmbedded", package: "swift-nio")]),
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux

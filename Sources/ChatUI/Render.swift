@@ -10,9 +10,11 @@ public enum Render {
     public static func screen(_ s: ViewState, width: Int, height: Int) -> Grid {
         var g = Grid(width: width, height: height, emoji: s.emojiWidths)
         guard width >= minWidth, height >= minHeight else {
-            // The size it needs first: a narrow terminal cuts the end of the line.
+            // The size it needs first, wrapped by words: a narrow terminal still reads it all.
             let msg = "synchat needs \(minWidth)x\(minHeight); terminal too small (\(width)x\(height))"
-            g.put(TextWidth.truncate(msg, to: width), x: 0, y: 0, role: .warning)
+            for (y, line) in TextWidth.wrap(msg, width: width).prefix(height).enumerated() {
+                g.put(line, x: 0, y: y, role: .warning)
+            }
             return g
         }
         let statusRows = statusLines(s.status, width: width)

@@ -344,11 +344,11 @@ final class InProcessWire {
         while true {
             var any = false
             if let bytes = Self.written(client), server.isActive {
-                try? server.writeInbound(bytes)
+                _ = try? server.writeInbound(bytes)
                 any = true
             }
             if let bytes = Self.written(server), client.isActive {
-                try? client.writeInbound(bytes)
+                _ = try? client.writeInbound(bytes)
                 any = true
             }
             client.embeddedEventLoop.run()

@@ -29,15 +29,23 @@ class JSONSocket: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch Frame(unwrapInboundIn(data)) {
+        guard !closing else { return }  // its close frame is written: nothing more is read
+        let frame = Frame(unwrapInboundIn(data))
+        switch frame {
+        case .text, .binary, .ping, .pong:
+            // Every frame counts against the user's rate, control frames too: each ping costs
+            // an answer. Past it one close, not an error frame for each frame over the limit
+            // (which would grow the server's memory as fast as a peer can send).
+            guard server.allow(user.name) else {
+                return close(code: .policyViolation, reason: "more than \(Int(WorldServer.requestsPerSecond)) frames a second")
+            }
+        case .close, .refused:
+            break
+        }
+        switch frame {
         case .text(let bytes):
             server.host.advance()
             defer { server.pump() }
-            guard server.allow(user.name) else {
-                // An error frame for each frame over the limit grew the server's memory as fast
-                // as a peer could send: one close instead.
-                return close(code: .policyViolation, reason: "more than \(Int(WorldServer.requestsPerSecond)) requests a second")
-            }
             guard let object = WireValue.parse(Data(bytes))?.object else {
                 return error(nil, "a frame must be one JSON object (\(bytes.count) bytes were not)")
             }
@@ -51,7 +59,6 @@ class JSONSocket: ChannelInboundHandler {
         case .binary:
             // Refused (RFC 6455 §7.4.1, 1003), and counted like any frame: a flood of them
             // cost memory and every other user's latency.
-            _ = server.allow(user.name)
             close(code: .unacceptableData, reason: "binary frames are not understood: send text frames of JSON")
         case .ping(let payload):
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: ByteBuffer(bytes: payload))), promise: nil)
@@ -116,5 +123,7 @@ class JSONSocket: ChannelInboundHandler {
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: buffer)).whenComplete { _ in
             channel.close(promise: nil)
         }
+        // A peer that reads nothing never lets the close frame's write complete.
+        RequestHandler.closeSoon(channel)
     }
 }

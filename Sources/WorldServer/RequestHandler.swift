@@ -13,6 +13,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var tooLarge = false
     /// Closes the connection unless what it waits for comes first (issue 28 #2).
     private var deadline: Scheduled<Void>?
+    /// Requests of this connection read so far: a WebSocket opens only on the first.
+    private var requestsRead = 0
 
     init(server: WorldServer) { self.server = server }
 
@@ -44,13 +46,16 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         deadline?.cancel()
         if unanswered == 0 {
             Self.respond(context.channel, .error(.badRequest, "not an HTTP/1.1 request this server can read (\(Self.words(parser)))"), keepAlive: false)
-            // A peer that does not read its answers never lets that write complete: the
-            // socket goes after a second whatever happens (it was held for good).
-            let channel = context.channel
-            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+            Self.closeSoon(context.channel)
         } else {
             context.close(promise: nil)
         }
+    }
+
+    /// A peer that does not read its answers never lets a last write complete: the socket goes
+    /// after a second whatever happens.
+    static func closeSoon(_ channel: NIOCore.Channel) {
+        channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 
     /// What the parser found, in words.
@@ -70,6 +75,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let h):
+            requestsRead += 1
             // The head came: now its body, within the idle timeout.
             arm(context, in: server.idleTimeout)  // a declared body that does not come
             head = h
@@ -80,7 +86,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             if let declared = h.headers.first(name: "Content-Length").flatMap({ Int($0) }), declared > WorldServer.maxBodyBytes {
                 self.head = nil
                 context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
-                return Self.respond(context.channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
+                Self.respond(context.channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
+                return
             }
             // RFC 7231 §5.1.1: a client that waits for 100 Continue gets it.
             if h.headers.first(name: "Expect")?.lowercased() == "100-continue" {
@@ -92,29 +99,63 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let head else { return }
             self.head = nil
             let channel = context.channel
+            // After a CONNECT the parser reads nothing more (the rest would be a tunnel's): the
+            // refusal is the connection's last answer.
+            if head.method == .CONNECT {
+                deadline?.cancel()
+                return RawAnswer.write(channel, .error(.methodNotAllowed, "CONNECT: this server is no proxy; it answers GET and POST"))
+            }
             let keepAlive = head.isKeepAlive && !tooLarge
             // Answered (maybe later): the next request must come within the idle timeout.
             if keepAlive { arm(context, in: server.idleTimeout) } else { deadline?.cancel() }  // an idle keep-alive
             if tooLarge {
-                return Self.respond(channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
+                Self.respond(channel, .error(.payloadTooLarge, "the body is larger than \(WorldServer.maxBodyBytes) bytes"), keepAlive: false)
+                return
             }
-            let peer = channel.remoteAddress?.ipAddress ?? "?"
+            // The parser stops after a request that asks for an upgrade: when it is not
+            // upgraded (refused, or not the connection's first), the requests after it are read
+            // by a new parser once its answer is out.
+            let resume = ParserReset.stopsParser(head) && keepAlive, isHead = head.method == .HEAD
+            let finish: (NIOCore.Channel, WorldServer.Answer) -> Void = { channel, answer in
+                let written = Self.respond(channel, answer, keepAlive: keepAlive, head: isHead)
+                if resume { written.whenSuccess { ParserReset.resume(channel) } }
+            }
+            if let problem = Self.problem(head, first: requestsRead == 1) { return finish(channel, .error(.badRequest, problem)) }
             unanswered += 1
-            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body, peer: peer) { [self] answer in
-                unanswered -= 1
-                Self.respond(channel, answer, keepAlive: keepAlive)
+            // The answer may come much later (an indexer's latency): it holds neither the
+            // connection nor this handler, so a request whose connection is gone costs only
+            // the world's entry for it.
+            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body, peer: WorldServer.peer(channel)) { [weak self, weak channel] answer in
+                self?.unanswered -= 1
+                guard let channel, channel.isActive else { return }
+                finish(channel, answer)
             }
         }
     }
 
-    static func respond(_ channel: NIOCore.Channel, _ answer: WorldServer.Answer, keepAlive: Bool) {
+    /// What makes a request one this server refuses before reading it further, or nil: an
+    /// HTTP/1.1 request without exactly one Host (RFC 7230 §5.4), an upgrade that is not the
+    /// connection's first request.
+    static func problem(_ head: HTTPRequestHead, first: Bool) -> String? {
+        if let host = WorldServer.hostProblem(head) { return host }
+        if !first, ParserReset.stopsParser(head) {
+            return "a WebSocket opens with the first request of a connection (RFC 6455 §4.1): open a new connection for it"
+        }
+        return nil
+    }
+
+    /// Writes an answer; the future completes once its last byte is handed to the socket. The
+    /// answer to HEAD has the length of its body, and no body.
+    @discardableResult
+    static func respond(_ channel: NIOCore.Channel, _ answer: WorldServer.Answer, keepAlive: Bool, head: Bool = false) -> EventLoopFuture<Void> {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: "\(answer.body.count)")
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: answer.status, headers: headers)), promise: nil)
-        channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: answer.body))), promise: nil)
+        if !head { channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: answer.body))), promise: nil) }
         let done = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
         if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
+        return done
     }
 }

@@ -75,18 +75,21 @@ extension WorldServer {
         case Route.fault:
             // A user's own fault keys: any fault of the network, on its own world only.
             guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
-            return reply(fault(body, user: user))
+            return reply(fault(body, user: user, own: true))
         default: break
         }
         guard path.hasPrefix(Route.indexer) else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
         guard method == .GET else { return reply(.error(.methodNotAllowed, "\(method) \(path): the indexer answers GET")) }
         let call: IndexerCall
         do { call = try IndexerRoute.call(path: parts.percentEncodedPath, query: query) } catch { return reply(.refused(error)) }
-        user.world.indexer.send(call) { result in
+        let sent = indexerCall(call, for: user) { result in
             switch result {
             case .success(let data): reply(Answer(status: .ok, body: data))
             case .failure(let error): reply(.error(.serviceUnavailable, error.message))
             }
+        }
+        if !sent {
+            reply(.error(.tooManyRequests, "\(user.name) has \(maxPendingAnswers) indexer answers pending already (its indexer is slow): wait for them"))
         }
     }
 
@@ -125,9 +128,7 @@ extension WorldServer {
                 return .error(.forbidden, "join: \(name.prefix(32)) is new here, and joining needs the server's invite: "
                                 + "synchat --server URL --user NAME --invite CODE (its operator has the code)")
             }
-            guard WorldHost.constantTimeEqual(shown, invite) else {
-                return .error(.forbidden, "join: that invite is not this server's; ask its operator for the code")
-            }
+            if let refused = inviteRefused(shown, invite) { return refused }
         }
         do {
             let (user, isNew, newSecret) = try host.join(name: name, secret: secret)
@@ -169,19 +170,26 @@ extension WorldServer {
     private func publish(_ body: Data, by user: WorldHost.User) -> Answer {
         let request: PublishRequest
         do { request = try PublishRequest.decode(body) } catch { return .refused(error) }
-        guard request.body.utf8.count <= MessageLimits.maxBodyBytes else {
+        let bytes = request.body.utf8.count
+        guard bytes <= MessageLimits.maxBodyBytes else {
             return .error(.payloadTooLarge, "publish: a message is at most \(MessageLimits.maxBodyBytes) bytes")
         }
         guard user.world.contact(address: request.to) != nil else {
             return .error(.badRequest, "publish: \(request.to.value.prefix(80)) is not a contact of \(user.name)")
         }
+        if let over = overQuota(user, bytes) { return .error(.insufficientStorage, "publish: \(over)") }
         switch host.publish(for: user, to: request.to, body: request.body) {
-        case .success(let p): return .json(.ok, PublicationDocument.encode(p, me: user.address))
+        case .success(let p):
+            kept(user, bytes)
+            return .json(.ok, PublicationDocument.encode(p, me: user.address))
         case .failure(let e): return .error(.serviceUnavailable, e.message)  // 503: nothing was confirmed; the client tries again
         }
     }
 
-    private func fault(_ body: Data, user: WorldHost.User?) -> Answer {
+    /// A directive for `user`'s world, or every user's; `own`: the user's own (`POST /v1/fault`),
+    /// held to the user's limits: how long a fault may make the world wait, and its quota for
+    /// the text a `receive` line makes a contact write.
+    private func fault(_ body: Data, user: WorldHost.User?, own: Bool = false) -> Answer {
         guard let text = String(data: body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
             return .error(.badRequest, "the body must be one scenario directive in UTF-8, e.g. indexer down")
         }
@@ -190,7 +198,16 @@ extension WorldServer {
         do { directive = try Directive(parsing: text) } catch {
             return .error(.badRequest, "\(error)")
         }
+        var written = 0  // bytes of text a user's own receive line makes its contact write
+        if own, let user {
+            if let overlong = overlong(directive) { return .error(.badRequest, overlong) }
+            if case .receive(_, let text) = directive {
+                written = text.utf8.count
+                if let over = overQuota(user, written) { return .error(.insufficientStorage, "receive: \(over)") }
+            }
+        }
         if let refused = host.apply(directive, to: user) { return .error(.badRequest, refused) }
+        if written > 0, let user { kept(user, written) }
         return .json(.ok, .object([("applied", .string(directive.scenarioText)), ("user", user.map { .string($0.name) } ?? .null),
                                    ("at", .int(host.virtualNow.milliseconds))]))
     }

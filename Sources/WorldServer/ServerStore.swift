@@ -146,6 +146,16 @@ public final class ServerStore {
             return s
         }
 
+        /// Untrusted text kept byte for byte (`StoredText`: a BLOB of its UTF-8, or TEXT
+        /// written before bodies were kept so).
+        func storedText(_ column: String) throws -> String {
+            let v: DatabaseValue = row[column]
+            switch v.storage {
+            case .string, .blob: return StoredText.read(row, column)
+            default: throw store.corrupt(name, "\(column) is \(ServerStore.kind(v)), expected text")
+            }
+        }
+
         func int(_ column: String) throws -> Int64 {
             let v: DatabaseValue = row[column]
             guard case .int64(let n) = v.storage else { throw store.corrupt(name, "\(column) is \(ServerStore.kind(v)), expected an integer") }
@@ -198,7 +208,7 @@ public final class ServerStore {
                 let name = try u.text("name")
                 let contacts = try Row.fetchAll(db, sql: "SELECT rowid AS r, * FROM contact WHERE user = ? ORDER BY rowid", arguments: [name]).map { row in
                     let c = Reader(store: self, row: row, name: "contact row \(row["r"] as Int64? ?? 0) (of \(name))")
-                    return Contact(address: Address(try c.text("address")), handle: try c.text("handle"), displayName: try c.text("displayName"),
+                    return Contact(address: Address(try c.text("address")), handle: try c.text("handle"), displayName: try c.storedText("displayName"),
                                    muted: try c.int("muted") != 0)
                 }
                 let ledger = try Row.fetchAll(db, sql: "SELECT rowid AS r, * FROM message WHERE user = ? ORDER BY rowid", arguments: [name]).map { row in
@@ -207,7 +217,7 @@ public final class ServerStore {
                     guard let direction = Direction(rawValue: d) else { throw corrupt(m.name, "direction \"\(UntrustedText.visible(String(d.prefix(20))))\" is neither incoming nor outgoing") }
                     guard let kind = MessageKind(rawValue: k) else { throw corrupt(m.name, "kind \"\(UntrustedText.visible(String(k.prefix(20))))\" is not a message kind") }
                     return NetworkMessage(txId: try m.text("txId"), conversation: Address(try m.text("conversation")), direction: direction, kind: kind,
-                                          body: try m.text("body"), blockTime: Instant(milliseconds: try m.int("blockTime")))
+                                          body: try m.storedText("body"), blockTime: Instant(milliseconds: try m.int("blockTime")))
                 }
                 let token = try u.text("token")
                 guard let status = TokenStatus(rawValue: token) else { throw corrupt(u.name, "token \"\(UntrustedText.visible(String(token.prefix(20))))\" is not a token status") }
@@ -221,12 +231,17 @@ public final class ServerStore {
     /// and its copy in the recipient's world).
     public func saveMessages(_ rows: [(user: String, message: NetworkMessage)]) throws {
         try db.write { db in
-            for (user, m) in rows {
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO message (user, txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [user, m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, m.body, m.blockTime.milliseconds])
-            }
+            for (user, m) in rows { try Self.insert(m, of: user, in: db) }
         }
+    }
+
+    /// One message row. Its body is kept byte for byte (`StoredText`): bound as a Swift string,
+    /// text ends at its first NUL, and a confirmed `pay 100\u{0}99 EUR` would come back from a
+    /// restart as `pay 100`.
+    static func insert(_ m: NetworkMessage, of user: String, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO message (user, txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [user, m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, StoredText.value(m.body), m.blockTime.milliseconds])
     }
 
     /// One user's world writes into the store.
@@ -244,11 +259,7 @@ public final class ServerStore {
         func saveWorldClock(seed: UInt64, clock: Instant, tokenStatus: TokenStatus) throws {}
 
         func saveWorldMessage(_ m: NetworkMessage) throws {
-            try store.db.write { db in
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO message (user, txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [user, m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, m.body, m.blockTime.milliseconds])
-            }
+            try store.db.write { db in try ServerStore.insert(m, of: user, in: db) }
         }
 
         func saveWorldContact(_ c: Contact) throws {
@@ -259,7 +270,7 @@ public final class ServerStore {
             try db.execute(sql: """
                 INSERT INTO contact (user, handle, address, displayName, muted) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (user, handle) DO UPDATE SET displayName = excluded.displayName, muted = excluded.muted
-                """, arguments: [user, c.handle, c.address.value, c.displayName, c.muted ? 1 : 0])
+                """, arguments: [user, c.handle, c.address.value, StoredText.value(c.displayName), c.muted ? 1 : 0])
         }
     }
 }

@@ -21,6 +21,7 @@ extension WorldServer {
     /// is not 16 bytes were upgraded all the same (issue 28 #9).
     static func upgradeProblem(_ head: HTTPRequestHead) -> String? {
         guard head.method == .GET else { return "a WebSocket opens with GET, not \(head.method)" }
+        if let host = hostProblem(head) { return host }
         let connection = head.headers[canonicalForm: "Connection"].map { $0.lowercased() }
         guard connection.contains("upgrade") else { return "a WebSocket opening needs Connection: Upgrade" }
         guard head.headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }) else {
@@ -59,6 +60,7 @@ extension WorldServer {
         let name = user.name
         socketsByUser[name, default: 0] += 1
         channel.closeFuture.whenComplete { [self] _ in socketsByUser[name, default: 1] -= 1 }
+        try channel.pipeline.syncOperations.addHandler(SocketSilence(pingAfter: pingAfter, pongWithin: pongTimeout))
         try channel.pipeline.syncOperations.addHandler(FrameRules())
         try channel.pipeline.syncOperations.addHandler(
             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: Self.maxFrameBytes))

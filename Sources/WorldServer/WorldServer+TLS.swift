@@ -23,10 +23,23 @@ extension WorldServer {
         }
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
         configuration.minimumTLSVersion = .tlsv12  // NIOSSL's default is TLS 1.0
+        configuration.cipherSuiteValues = tls12Suites
+        configuration.curves = [.x25519, .secp256r1, .secp384r1]
         do { return try NIOSSLContext(configuration: configuration) } catch {
             throw TLSFiles(description: "--tls-cert \(certificate) and --tls-key \(key) do not make a TLS context (is the key the certificate's?): \(error)")
         }
     }
+
+    /// The TLS 1.2 suites the server offers: Mozilla's "intermediate" configuration, those
+    /// BoringSSL has (it has no finite-field DHE) — an ECDHE key exchange (forward secrecy)
+    /// and an AEAD cipher. NIOSSL's default also offers RSA key exchange (TLS_RSA_WITH_AES_*:
+    /// no forward secrecy) and CBC with SHA-1 (open to LUCKY13-style timing). TLS 1.3's
+    /// suites are all AEAD and are not configurable.
+    public static let tls12Suites: [NIOTLSCipher] = [
+        .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+        .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ]
 
     public struct TLSFiles: Error, CustomStringConvertible {
         public var description: String

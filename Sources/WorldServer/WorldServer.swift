@@ -25,8 +25,6 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     public static let maxURIBytes = 4 * 1024
     /// WebSocket frames larger than this close the socket (1009).
     public static let maxFrameBytes = 64 * 1024
-    /// Sockets open at once, all clients together; more are refused at accept.
-    public static let maxConnections = 8_192
     /// Node and push sockets one user may hold at once.
     public static let maxSocketsPerUser = 8
     /// Requests (HTTP and WebSocket) one user may make a second, in bursts of `burst`.
@@ -38,21 +36,46 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     let host: WorldHost
     private var channel: NIOCore.Channel?
     private var wake: Scheduled<Void>?
-    var connections = 0
     private var lastCheckpoint: UInt64 = 0
     var socketsByUser: [String: Int] = [:]
-    /// Connections open by peer address (issue 28 #2: 8 200 idle connections of one peer
-    /// locked everyone else out).
-    var connectionsByPeer: [String: Int] = [:]
-    /// The limits of issue 28 #2, each settable (`synchat server --peer-connections`,
-    /// `--head-timeout`, `--idle-timeout`).
-    public var maxConnectionsPerPeer = 64
+    /// Connections open at once, by peer (an IPv4 address, an IPv6 /64): at most
+    /// `maxConnections` in all (`--max-connections`), `maxConnectionsPerPeer` a peer
+    /// (`--peer-connections`); at the cap, the peer holding the most gives way to a newcomer.
+    public internal(set) var connections = ConnectionTable(maxConnections: 8_192, maxPerPeer: 64)
+    public var maxConnections: Int {
+        get { connections.maxConnections }
+        set { connections.maxConnections = newValue }
+    }
+    public var maxConnectionsPerPeer: Int {
+        get { connections.maxPerPeer }
+        set { connections.maxPerPeer = newValue }
+    }
     /// A request's head must arrive whole this long after the connection opened, or after the
     /// head of the body before it (a head that never completes was held forever).
     public var headTimeout = TimeAmount.seconds(10)
     /// A keep-alive connection with no request this long after its last answer is closed;
     /// so is a declared body that does not come in this long.
     public var idleTimeout = TimeAmount.seconds(30)
+    /// A node or push socket silent this long is pinged (`--ping-after`)…
+    public var pingAfter = TimeAmount.seconds(60)
+    /// …and closed when nothing answers within this (`--pong-timeout`).
+    public var pongTimeout = TimeAmount.seconds(15)
+    /// Indexer answers one user may have pending at once (`--pending-answers`): each waits in
+    /// the world until its latency has passed, whether or not its connection is still there.
+    /// As many as one burst of the rate limit, so a client's full sync (a request for each
+    /// object of each contact, all at once) is never refused by it.
+    public var maxPendingAnswers = Int(WorldServer.burst)
+    var pendingAnswers: [String: Int] = [:]
+    /// The longest delay or latency a user's own fault may set (`--fault-max`): what a demo
+    /// needs, not ten years of answers held in memory.
+    public var maxUserFaultDuration = Interval.minutes(10)
+    /// Bytes of message text one user may have the server keep (`--user-quota`): what it
+    /// published and what its `receive` lines made its contacts write.
+    public var userQuotaBytes = 8 << 20
+    /// Each user's bytes kept so far, counted from its world's ledger at first need.
+    var storedBytes: [String: Int] = [:]
+    /// Where the server says what an operator should know (stderr; a test's own).
+    public var log: (String) -> Void = { FileHandle.standardError.write(Data("synchat server: \($0)\n".utf8)) }
     /// Requests a second per user (`requestsPerSecond`, in bursts of `burst`).
     /// Each person's contact document, written once, in the order of `host.people`.
     var encodedPeople: [JSONValue] = []
@@ -75,26 +98,27 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     }
 
 
+    /// The peer a connection counts against: its address, or its IPv6 /64.
+    static func peer(_ channel: NIOCore.Channel) -> String {
+        ConnectionTable.peer(ofAddress: channel.remoteAddress?.ipAddress ?? "?")
+    }
+
     /// Binds and starts serving; returns the port (useful with port 0: any free one). With
     /// `tls`, every connection is TLS first (https and wss).
     public func start(host bindHost: String, port: Int, tls: NIOSSLContext? = nil) throws -> Int {
+        Self.raiseFileLimit(toHold: maxConnections)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    connections += 1
-                    let peer = channel.remoteAddress?.ipAddress ?? "?"
-                    connectionsByPeer[peer, default: 0] += 1
-                    channel.closeFuture.whenComplete { [self] _ in
-                        connections -= 1
-                        connectionsByPeer[peer, default: 1] -= 1
-                        if connectionsByPeer[peer] == 0 { connectionsByPeer[peer] = nil }
-                    }
-                    guard connections <= Self.maxConnections, connectionsByPeer[peer, default: 0] <= maxConnectionsPerPeer else {
+                    let peer = Self.peer(channel)
+                    let id = ObjectIdentifier(channel)
+                    guard connections.admit(id, peer: peer, close: { [weak channel] in channel?.close(promise: nil) }) != .refused else {
                         channel.close(promise: nil)
                         return
                     }
+                    channel.closeFuture.whenComplete { [self] _ in connections.remove(id, peer: peer) }
                     try configureConnection(channel, tls: tls)
                 }
             }
@@ -144,6 +168,18 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         try channel.pipeline.syncOperations.addHandler(requests)
     }
 
+    /// A process starts with room for 1 024 open files on many systems: too few for the
+    /// connection cap, and accepting past it fails. The soft limit goes up to what the cap
+    /// needs, within the hard limit.
+    static func raiseFileLimit(toHold connections: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(connections + 256)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = min(wanted, limit.rlim_max)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
     /// Blocks until the server is closed.
     public func wait() throws {
         try channel?.closeFuture.wait()
@@ -178,6 +214,20 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         didSet { joins = RateLimiter(perSecond: Double(joinsPerMinute) / 60, burst: Double(joinsPerMinute)) }
     }
     var joins = RateLimiter<String>(perSecond: 1, burst: 60)
+
+    /// Wrong invites the whole server takes a minute, from every address together, in a burst
+    /// as large (`--failed-invites`), however many addresses guess. Past it, every
+    /// first join is refused until the count refills, the right invite too (checking it would
+    /// be one more guess), and the log says so once.
+    public var failedInvitesPerMinute = 30 {
+        didSet { failedInvites = RateLimiter(perSecond: Double(failedInvitesPerMinute) / 60, burst: Double(failedInvitesPerMinute)) }
+    }
+    var failedInvites = RateLimiter<Int>(perSecond: 0.5, burst: 30)
+    var saidInvitesGuessed = false
+    /// The shortest invite an operator may set (`--invite`): 16 characters of a code drawn as
+    /// the server draws its own (hex digits) are 2^64 codes; at 30 guesses a minute the whole
+    /// server over, a year of guessing finds one with a chance of about 1 in 10^12.
+    public static let minimumInviteLength = 16
 
     /// Answer bytes that cost one more request (`/v1/world` at 1 000 users is 90 KB; 190 of
     /// them a second, under a count of requests, starved another user). A request costs one,

@@ -52,7 +52,7 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this (default 30s).", valueName: "D"))
     var idleTimeoutText = "30s"
 
-    @Option(name: .long, help: ArgumentHelp("The code a new user's first join must show (synchat --invite CODE); without it, one is made and printed at start.", valueName: "CODE"))
+    @Option(name: .long, help: ArgumentHelp("The code a new user's first join must show (synchat --invite CODE), 16 to 128 printable characters; without it, one is made and printed at start.", valueName: "CODE"))
     var invite: String?
 
     @Flag(name: .long, help: "Let anyone join, with no invite (a demo on loopback, a test).")
@@ -70,22 +70,57 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute (default 60); more get 429.", valueName: "N"))
     var peerJoinsText = "60"
 
-    /// The connection limits (issue 28 #2, #3), read from their flags.
-    func limits() throws -> (peer: Int, head: Interval, idle: Interval, joins: Int) {
-        guard let peer = Int(peerConnectionsText), (1...8_192).contains(peer) else {
-            throw ValidationError("--peer-connections \(peerConnectionsText): expected 1 to 8192")
+    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: ArgumentHelp("Connections open at once, all peers together (default 8192); at the cap the peer holding the most gives way.", valueName: "N"))
+    var maxConnectionsText = "8192"
+
+    @Option(name: .customLong("ping-after"), parsing: .unconditional, help: ArgumentHelp("A node or push socket silent this long is pinged (default 60s).", valueName: "D"))
+    var pingAfterText = "60s"
+
+    @Option(name: .customLong("pong-timeout"), parsing: .unconditional, help: ArgumentHelp("A pinged socket that answers nothing within this is closed (default 15s).", valueName: "D"))
+    var pongTimeoutText = "15s"
+
+    @Option(name: .customLong("pending-answers"), parsing: .unconditional, help: ArgumentHelp("Indexer answers one user may have pending at once (default 400); more get 429.", valueName: "N"))
+    var pendingAnswersText = "400"
+
+    @Option(name: .customLong("fault-max"), parsing: .unconditional, help: ArgumentHelp("The longest delay or latency a user's own fault may set (default 10m).", valueName: "D"))
+    var faultMaxText = "10m"
+
+    @Option(name: .customLong("user-quota"), parsing: .unconditional, help: ArgumentHelp("Bytes of messages one user may have the server keep, e.g. 8MiB (the default) or 512KiB; more get 507.", valueName: "SIZE"))
+    var userQuotaText = "8MiB"
+
+    @Option(name: .customLong("failed-invites"), parsing: .unconditional, help: ArgumentHelp("Wrong invites a minute, all addresses together (default 30); past it first joins get 429 for a while.", valueName: "N"))
+    var failedInvitesText = "30"
+
+    /// The limits of what the server promises (docs/server.md), read from their flags.
+    struct Limits {
+        var peer: Int, head: Interval, idle: Interval, joins: Int
+        var connections: Int, pingAfter: Interval, pongTimeout: Interval, pendingAnswers: Int, faultMax: Interval, quota: Int, failedInvites: Int
+    }
+
+    func limits() throws -> Limits {
+        func count(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws -> Int {
+            guard let n = Int(text), range.contains(n) else { throw ValidationError("\(flag) \(text): expected \(range.lowerBound) to \(range.upperBound)") }
+            return n
         }
-        guard let joins = Int(peerJoinsText), (1...1_000_000).contains(joins) else {
-            throw ValidationError("--peer-joins \(peerJoinsText): expected 1 to 1000000")
-        }
-        func duration(_ text: String, _ flag: String) throws -> Interval {
+        func duration(_ text: String, _ flag: String, upTo most: Interval = .hours(1)) throws -> Interval {
             guard let d = try? ScenarioParser.parseDuration(text, { ScenarioError(file: flag, line: 0, message: $0) }),
-                  d.milliseconds >= 100, d <= .hours(1) else {
-                throw ValidationError("\(flag) \(text): expected a duration from 100ms to 1h, e.g. 10s")
+                  d.milliseconds >= 100, d <= most else {
+                throw ValidationError("\(flag) \(text): expected a duration from 100ms to \(most), e.g. 10s")
             }
             return d
         }
-        return (peer, try duration(headTimeoutText, "--head-timeout"), try duration(idleTimeoutText, "--idle-timeout"), joins)
+        let units = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("", 1)]
+        guard let (unit, scale) = units.first(where: { userQuotaText.hasSuffix($0.0) }), let n = Int(userQuotaText.dropLast(unit.count)),
+              n >= 0, n <= (1 << 40) / scale else {
+            throw ValidationError("--user-quota \(userQuotaText): expected bytes, or a size such as 512KiB, 8MiB, 1GiB")
+        }
+        return Limits(peer: try count(peerConnectionsText, "--peer-connections", 1...8_192), head: try duration(headTimeoutText, "--head-timeout"),
+                      idle: try duration(idleTimeoutText, "--idle-timeout"), joins: try count(peerJoinsText, "--peer-joins", 1...1_000_000),
+                      connections: try count(maxConnectionsText, "--max-connections", 1...65_536),
+                      pingAfter: try duration(pingAfterText, "--ping-after"), pongTimeout: try duration(pongTimeoutText, "--pong-timeout"),
+                      pendingAnswers: try count(pendingAnswersText, "--pending-answers", 1...100_000),
+                      faultMax: try duration(faultMaxText, "--fault-max", upTo: .hours(24 * 3650)), quota: n * scale,
+                      failedInvites: try count(failedInvitesText, "--failed-invites", 1...100_000))
     }
 
     @OptionGroup var subcommandArguments: SubcommandArguments
@@ -108,8 +143,8 @@ struct Server: ParsableCommand {
             throw ValidationError("--host \(host) is not loopback: secrets and messages would cross the network in clear; give --tls-cert FILE --tls-key FILE, or --insecure")
         }
         if open, invite != nil { throw ValidationError("--open lets anyone join; --invite gates joining: give one or the other") }
-        if let invite, !(8...128).contains(invite.utf8.count) || !invite.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
-            throw ValidationError("--invite: 8 to 128 printable ASCII characters, no spaces")
+        if let invite, !(WorldServer.minimumInviteLength...128).contains(invite.utf8.count) || !invite.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            throw ValidationError("--invite: \(WorldServer.minimumInviteLength) to 128 printable ASCII characters, no spaces (a shorter code could be guessed)")
         }
     }
 
@@ -142,6 +177,13 @@ struct Server: ParsableCommand {
         server.headTimeout = .milliseconds(limits.head.milliseconds)
         server.idleTimeout = .milliseconds(limits.idle.milliseconds)
         server.joinsPerMinute = limits.joins
+        server.maxConnections = limits.connections
+        server.pingAfter = .milliseconds(limits.pingAfter.milliseconds)
+        server.pongTimeout = .milliseconds(limits.pongTimeout.milliseconds)
+        server.maxPendingAnswers = limits.pendingAnswers
+        server.maxUserFaultDuration = limits.faultMax
+        server.userQuotaBytes = limits.quota
+        server.failedInvitesPerMinute = limits.failedInvites
         if open { server.invite = nil } else if let invite { server.invite = invite }
         if let script, let scenario {
             let skipped = host.play(script.steps.map { ($0.at, $0.directive, $0.line) })

@@ -290,14 +290,14 @@ struct ServerFullDiskEndToEndTests {
 struct InviteEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
 
-    @Test("without --open a server makes an invite and prints it; a first join needs it (the TUI and the bot say so in one line), a rejoin needs only its secret; bad gate flags are refused")
+    @Test("without --open a server makes an invite and prints it; a first join needs it (the TUI and the bot say so in one line), a rejoin needs only its secret; bad gate flags, and an invite shorter than 16 characters, are refused")
     func invite() throws {
         let made = try ServerEndToEndTests.Running(["--contacts", "1"], gated: true)
         #expect(made.invite?.wholeMatch(of: /[0-9a-f]{32}/) != nil, "\(made.invite ?? "no invite printed")")
         made.stop()
-        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "1", "--traffic", "0/h", "--invite", "letmein-123"])
+        let server = try ServerEndToEndTests.Running(["--speed", "60", "--contacts", "1", "--traffic", "0/h", "--invite", "letmein-123-house"])
         defer { server.stop() }
-        #expect(server.invite == "letmein-123")
+        #expect(server.invite == "letmein-123-house")
         let dir = try TemporaryDirectory("invite")
         defer { dir.remove() }
         let url = "http://127.0.0.1:\(server.port)"
@@ -306,15 +306,16 @@ struct InviteEndToEndTests {
         func bot(_ extra: [String]) throws -> (status: Int32, out: String, err: String) {
             try runSynchat(["/usr/bin/env", "XDG_DATA_HOME=\(dir.path)", TmuxSession.binary, "bot", "--server", url, "--user", "ivy", "--for", "1"] + extra, direct: true)
         }
-        let wrong = try bot(["--invite", "letmein-124"])
+        let wrong = try bot(["--invite", "letmein-124-house"])
         #expect(wrong.status == 1 && wrong.err.contains("not this server's"), "\(wrong.err)")
-        let right = try bot(["--invite", "letmein-123"])
+        let right = try bot(["--invite", "letmein-123-house"])
         #expect(right.status == 0, "\(right.err)")
         let again = try bot([])
         #expect(again.status == 0, "a rejoin with the kept secret needs no invite: \(again.err)")
         #expect(try server.truthOfAll()["users"].map { ($0 as? [Any])?.count } == 1)
-        for (args, says) in [(["server", "--open", "--invite", "letmein-123"], "--open"), (["server", "--invite", "short"], "--invite"),
-                             (["--invite", "letmein-123"], "--invite")] {
+        for (args, says) in [(["server", "--open", "--invite", "letmein-123-house"], "--open"), (["server", "--invite", "short"], "--invite"),
+                             (["server", "--invite", "fifteen-chars-1"], "16 to 128"),
+                             (["--invite", "letmein-123-house"], "--invite")] {
             let r = try runSynchat(args)
             #expect(r.status == 2 && r.err.split(separator: "\n").count == 1 && r.err.contains(says), "\(args): \(r.err)")
         }
@@ -328,19 +329,18 @@ struct InviteEndToEndTests {
 struct TLSEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
 
-    /// A CA, and a certificate it signed for IP 127.0.0.1 and localhost, in `dir`.
+    /// A CA, and a certificate it signed for IP 127.0.0.1 and localhost, in `dir`: made by the
+    /// recipe of docs/server.md's TLS section, run as written (its lines before the first that
+    /// runs synchat).
     static func makeCertificates(in dir: TemporaryDirectory) throws {
-        func openssl(_ args: [String]) throws {
-            let r = try ChildProcess.run(["/usr/bin/env", "openssl"] + args, captureErrors: true)
-            guard r.status == 0 else { throw Failed(what: "openssl \(args.first ?? ""): \(r.err)") }
-        }
-        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("ca.key"), "-out", dir.file("ca.pem"), "-days", "2",
-                     "-subj", "/CN=synchat test CA"])
-        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("server.key"), "-out", dir.file("server.csr"), "-subj", "/CN=localhost"])
-        try "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
-            .write(toFile: dir.file("ext.cnf"), atomically: true, encoding: .utf8)
-        try openssl(["x509", "-req", "-in", dir.file("server.csr"), "-CA", dir.file("ca.pem"), "-CAkey", dir.file("ca.key"), "-CAcreateserial",
-                     "-out", dir.file("server.pem"), "-days", "2", "-extfile", dir.file("ext.cnf")])
+        let docs = try String(contentsOf: TmuxSession.packageRoot.appendingPathComponent("docs/server.md"), encoding: .utf8)
+        let section = try #require(docs.range(of: "## TLS\n").map { docs[$0.upperBound...] })
+        let block = try #require(section.firstMatch(of: /```sh\n((?s).*?)```/)).1
+        let recipe = block.replacingOccurrences(of: "\\\n", with: " ").split(separator: "\n")
+            .prefix { !$0.hasPrefix("synchat") && !$0.hasPrefix("curl") }.joined(separator: "\n")
+        #expect(recipe.contains("keyCertSign") && recipe.contains("extendedKeyUsage=serverAuth"), "\(recipe)")
+        let r = try ChildProcess.run(["/bin/sh", "-e", "-c", "cd '\(dir.path)' && " + recipe], captureOutput: true, captureErrors: true)
+        guard r.status == 0 else { throw Failed(what: "the docs' openssl recipe: \(r.err)") }
     }
 
     struct Failed: Error, CustomStringConvertible {
@@ -348,7 +348,7 @@ struct TLSEndToEndTests {
         var description: String { what }
     }
 
-    @Test("https and wss with a private CA: a bot given --ca joins, goes live on the node socket and gets its push token over TLS; without --ca, or over http, one line says what to do")
+    @Test("https and wss with a private CA made by the docs' recipe: a bot given --ca joins, goes live on the node socket and gets its push token over TLS; without --ca, or over http, one line says what to do; TLS 1.2 offers only ECDHE with AEAD")
     func tls() throws {
         let dir = try TemporaryDirectory("tls")
         defer { dir.remove() }
@@ -389,6 +389,18 @@ struct TLSEndToEndTests {
         #expect(current.contains("TLSv1.2") && !current.contains("alert protocol version"), "\(current.suffix(300))")
         let curlUntrusted = try ChildProcess.run(["/usr/bin/env", "curl", "-sS", "\(https)/v1/world"], captureOutput: true, captureErrors: true)
         #expect(curlUntrusted.status != 0 && curlUntrusted.err.lowercased().contains("certificate"), "\(curlUntrusted.err)")
+        // Over TLS 1.2, only Mozilla's "intermediate" suites: an ECDHE key exchange and an AEAD
+        // cipher. Every suite OpenSSL has for an RSA certificate is tried alone.
+        let all = try ChildProcess.run(["/usr/bin/env", "openssl", "ciphers", "-s", "-tls1_2", "aRSA:@SECLEVEL=0"], captureOutput: true)
+        let suites = all.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").filter { !$0.hasPrefix("TLS_") }
+        #expect(suites.count > 20, "\(all.out)")
+        let accepted = try suites.filter { suite in
+            let r = try ChildProcess.run(["/bin/sh", "-c", "openssl s_client -tls1_2 -cipher '\(suite):@SECLEVEL=0' -connect 127.0.0.1:\(server.port) </dev/null 2>&1"],
+                                         captureOutput: true)
+            return r.out.contains("Cipher is \(suite)")
+        }
+        #expect(Set(accepted) == ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"],
+                "suites accepted over TLS 1.2: \(accepted)")
     }
 
     @Test("the server refuses to carry secrets in clear off loopback, and bad TLS files are one line naming the file")

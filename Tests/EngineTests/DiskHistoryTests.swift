@@ -95,6 +95,28 @@ struct DiskHistoryTests {
         #expect(memory.ledger == disk.ledger)
     }
 
+    @Test("the simulated world on disk and the client's rows on disk give every body back byte for byte: NUL, C0 and C1 controls, lone combining marks, 16 KiB")
+    func bodiesByteForByte() throws {
+        let history = try SQLiteWorldHistory(), rows = try SQLiteMessageRows()
+        let bodies = StoredBodies.all
+        let messages = bodies.enumerated().map { i, body in
+            NetworkMessage(txId: "tx\(i)", conversation: Address("kaspa:qa"), direction: .incoming, kind: .contextual, body: body,
+                           blockTime: Instant(milliseconds: Int64(i) * 10))
+        }
+        for m in messages {
+            history.record(m)
+            history.index(m)
+            #expect(rows.insert(StoredMessage(message: m, receivedAt: m.blockTime, via: .fetch)))
+        }
+        var recorded: [String] = []
+        history.forEachMessage { m, _, _ in recorded.append(m.body) }
+        #expect(StoredBodies.bytes(recorded) == StoredBodies.bytes(bodies))
+        let indexed = history.indexed(.contextual(Address("kaspa:qa"), .incoming), since: .zero, offset: 0, limit: nil).messages.map(\.body)
+        #expect(StoredBodies.bytes(indexed) == StoredBodies.bytes(bodies))
+        #expect(StoredBodies.bytes(messages.map { history.indexedMessage(txId: $0.txId)?.body ?? "?" }) == StoredBodies.bytes(bodies))
+        #expect(StoredBodies.bytes(rows.messages(in: Address("kaspa:qa")).map(\.message.body)) == StoredBodies.bytes(bodies))
+    }
+
     @Test("the client's rows on disk: txIds once, pages that never split an instant, newest first, search")
     func messageRows() throws {
         let memory = InMemoryMessageRows(), disk = try SQLiteMessageRows()

@@ -1,3 +1,4 @@
+import ChatStore
 import Foundation
 import SyncCore
 import GRDB
@@ -78,6 +79,54 @@ struct ServerStoreTests {
         world.scheduler.run(until: world.scheduler.now + .seconds(30))
         #expect(world.push.sent == 1)
         store.close()
+    }
+
+    @Test("every body a user publishes, to a contact or to another user, and every text an operator's receive gives, is kept byte for byte across a restart: NUL, C0 and C1 controls, lone combining marks, 16 KiB")
+    func bodiesByteForByte() throws {
+        let dir = try TemporaryDirectory("server-store")
+        defer { dir.remove() }
+        let data = dir.file("data")
+        let bodies = StoredBodies.all
+        var sent: [String: String] = [:]  // txId → body
+        do {
+            let store = try ServerStore(directory: data)
+            let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+            let zed = try host.join(name: "zed", secret: nil).user, amy = try host.join(name: "amy", secret: nil).user
+            let alice = try #require(zed.world.contact(handle: "alice"))
+            for body in bodies {
+                for to in [alice.address, amy.address] {
+                    let p = try host.publish(for: zed, to: to, body: body).get()
+                    sent[p.message.txId] = body
+                }
+                #expect(host.apply(.receive(handle: "bob", text: body), to: zed) == nil)
+            }
+            zed.world.scheduler.run(until: zed.world.scheduler.now + .seconds(10))
+            for m in zed.world.ledger where m.conversation == zed.world.contact(handle: "bob")?.address { sent[m.txId] = m.body }
+            #expect(sent.count == bodies.count * 3)
+            store.close()
+        }
+        let store = try ServerStore(directory: data)
+        let host = try WorldHost(seed: 1, contacts: 2, trafficPerHour: 0, speed: 1, store: store)
+        let zed = try #require(host.user(named: "zed")), amy = try #require(host.user(named: "amy"))
+        for (txId, body) in sent {
+            let kept = zed.world.ledger.first { $0.txId == txId }?.body
+            #expect(kept.map { Array($0.utf8) } == Array(body.utf8), "\(txId): \(kept.map { Array($0.utf8).prefix(20) } ?? [])")
+        }
+        let received = amy.world.ledger.filter { $0.conversation == zed.address }.map(\.body)
+        #expect(StoredBodies.bytes(received) == StoredBodies.bytes(bodies))
+        store.close()
+        // A profile's world (the embedded world a profile resumes) keeps them so too.
+        let path = dir.file("profile.sqlite")
+        do {
+            let profile = try SQLiteChatStorage.open(path: path)
+            try profile.saveWorldClock(seed: 1, clock: .zero, tokenStatus: .active)
+            for (i, body) in bodies.enumerated() {
+                try profile.saveWorldMessage(NetworkMessage(txId: "p\(i)", conversation: Address("kaspa:qa"), direction: .incoming, kind: .contextual,
+                                                            body: body, blockTime: Instant(milliseconds: Int64(i))))
+            }
+        }
+        let ledger = try #require(try SQLiteChatStorage.open(path: path).loadWorld()).ledger.map(\.body)
+        #expect(StoredBodies.bytes(ledger) == StoredBodies.bytes(bodies))
     }
 
     @Test("a store written before hashes has its secrets replaced by their hashes when opened, and they still open their users")

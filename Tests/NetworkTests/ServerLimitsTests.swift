@@ -1,0 +1,268 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOWebSocket
+import ServerProtocol
+import SyncCore
+import SyncEngine
+import Testing
+import TestSupport
+import Wire
+import WorldPair
+import WorldServer
+
+/// What the server promises a crowd of strangers, held in one process and in virtual time:
+/// the real `WorldServer` on a manual clock, its sockets on NIO's `EmbeddedChannel`, whose
+/// timers move only when the test moves them. docs/server.md, "What the server promises".
+@Suite("The server against a crowd: its limits, in virtual time")
+struct ServerLimitsTests {
+    /// One HTTP request to the pair's server; the pair runs until it is answered (an indexer
+    /// answer comes after the world's latency), at most `within` ms of wall time.
+    @discardableResult
+    static func request(_ pair: WorldPair, _ method: HTTPMethod, _ path: String, body: String = "", token: String? = nil, peer: String = "127.0.0.2",
+                        within: Int64 = 0) -> (status: Int, body: Data)? {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "127.0.0.1")
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        var answer: (status: Int, body: Data)?
+        pair.server.serve(method, path, headers: headers, body: Data(body.utf8), peer: peer) { answer = ($0, $1) }
+        if answer == nil, within > 0 { pair.run(upTo: within) { answer != nil } }
+        return answer
+    }
+
+    static func join(_ pair: WorldPair, _ name: String, invite: String? = nil, peer: String = "127.0.0.2") throws -> String {
+        let body = JSONValue.object([("user", .string(name))] + (invite.map { [("invite", .string($0))] } ?? [])).data
+        let answer = try #require(request(pair, .POST, Route.join, body: String(decoding: body, as: UTF8.self), peer: peer))
+        #expect(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+        return try #require(WireValue.parse(answer.body)?["secret"]?.string)
+    }
+
+    static func words(_ answer: (status: Int, body: Data)?) -> String {
+        answer.map { ErrorDocument.message($0.body, status: $0.status) } ?? "no answer"
+    }
+
+    @Test("a body published over HTTP (NUL, C0 and C1 controls, lone combining marks, 16 KiB) comes back byte for byte from the indexer, after a kill and a restart too")
+    func bodiesSurviveRestart() throws {
+        let dir = try TemporaryDirectory("limits-bodies")
+        defer { dir.remove() }
+        let pair = try WorldPair(contacts: 1, speed: 60, store: try ServerStore(directory: dir.file("server")))
+        let secret = try Self.join(pair, "zed")
+        let zed = try #require(pair.host.user(named: "zed"))
+        let alice = try #require(zed.world.contact(handle: "alice")).address
+        var sent: [(txId: String, body: String)] = []
+        for body in StoredBodies.all {
+            let publish = String(decoding: PublishRequest(to: alice, body: body).document.data, as: UTF8.self)
+            let answer = try #require(Self.request(pair, .POST, Route.publish, body: publish, token: secret))
+            #expect(answer.status == 200, "\(Self.words(answer))")
+            let p = try PublicationDocument.decode(answer.body, me: zed.address)
+            #expect(Array(p.message.body.utf8) == Array(body.utf8), "the answer to the publish carries it whole")
+            sent.append((p.message.txId, body))
+        }
+        pair.run(milliseconds: 5_000)  // indexed
+        func served() throws -> [[UInt8]] {
+            try sent.map { m in
+                let answer = try #require(Self.request(pair, .GET, IndexerRoute.path(for: .messageById(m.txId)), token: secret, within: 10_000))
+                #expect(answer.status == 200)
+                return Array(try IndexerPage.decode(answer.body, for: .messageById(m.txId), me: zed.address).messages.first?.body.utf8 ?? "?".utf8)
+            }
+        }
+        #expect(try served() == StoredBodies.bytes(sent.map(\.body)))
+        pair.crash()
+        try pair.restart(store: try ServerStore(directory: dir.file("server")))
+        pair.run(milliseconds: 5_000)
+        #expect(try served() == StoredBodies.bytes(sent.map(\.body)), "after a kill and a restart")
+        pair.host.store?.close()
+    }
+
+    /// A node or push socket of `secret`'s user on an `EmbeddedChannel`, as an upgraded
+    /// connection has it; what the server wrote at opening is read and dropped.
+    static func socket(_ pair: WorldPair, _ path: String, secret: String) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.2", port: 40_000)).wait()
+        var headers = HTTPHeaders()
+        for (name, value) in [("Host", "127.0.0.1"), ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
+                              ("Sec-WebSocket-Key", Data(repeating: 7, count: 16).base64EncodedString()), ("Authorization", "Bearer \(secret)")] {
+            headers.add(name: name, value: value)
+        }
+        let refused = pair.server.upgrade(channel, HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers))
+        #expect(refused == nil)
+        _ = frames(channel)
+        return channel
+    }
+
+    /// A client's frame (masked) into the socket.
+    static func send(_ channel: EmbeddedChannel, _ opcode: WebSocketOpcode, _ payload: [UInt8] = []) {
+        let key = WebSocketMaskingKey.random()
+        var data = ByteBuffer(bytes: payload)
+        data.webSocketMask(key)
+        _ = try? channel.writeInbound(WebSocketFrame(fin: true, opcode: opcode, maskKey: key, data: data))
+        channel.embeddedEventLoop.run()
+    }
+
+    /// What the server wrote since, frame by frame.
+    static func frames(_ channel: EmbeddedChannel) -> [Frame] {
+        var out: [Frame] = []
+        while let frame = try? channel.readOutbound(as: WebSocketFrame.self) { out.append(Frame(frame)) }
+        return out
+    }
+
+    @Test("a socket silent for 60 s is pinged; one that answers nothing within 15 s is closed with 1001; an answer, or any frame, keeps it")
+    func silentSocketsGo() throws {
+        let pair = try WorldPair(contacts: 1)
+        let secret = try Self.join(pair, "zed")
+        let silent = try Self.socket(pair, Route.push, secret: secret), answering = try Self.socket(pair, Route.node, secret: secret)
+        for channel in [silent, answering] {
+            channel.embeddedEventLoop.advanceTime(by: .seconds(59))
+            #expect(Self.frames(channel).isEmpty, "nothing before 60 s of silence")
+            channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+            #expect(Self.frames(channel) == [.ping(Array("still there?".utf8))])
+        }
+        Self.send(answering, .pong, Array("still there?".utf8))
+        for channel in [silent, answering] { channel.embeddedEventLoop.advanceTime(by: .seconds(14)) }
+        #expect(silent.isActive && Self.frames(silent).isEmpty, "15 s to answer")
+        for channel in [silent, answering] { channel.embeddedEventLoop.advanceTime(by: .seconds(1)) }
+        #expect(Self.frames(silent) == [.close(code: 1001, reason: "no answer to a ping in 15 s")])
+        #expect(!silent.isActive)
+        #expect(answering.isActive && Self.frames(answering).isEmpty, "the pong answered it")
+        // Any frame counts as an answer; the next silence is timed from the last frame heard.
+        Self.send(answering, .text, Array(#"{"id": 1, "method": "nothing"}"#.utf8))
+        _ = Self.frames(answering)
+        answering.embeddedEventLoop.advanceTime(by: .seconds(59))
+        #expect(Self.frames(answering).isEmpty)
+        answering.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(Self.frames(answering) == [.ping(Array("still there?".utf8))])
+    }
+
+    @Test("pings and pongs count against the frame rate: the 401st frame of a burst, a control frame too, closes the socket with 1008; reserved opcodes close it with 1002")
+    func controlFramesCount() throws {
+        let pair = try WorldPair(contacts: 1)
+        let secret = try Self.join(pair, "zed")
+        for opcode in [WebSocketOpcode.ping, .pong] {
+            let channel = try Self.socket(pair, Route.node, secret: secret)
+            for _ in 0..<450 where channel.isActive { Self.send(channel, opcode) }
+            let frames = Self.frames(channel)
+            // The opening spent one of the user's 400; each ping is answered until the rest are spent.
+            #expect(frames.dropLast() == Array(repeating: .pong, count: opcode == .ping ? 399 : 0), "\(opcode): \(frames.count) frames")
+            #expect(frames.last == .close(code: 1008, reason: "more than 200 frames a second"), "\(opcode): \(frames.suffix(2))")
+            #expect(!channel.isActive)
+            pair.clock.advance(milliseconds: 3_000)  // the bucket refills
+        }
+        for op: UInt8 in [3, 4, 5, 6, 7, 11, 12, 13, 14, 15] {
+            let channel = try Self.socket(pair, Route.node, secret: secret)
+            Self.send(channel, WebSocketOpcode(encodedWebSocketOpcode: op)!)
+            #expect(Self.frames(channel) == [.close(code: 1002, reason: "opcode \(op) is reserved")])
+            #expect(!channel.isActive)
+        }
+    }
+
+    @Test("a user's pending indexer answers are bounded: past the bound 429 in words at once, room again as answers come; its own fault waits at most 10 minutes, the operator's longer")
+    func pendingAnswersBounded() throws {
+        let pair = try WorldPair(contacts: 1, speed: 60)
+        pair.server.maxPendingAnswers = 4
+        let secret = try Self.join(pair, "zed")
+        let tooLong = Self.request(pair, .POST, Route.fault, body: "indexer latency 11m", token: secret)
+        #expect(tooLong?.status == 400 && Self.words(tooLong) == "indexer latency 11m: a user's own fault waits at most 10m (the operator may give longer)")
+        #expect(Self.request(pair, .POST, Route.fault, body: "push delay 3650d", token: secret)?.status == 400)
+        #expect(Self.request(pair, .POST, Route.fault, body: "indexer latency 10m", token: secret)?.status == 200)
+        var answers: [Int] = []
+        for _ in 0..<4 {
+            var headers = HTTPHeaders()
+            headers.add(name: "Authorization", value: "Bearer \(secret)")
+            pair.server.serve(.GET, IndexerRoute.path(for: .tip), headers: headers, body: Data(), peer: "127.0.0.2") { status, _ in answers.append(status) }
+        }
+        let over = Self.request(pair, .GET, IndexerRoute.path(for: .tip), token: secret)
+        #expect(over?.status == 429 && Self.words(over) == "zed has 4 indexer answers pending already (its indexer is slow): wait for them")
+        #expect(answers.isEmpty)
+        pair.run(milliseconds: 10_000)  // 10 minutes of the world at x60
+        #expect(answers == [200, 200, 200, 200])
+        #expect(Self.request(pair, .POST, Route.fault, body: "indexer latency 1s", token: secret)?.status == 200)
+        #expect(Self.request(pair, .GET, IndexerRoute.path(for: .tip), token: secret, within: 5_000)?.status == 200, "room again")
+        // The operator is not held to a user's limit.
+        var headers = HTTPHeaders()
+        headers.add(name: "Authorization", value: "Bearer \(pair.server.adminToken)")
+        var status = 0
+        pair.server.serve(.POST, "/admin/fault?user=zed", headers: headers, body: Data("indexer latency 2h".utf8), peer: "127.0.0.1") { s, _ in status = s }
+        #expect(status == 200)
+    }
+
+    @Test("a user's quota of kept bytes: past it, 507 saying so, for a publish and for its own receive line; counted again from the world after a restart")
+    func quotaOfKeptBytes() throws {
+        let dir = try TemporaryDirectory("limits-quota")
+        defer { dir.remove() }
+        let pair = try WorldPair(contacts: 1, speed: 60, store: try ServerStore(directory: dir.file("server")))
+        pair.server.userQuotaBytes = 40_000
+        let secret = try Self.join(pair, "zed")
+        let zed = try #require(pair.host.user(named: "zed"))
+        let alice = try #require(zed.world.contact(handle: "alice")).address
+        let publish = String(decoding: PublishRequest(to: alice, body: String(repeating: "x", count: 16_384)).document.data, as: UTF8.self)
+        #expect(Self.request(pair, .POST, Route.publish, body: publish, token: secret)?.status == 200)
+        #expect(Self.request(pair, .POST, Route.publish, body: publish, token: secret)?.status == 200)
+        let over = Self.request(pair, .POST, Route.publish, body: publish, token: secret)
+        #expect(over?.status == 507)
+        #expect(Self.words(over).hasPrefix("publish: zed keeps 32 KiB of messages on this server, and may keep 39 KiB (its quota): this one is not kept"))
+        let receive = "receive alice \"\(String(repeating: "y", count: 8_000))\""
+        #expect(Self.request(pair, .POST, Route.fault, body: receive, token: secret)?.status == 507)
+        #expect(Self.request(pair, .POST, Route.fault, body: "receive alice \"short\"", token: secret)?.status == 200)
+        pair.run(milliseconds: 2_000)
+        pair.crash()
+        try pair.restart(store: try ServerStore(directory: dir.file("server")))
+        pair.server.userQuotaBytes = 40_000
+        #expect(Self.request(pair, .POST, Route.publish, body: publish, token: secret)?.status == 507, "after a restart, the world's messages still count")
+        let small = String(decoding: PublishRequest(to: alice, body: "hi").document.data, as: UTF8.self)
+        #expect(Self.request(pair, .POST, Route.publish, body: small, token: secret)?.status == 200, "what fits is kept")
+        pair.host.store?.close()
+    }
+
+    @Test("wrong invites are capped server-wide, whatever the address: past the cap every first join waits, the right invite too (429); the log says so once; they refill with time")
+    func invitesGuessedInParallel() throws {
+        let pair = try WorldPair(contacts: 1)
+        let invite = "0123456789abcdef"
+        pair.server.invite = invite
+        pair.server.failedInvitesPerMinute = 5
+        var logged: [String] = []
+        pair.server.log = { logged.append($0) }
+        func join(_ name: String, _ code: String, from peer: String) -> Int? {
+            let body = String(decoding: JSONValue.object([("user", .string(name)), ("invite", .string(code))]).data, as: UTF8.self)
+            return Self.request(pair, .POST, Route.join, body: body, peer: peer)?.status
+        }
+        for i in 0..<5 { #expect(join("guess\(i)", "guess-\(i)-0000000000", from: "127.0.1.\(i)") == 403) }
+        #expect(join("guess5", "guess-5-0000000000", from: "127.0.1.5") == 429, "past the cap, from yet another address")
+        #expect(join("ada", invite, from: "127.0.2.1") == 429, "the right invite waits too: checking it would be one more guess")
+        #expect(logged.count == 1 && logged[0].contains("wrong invites a minute"), "\(logged)")
+        pair.clock.advance(milliseconds: 12_000)  // one more attempt a twelfth of a minute
+        #expect(join("ada", invite, from: "127.0.2.1") == 201)
+        for i in 0..<3 { _ = join("again\(i)", "again-\(i)-0000000000", from: "127.0.3.\(i)") }
+        #expect(logged.count == 1, "said once")
+    }
+
+    @Test("the connection table: one peer's limit, and at the cap the peer holding the most gives way to a newcomer, oldest first; IPv6 counts per /64")
+    func connectionTable() {
+        final class Connection {}
+        var closed: [String] = []
+        var table = ConnectionTable(maxConnections: 6, maxPerPeer: 3)
+        var held: [(Connection, String)] = []
+        func admit(_ peer: String, _ name: String) -> ConnectionTable.Admission {
+            let c = Connection()
+            let admission = table.admit(ObjectIdentifier(c), peer: peer) { closed.append(name) }
+            if admission != .refused { held.append((c, peer)) }
+            return admission
+        }
+        for i in 0..<3 { #expect(admit("10.0.0.1", "a\(i)") == .admitted) }
+        #expect(admit("10.0.0.1", "a3") == .refused, "a peer's own limit")
+        for i in 0..<3 { #expect(admit("10.0.0.2", "b\(i)") == .admitted) }
+        #expect(table.count == 6)
+        #expect(admit("10.0.0.3", "c0") == .admittedShedding(peer: "10.0.0.1"))
+        #expect(closed == ["a0"], "the oldest of the largest holder")
+        #expect(admit("10.0.0.3", "c1") == .admittedShedding(peer: "10.0.0.2"))
+        #expect(admit("10.0.0.3", "c2") == .refused, "2, 2, 2: nobody holds more than the newcomer would")
+        #expect(table.count == 6 && table.held(by: "10.0.0.3") == 2)
+        for (c, peer) in held { table.remove(ObjectIdentifier(c), peer: peer) }
+        #expect(table.count == 0)
+        #expect(ConnectionTable.peer(ofAddress: "2001:db8:0:1::5") == "2001:db8:0:1::/64")
+        #expect(ConnectionTable.peer(ofAddress: "2001:db8:0:1:ffff:1:2:3") == ConnectionTable.peer(ofAddress: "2001:db8:0:1::5"))
+        #expect(ConnectionTable.peer(ofAddress: "2001:db8:0:2::5") != ConnectionTable.peer(ofAddress: "2001:db8:0:1::5"))
+        #expect(ConnectionTable.peer(ofAddress: "::ffff:10.1.2.3") == "10.1.2.3")
+        #expect(ConnectionTable.peer(ofAddress: "10.1.2.3") == "10.1.2.3")
+    }
+}
