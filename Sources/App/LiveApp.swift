@@ -204,6 +204,9 @@ public final class LiveApp {
                     perform(ViewModel.reduce(&state, .mouse(event, Render.area(state, width: w, height: h, x: event.x, y: event.y))))
                 case .key(let key):
                     take(key)
+                case .paste(let text):
+                    perform(ViewModel.reduce(&state, .paste(text)))
+                    absorb()
                 }
                 taken += 1
                 input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)

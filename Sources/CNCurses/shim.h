@@ -96,9 +96,22 @@ static inline int synchat_can_address_cursor(const char *term) {
     return addressable;
 }
 
+/// The key codes the terminal's bracketed paste is read as (its `ESC [200~` and `ESC [201~`,
+/// defined with `define_key`): past every code curses has of its own.
+static inline int synchat_key_paste_start(void) { return KEY_MAX + 1; }
+static inline int synchat_key_paste_end(void) { return KEY_MAX + 2; }
+
+/// Bracketed paste off again (it is on while the TUI runs), as a signal handler may: one write.
+static inline void synchat_paste_mode_off(void) {
+    static const char off[] = "\033[?2004l";
+    ssize_t written = write(STDOUT_FILENO, off, sizeof off - 1);
+    (void)written;
+}
+
 /// SIGINT, SIGTERM, SIGHUP, SIGQUIT: put the terminal back, then exit 128+signal.
 static void synchat_on_signal(int sig) {
     endwin();
+    synchat_paste_mode_off();
     _exit(128 + sig);
 }
 
@@ -106,6 +119,7 @@ static void synchat_on_signal(int sig) {
 /// same signal so that the crash is still reported as one.
 static void synchat_on_fatal(int sig) {
     endwin();
+    synchat_paste_mode_off();
     signal(sig, SIG_DFL);
     raise(sig);
 }

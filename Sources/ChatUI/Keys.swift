@@ -4,15 +4,18 @@ public enum Key: Hashable, Sendable {
     case ctrl(Character)
     case up, down, left, right, home, end, pageUp, pageDown
     case enter, tab, backspace, delete, escape
+    /// Alt-Enter (Esc then Enter, in one read): a new line in the compose line.
+    case altEnter
 
     /// The key a terminal's control byte (1–31 and DEL) is read as: one table for the terminal
     /// adapter, which reads keys, and the key file, which warns about a binding no terminal can
-    /// send. Ctrl-H is byte 8, Backspace's; ctrl-I is Tab; ctrl-J and ctrl-M are Enter; byte 27 is
-    /// Esc (and starts the escape sequences of the arrows).
+    /// send. Ctrl-H is byte 8, Backspace's; ctrl-I is Tab; ctrl-M is Enter (terminals send CR
+    /// for Enter); ctrl-J is byte 10, LF, a key of its own (a new line in the compose line);
+    /// byte 27 is Esc (and starts the escape sequences of the arrows).
     public static func control(byte: UInt32) -> Key? {
         switch byte {
         case 9: return .tab
-        case 10, 13: return .enter
+        case 13: return .enter
         case 27: return .escape
         case 8, 127: return .backspace
         case 1...26: return .ctrl(Character(UnicodeScalar(UInt8(byte) + 96)))
@@ -37,7 +40,7 @@ public enum KeyAction: String, Hashable, Sendable, CaseIterable {
     case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline, nextUnread
     case search, searchOlder, searchNewer, addContact, renameContact, toggleMute
     // Compose line
-    case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose
+    case left, right, home, end, backspace, delete, killToStart, killWord, historyUp, historyDown, send, leaveCompose, newline
 }
 
 public struct KeyBinding: Equatable, Sendable {
@@ -76,6 +79,7 @@ extension Key {
         case .backspace: return "Bksp"
         case .delete: return "Del"
         case .escape: return "Esc"
+        case .altEnter: return "Alt-Enter"
         }
     }
 }
@@ -125,6 +129,7 @@ public enum KeyTable {
     /// Keys inside the compose line; any other printable character is typed.
     public static let compose: [KeyBinding] = [
         KeyBinding(keys: [.enter], help: "send", action: .send),
+        KeyBinding(keys: [.ctrl("j"), .altEnter], help: "a new line in the message (a paste keeps its own)", action: .newline),
         KeyBinding(keys: [.left], help: "cursor left", action: .left),
         KeyBinding(keys: [.right], help: "cursor right", action: .right),
         KeyBinding(keys: [.home, .ctrl("a")], help: "start of line", action: .home),

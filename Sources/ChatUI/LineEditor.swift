@@ -104,11 +104,11 @@ public struct LineEditor: Equatable, Sendable, RandomAccessCollection {
     /// Ctrl-U: delete from the start of the line to the cursor.
     public mutating func killToStart() { remove(0..<cursor) }
 
-    /// Ctrl-W: delete the word before the cursor (and the spaces after it).
+    /// Ctrl-W: delete the word before the cursor (and the spaces or new lines after it).
     public mutating func killWord() {
         var start = cursor
-        while start > 0, text[start - 1] == " " { start -= 1 }
-        while start > 0, text[start - 1] != " " { start -= 1 }
+        while start > 0, text[start - 1] == " " || text[start - 1] == "\n" { start -= 1 }
+        while start > 0, text[start - 1] != " ", text[start - 1] != "\n" { start -= 1 }
         remove(start..<cursor)
     }
 
@@ -136,12 +136,15 @@ public struct LineEditor: Equatable, Sendable, RandomAccessCollection {
         }
     }
 
-    /// Enter: returns the line (nil when blank) and clears the editor.
+    /// Enter: returns the line (nil when blank) and clears the editor. New lines at its start
+    /// and end go (a paste often ends with one); those within it stay.
     public mutating func submit() -> String? {
-        let line = string
+        var line = Substring(string)
         self = LineEditor()
-        guard !line.allSatisfy({ $0 == " " }) else { return nil }
-        return line
+        guard !line.allSatisfy({ $0 == " " || $0 == "\n" }) else { return nil }
+        while line.first == "\n" { line.removeFirst() }
+        while line.last == "\n" { line.removeLast() }
+        return String(line)
     }
 
     private mutating func moved(_ to: Int) {

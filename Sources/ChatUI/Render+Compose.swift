@@ -45,7 +45,7 @@ extension Render {
         let line = s.compose
         var x = x0
         for cell in composeWindow(line, cursor: line.cursor, columns: l.width - x0, emoji: g.emoji) {
-            x = g.put(cell.text, x: x, y: y, role: cell.isCursor && focused ? .composeCursor : .compose, maxX: l.width)
+            x = g.put(cell.text, x: x, y: y, role: cell.isCursor && focused ? .composeCursor : cell.isNewline ? .messageMeta : .compose, maxX: l.width)
         }
         if line.isEmpty, !focused {
             g.put("Tab or Enter to write", x: x0, y: y, role: .messageMeta)
@@ -53,13 +53,13 @@ extension Render {
     }
 
     /// What the compose line shows of `line` in `columns`: its characters as they are drawn
-    /// (controls made visible), scrolled so that the cursor stays in view, the cursor's cell
+    /// (controls made visible, a new line as `⏎`: `isNewline`), scrolled so that the cursor stays in view, the cursor's cell
     /// marked, and a blank cell for the cursor at the end of the line.
     ///
     /// It reads only the characters around the cursor, at most `columns` on each side, never
     /// the whole line, so that a frame costs the same on a 16 KiB line as on a short one
     /// (issue 11 #9); a long run of zero-width characters just shows fewer of them.
-    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int, emoji: EmojiWidths = .safe) -> [(text: String, isCursor: Bool)]
+    public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int, emoji: EmojiWidths = .safe) -> [(text: String, isCursor: Bool, isNewline: Bool)]
     where Line.Element == Character, Line.Index == Int {
         guard columns > 0 else { return [] }
         let count = line.count
@@ -73,24 +73,26 @@ extension Render {
             used += w
             start -= 1
         }
-        var cells: [(text: String, isCursor: Bool)] = []
+        var cells: [(text: String, isCursor: Bool, isNewline: Bool)] = []
         var x = 0
         var i = start
         while i < count, i - start < 2 * columns {
             let shown = visible(line[i])
             let w = TextWidth.of(shown, emoji: emoji)
             if x + w > columns { break }
-            cells.append((shown, i == cursor))
+            cells.append((shown, i == cursor, line[i] == "\n"))
             x += w
             i += 1
         }
-        if cursor == count, x < columns { cells.append((" ", true)) }
+        if cursor == count, x < columns { cells.append((" ", true, false)) }
         return cells
     }
 
-    /// A character of the compose line as it is drawn: a control shows as `^@`, `^[`, ….
+    /// A character of the compose line as it is drawn: a control shows as `^@`, `^[`, …, and
+    /// a new line of the message (a paste's, or Ctrl-J's) as `⏎`.
     static func visible(_ ch: Character) -> String {
-        isPlain(ch) ? String(ch) : UntrustedText.visible(String(ch))
+        if ch == "\n" { return UntrustedText.newlineMark }
+        return isPlain(ch) ? String(ch) : UntrustedText.visible(String(ch))
     }
 
     static func shownWidth(_ ch: Character, _ emoji: EmojiWidths = .safe) -> Int {

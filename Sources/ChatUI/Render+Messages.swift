@@ -37,9 +37,9 @@ extension Render {
                 (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)) (R: try again)", .warning, "!")
             case .sent: continue
             }
-            let wrapped = g.wrap("you: " + UntrustedText.visible(m.body) + " · " + status, width: textWidth)
-            for (k, part) in wrapped.enumerated().reversed() {
-                lines.append((part, textX, background ? .messageDimmed : role, k == 0 ? Clock.hhmm(m.createdAt) : nil, k == 0 ? mark : nil))
+            let rows = messageRows(g, who: "you", body: UntrustedText.visible(m.body, newlines: .kept) + " · " + status, width: textWidth)
+            for (k, row) in rows.enumerated().reversed() {
+                lines.append((row.text, textX + row.indent, background ? .messageDimmed : role, k == 0 ? Clock.hhmm(m.createdAt) : nil, k == 0 ? mark : nil))
             }
         }
         var index = list.count - 1
@@ -53,12 +53,12 @@ extension Render {
             case .handshake: body = "(handshake) " + m.text
             case .payment: body = "(payment) " + m.text
             }
-            let wrapped = g.wrap(who + ": " + body, width: textWidth)
+            let rows = messageRows(g, who: who, body: body, width: textWidth)
             let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
             let first = lines.count
-            for (k, part) in wrapped.enumerated().reversed() {
-                if search != nil { bodyStarts[lines.count] = k == 0 ? (who + ": ").count : 0 }
-                lines.append((part, textX, role, k == 0 ? Clock.hhmm(m.blockTime) : nil, k == 0 ? mark(m.channel) : nil))
+            for (k, row) in rows.enumerated().reversed() {
+                if search != nil { bodyStarts[lines.count] = row.bodyStart }
+                lines.append((row.text, textX + row.indent, role, k == 0 ? Clock.hhmm(m.blockTime) : nil, k == 0 ? mark(m.channel) : nil))
             }
             if m.txId == target { targetLines = first..<lines.count }
             if s.newMarker?.conversation == open, s.newMarker?.txId == m.txId {
@@ -109,6 +109,28 @@ extension Render {
             g.put(hint, x: max(l.paneX, l.width - TextWidth.of(hint)), y: l.contentBottom - 1, role: .messageMeta, maxX: l.width)
         }
         drawBanners(&g, s, l)
+    }
+
+    /// A message's rows, first to last: `who: ` and its body, the body's lines (its new lines
+    /// kept, `Newlines.kept`) each wrapped to `width` and the rows after the first indented
+    /// under the body, past the sender, so that a message reads as one block (WeeChat aligns
+    /// its messages so). A sender too long to indent under (a third of the width) has the
+    /// body's rows indented by two. `bodyStart`: the character where the body starts in `text`.
+    static func messageRows(_ g: Grid, who: String, body: String, width: Int) -> [(text: String, indent: Int, bodyStart: Int)] {
+        let prefix = who + ": "
+        let prefixWidth = g.columns(prefix)
+        let underBody = prefixWidth <= width / 3
+        let indent = underBody ? prefixWidth : 2
+        let bodyWidth = max(1, width - indent)
+        var rows: [String] = []
+        for line in body.split(separator: "\n", omittingEmptySubsequences: false) {
+            let wrapped = g.wrap(String(line), width: bodyWidth)
+            rows.append(contentsOf: wrapped.isEmpty ? [""] : wrapped)
+        }
+        if underBody {
+            return [(prefix + rows[0], 0, prefix.count)] + rows.dropFirst().map { ($0, indent, 0) }
+        }
+        return g.wrap(who + ":", width: width).map { ($0, 0, $0.count) } + rows.map { ($0, indent, 0) }
     }
 
     /// The channel that first brought a message (docs/screen.md).

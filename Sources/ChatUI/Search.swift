@@ -22,7 +22,7 @@ public struct SearchState: Equatable, Sendable {
             self.txId = txId
             self.conversation = conversation
             self.sender = UntrustedText.visible(sender)
-            self.text = UntrustedText.visible(text)
+            self.text = UntrustedText.visible(text, newlines: .marked)  // a hit has one row
             self.blockTime = blockTime
         }
     }

@@ -28,6 +28,8 @@ public enum Command: Equatable, Sendable {
 /// Everything that reaches the view-model.
 public enum ViewInput: Equatable, Sendable {
     case key(Key)
+    /// Text the terminal says was pasted (bracketed paste): one edit, nothing sent.
+    case paste(String)
     /// The conversation list, fresh from the store (names, unread counts, activity).
     case conversations([ConversationRow])
     /// A message stored by the engine, in its conversation.
@@ -83,6 +85,23 @@ public enum ViewInput: Equatable, Sendable {
     /// A sync ended having made `n` backend requests, for the timeline strip.
     case syncRequests(Int, at: Instant)
     case notice(String)
+}
+
+/// A paste as the compose line takes it.
+public enum Paste {
+    /// `text` with each new line one LF: terminals send a pasted new line as CR (tmux's
+    /// `paste-buffer` too), some as LF or CRLF.
+    public static func normalized(_ text: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        var lastWasCR = false
+        for scalar in text.unicodeScalars {
+            if scalar == "\n", lastWasCR { lastWasCR = false; continue }
+            lastWasCR = scalar == "\r"
+            out.unicodeScalars.append(scalar == "\r" ? "\n" : scalar)
+        }
+        return out
+    }
 }
 
 /// What the compose line says when a message would pass `MessageLimits.maxBodyBytes`.

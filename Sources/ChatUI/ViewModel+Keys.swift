@@ -32,15 +32,46 @@ extension ViewModel {
         }
         if state.focus == .compose {
             if let action = KeyTable.action(for: key, in: state.keys.compose) { return perform(&state, action) }
-            if case .char(let ch) = key {
-                var fitted = true
-                editDraft(&state) { fitted = $0.insert(ch, maxBytes: MessageLimits.maxBodyBytes) }
-                if !fitted { state.notice = Notices.limitReached }
-            }
+            if case .char(let ch) = key { insertInDraft(&state, String(ch)) }
             return []
         }
         guard let action = KeyTable.action(for: key, in: state.keys.global) else { return [] }
         return perform(&state, action)
+    }
+
+    /// Types `text` at the compose line's cursor as one edit, up to the message limit (the
+    /// limit's notice when some of it did not fit).
+    static func insertInDraft(_ state: inout ViewState, _ text: String) {
+        var fitted = true
+        editDraft(&state) { line in
+            for ch in text where fitted { fitted = line.insert(ch, maxBytes: MessageLimits.maxBodyBytes) }
+        }
+        if !fitted { state.notice = Notices.limitReached }
+    }
+
+    /// A paste (the terminal's bracketed paste): one edit, its new lines kept (CR, LF and
+    /// CRLF each one new line), nothing sent. Outside the compose line it goes to the open
+    /// conversation's, which takes the focus; one-line prompts (search, contact) take it with
+    /// its new lines as spaces.
+    static func paste(_ state: inout ViewState, _ text: String) -> [Command] {
+        let lines = Paste.normalized(text)
+        if state.showHelp { state.showHelp = false; state.helpScroll = 0 }
+        if state.search?.editing == true {
+            for ch in lines { state.search?.input.insert(ch == "\n" ? " " : ch, maxBytes: 1024) }
+            return []
+        }
+        if state.prompt != nil {
+            state.prompt?.error = nil
+            for ch in lines { state.prompt?.input.insert(ch == "\n" ? " " : ch, maxBytes: 256) }
+            return []
+        }
+        guard state.open != nil else {
+            state.notice = "nothing pasted: open a conversation first (Enter), then paste"
+            return []
+        }
+        state.focus = .compose
+        insertInDraft(&state, lines)
+        return []
     }
 
     static func perform(_ state: inout ViewState, _ action: KeyAction) -> [Command] {
@@ -181,6 +212,7 @@ extension ViewModel {
         case .historyUp: let history = state.history; editDraft(&state) { $0.historyUp(history) }
         case .historyDown: let history = state.history; editDraft(&state) { $0.historyDown(history) }
         case .leaveCompose: state.focus = .list
+        case .newline: insertInDraft(&state, "\n")
         case .send:
             guard let to = state.open, let draft = state.drafts[to] else { return [] }
             // Typing stops at the limit; a longer line (from elsewhere) is refused whole,

@@ -13,6 +13,10 @@ public enum ViewModel {
             state.notice = nil
             if case .char("q") = key {} else if key != .ctrl("c") { state.quitAsked = false }
             return handleKey(&state, key)
+        case .paste(let text):
+            state.notice = nil
+            state.quitAsked = false
+            return paste(&state, text)
         case .conversations(let rows):
             let current = state.selectedConversation?.address
             state.conversations = rows.sorted {

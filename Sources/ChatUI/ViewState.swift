@@ -38,7 +38,7 @@ public struct MessageRow: Equatable, Sendable {
         self.txId = txId
         self.outgoing = outgoing
         self.sender = UntrustedText.visible(sender)
-        self.text = UntrustedText.visible(text)
+        self.text = UntrustedText.visible(text, newlines: .kept)  // the pane starts a line at each
         self.kind = kind
         self.blockTime = blockTime
         self.channel = channel
@@ -54,7 +54,7 @@ public struct BannerRow: Equatable, Sendable {
     public init(conversation: Address, title: String, body: String, at: Instant) {
         self.conversation = conversation
         self.title = UntrustedText.visible(title)
-        self.body = UntrustedText.visible(body)
+        self.body = UntrustedText.visible(body, newlines: .marked)  // a banner has one row
         self.at = at
     }
 }

@@ -107,6 +107,7 @@ public enum KeyFile {
             "up": .up, "down": .down, "left": .left, "right": .right, "home": .home, "end": .end,
             "pgup": .pageUp, "pageup": .pageUp, "pgdn": .pageDown, "pagedown": .pageDown,
             "backspace": .backspace, "delete": .delete, "del": .delete,
+            "alt-enter": .altEnter, "m-enter": .altEnter, "meta-enter": .altEnter,
         ]
         if spec.count == 1, let c = spec.first, !c.isWhitespace, c.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) {
             return .char(c)

@@ -5,10 +5,38 @@
 // `<U+202E>`. Printable text, wide characters and joiners included, passes unchanged.
 
 public enum UntrustedText {
-    public static func visible(_ text: String) -> String {
+    /// What a message's new lines (LF, and CRLF) become.
+    public enum Newlines: Sendable {
+        /// `^J` (and `^M^J`), as every other control: one line of a log, a file's error.
+        case escaped
+        /// One LF each, for a pane that starts a new line there (a lone CR stays `^M`).
+        case kept
+        /// ` ⏎ ` each, for a place that has one row for the whole text (a banner, a search hit).
+        case marked
+    }
+
+    /// The mark that stands for a message's new line where it has one row (`Newlines.marked`)
+    /// and in the compose line.
+    public static let newlineMark = "⏎"
+
+    public static func visible(_ text: String) -> String { visible(text, newlines: .escaped) }
+
+    public static func visible(_ text: String, newlines: Newlines) -> String {
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
-        for scalar in text.unicodeScalars {
+        let scalars = text.unicodeScalars
+        var i = scalars.startIndex
+        while i < scalars.endIndex {
+            let scalar = scalars[i]
+            i = scalars.index(after: i)
+            if newlines != .escaped {
+                let crlf = scalar == "\r" && i < scalars.endIndex && scalars[i] == "\n"
+                if scalar == "\n" || crlf {
+                    if crlf { i = scalars.index(after: i) }
+                    out += newlines == .kept ? "\n" : " " + newlineMark + " "
+                    continue
+                }
+            }
             switch scalar.value {
             case 0x00...0x1F:
                 out += "^" + String(UnicodeScalar(UInt8(scalar.value + 0x40)))

@@ -80,6 +80,12 @@ public final class Terminal {
             _ = define_key(sequence, key)
         }
         set_escdelay(25)
+        // Bracketed paste: the terminal brackets what is pasted with ESC [200~ … ESC [201~,
+        // read as one paste (its new lines kept, nothing sent), not as keys (whose Enter would
+        // send the first line).
+        _ = define_key("\u{1B}[200~", synchat_key_paste_start())
+        _ = define_key("\u{1B}[201~", synchat_key_paste_end())
+        writeRaw("\u{1B}[?2004h")
         _ = synchat_mouse(mouse ? 1 : 0)
         // No typeahead check in a refresh: ncursesw would cut a frame short when a key waits,
         // and a frame drawn in passes (see draw) must always be finished. Keys waiting are all
@@ -95,6 +101,7 @@ public final class Terminal {
         isOpen = false
         if titleShown != nil { writeRaw("\u{1B}[23;0t") }  // the title as it was, where the terminal keeps a stack
         endwin()
+        synchat_paste_mode_off()
         if emoji.enableClustering { writeRaw("\u{1B}[?2027l") }  // as it was before the probe switched it on
         if let screen { delscreen(screen) }
         screen = nil
@@ -106,6 +113,8 @@ public final class Terminal {
 
     public enum Input: Equatable {
         case key(Key)
+        /// What the terminal said was pasted, as it came (CR for its new lines, most often).
+        case paste(String)
         case resize
         case mouse(MouseEvent)
     }
@@ -177,16 +186,57 @@ public final class Terminal {
             case KEY_DC: return .key(.delete)
             case KEY_ENTER: return .key(.enter)
             case KEY_BTAB: return .key(.tab)
+            case synchat_key_paste_start(): return .paste(readPaste())
             default: return nil
             }
         }
         if wch == 27, DispatchTime.now().uptimeNanoseconds < lateRepliesUntil, swallowedLateReply() { return nil }
+        if wch == 27, altEnter() { return .key(.altEnter) }
         if let key = Key.control(byte: UInt32(wch)) { return .key(key) }
         switch wch {
         default:
             guard let scalar = UnicodeScalar(UInt32(wch)), wch >= 32 else { return nil }
             return .key(.char(Character(scalar)))
         }
+    }
+
+    /// The most of a paste kept: four times the message limit (the rest is read and dropped).
+    static let pasteLimit = 4 * MessageLimits.maxBodyBytes
+
+    /// After the paste's start: its text up to its end (`ESC [201~`), or up to a second with
+    /// nothing more, should the end never come. Keys curses would make of what is pasted (an
+    /// arrow's sequence in it) are dropped.
+    private func readPaste() -> String {
+        guard let window else { return "" }
+        wtimeout(window, 1000)
+        var text = String.UnicodeScalarView()
+        var kept = 0
+        while true {
+            var wch: wint_t = 0
+            let r = wget_wch(window, &wch)
+            if r == ERR { break }
+            if r == synchat_key_code_yes() {
+                if Int32(wch) == synchat_key_paste_end() { break }
+                continue
+            }
+            guard let scalar = UnicodeScalar(UInt32(wch)), kept < Self.pasteLimit else { continue }
+            text.append(scalar)
+            kept += scalar.utf8.count
+        }
+        return String(text)
+    }
+
+    /// After an ESC: whether Enter (CR or LF) came with it, in the same read, as Alt-Enter
+    /// sends it; anything else is given back to curses.
+    private func altEnter() -> Bool {
+        guard let window else { return false }
+        wtimeout(window, 0)
+        var next: wint_t = 0
+        let r = wget_wch(window, &next)
+        guard r != ERR else { return false }
+        if r == OK, next == 13 || next == 10 { return true }
+        if r == synchat_key_code_yes() { _ = ungetch(Int32(next)) } else { _ = unget_wch(wchar_t(bitPattern: UInt32(next))) }
+        return false
     }
 
     /// After an ESC while the probe's replies may still come late (it stopped waiting for them):

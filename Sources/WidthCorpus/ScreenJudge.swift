@@ -179,7 +179,9 @@ public struct ScreenJudge {
                 if let c = current { whole.append(c) }
                 current = [String(text.dropFirst(9))]
             } else if text.hasPrefix("         "), text.contains(where: { $0 != " " }) {
-                current?.append(String(text.dropFirst(9)))  // a continuation of a message above the pane is skipped
+                // A continuation, indented under the body (or by two under a long sender): read
+                // from its first character. One of a message above the pane is skipped.
+                current?.append(String(text.dropFirst(9).drop { $0 == " " }))
             } else if text.allSatisfy({ $0 == " " }) || text.contains("── day ") || text.hasPrefix(" no messages yet") || text.hasPrefix(" waiting for contacts")
                         || text.hasPrefix(" background · badge") || text.hasPrefix("  🔔 ") {
                 if let c = current { whole.append(c) }
@@ -201,7 +203,7 @@ public struct ScreenJudge {
             v.messages.append(k)
             guard let e = expected[k] else { v.unreadable.append((k, "unknown message \(k)")); continue }
             let undrawable: (Unicode.Scalar) -> Bool = { self.advance[$0.value] == 0 }
-            if let why = Self.unreadable(shown: body, original: e.body, undrawable: undrawable) {
+            if let why = Self.unreadable(shown: body, original: e.body, rowsAtNewLines: true, undrawable: undrawable) {
                 v.unreadable.append((k, "body \(why): \(full)"))
             }
             if let senders = e.senders, !senders.contains(where: { Self.unreadable(shown: sender, original: $0, undrawable: undrawable) == nil }) {
@@ -230,10 +232,19 @@ public struct ScreenJudge {
     // MARK: - Readable
 
     /// What docs/screen.md promises for untrusted text, written out again here (not imported): C0 and
-    /// DEL as `^X`, C1 and the bidi controls as `<U+XXXX>`.
-    public static func madeVisible(_ s: String) -> String {
+    /// DEL as `^X`, C1 and the bidi controls as `<U+XXXX>`; in a message's body
+    /// (`rowsAtNewLines`) an LF or a CRLF starts a new row instead, and shows as nothing.
+    public static func madeVisible(_ s: String, rowsAtNewLines: Bool = false) -> String {
         var out = ""
-        for c in s.unicodeScalars {
+        var scalars = Array(s.unicodeScalars)
+        if rowsAtNewLines {
+            var kept: [Unicode.Scalar] = []
+            for (i, c) in scalars.enumerated() where !(c == "\n" || c == "\r" && i + 1 < scalars.count && scalars[i + 1] == "\n") {
+                kept.append(c)
+            }
+            scalars = kept
+        }
+        for c in scalars {
             switch c.value {
             case 0x00...0x1F: out += "^" + String(Character(Unicode.Scalar(UInt8(c.value + 0x40))))
             case 0x7F: out += "^?"
@@ -262,8 +273,8 @@ public struct ScreenJudge {
     /// hold (bar spaces and placeholders, and a flag's letters), in its order, and every letter,
     /// digit and spacing mark of it there, bar those the terminal itself draws in no column
     /// (`undrawable`: measured, e.g. a letter newer than its tables). Otherwise why not.
-    public static func unreadable(shown: String, original: String, undrawable: (Unicode.Scalar) -> Bool = { _ in false }) -> String? {
-        let orig = Array(madeVisible(original).unicodeScalars)
+    public static func unreadable(shown: String, original: String, rowsAtNewLines: Bool = false, undrawable: (Unicode.Scalar) -> Bool = { _ in false }) -> String? {
+        let orig = Array(madeVisible(original, rowsAtNewLines: rowsAtNewLines).unicodeScalars)
         let hasFlags = orig.contains { (0x1F1E6...0x1F1FF).contains($0.value) }
         func isFlagLetter(_ s: Unicode.Scalar) -> Bool { hasFlags && (0x41...0x5A).contains(s.value) }
         let own = Set(orig.map(\.value))

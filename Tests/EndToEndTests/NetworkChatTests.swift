@@ -65,7 +65,10 @@ struct NetworkChatTests {
         try ada.keys("t")
         try ada.keys("r")
         ada.wait(for: "realtime down")
-        try bo.keys("Escape", "Enter")  // back to bo's compose line (keys typed elsewhere are commands)
+        // Back to bo's compose line: bo's keys are in the list since b and f (Esc then Enter
+        // in one write would be Alt-Enter, as a terminal sends it).
+        bo.wait(for: "to ada> Tab or Enter to write")
+        try bo.keys("Enter")
         bo.wait("bo's compose prompt") { $0.split(separator: "\n").contains { $0.hasPrefix("to ") && $0.hasSuffix(">") } }
         for i in 1...3 {
             try bo.type("under faults \(i)")
