@@ -16,7 +16,7 @@ public struct LogEntry: Equatable, Sendable {
         case notice
     }
 
-    /// `HH:MM:SS` on the world's clock; empty for a notice.
+    /// `HH:MM:SS` on the world's clock, for a notice too (one clock on every row).
     public var time: String
     public var text: String
     public var kind: Kind

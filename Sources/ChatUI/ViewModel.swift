@@ -74,7 +74,8 @@ public enum ViewModel {
             placeMarker(&state)
             return []
         case .logLine(let line):
-            return reduce(&state, .log(LogEntry(time: "", text: line, kind: .notice)))
+            // Stamped on the world's clock like every other row, so the log reads one way.
+            return reduce(&state, .log(LogEntry(time: Clock.time(state.status.clock), text: line, kind: .notice)))
         case .log(let entry):
             state.log.append(entry)
             state.logCount += 1

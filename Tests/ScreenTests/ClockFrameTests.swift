@@ -38,7 +38,7 @@ struct ClockFrameTests {
                 }
                 // Anything else changed: a message, a key, the size.
                 var other = s
-                _ = ViewModel.reduce(&other, .logLine("00:05:12.000 catch-up full (forced)"))
+                _ = ViewModel.reduce(&other, .log(LogEntry(time: "08:05:12", text: "catch-up full (forced)", kind: .decision)))
                 #expect(Render.screen(other, width: w, height: h, after: Render.Frame(state: s, grid: first)) == Render.screen(other, width: w, height: h))
                 #expect(Render.screen(s, width: w + 1, height: h, after: Render.Frame(state: s, grid: first)) == Render.screen(s, width: w + 1, height: h))
             }

@@ -43,7 +43,7 @@ func sampleState() -> ViewState {
     st.requests = 42
     _ = ViewModel.reduce(&s, .engineStatus(st))
     _ = ViewModel.reduce(&s, .clock(at(311), speed: 30))
-    _ = ViewModel.reduce(&s, .logLine("00:05:11.000 catch-up skipped (app-active): push reliable, last catch-up 2m10s ago, next allowed in 7m50s"))
+    _ = ViewModel.reduce(&s, .log(LogEntry(time: "08:05:11", text: "catch-up skipped (app-active): push reliable, last catch-up 2m10s ago, next allowed in 7m50s", kind: .decision)))
     return s
 }
 

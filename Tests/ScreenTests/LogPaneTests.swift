@@ -148,6 +148,22 @@ struct StartNoticesTests {
         let row = Render.screen(s, width: 200, height: 24).text[21]
         #expect(row.contains("2 warnings, each in the log (l): keys: keys.toml:3:") && row.contains("keys: keys.toml:7:"), "\(row)")
     }
+    @Test("the app's own lines (what the terminal was found to draw) carry the clock's time like the engine's: wrapped and scrolled half out of the pane, every row starts with a time or is indented under one")
+    func noticesHaveTheClock() {
+        var s = LogPaneTests().logState()
+        s.status.clock = at(125)
+        _ = ViewModel.reduce(&s, .logLine("terminal: measured in 80 ms: " + String(repeating: "flag 2, skin tone +2, ", count: 12)))
+        #expect(s.log.last?.time == "08:02:05")
+        for i in 0..<40 {
+            let rows = LogPaneTests().logRows(s, width: 80, height: 24)
+            #expect(!rows.isEmpty)
+            for row in rows {
+                let timed = row.range(of: #"^\d\d:\d\d:\d\d "#, options: .regularExpression) != nil
+                #expect(timed || row.hasPrefix("         "), "row \(row) after \(i) more lines")
+            }
+            _ = ViewModel.reduce(&s, LogPaneTests.decision("08:02:05", "decision \(i)"))
+        }
+    }
 }
 
 @Suite("Long text in the log")

@@ -19,8 +19,8 @@ struct ScreenTests {
         #expect(t[12] == "                         │ 08:02 › you: hello!")
         #expect(t[13] == "                         │ 08:05 p Alice: see you at 7")
         #expect(t[14].hasPrefix("─ sync log · decisions (L) · l hides ──"))
-        #expect(t[15].hasPrefix("00:05:11.000 catch-up skipped (app-active): push reliable"))
-        #expect(t[16] == "7m50s")  // wrapped, never cut (issue 14 #4)
+        #expect(t[15].hasPrefix("08:05:11 catch-up skipped (app-active): push reliable"))
+        #expect(t[16] == "         7m50s")  // wrapped, never cut, indented under the text
         #expect(t[21] == "to Alice>")
         #expect(t[22] == " foreground │ live │ push: reliable 0/3 │ token active")
         #expect(t[23] == " catch-up 2m10s ago, next 7m50s │ req 42 this launch │ remote-push │ d1 08:05:11 x30")
