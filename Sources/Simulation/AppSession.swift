@@ -147,7 +147,12 @@ public final class AppSession {
         faultHistory.append((t, faults))
         onFaultsChanged?(faults)
         beliefLag.faultsChanged(faults, at: t)
+        timeline.faultsChanged(faults, at: t)
     }
+
+    /// Where the app was and what the device could reach, over the run (the latency floor,
+    /// the realtime outage in the foreground).
+    public private(set) var timeline = AppTimeline()
 
     /// How long the engine took to believe each fault of the world (docs/simulate.md).
     public private(set) var beliefLag = BeliefLag()
@@ -238,6 +243,8 @@ public final class AppSession {
         case .tokenStatus, .realtime:
             // A bad token or a stale socket ends without a directive: re-registered, replaced.
             noteFaults(at: e.at)
+        case .lifecycle(let l, _):
+            timeline.lifecycleChanged(foreground: l == .foreground, at: e.at)
         default:
             break
         }

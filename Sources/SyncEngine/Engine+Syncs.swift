@@ -218,7 +218,9 @@ extension Engine {
             }
             if let covered, provenThrough.map({ $0 < covered }) ?? true { provenThrough = covered }
             if run.kind == .targeted, let askedAt { advanceCursorsAfterProof(askedAt: askedAt) }
+            if let proof = refreshCovers, proof.runId == runId { provesThrough(proof.through) }  // (f)
         }
+        if refreshCovers?.runId == runId { refreshCovers = nil }
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
                       forced: run.forced, progressed: run.failed < run.requests)
         counters.errors += run.failed

@@ -91,6 +91,7 @@ extension Engine {
         handle(connection.deadlineReached(now: now))
         handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
         handle(verifier.deadlineReached(now: now))
+        handle(watch.deadlineReached(now: now))
         handle(refresh.deadlineReached(now: now))
         for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
         if let at = storeRetryAt, at <= now { retryStore() }

@@ -30,6 +30,8 @@ public final class Engine {
     public internal(set) var connection: ConnectionLifecycle
     /// (e): checks the indexer's tip while realtime cannot verify push.
     public internal(set) var verifier: PushVerifier
+    /// (f), (g): push's pace and record, which say when looking is worth a request.
+    public internal(set) var watch: PushWatch
     public internal(set) var notifier: NotificationPresenter
     public internal(set) var mode: NotificationMode
     public internal(set) var tokenStatus: TokenStatus = .none
@@ -58,9 +60,9 @@ public final class Engine {
     public internal(set) var runs = SyncRuns()
     /// The conversation on screen (`EngineInput.viewing`).
     var viewing: Address?
-    /// (d), (e): the tip request out, if any, and whether it is (e)'s.
+    /// (d), (e), (f): the tip request out, if any, and whose it is.
     var tipRequest: Int?
-    var tipVerifiesPush = false
+    var tipPurpose = TipPurpose.poll
     /// (e): since when realtime has not been live in this foreground; nil while live, and in
     /// the background.
     var notLiveSince: Instant?
@@ -108,6 +110,10 @@ public final class Engine {
     var provenThrough: Instant?
     /// (b): when the UTXO set of each targeted run was asked for.
     var utxoAskedAt: [Int: Instant] = [:]
+    /// (f): when the refresh's look asked the tips, and the refresh sync that fetches every
+    /// object they showed moved: completed, everything indexed before the look is stored.
+    var lookAskedAt: Instant?
+    var refreshCovers: (runId: Int, through: Instant)?
     /// Reply items the indexer keeps serving broken (see `RejectedItems`).
     var rejectedItems: RejectedItems
     /// What the store could not write yet (see `UnsavedChanges`), and when it is tried again.
@@ -143,6 +149,7 @@ public final class Engine {
         self.refresh = BackgroundRefresh(settings: settings, policy: policy)
         self.connection = ConnectionLifecycle(settings: settings, policy: policy)
         self.verifier = PushVerifier(policy: policy)
+        self.watch = PushWatch(policy: policy)
         self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
         self.mode = saved?.mode ?? initialMode
         self.tokenStatus = saved?.tokenStatus ?? .none
@@ -220,6 +227,7 @@ public final class Engine {
         if let d = refresh.nextDeadline { deadlines.append(d) }
         if let d = connection.nextDeadline { deadlines.append(d) }
         if let d = verifier.nextDeadline { deadlines.append(d) }
+        if let d = watch.nextDeadline { deadlines.append(d) }
         if let d = gate.nextDeadline { deadlines.append(d) }
         if let d = sends.nextDeadline { deadlines.append(d) }
         if let d = storeRetryAt { deadlines.append(d) }
@@ -232,6 +240,11 @@ public final class Engine {
         return nextRequestId
     }
 
+}
+
+/// Who asked the indexer's tips: (d)'s poll, (e)'s push check, (f)'s background refresh.
+enum TipPurpose {
+    case poll, pushCheck, refreshLook
 }
 
 /// What the engine hands out, first in, first out; read without copying, emptied once read.

@@ -56,7 +56,7 @@ struct BlindSpotTests {
     @Test("(e): with push healthy the checks find push brought everything: no sync, no false unreliable, one tip a minute")
     func healthyPushCostsATipAMinute() throws {
         let healthy = Self.world.replacingOccurrences(of: "at 10m push drop 100%\n", with: "")
-        let (run, s) = try measure(healthy, .adaptive)
+        let (run, s) = try measure(healthy, SyncPolicy.adaptive.without("g"))  // (e) alone: (g) paces it
         #expect(s.messagesLost == 0)
         #expect(!run.session.becameUnreliable.contains { $0 < .zero + .minutes(160) })
         let checks = run.log.filter { if case .pushCheckAsked = $0.event { true } else { false } }
