@@ -94,7 +94,8 @@ public final class InMemoryWorldHistory: WorldHistory {
     private var byId: [String: Int32] = [:]
     public private(set) var calls: [(at: Instant, call: IndexerCall)] = []
     private var realtime: [String: Instant] = [:]
-    private var indexedAt: [String: Instant] = [:]
+    /// When each of `indexedMessages` was indexed (a txId indexed again: its first time).
+    private var indexedTimes: [Instant] = []
     private var owed: Set<String> = []
     private var pushedAt: [String: Instant] = [:]
 
@@ -109,14 +110,16 @@ public final class InMemoryWorldHistory: WorldHistory {
         outputTimes.reserveCapacity(count)
         byId.reserveCapacity(count)
         realtime.reserveCapacity(count)
-        indexedAt.reserveCapacity(count)
+        indexedTimes.reserveCapacity(count)
         pushedAt.reserveCapacity(count)
     }
 
     public func record(_ m: NetworkMessage) { messages.append(m) }
     public var messageCount: Int { messages.count }
     public func forEachDelivery(_ body: (NetworkMessage, MessageDelivery) -> Void) {
-        for m in messages { body(m, MessageDelivery(indexedAt: indexedAt[m.txId], realtimeAt: realtime[m.txId], pushedAt: pushedAt[m.txId])) }
+        for m in messages {
+            body(m, MessageDelivery(indexedAt: byId[m.txId].map { indexedTimes[Int($0)] }, realtimeAt: realtime[m.txId], pushedAt: pushedAt[m.txId]))
+        }
     }
 
     public func receiveOutput(_ txId: String, landedAt: Instant) {
@@ -149,8 +152,8 @@ public final class InMemoryWorldHistory: WorldHistory {
     }
 
     public func index(_ m: NetworkMessage, at: Instant) {
-        if indexedAt[m.txId] == nil { indexedAt[m.txId] = at }
         let position = Int32(indexedMessages.count)
+        indexedTimes.append(byId[m.txId].map { indexedTimes[Int($0)] } ?? at)
         indexedMessages.append(m)
         byId[m.txId] = position
         // Sorted by block time; a message of the same block time goes after those indexed before.

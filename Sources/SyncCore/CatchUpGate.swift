@@ -179,16 +179,19 @@ public struct CatchUpGate: Sendable {
     /// owed (rule 14: only a full one pays for it), a full sync. (d): when the indexer's tips
     /// named the objects that moved past their cursors, a targeted sync of those, on the same
     /// terms (not forced, no full one owed, a full sync within `fullSyncMaxAge`).
-    /// (g): a reconnect in the foreground (`rpc-restored`) is proven so whatever push's state:
-    /// its gap is the realtime outage it closes, which (e)'s looks or the polls of an
+    /// (g): a reconnect in the foreground (`rpc-restored`) is proven so with push unreliable
+    /// too: its gap is the realtime outage it closes, which (e)'s looks or the polls of an
     /// unreliable push covered up to its last minutes, and the UTXO set proves it as well with
     /// push unreliable as reliable (a full sync at every flaky reconnect fetched everything).
+    /// Not without push (another mode, no token): rule 13's polls are all there is then, and
+    /// they stop with realtime back, so a message that landed after the proof's UTXO set was
+    /// asked, while a later reconnect joined it, would wait for no one.
     public func kindToStart(forced: Bool, pushState: PushState, foreground: Bool, realtimeLive: Bool, tipsProved: Bool = false,
                             trigger: CatchUpTrigger? = nil, now: Instant) -> SyncKind {
         if tipsProved, policy.checkTipBeforePoll || policy.verifyPushWithoutRealtime, !forced, owed?.kind != .full, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {
             return .targeted
         }
-        let provable = pushState == .reliable || (policy.pacedLooks && trigger == .rpcRestored)
+        let provable = pushState == .reliable || (policy.pacedLooks && trigger == .rpcRestored && pushState == .unreliable)
         guard policy.provenGap, !forced, owed?.kind != .full, provable, foreground, realtimeLive,
               let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge else { return .full }
         return .targeted

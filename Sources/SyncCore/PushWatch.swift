@@ -53,11 +53,13 @@ public struct PushWatch: Sendable {
     /// the OS grants, and a night holds hundreds of gaps; a dead push costs a grant or two more.
     public var unlikelyGapInBackground = 9.2
 
-    /// Block times of the latest incoming push-eligible messages, oldest first, with their txIds
-    /// (a message the extension held is seen again when the foreground stores it).
-    private var traffic: [(at: Instant, txId: String)] = []
-    /// Messages the app has without their push yet, by txId, with when they landed.
+    /// Block times of the latest incoming push-eligible messages, oldest first: each counted
+    /// once, by the first channel that brought it.
+    private var traffic: [Instant] = []
+    /// Messages the app has without their push yet, by txId, with when they landed, and the
+    /// same earliest first (entries whose push came since are skipped as they reach the top).
     private var waiting: [String: Instant] = [:]
+    private var waitingByLanding = ExpiryHeap()
     /// Pushes that came for messages the app had not seen otherwise yet, by txId, with when
     /// they came (forgotten after `lossAfter` twice over: their messages are older than any wait).
     private var pushed: [String: Instant] = [:]
@@ -91,14 +93,24 @@ public struct PushWatch: Sendable {
     /// An incoming push-eligible message reached the app by realtime or a fetch, or its push
     /// (`byPush`), which landed at `blockTime`.
     public mutating func messageSeen(txId: String, blockTime: Instant, byPush: Bool = false) {
-        if !traffic.contains(where: { $0.txId == txId }),
-           !(traffic.count == trafficSamples && blockTime < traffic[0].at) {  // older than what is kept
-            let i = traffic.lastIndex { $0.at <= blockTime }.map { $0 + 1 } ?? 0
-            traffic.insert((blockTime, txId), at: i)
-            if traffic.count > trafficSamples { traffic.removeFirst(traffic.count - trafficSamples) }
-        }
-        guard !byPush, pushed[txId] == nil, waiting[txId] == nil else { return }
+        guard !byPush else { return }  // counted when its push arrived
+        guard pushed[txId] == nil, waiting[txId] == nil else { return }
+        sample(blockTime)
         waiting[txId] = blockTime
+        waitingByLanding.insert(blockTime, txId)
+    }
+
+    /// One message of the traffic, which landed at `blockTime`.
+    private mutating func sample(_ blockTime: Instant) {
+        if traffic.count == trafficSamples, blockTime < traffic[0] { return }  // older than what is kept
+        let i = traffic.lastIndex { $0 <= blockTime }.map { $0 + 1 } ?? 0
+        traffic.insert(blockTime, at: i)
+        if traffic.count > trafficSamples { traffic.removeFirst() }
+    }
+
+    /// Drops from the top of `waitingByLanding` the messages no longer waiting.
+    private mutating func skipDelivered() {
+        while let top = waitingByLanding.min, waiting[top.txId] != top.at { waitingByLanding.removeMin() }
     }
 
     /// A push for `txId`, which landed at `blockTime`, reached the app (foreground) or its
@@ -108,7 +120,11 @@ public struct PushWatch: Sendable {
         let i = deliveriesLanded.lastIndex { $0 <= blockTime }.map { $0 + 1 } ?? 0
         deliveriesLanded.insert(blockTime, at: i)
         if deliveriesLanded.count > trafficSamples { deliveriesLanded.removeFirst() }
-        if waiting.removeValue(forKey: txId) == nil { pushed[txId] = at }
+        if waiting.removeValue(forKey: txId) == nil {
+            if pushed.updateValue(at, forKey: txId) == nil { sample(blockTime) }
+        } else {
+            skipDelivered()
+        }
         pushesSinceLook += 1
         delivered()
         if pushed.count > 256 { pushed = pushed.filter { at - $0.value < lossAfter * 2 } }
@@ -145,13 +161,18 @@ public struct PushWatch: Sendable {
     /// The oldest message without its push becomes a loss then; none while suspended.
     public var nextDeadline: Instant? {
         guard !suspended else { return nil }
-        return waiting.values.min().map { $0 + lossAfter }
+        return waitingByLanding.min.map { $0.at + lossAfter }
     }
 
     /// Messages whose push has not come within `lossAfter` of their landing are losses. Called
     /// at the deadline, and whenever the app runs and decides (a grant, a look's answer).
     public mutating func judge(now: Instant) -> [Action] {
-        let due = waiting.filter { $0.value + lossAfter <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
+        var due: [(txId: String, landed: Instant)] = []
+        while let top = waitingByLanding.min, top.at + lossAfter <= now {
+            waitingByLanding.removeMin()
+            if waiting[top.txId] == top.at { due.append((top.txId, top.at)) }
+            skipDelivered()
+        }
         guard !due.isEmpty else { return [] }
         for (txId, landed) in due {
             waiting[txId] = nil
@@ -162,7 +183,7 @@ public struct PushWatch: Sendable {
         }
         vouched = 0
         lossSeen = true
-        return due.map { .lost(txId: $0.key, landedAt: $0.value) }
+        return due.map { .lost(txId: $0.txId, landedAt: $0.landed) }
     }
 
     /// The deadline passed (a spurious wake-up, or one while suspended, judges nothing).
@@ -175,7 +196,7 @@ public struct PushWatch: Sendable {
 
     /// The traffic's mean gap between messages, once a few are known.
     public var meanGap: Interval? {
-        guard traffic.count >= 4, let first = traffic.first?.at, let last = traffic.last?.at, last > first else { return nil }
+        guard traffic.count >= 4, let first = traffic.first, let last = traffic.last, last > first else { return nil }
         return Interval(milliseconds: (last - first).milliseconds / Int64(traffic.count - 1))
     }
 

@@ -16,7 +16,7 @@ extension Engine {
     /// An incoming message reached the app (`byPush`: by its push): the traffic's rate and
     /// push's record, if push could have carried it.
     func trafficSeen(_ message: NetworkMessage, byPush: Bool) {
-        guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming,
+        guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming, !byPush,
               reliability.pushEligible(from: message.conversation, landedAt: message.blockTime) else { return }
         watch.messageSeen(txId: message.txId, blockTime: message.blockTime, byPush: byPush)
     }
@@ -24,10 +24,9 @@ extension Engine {
     /// A push reached the app or its notification extension: push's pace and record. (g) waits
     /// for its silence, so the next look moves.
     func pushArrived(_ message: NetworkMessage) {
-        guard policy.watchPushInBackground || policy.pacedLooks else { return }
+        guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming else { return }
         watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now)
-        trafficSeen(message, byPush: true)
-        if policy.pacedLooks { updatePoller() }
+        if policy.pacedLooks, notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
     }
 
     /// Realtime stopped being live in the foreground: (e)'s looks count from now, and so do

@@ -218,7 +218,7 @@ struct PushWatchTests {
                                       realtimeGoneSince: at(100), now: at(102)) == [.started(firstPollAt: at(102), reason: "realtime unavailable, mode off")])
     }
 
-    @Test("(g) in the gate: (c) trails a foreground outage only while push is in doubt; rule 4's catch-up is done by a full one just finished; a reconnect's gap is proven whatever push's state")
+    @Test("(g) in the gate: (c) trails a foreground outage only while push is in doubt; rule 4's catch-up is done by a full one just finished; a reconnect's gap is proven with push unreliable too, not without push")
     func gate() {
         var g = CatchUpGate(policy: .adaptive)
         g.finished(kind: .full, succeeded: true, now: at(0))
@@ -238,6 +238,7 @@ struct PushWatchTests {
         #expect(!c.justCaughtUp(now: at(30), within: .seconds(60)))
         #expect(g.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .targeted)
         #expect(g.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .appActive, now: at(700)) == .full)
+        #expect(g.kindToStart(forced: false, pushState: .disabled, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .full)
         #expect(c.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .full)
     }
 
