@@ -90,10 +90,9 @@ public struct PushWatch: Sendable {
 
     // MARK: inputs
 
-    /// An incoming push-eligible message reached the app by realtime or a fetch, or its push
-    /// (`byPush`), which landed at `blockTime`.
-    public mutating func messageSeen(txId: String, blockTime: Instant, byPush: Bool = false) {
-        guard !byPush else { return }  // counted when its push arrived
+    /// An incoming push-eligible message reached the app by realtime or a fetch (its push, if
+    /// it came, is `pushArrived`), which landed at `blockTime`.
+    public mutating func messageSeen(txId: String, blockTime: Instant) {
         guard pushed[txId] == nil, waiting[txId] == nil else { return }
         sample(blockTime)
         waiting[txId] = blockTime

@@ -13,12 +13,12 @@ extension Engine {
     /// what (e)'s polling in `remote-push` makes up for.
     var pushFailing: Bool { reliability.state == .unreliable && (!policy.pacedLooks || watch.losing) }
 
-    /// An incoming message reached the app (`byPush`: by its push): the traffic's rate and
-    /// push's record, if push could have carried it.
+    /// An incoming message reached the app (`byPush`: by its push, which `pushArrived` counts):
+    /// the traffic's rate and push's record, if push could have carried it.
     func trafficSeen(_ message: NetworkMessage, byPush: Bool) {
         guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming, !byPush,
               reliability.pushEligible(from: message.conversation, landedAt: message.blockTime) else { return }
-        watch.messageSeen(txId: message.txId, blockTime: message.blockTime, byPush: byPush)
+        watch.messageSeen(txId: message.txId, blockTime: message.blockTime)
     }
 
     /// A push reached the app or its notification extension: push's pace and record. (g) waits
