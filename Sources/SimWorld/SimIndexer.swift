@@ -31,6 +31,8 @@ public final class SimIndexer: IndexerPort {
     /// Ground truth: every call received, with when it was received.
     public var calls: [(at: Instant, call: IndexerCall)] { history.calls }
 
+    /// Ground truth: the radio's wake-ups (the world's).
+    var wakeUps: WakeUps?
     private let me: Address
     private let scheduler: Scheduler
     private let timings: WorldTimings
@@ -53,7 +55,7 @@ public final class SimIndexer: IndexerPort {
 
     /// The message is indexed: visible to queries from now on.
     func add(_ m: NetworkMessage) {
-        history.index(m)
+        history.index(m, at: scheduler.now)
         latestIndexed = max(latestIndexed ?? m.blockTime, m.blockTime)
         let object = SyncObject(holding: m)
         latestByObject[object] = max(latestByObject[object] ?? m.blockTime, m.blockTime)
@@ -72,12 +74,14 @@ public final class SimIndexer: IndexerPort {
         }
         requestsByKind[call.kind, default: 0] += 1
         history.recordCall(call, at: scheduler.now)
+        wakeUps?.requestSent(at: scheduler.now)
         let delay = latency ?? latencies.interval(timings.requestLatency.low, timings.requestLatency.high)
         scheduler.schedule(after: delay, "indexer reply") { [self] in
             if deviceOffline {
                 reply(.failure(TransportError("no network")))
                 return
             }
+            wakeUps?.traffic(at: scheduler.now)
             if down {
                 bytesByKind[call.kind, default: 0] += "indexer unavailable (503)".utf8.count
                 reply(.failure(TransportError("indexer unavailable (503)")))

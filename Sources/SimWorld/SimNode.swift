@@ -58,6 +58,7 @@ public final class SimNode: RealtimePort {
         connection = nil
         world?.faultsMayHaveChanged()  // a stale one ends with it
         let delay = latencies.interval(timings.connectLatency.low, timings.connectLatency.high)
+        world?.wakeUps.traffic(at: scheduler.now)
         scheduler.schedule(after: delay, "connect \(id)") { [self] in
             guard let client = world?.client else { return }
             guard world?.os.foreground ?? false else {
@@ -88,9 +89,11 @@ public final class SimNode: RealtimePort {
             return
         }
         utxoRequests += 1
+        world?.wakeUps.requestSent(at: scheduler.now)
         let delay = utxoLatencies.interval(timings.requestLatency.low, timings.requestLatency.high)
         scheduler.schedule(after: delay, "utxo set") { [self] in
             if deviceOffline { reply(.failure(TransportError("no network"))); return }
+            world?.wakeUps.traffic(at: scheduler.now)
             if down { reply(.failure(TransportError("node unreachable"))); return }
             let entries = world?.utxos(since: since) ?? []
             utxoBytes += Self.utxoReplyBytes(entries)
@@ -122,6 +125,7 @@ public final class SimNode: RealtimePort {
     /// delivering one when the answer is due. A stale socket swallows it without a word.
     public func ping(connection id: Int, answered: @escaping () -> Void) {
         let delay = pingLatencies.interval(.milliseconds(20), .milliseconds(300))
+        world?.wakeUps.traffic(at: scheduler.now)
         scheduler.schedule(after: delay, "keepalive \(id)") { [self] in
             guard let c = connection, c.id == id, c.alive, !c.stale, !down, !deviceOffline else { return }
             answered()
@@ -145,7 +149,8 @@ public final class SimNode: RealtimePort {
                 closeWithError("connection dropped (flaky network)")
                 return
             }
-            history.markRealtimeDelivered(message.txId)
+            history.markRealtimeDelivered(message.txId, at: scheduler.now)
+            world?.wakeUps.traffic(at: scheduler.now)
             if let me = world?.me { realtimeBytes += MessageDocument.encode(message, me: me).data.count }
             client.realtimeNotified(connection: c.id, message: message)
         }

@@ -62,6 +62,7 @@ public final class SimOperatingSystem: DeviceOS {
             pendingGrant = nil
             guard !foreground, let client else { return }
             grants.append(scheduler.now)
+            world?.wakeUps.refreshRun()
             nextTask += 1
             let task = nextTask
             client.backgroundRefreshGranted(task: task)

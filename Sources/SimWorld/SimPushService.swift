@@ -150,8 +150,10 @@ public final class SimPushService: PushPort {
         }
         deliveredBytes += payload.count
         if world.os.foreground {
+            world.wakeUps.traffic(at: scheduler.now)
             client.pushDelivered(payload: payload)
         } else {
+            world.wakeUps.pushProcessedWhileSuspended(at: scheduler.now)
             client.notificationExtensionReceived(payload: payload)
         }
     }

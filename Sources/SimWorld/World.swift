@@ -38,6 +38,8 @@ public final class SimulatedWorld {
     public let push: SimPushService
     public let os: SimOperatingSystem
     public let traffic: Traffic
+    /// Ground truth: what the phone paid in battery (see `WakeUps`).
+    public let wakeUps = WakeUps()
 
     /// What the world remembers of every message (see `WorldHistory`).
     public let history: WorldHistory
@@ -80,6 +82,7 @@ public final class SimulatedWorld {
         self.os = SimOperatingSystem(seed: seed, scheduler: scheduler, timings: timings)
         self.traffic = Traffic(seed: seed, scheduler: scheduler, timings: timings)
         node.world = self
+        indexer.wakeUps = wakeUps
         push.world = self
         os.world = self
         traffic.world = self

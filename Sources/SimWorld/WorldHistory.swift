@@ -14,9 +14,9 @@ public protocol WorldHistory: AnyObject {
     // The ledger: every message to or from the user, in the order created.
     func record(_ m: NetworkMessage)
     var messageCount: Int { get }
-    /// The ledger in order, each message with whether realtime delivered it and whether a
-    /// readable push reached the app or its extension (the measures' one pass).
-    func forEachMessage(_ body: (NetworkMessage, _ realtime: Bool, _ pushed: Bool) -> Void)
+    /// The ledger in order, each message with when it was indexed, when realtime delivered
+    /// it and when a readable push reached the app or its extension (the measures' one pass).
+    func forEachDelivery(_ body: (NetworkMessage, MessageDelivery) -> Void)
 
     // The wallet: outputs received, oldest first (by when they landed); a send spends the
     // oldest unspent one.
@@ -27,7 +27,7 @@ public protocol WorldHistory: AnyObject {
 
     // The indexer: a message indexed is in the list of its sync object (block-time order,
     // then the order indexed) and found by txId (the last one indexed under it).
-    func index(_ m: NetworkMessage)
+    func index(_ m: NetworkMessage, at: Instant)
     var indexedCount: Int { get }
     /// The list's messages from `since` on, skipping `offset`, at most `limit`; `more` when
     /// messages lie past the last returned.
@@ -38,7 +38,7 @@ public protocol WorldHistory: AnyObject {
     var calls: [(at: Instant, call: IndexerCall)] { get }
 
     // Ground truth of delivery.
-    func markRealtimeDelivered(_ txId: String)
+    func markRealtimeDelivered(_ txId: String, at: Instant)
     func realtimeDelivered(_ txId: String) -> Bool
     var realtimeDeliveredCount: Int { get }
     func markPushOwed(_ txId: String)
@@ -47,7 +47,27 @@ public protocol WorldHistory: AnyObject {
     func pushDeliveredAt(_ txId: String) -> Instant?
 }
 
+/// Ground truth of one message's way to the app: when the indexer had it, and when realtime
+/// and push brought it (nil: they did not).
+public struct MessageDelivery: Equatable, Sendable {
+    public var indexedAt: Instant?
+    public var realtimeAt: Instant?
+    public var pushedAt: Instant?
+
+    public init(indexedAt: Instant? = nil, realtimeAt: Instant? = nil, pushedAt: Instant? = nil) {
+        self.indexedAt = indexedAt
+        self.realtimeAt = realtimeAt
+        self.pushedAt = pushedAt
+    }
+}
+
 extension WorldHistory {
+    /// The ledger in order, each message with whether realtime delivered it and whether a
+    /// readable push reached the app or its extension.
+    public func forEachMessage(_ body: (NetworkMessage, _ realtime: Bool, _ pushed: Bool) -> Void) {
+        forEachDelivery { m, d in body(m, d.realtimeAt != nil, d.pushedAt != nil) }
+    }
+
     /// The whole ledger as an array (tests, a profile's saved world): of the history's size.
     public var ledger: [NetworkMessage] {
         var all: [NetworkMessage] = []
@@ -73,7 +93,9 @@ public final class InMemoryWorldHistory: WorldHistory {
     private var lists: [SyncObject: [Int32]] = [:]
     private var byId: [String: Int32] = [:]
     public private(set) var calls: [(at: Instant, call: IndexerCall)] = []
-    private var realtime: Set<String> = []
+    private var realtime: [String: Instant] = [:]
+    /// When each of `indexedMessages` was indexed (a txId indexed again: its first time).
+    private var indexedTimes: [Instant] = []
     private var owed: Set<String> = []
     private var pushedAt: [String: Instant] = [:]
 
@@ -88,13 +110,16 @@ public final class InMemoryWorldHistory: WorldHistory {
         outputTimes.reserveCapacity(count)
         byId.reserveCapacity(count)
         realtime.reserveCapacity(count)
+        indexedTimes.reserveCapacity(count)
         pushedAt.reserveCapacity(count)
     }
 
     public func record(_ m: NetworkMessage) { messages.append(m) }
     public var messageCount: Int { messages.count }
-    public func forEachMessage(_ body: (NetworkMessage, Bool, Bool) -> Void) {
-        for m in messages { body(m, realtime.contains(m.txId), pushedAt[m.txId] != nil) }
+    public func forEachDelivery(_ body: (NetworkMessage, MessageDelivery) -> Void) {
+        for m in messages {
+            body(m, MessageDelivery(indexedAt: byId[m.txId].map { indexedTimes[Int($0)] }, realtimeAt: realtime[m.txId], pushedAt: pushedAt[m.txId]))
+        }
     }
 
     public func receiveOutput(_ txId: String, landedAt: Instant) {
@@ -126,8 +151,9 @@ public final class InMemoryWorldHistory: WorldHistory {
         return Array(outputs[low...])
     }
 
-    public func index(_ m: NetworkMessage) {
+    public func index(_ m: NetworkMessage, at: Instant) {
         let position = Int32(indexedMessages.count)
+        indexedTimes.append(byId[m.txId].map { indexedTimes[Int($0)] } ?? at)
         indexedMessages.append(m)
         byId[m.txId] = position
         // Sorted by block time; a message of the same block time goes after those indexed before.
@@ -159,8 +185,8 @@ public final class InMemoryWorldHistory: WorldHistory {
 
     public func recordCall(_ call: IndexerCall, at: Instant) { calls.append((at, call)) }
 
-    public func markRealtimeDelivered(_ txId: String) { realtime.insert(txId) }
-    public func realtimeDelivered(_ txId: String) -> Bool { realtime.contains(txId) }
+    public func markRealtimeDelivered(_ txId: String, at: Instant) { if realtime[txId] == nil { realtime[txId] = at } }
+    public func realtimeDelivered(_ txId: String) -> Bool { realtime[txId] != nil }
     public var realtimeDeliveredCount: Int { realtime.count }
     public func markPushOwed(_ txId: String) { owed.insert(txId) }
     public var owedPushes: [String] { Array(owed) }

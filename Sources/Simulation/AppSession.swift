@@ -59,7 +59,13 @@ public final class AppSession {
         let driver = SyncDriver(settings: settings, policy: policy, me: world.me, scheduler: scheduler, storage: storage,
                                 ports: world.ports, initialMode: mode)
         app = ClientApp(driver: driver, os: world.os, knowsTruth: true)
-        world.onFaultsChanged = { [app] in app.faultsChanged($0) }
+        world.onFaultsChanged = { [app, weak self, scheduler] faults in
+            app.faultsChanged(faults)
+            self?.timeline.faultsChanged(faults, at: scheduler.now)
+        }
+        app.subscribe { [weak self] e in
+            if case .lifecycle(let l, _) = e.event { self?.timeline.lifecycleChanged(foreground: l == .foreground, at: e.at) }
+        }
         world.attach(client: driver)
         world.persistenceFailed = { [app] in app.driver.worldWriteFailed($0) }
         wireWorldWrites()
@@ -150,6 +156,9 @@ public final class AppSession {
     }
     public var becameUnreliable: [Instant] { app.becameUnreliable }
     public var beliefLag: BeliefLag { app.beliefLag }
+    /// Where the app was and what the device could reach, over the run (the latency floor,
+    /// the realtime outage in the foreground).
+    public private(set) var timeline = AppTimeline()
     public var faultHistory: [(at: Instant, faults: WorldFaults)] { app.faultHistory }
     public var quitRequested: Bool { app.quitRequested }
     public var stopRequested: Bool { app.stopRequested }

@@ -10,6 +10,9 @@ public struct MatrixCell: Hashable, Sendable {
         case foreground, background
         /// Foreground and background in turn, 30 min each.
         case commuting
+        /// Two hours in the foreground, eight in the background, two back: 12 h, whatever
+        /// the matrix's duration; its faults start an hour into the night.
+        case night
     }
 
     public enum Realtime: String, CaseIterable, Sendable {
@@ -58,11 +61,19 @@ public struct MatrixCell: Hashable, Sendable {
     }
 
     /// The cell's own seed, from its words: the same cell keeps its seed when the grid changes.
-    public var seed: UInt64 {
+    public var seed: UInt64 { seed(matrixSeed: nil) }
+
+    /// The cell's seed on the grid `matrixSeed` (`--matrix-seed N`): the same worlds drawn
+    /// again, other traffic and other timings; nil is the grid the table shows by default.
+    public func seed(matrixSeed: UInt64?) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in description.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        let words = description + (matrixSeed.map { ", matrix seed \($0)" } ?? "")
+        for b in words.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
         return h % 1_000_000
     }
+
+    /// How long the cell runs: the matrix's duration, or a night's 12 h.
+    public func duration(_ matrixDuration: Interval) -> Interval { app == .night ? .hours(12) : matrixDuration }
 
     public var description: String {
         "app \(app.rawValue), realtime \(realtime.rawValue), push \(push.rawValue), indexer \(indexer.rawValue), mode \(mode.rawValue), network \(network.rawValue)"
@@ -70,10 +81,11 @@ public struct MatrixCell: Hashable, Sendable {
 
     /// Faults hold from 10 min in until 30 min before the end (then the world heals, so the
     /// final foreground and settle make "lost" well defined); the app's pattern runs throughout.
-    public func scenarioText(duration: Interval) -> String {
-        let minutes = Int(duration.milliseconds / 60_000)
-        let from = 10, until = max(from + 10, minutes - 30)
-        var lines = ["# fault matrix cell: \(description)", "seed \(seed)", "duration \(minutes)m", "contacts 6", "traffic 30/h",
+    public func scenarioText(duration matrixDuration: Interval, matrixSeed: UInt64? = nil) -> String {
+        let minutes = Int(duration(matrixDuration).milliseconds / 60_000)
+        let from = app == .night ? 180 : 10, until = max(from + 10, minutes - 30)
+        var lines = ["# fault matrix cell: \(description)" + (matrixSeed.map { " (matrix seed \($0))" } ?? ""),
+                     "seed \(seed(matrixSeed: matrixSeed))", "duration \(minutes)m", "contacts 6", "traffic 30/h",
                      "mode \(mode.rawValue)", "at 0m foreground"]
         var steps: [(Int, Int, String)] = []  // (minute, order, line): faults after the app's moves of the same minute
         func at(_ m: Int, _ line: String, order: Int = 1) { steps.append((m, order, line)) }
@@ -82,6 +94,7 @@ public struct MatrixCell: Hashable, Sendable {
         case .background: at(2, "background", order: 0)
         case .commuting:
             for m in stride(from: 30, to: minutes, by: 30) { at(m, (m / 30) % 2 == 1 ? "background" : "foreground", order: 0) }
+        case .night: at(120, "background", order: 0); at(600, "foreground", order: 0)
         }
         switch realtime {
         case .up: break
@@ -132,30 +145,35 @@ public enum FaultMatrix {
     ///   ok and dropping all, realtime up; and the foreground with realtime down: 16 cells;
     /// - the other modes (background-fetch, off), where push is off whatever it does: every
     ///   app with realtime up, and foreground and commuting with realtime down: 10 cells;
-    /// - the device offline in spells, every app, push ok and dropping all: 6 cells.
+    /// - the device offline in spells, every app, push ok and dropping all: 6 cells;
+    /// - a night (12 h, its faults from the third hour): push ok, dropping all and dropping 30 %
+    ///   in remote-push, push ok in the other modes: 5 cells.
     public static let cells: [MatrixCell] = {
         var cells: [MatrixCell] = []
-        for app in MatrixCell.App.allCases {
+        let day: [MatrixCell.App] = [.foreground, .background, .commuting]
+        for app in day {
             for realtime in MatrixCell.Realtime.allCases where app != .background || realtime == .up {
                 for push in MatrixCell.Push.allCases { cells.append(MatrixCell(app: app, realtime: realtime, push: push)) }
             }
         }
         for indexer in [MatrixCell.Indexer.downSpells, .slow] {
-            for app in MatrixCell.App.allCases {
+            for app in day {
                 for push in [MatrixCell.Push.ok, .drop100] { cells.append(MatrixCell(app: app, push: push, indexer: indexer)) }
             }
             for push in [MatrixCell.Push.ok, .drop100] { cells.append(MatrixCell(app: .foreground, realtime: .down, push: push, indexer: indexer)) }
         }
         for mode in [NotificationMode.backgroundFetch, .off] {
-            for app in MatrixCell.App.allCases {
+            for app in day {
                 for realtime in [MatrixCell.Realtime.up, .down] where app != .background || realtime == .up {
                     cells.append(MatrixCell(app: app, realtime: realtime, mode: mode))
                 }
             }
         }
-        for app in MatrixCell.App.allCases {
+        for app in day {
             for push in [MatrixCell.Push.ok, .drop100] { cells.append(MatrixCell(app: app, push: push, network: .offSpells)) }
         }
+        for push in [MatrixCell.Push.ok, .drop100, .drop30] { cells.append(MatrixCell(app: .night, push: push)) }
+        for mode in [NotificationMode.backgroundFetch, .off] { cells.append(MatrixCell(app: .night, mode: mode)) }
         return cells
     }()
 
@@ -171,11 +189,15 @@ public enum FaultMatrix {
 
     /// Runs `policies` over `cells` for `duration` each, on `threads` threads; `progress` is
     /// told of each run finished (from any thread).
+    /// `matrixSeed`: the grid drawn on other seeds (`--matrix-seed N`).
     public static func run(cells: [MatrixCell] = cells, policies: [SyncPolicy] = SyncPolicy.all, duration: Interval = .hours(3),
-                           threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+                           matrixSeed: UInt64? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
                            progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> [Row] {
-        let scenarios = try cells.map { try ScenarioParser.parse($0.scenarioText(duration: duration), file: "matrix") }
+        let scenarios = try cells.map { try ScenarioParser.parse($0.scenarioText(duration: duration, matrixSeed: matrixSeed), file: "matrix") }
         let jobs = cells.indices.flatMap { c in policies.map { (c, $0) } }
+        // The longest runs are taken first, so that no thread is left with a night at the end;
+        // each row keeps its place.
+        let order = jobs.indices.filter { cells[jobs[$0].0].app == .night } + jobs.indices.filter { cells[jobs[$0].0].app != .night }
         let slots = Slots<Row>(jobs.count)
         let next = Counter()
         let done = DispatchGroup()
@@ -183,7 +205,8 @@ public enum FaultMatrix {
             done.enter()
             let thread = Thread {
                 defer { done.leave() }
-                while let j = next.take(below: jobs.count) {
+                while let taken = next.take(below: jobs.count) {
+                    let j = order[taken]
                     let (c, policy) = jobs[j]
                     let run = ScenarioRun(scenario: scenarios[c], policy: policy, keepsLog: false)
                     run.run()
@@ -199,7 +222,8 @@ public enum FaultMatrix {
     }
 
     /// The human table, one line a cell, the policies side by side (fits 120 columns), then
-    /// the goals' verdicts.
+    /// the goals' verdicts. Naive shows its p95 and requests; seed adds its bytes; adaptive adds
+    /// its wake-ups and its p95 over the floor's (`×floor`), and its push lag ends the line.
     public static func table(_ rows: [Row]) -> [String] {
         let policies = orderedPolicies(rows)
         func secs(_ v: Double?) -> String {
@@ -209,28 +233,48 @@ public enum FaultMatrix {
         func kb(_ b: Int) -> String {
             b >= 10_000_000 ? "\(b / 1_000_000)M" : b >= 1_000_000 ? fmt(Double(b) / 1_000_000) + "M" : b >= 10_000 ? "\(b / 1000)k" : fmt(Double(b) / 1000) + "k"
         }
+        func times(_ a: Double?, _ floor: Double?) -> String {
+            guard let a, let floor, floor > 0 else { return "—" }
+            let r = a / floor
+            return r >= 999.5 ? ">999×" : r >= 10 ? "\(Int(r.rounded()))×" : fmt(r) + "×"
+        }
         func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
             s.count >= n ? s : right ? String(repeating: " ", count: n - s.count) + s : s + String(repeating: " ", count: n - s.count)
         }
-        let cellWidth = 4 + 5 + 10 + 10 + 11 + 6 + 7
-        var lines = [pad("", cellWidth) + policies.map { "│ " + pad($0, 17) }.joined() + "│ adaptive",
-                     pad("  #", 4) + pad("app", 5) + pad("realtime", 10) + pad("push", 10) + pad("indexer", 11) + pad("mode", 6) + pad("network", 7)
-                        + policies.map { _ in "│" + pad("p95", 6, right: true) + pad("req", 6, right: true) + pad("bytes", 6, right: true) }.joined()
-                        + "│ push lag"]
+        // Each policy's columns and their widths (a p95's width holds the lost mark `!`).
+        func columns(_ p: String) -> [(String, Int)] {
+            switch p {
+            case "naive": return [("p95", 6), ("req", 6)]
+            case "adaptive": return [("p95", 6), ("req", 6), ("bytes", 6), ("wake", 5), ("×floor", 7)]
+            default: return [("p95", 6), ("req", 6), ("bytes", 6)]
+            }
+        }
+        let cellWidth = 4 + 6 + 6 + 10 + 11 + 6 + 6
+        func width(_ p: String) -> Int { columns(p).map(\.1).reduce(0, +) }
+        var lines = [pad("", cellWidth) + policies.map { "│ " + pad($0, width($0) - 1) }.joined() + "│ push",
+                     pad("  #", 4) + pad("app", 6) + pad("rt", 6) + pad("push", 10) + pad("indexer", 11) + pad("mode", 6) + pad("net", 6)
+                        + policies.map { p in "│" + columns(p).map { pad($0.0, $0.1, right: true) }.joined() }.joined()
+                        + "│ lag"]
         let byCell = Dictionary(grouping: rows, by: \.index)
         for index in byCell.keys.sorted() {
             let cellRows = byCell[index]!
             let c = cellRows[0].cell
-            let app = ["foreground": "fg", "background": "bg", "commuting": "comm"][c.app.rawValue]!
+            let app = ["foreground": "fg", "background": "bg", "commuting": "comm", "night": "night"][c.app.rawValue]!
             let mode = ["remote-push": "push", "background-fetch": "fetch", "off": "off"][c.mode.rawValue]!
             let push = c.push == .tokenExpired ? "token exp" : c.push.rawValue
-            var line = pad(String(index), 3, right: true) + " " + pad(app, 5) + pad(c.realtime.rawValue, 10) + pad(push, 10)
-                + pad(c.indexer.rawValue, 11) + pad(mode, 6) + pad(c.network == .on ? "on" : "spells", 7)
+            let realtime = c.realtime == .flaky ? "flaky" : c.realtime.rawValue
+            var line = pad(String(index), 3, right: true) + " " + pad(app, 6) + pad(realtime, 6) + pad(push, 10)
+                + pad(c.indexer.rawValue, 11) + pad(mode, 6) + pad(c.network == .on ? "on" : "spells", 6)
             for p in policies {
-                guard let s = cellRows.first(where: { $0.policy == p })?.summary else { line += "│" + pad("", 18); continue }
+                guard let s = cellRows.first(where: { $0.policy == p })?.summary else { line += "│" + pad("", width(p)); continue }
                 let flag = s.messagesLost > 0 || s.duplicates > 0 ? "!" : " "
-                line += "│" + flag + pad(secs(s.latencyP95), 5, right: true) + pad(String(s.backendRequests), 6, right: true)
-                    + pad(kb(s.backendBytes), 6, right: true)
+                var cells = [pad(secs(s.latencyP95), 5, right: true), pad(String(s.backendRequests), 6, right: true)]
+                if p != "naive" { cells.append(pad(kb(s.backendBytes), 6, right: true)) }
+                if p == "adaptive" {
+                    cells.append(pad(String(s.wakeUps), 5, right: true))
+                    cells.append(pad(times(s.latencyP95, s.floorLatencyP95), 7, right: true))
+                }
+                line += "│" + flag + cells.joined()
             }
             if let lag = cellRows.first(where: { $0.policy == "adaptive" })?.summary.beliefLag.records[.push] {
                 line += "│ " + (lag.worst.map { secs(Double($0.milliseconds) / 1000) } ?? "never")
@@ -242,14 +286,22 @@ public enum FaultMatrix {
         return lines + verdicts(rows).flatMap { wrap($0, width: 120) }
     }
 
-    /// A verdict line cut at commas to fit `width`, the rest indented.
+    /// A verdict line cut to fit `width`: before its list of cells (` (not: `) and at its
+    /// semicolons, the rest indented.
     static func wrap(_ line: String, width: Int) -> [String] {
         guard line.count > width else { return [line] }
+        var parts: [String] = []
+        var rest = Substring(line)
+        if let open = line.range(of: " (not: ") {
+            parts.append(String(line[..<open.lowerBound]))
+            rest = line[open.lowerBound...].dropFirst()
+        }
+        parts += rest.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         var out: [String] = [], current = ""
-        for part in line.split(separator: ";", omittingEmptySubsequences: false).map(String.init) {
-            let piece = current.isEmpty ? part : current + ";" + part
-            if piece.count > width, !current.isEmpty {
-                out.append(current + ";")
+        for part in parts {
+            let piece = current.isEmpty ? part : current + (part.hasPrefix("(not:") ? " " : ";") + part
+            if piece.count + 1 > width, !current.isEmpty {  // room for the ";" that ends a cut line
+                out.append(current + (part.hasPrefix("(not:") ? "" : ";"))
                 current = "   " + part.trimmingPrefix(" ")
             } else {
                 current = piece
@@ -258,32 +310,80 @@ public enum FaultMatrix {
         return out + [current]
     }
 
-    /// The issue's goals, each with its count over the grid.
+    /// The goals (docs/matrix.md, `PolicyGoals`), each a line with its count over the grid and
+    /// the cells that miss it: a goal missed is a line that says `not:`.
     public static func verdicts(_ rows: [Row]) -> [String] {
         var out = [""]
         let bad = rows.filter { $0.summary.messagesLost > 0 || $0.summary.duplicates > 0 }
         out.append("lost or duplicated: \(bad.isEmpty ? "none" : bad.map { "cell \($0.index) \($0.policy) (\($0.summary.messagesLost) lost, \($0.summary.duplicates) dup)" }.joined(separator: "; ")) in \(rows.count) runs")
-        let adaptive = rows.filter { $0.policy == "adaptive" }
-        let fgUp = adaptive.filter { $0.cell.app == .foreground && $0.cell.indexer == .up && $0.cell.network == .on }
-        let slow = fgUp.filter { ($0.summary.latencyP95 ?? 0) > 300 }
-        out.append("adaptive p95 ≤ 300 s in the foreground with the indexer up: \(fgUp.count - slow.count) of \(fgUp.count) cells"
-                   + (slow.isEmpty ? "" : " (not: " + slow.map { "\($0.index)" }.joined(separator: ", ") + ")"))
-        let seeds = Dictionary(uniqueKeysWithValues: rows.filter { $0.policy == "seed" }.map { ($0.index, $0.summary) })
-        var comparable = 0
-        var dearer: [String] = []
-        for a in adaptive {
-            guard let s = seeds[a.index], (s.latencyP95 ?? 0) <= 300 else { continue }
-            comparable += 1
-            var more: [String] = []
-            if a.summary.backendRequests > s.backendRequests { more.append("req \(a.summary.backendRequests)/\(s.backendRequests)") }
-            if a.summary.backendBytes > s.backendBytes { more.append("bytes \(a.summary.backendBytes)/\(s.backendBytes)") }
-            if !more.isEmpty { dearer.append("\(a.index) " + more.joined(separator: " ")) }
-        }
-        out.append("adaptive's requests and bytes ≤ seed's where seed's p95 ≤ 300 s: \(comparable - dearer.count) of \(comparable) cells"
-                   + (dearer.isEmpty ? "" : " (not: " + dearer.joined(separator: "; ") + ")"))
         let falseAlarms = rows.filter { $0.summary.falseUnreliable > 0 }
         out.append("false unreliable: " + (falseAlarms.isEmpty ? "none" : falseAlarms.map { "cell \($0.index) \($0.policy) ×\($0.summary.falseUnreliable)" }.joined(separator: "; ")))
+        let adaptive = rows.filter { $0.policy == "adaptive" }
+        let seeds = Dictionary(uniqueKeysWithValues: rows.filter { $0.policy == "seed" }.map { ($0.index, $0.summary) })
+        let naives = Dictionary(uniqueKeysWithValues: rows.filter { $0.policy == "naive" }.map { ($0.index, $0.summary) })
+        func line(_ goal: String, _ judged: [Row], _ misses: [String]) -> String {
+            "\(goal): \(judged.count - misses.count) of \(judged.count) cells" + (misses.isEmpty ? "" : " (not: " + misses.joined(separator: "; ") + ")")
+        }
+
+        // 1. A push that dies in the background is found.
+        let deadInBackground = adaptive.filter { Self.pushDeadInBackground($0.cell) }
+        let late = deadInBackground.compactMap { a -> String? in
+            var why: [String] = []
+            if (a.summary.latencyP95 ?? 0) > PolicyGoals.deadPushInBackgroundP95 { why.append("p95 \(Int((a.summary.latencyP95 ?? 0).rounded())) s") }
+            if let n = naives[a.index], Double(a.summary.backendRequests) > Double(n.backendRequests) * PolicyGoals.deadPushRequestsShareOfNaive {
+                why.append("req \(a.summary.backendRequests)/\(n.backendRequests)")
+            }
+            return why.isEmpty ? nil : "\(a.index) " + why.joined(separator: " ")
+        }
+        out.append(line("1. background, push dead: adaptive p95 ≤ \(Int(PolicyGoals.deadPushInBackgroundP95)) s at ≤ ½ naive's requests",
+                        deadInBackground, late))
+
+        // 2. Never slower than seed.
+        let withSeed = adaptive.filter { seeds[$0.index] != nil }
+        let slower = withSeed.compactMap { a -> String? in
+            let s = seeds[a.index]!
+            return PolicyGoals.neverSlower(adaptive: a.summary, seed: s) ? nil
+                : "\(a.index) \(Int((a.summary.latencyP95 ?? 0).rounded()))/\(Int((s.latencyP95 ?? 0).rounded())) s"
+        }
+        out.append(line("2. adaptive p95 ≤ 1.1 × seed's + 60 s", withSeed, slower))
+
+        // 3. Never dearer than seed where seed is not blind, but for the price of looking.
+        let comparable = withSeed.filter { PolicyGoals.seedNotBlind(seeds[$0.index]!) }
+        let dearer = comparable.compactMap { a in PolicyGoals.dearer(adaptive: a.summary, seed: seeds[a.index]!).map { "\(a.index) \($0)" } }
+        out.append(line("3. seed's p95 ≤ 300 s: adaptive ≤ seed's requests + 4 and bytes + 2 kB an hour of fg realtime outage",
+                        comparable, dearer))
+        let fgUp = adaptive.filter { $0.cell.app == .foreground && $0.cell.indexer == .up && $0.cell.network == .on }
+        let slow = fgUp.filter { ($0.summary.latencyP95 ?? 0) > PolicyGoals.foregroundP95 }.map { "\($0.index)" }
+        out.append(line("3. foreground, indexer up: adaptive p95 ≤ 300 s", fgUp, slow))
+        // Rule 3 needs three messages without their push, each overdue: a world that sent fewer
+        // in the first 13 minutes after push died cannot be judged in 15 (it is listed).
+        let fgDead = adaptive.filter { $0.cell.app == .foreground && $0.cell.push == .drop100 && $0.cell.mode == .remotePush }
+        let judgeable = fgDead.filter { ($0.summary.messagesInOutageStart ?? 0) >= 3 }
+        let unnoticed = judgeable.compactMap { a -> String? in
+            let lag = a.summary.beliefLag.records[.push]?.worst
+            return lag.map { $0 <= PolicyGoals.foregroundPushLag } ?? false ? nil : "\(a.index) \(lag.map { "\($0)" } ?? "never")"
+        }
+        let sparse = fgDead.filter { ($0.summary.messagesInOutageStart ?? 0) < 3 }
+            .map { "\($0.index): \($0.summary.messagesInOutageStart ?? 0) messages in its first 13 min" }
+        out.append(line("3. foreground, push dead: believed unreliable within 15 min", judgeable, unnoticed)
+                   + (sparse.isEmpty ? "" : "; too few messages to tell: " + sparse.joined(separator: "; ")))
+
+        // 4. The floor, and what a phone pays.
+        let overFloor = adaptive.filter { a in
+            guard let p = a.summary.latencyP95, let f = a.summary.floorLatencyP95, f > 0 else { return false }
+            return p > f * PolicyGoals.floorFactor
+        }
+        let judged = adaptive.filter { ($0.summary.floorLatencyP95 ?? 0) > 0 }
+        out.append(line("4. adaptive p95 ≤ 3 × the floor's (where not, docs/matrix.md says why)", judged, overFloor.map { "\($0.index)" }))
+        let wake = orderedPolicies(rows).map { p in "\(p) \(rows.filter { $0.policy == p }.map(\.summary.wakeUps).reduce(0, +))" }
+        out.append("4. wake-ups over the grid: " + wake.joined(separator: ", "))
         return out
+    }
+
+    /// Goal 1's worlds: the app in the background (all day, or a night), push dead, the device
+    /// online.
+    static func pushDeadInBackground(_ c: MatrixCell) -> Bool {
+        (c.app == .background || c.app == .night) && c.push == .drop100 && c.mode == .remotePush && c.network == .on
     }
 
     static func orderedPolicies(_ rows: [Row]) -> [String] {

@@ -47,7 +47,13 @@ public enum MatrixChart {
 
     /// A cell's words, short: where the app is, and what is not healthy.
     public static func words(_ c: MatrixCell) -> String {
-        var words = [["foreground": "fg", "background": "bg", "commuting": "comm"][c.app.rawValue]!]
+        var words: [String]
+        switch c.app {
+        case .foreground: words = ["fg"]
+        case .background: words = ["bg"]
+        case .commuting: words = ["comm"]
+        case .night: words = ["night"]
+        }
         if c.realtime != .up { words.append("realtime \(c.realtime.rawValue)") }
         if c.push != .ok { words.append("push \(c.push.rawValue)") }
         if c.indexer != .up { words.append("indexer \(c.indexer.rawValue)") }
@@ -63,16 +69,14 @@ public enum MatrixChart {
     /// Why adaptive waits an hour and more in a cell where naive does not: the mechanism, in
     /// the words of docs/matrix.md's hot cells.
     public static func reason(_ c: MatrixCell) -> String {
-        if c.app == .background {
+        if c.app == .background || c.app == .night {
             switch (c.mode, c.push) {
             case (.backgroundFetch, _):
                 return "a background refresh is a light sync (rule 14: the messages of the 8 most recent conversations), so handshakes and payments wait for the final foreground; naive's refresh is a full sync"
             case (.off, _):
                 return "mode off: nothing runs in the background, so everything waits for the final foreground"
             case (_, .drop30):
-                return "the refreshes' fetches show 70 % of messages came with their push (a), so push is believed reliable, the safety-net refreshes stop, and what push lost waits for the final foreground; naive refreshes every 15 min"
-            case (_, .drop100), (_, .tokenExpired):
-                return "in the background only push can tell the app anything; with push believed reliable no refresh is asked (rule 14's safety net is for push not reliable), so what push lost waits for the final foreground; naive refreshes every 15 min"
+                return "push delivers 70 % of the traffic, so by its record and its pace it keeps up, and what it lost waits for the morning; finding it would take a look at every refresh all night, and the tips show only each conversation's newest message"
             default:
                 break
             }

@@ -20,8 +20,23 @@ public struct RunSummary: Equatable, Sendable {
     public var latencyP50: Double?
     public var latencyP95: Double?
     public var latencyMax: Double?
+    /// The latency floor's p95 (`latencyFloor`): what an all-knowing client would see.
+    public var floorLatencyP95: Double?
+    /// What the phone paid in battery (`WakeUps`): refresh runs, pushes processed while
+    /// suspended, requests that woke the radio.
+    public var wakeUps: Int
+    public var refreshRuns: Int
+    public var pushesWhileSuspended: Int
+    public var radioWakeUps: Int
+    /// Seconds in the foreground while the world had realtime broken (`AppTimeline`): what
+    /// the matrix prices adaptive's looking by.
+    public var realtimeOutageForeground: Double
     /// Seconds from the first push outage (`push drop 100%` or `push down`) to `unreliable`.
     public var timeToUnreliable: Double?
+    /// Incoming messages that landed in the first 13 minutes of the first push outage: rule 3
+    /// needs three to call push unreliable, each overdue (2 minutes for a look of (e), which
+    /// waits out a slow push) before the 15 minutes the matrix allows are up.
+    public var messagesInOutageStart: Int?
     public var overlappingSyncs: Int
     public var pushStateChanges: Int
     /// The floor: one fetch by id for each incoming message neither realtime nor push delivered.
@@ -57,8 +72,11 @@ public struct RunSummary: Equatable, Sendable {
         var sent = 0, oracle = 0, oracleBytes = 0
         var lost: [NetworkMessage] = []
         var latencies = LatencyCounts()
+        let outage = run.firstPushOutage
+        var inOutageStart = 0
         world.history.forEachMessage { m, realtime, pushed in
             guard m.direction == .incoming else { return }
+            if let outage, m.blockTime >= outage, m.blockTime < outage + .minutes(13) { inOutageStart += 1 }
             let stored = run.storage.message(txId: m.txId)
             sent += 1
             // The floor: one fetch by id for each message neither realtime nor push delivered.
@@ -100,7 +118,15 @@ public struct RunSummary: Equatable, Sendable {
         latencyP50 = latencies.percentile(0.5)
         latencyP95 = latencies.percentile(0.95)
         latencyMax = latencies.max
+        let timeline = run.session.timeline.closed(at: run.scheduler.now)
+        floorLatencyP95 = Self.latencyFloor(world, timeline: timeline).percentile(0.95)
+        realtimeOutageForeground = Double(timeline.realtimeOutageInForeground.milliseconds) / 1000
+        wakeUps = world.wakeUps.total
+        refreshRuns = world.wakeUps.refreshRuns
+        pushesWhileSuspended = world.wakeUps.pushesWhileSuspended
+        radioWakeUps = world.wakeUps.radioWakeUps
 
+        messagesInOutageStart = outage.map { _ in inOutageStart }
         if let start = run.firstPushOutage {
             let becameUnreliable = run.session.becameUnreliable.first { $0 >= start }
             timeToUnreliable = becameUnreliable.map { Double(($0 - start).milliseconds) / 1000 }
@@ -156,6 +182,10 @@ public struct RunSummary: Equatable, Sendable {
             ("backend requests", "\(backendRequests)"),
         ] + kinds.map { ("  \($0)", "\(requestsByKind[$0] ?? 0)") } + [
             ("oracle requests (floor)", "\(oracleRequests)"),
+            ("wake-ups", "\(wakeUps)"),
+            ("  refresh runs", "\(refreshRuns)"),
+            ("  pushes while suspended", "\(pushesWhileSuspended)"),
+            ("  radio wake-ups", "\(radioWakeUps)"),
             ("backend bytes", "\(backendBytes)"),
         ] + byteKinds.filter { !Self.besideBackend.contains($0) }.map { ("  \($0) bytes", "\(bytesByKind[$0] ?? 0)") } + [
             ("oracle bytes (floor)", "\(oracleBytes)"),
@@ -167,6 +197,8 @@ public struct RunSummary: Equatable, Sendable {
             ("latency p50", secs(latencyP50)),
             ("latency p95", secs(latencyP95)),
             ("latency max", secs(latencyMax)),
+            ("latency p95 floor", secs(floorLatencyP95)),
+            ("realtime outage (fg)", secs(realtimeOutageForeground)),
             ("time to unreliable", secs(timeToUnreliable)),
         ] + beliefRows(kinds: beliefKinds) + [
             ("false unreliable", "\(falseUnreliable)"),
@@ -207,6 +239,10 @@ public struct RunSummary: Equatable, Sendable {
             "\"latency_p50_s\": \(num(latencyP50))",
             "\"latency_p95_s\": \(num(latencyP95))",
             "\"latency_max_s\": \(num(latencyMax))",
+            "\"floor_latency_p95_s\": \(num(floorLatencyP95))",
+            "\"wake_ups\": \(wakeUps)",
+            "\"wake_ups_by_kind\": {\"refresh_runs\": \(refreshRuns), \"pushes_while_suspended\": \(pushesWhileSuspended), \"radio\": \(radioWakeUps)}",
+            "\"realtime_outage_fg_s\": \(num(realtimeOutageForeground))",
             "\"time_to_unreliable_s\": \(num(timeToUnreliable))",
             "\"overlapping_syncs\": \(overlappingSyncs)",
             "\"push_state_changes\": \(pushStateChanges)",

@@ -67,8 +67,8 @@ public struct RunTimeline: Equatable, Sendable {
                 // A sync's backend requests, counted when it ends (syncs take seconds, a
                 // bucket minutes).
                 requests.append((e.at, (requests.last?.total ?? 0) + made))
-            case .tipAsked, .pushCheckAsked:
-                // (d)'s and (e)'s one request, made outside any sync.
+            case .tipAsked, .pushCheckAsked, .refreshLookAsked:
+                // (d)'s, (e)'s and (f)'s one request, made outside any sync.
                 requests.append((e.at, (requests.last?.total ?? 0) + 1))
             case .catchUpStarted(_, let kind, _, _):
                 marks.append((e.at, kind == .full ? .full : kind == .targeted ? .targeted : .light))

@@ -15,7 +15,21 @@
 // breaks in the background (token expired, mode changed) asks for the safety net at once;
 // push that becomes reliable, or mode `off`, withdraws it.
 //
-// Timer: the budget deadline of a running light sync.
+// Adaptive (f) watches push beyond the foreground: in `remote-push` the refresh is asked for
+// while push is reliable too, since only a look can tell a push that died in the background
+// from a quiet one. A grant is let go without a request while push keeps up (`PushWatch`:
+// reliable, vouched for since its last miss, not silent for longer than the traffic makes
+// likely). Otherwise the refresh looks first — the indexer's tips, one request — and syncs
+// the objects that moved past their cursors (any kind: payments and handshakes too, at most
+// `lightSyncConversations`, the most recently moved first): all of them while push is not
+// reliable (the safety net), and while it is only if the tips show a message push had not
+// brought. The light sync's budget holds for the look and the sync together.
+//
+//     granted ──keeps up──▶ skip
+//        └──▶ look ──moved, push not reliable or missing one──▶ sync those ──▶ requested
+//               └──────── nothing push had not brought ────────▶ skip ─────────▶ requested
+//
+// Timer: the budget deadline of a running light sync (or of a look).
 
 public struct BackgroundRefresh: Sendable {
     public enum Action: Equatable, Sendable {
@@ -29,6 +43,11 @@ public struct BackgroundRefresh: Sendable {
         case runFullSync
         /// The grant is not used: something else covers it.
         case skip(reason: String)
+        /// (f): ask the indexer's tips first, within the budget ending at `budgetEndsAt`
+        /// (`lookAnswered` then says what to sync).
+        case look(budgetEndsAt: Instant)
+        /// (f): a light sync of exactly these objects, within the budget already running.
+        case syncMoved(objects: [SyncObject], reason: String)
         /// Stop the running light sync now.
         case stopLightSync(reason: String)
     }
@@ -43,6 +62,9 @@ public struct BackgroundRefresh: Sendable {
 
     public let settings: SyncSettings
     public let policy: SyncPolicy
+    /// (f): the wait asked for after a grant let go because push keeps up: slower than the
+    /// safety net's, as a refresh costs the phone a wake-up even when it makes no request.
+    public var keepUpInterval: Interval = .minutes(30)
     private var phase: Phase = .foreground
 
     /// A refresh is asked of the OS.
@@ -65,7 +87,9 @@ public struct BackgroundRefresh: Sendable {
     var interval: Interval { policy.naiveBackgroundRefresh ? .seconds(60) : settings.backgroundRefreshInterval }
 
     func needed(mode: NotificationMode, pushState: PushState) -> Bool {
-        policy.naiveBackgroundRefresh ? mode != .off : Self.needed(mode: mode, pushState: pushState)
+        if policy.naiveBackgroundRefresh { return mode != .off }
+        if policy.watchPushInBackground, mode == .remotePush { return true }  // (f): reliable push is watched too
+        return Self.needed(mode: mode, pushState: pushState)
     }
 
     public var nextDeadline: Instant? { budgetEndsAt }
@@ -108,7 +132,9 @@ public struct BackgroundRefresh: Sendable {
 
     private func why(mode: NotificationMode, pushState: PushState) -> String {
         if policy.naiveBackgroundRefresh { return "every \(interval)" }
-        return mode == .backgroundFetch ? "mode background-fetch" : "safety net: push \(pushState.rawValue)"
+        if mode == .backgroundFetch { return "mode background-fetch" }
+        if pushState == .reliable { return "watching push: only a look tells a push that died from a quiet one" }
+        return "safety net: push \(pushState.rawValue)"
     }
 
     public mutating func enteredForeground(now: Instant) -> [Action] {
@@ -121,12 +147,21 @@ public struct BackgroundRefresh: Sendable {
         }
     }
 
-    /// The OS granted a refresh.
-    public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+    /// The OS granted a refresh. (f): `keepsUp` and `why` are `PushWatch`'s say on push now.
+    public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, keepsUp: Bool = false, why: String = "",
+                                        now: Instant) -> [Action] {
         if case .background = phase { phase = .background(requested: false) }
         if policy.naiveBackgroundRefresh {
             guard mode != .off else { return [.skip(reason: "notification mode is off")] }
             return [.runFullSync]  // the engine tracks the sync; the OS expires the task
+        }
+        if policy.watchPushInBackground, mode != .off {
+            if mode == .remotePush, keepsUp {
+                return [.skip(reason: why)] + rerequest(mode: mode, pushState: pushState, now: now, after: keepUpInterval)
+            }
+            let end = now + settings.lightSyncBudget
+            if inBackground { phase = .lightSync(budgetEndsAt: end) }
+            return [.look(budgetEndsAt: end)]
         }
         if mode == .remotePush && pushState == .reliable {
             return [.skip(reason: "reliable push covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
@@ -137,6 +172,29 @@ public struct BackgroundRefresh: Sendable {
         let end = now + settings.lightSyncBudget
         if inBackground { phase = .lightSync(budgetEndsAt: end) }
         return [.runLightSync(conversations: settings.lightSyncConversations, budgetEndsAt: end)]
+    }
+
+    /// (f): the look's tips answered. `moved`: the objects whose tip is past their cursor, the
+    /// most recently moved first; `unbrought`: those whose tip is past everything the app has,
+    /// push included, and overdue (a message push had not brought). While nothing is known of
+    /// push (`unknown`), the mode is not `remote-push`, or push is losing messages
+    /// (`PushWatch.losing`: a loss can hide behind a later push, as the tips show only each
+    /// object's newest message), everything that moved is synced, as rule 14's safety net;
+    /// otherwise — push delivering, if late — only when something push had not brought shows.
+    /// A look stopped meanwhile (budget, expiry, foreground) gets nothing.
+    public mutating func lookAnswered(moved: [SyncObject], unbrought: [SyncObject], mode: NotificationMode, pushState: PushState,
+                                      pushLosing: Bool = false, now: Instant) -> [Action] {
+        guard case .lightSync = phase else { return [] }
+        let safetyNet = mode != .remotePush || pushState == .unknown || pushState == .disabled || pushLosing
+        if !moved.isEmpty, safetyNet || !unbrought.isEmpty {
+            let objects = Array(moved.prefix(settings.lightSyncConversations))
+            let why = safetyNet ? "\(moved.count) objects moved past their cursors" + (pushLosing ? " (push lost messages lately)" : "")
+                : "\(unbrought.count) objects hold a message push has not brought (\(unbrought.prefix(3).map(\.description).joined(separator: ", "))\(unbrought.count > 3 ? ", …" : "")): syncing the \(moved.count) that moved"
+            return [.syncMoved(objects: objects, reason: why)]
+        }
+        phase = .background(requested: false)
+        let why = moved.isEmpty ? "the tips show nothing new" : "the tips show nothing push has not brought"
+        return [.skip(reason: why)] + rerequest(mode: mode, pushState: pushState, now: now)
     }
 
     /// The OS expires the refresh task (30 s after the grant).
@@ -164,9 +222,10 @@ public struct BackgroundRefresh: Sendable {
         return [.stopLightSync(reason: "budget of \(settings.lightSyncBudget) used up")]
     }
 
-    private mutating func rerequest(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+    private mutating func rerequest(mode: NotificationMode, pushState: PushState, now: Instant, after wait: Interval? = nil) -> [Action] {
         guard inBackground, needed(mode: mode, pushState: pushState) else { return [] }
         phase = .background(requested: true)
-        return [.request(earliest: now + interval, reason: "next refresh")]
+        let wait = wait ?? interval
+        return [.request(earliest: now + wait, reason: wait == interval ? "next refresh" : "next refresh: push keeps up, \(wait) later")]
     }
 }

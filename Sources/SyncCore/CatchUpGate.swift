@@ -131,9 +131,11 @@ public struct CatchUpGate: Sendable {
     /// A start is of the kind `kindToStart` says. `running`: the sync running now
     /// (`SyncRuns.first`), if any: no default, so no caller can forget it and start a second
     /// sync beside one (rule 8). `tipsProved`: (d)'s tips named the objects that moved, so
-    /// the gap is proven without the node.
+    /// the gap is proven without the node. `pushInDoubt`: push missed a message since it was
+    /// last found reliable (`PushWatch.inDoubt`), which (c) under (g) asks of a foreground outage.
     public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant, running: Running?,
-                                   foreground: Bool = true, realtimeLive: Bool = false, tipsProved: Bool = false) -> Action {
+                                   foreground: Bool = true, realtimeLive: Bool = false, tipsProved: Bool = false,
+                                   pushInDoubt: Bool = true) -> Action {
         guard policy.gated else {
             // naive: every trigger starts its own sync, whatever is running.
             return .start(trigger: trigger, forced: forced, kind: .full)
@@ -146,12 +148,29 @@ public struct CatchUpGate: Sendable {
         // made for catch-ups that fetch everything, does not hold back.
         if !forced, owed == nil, !tipsProved, pushState == .reliable, let left = debounceRemaining(pushState: pushState, now: now) {
             // (c): remember to catch up when the debounce ends, if still in the foreground.
-            if policy.trailingCatchUp, foreground { trailingDue = now + left }
+            if policy.trailingCatchUp, foreground, trails(trigger, pushInDoubt: pushInDoubt) { trailingDue = now + left }
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6
         }
         let kind = kindToStart(forced: forced, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive,
-                               tipsProved: tipsProved, now: now)
+                               tipsProved: tipsProved, trigger: trigger, now: now)
         return .start(trigger: trigger, forced: forced, kind: kind)  // rules 6–7
+    }
+
+    /// (g): rule 4's forced catch-up on entering `unreliable` is already done when a complete
+    /// full catch-up finished within `within` (the grace): the misses came from what it fetched,
+    /// and it fetched everything. Nothing owed, under (g) only.
+    public func justCaughtUp(now: Instant, within: Interval) -> Bool {
+        guard policy.pacedLooks, owed == nil, let last = lastFullSyncAt else { return false }
+        return now - last <= within
+    }
+
+    /// (c) trails the gap push alone covered. After a background it always does. (g): a
+    /// reconnect in the foreground (`rpc-restored`) closes a realtime outage, which (e) watches
+    /// once push is overdue; its skip trails only while push is in doubt — a push that has not
+    /// missed since it was found reliable is what rule 6 trusts, and the trailing catch-up would
+    /// cost a request where seed, which trusts it, pays none.
+    func trails(_ trigger: CatchUpTrigger, pushInDoubt: Bool) -> Bool {
+        !(policy.pacedLooks && trigger == .rpcRestored && !pushInDoubt)
     }
 
     /// The kind of catch-up a start runs. (b): while push is reliable, realtime is live in
@@ -160,12 +179,20 @@ public struct CatchUpGate: Sendable {
     /// owed (rule 14: only a full one pays for it), a full sync. (d): when the indexer's tips
     /// named the objects that moved past their cursors, a targeted sync of those, on the same
     /// terms (not forced, no full one owed, a full sync within `fullSyncMaxAge`).
+    /// (g): a reconnect in the foreground (`rpc-restored`) is proven so with push unreliable
+    /// too: its gap is the realtime outage it closes, which (e)'s looks or the polls of an
+    /// unreliable push covered up to its last minutes, and the UTXO set proves it as well with
+    /// push unreliable as reliable (a full sync at every flaky reconnect fetched everything).
+    /// Not without push (another mode, no token): rule 13's polls are all there is then, and
+    /// they stop with realtime back, so a message that landed after the proof's UTXO set was
+    /// asked, while a later reconnect joined it, would wait for no one.
     public func kindToStart(forced: Bool, pushState: PushState, foreground: Bool, realtimeLive: Bool, tipsProved: Bool = false,
-                            now: Instant) -> SyncKind {
+                            trigger: CatchUpTrigger? = nil, now: Instant) -> SyncKind {
         if tipsProved, policy.checkTipBeforePoll || policy.verifyPushWithoutRealtime, !forced, owed?.kind != .full, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {
             return .targeted
         }
-        guard policy.provenGap, !forced, owed?.kind != .full, pushState == .reliable, foreground, realtimeLive,
+        let provable = pushState == .reliable || (policy.pacedLooks && trigger == .rpcRestored && pushState == .unreliable)
+        guard policy.provenGap, !forced, owed?.kind != .full, provable, foreground, realtimeLive,
               let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge else { return .full }
         return .targeted
     }

@@ -27,6 +27,9 @@ public struct FallbackPoller: Sendable {
 
     public let settings: SyncSettings
     public let policy: SyncPolicy
+    /// (g): how long realtime must have been gone before polling for an unreliable push (as
+    /// (e) counts realtime unavailable: `PushVerifier.verifyInterval`).
+    public var realtimeGoneFor: Interval = .seconds(60)
     public private(set) var active = false
     public private(set) var waitingUntil: Instant?
     private var lastCompletedAt: Instant?
@@ -43,8 +46,11 @@ public struct FallbackPoller: Sendable {
     /// Re-evaluates rule 13's conditions. Called whenever lifecycle, realtime or mode change.
     /// `syncRunning`: a catch-up or light sync runs now (the gate's single flight).
     /// `pushUnreliable`: push is believed `unreliable` ((e) polls in `remote-push` then).
+    /// `realtimeGoneSince`: since when realtime has not been live in this foreground: (g) polls
+    /// for an unreliable push only once realtime has been gone `realtimeGoneFor` (a flaky socket
+    /// back in seconds is not worth a poll; the reconnect's own catch-up follows anyway).
     public mutating func conditionsChanged(lifecycle: Lifecycle, realtimeAvailable: Bool, mode: NotificationMode, syncRunning: Bool,
-                                           pushUnreliable: Bool = false, now: Instant) -> [Action] {
+                                           pushUnreliable: Bool = false, realtimeGoneSince: Instant? = nil, now: Instant) -> [Action] {
         let pushCannotCover = mode != .remotePush || (policy.verifyPushWithoutRealtime && pushUnreliable)
         let shouldPoll = lifecycle == .foreground && !realtimeAvailable && pushCannotCover
         if shouldPoll == active { return [] }
@@ -65,7 +71,8 @@ public struct FallbackPoller: Sendable {
         if syncRunning {
             return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(modeWords); next poll \(settings.pollDelay) after the running sync completes")]
         }
-        let due = max(now, lastCompletedAt.map { $0 + settings.pollDelay } ?? now)
+        var due = max(now, lastCompletedAt.map { $0 + settings.pollDelay } ?? now)
+        if forUnreliablePush, policy.pacedLooks { due = max(due, (realtimeGoneSince ?? now) + realtimeGoneFor) }
         waitingUntil = due
         return [.started(firstPollAt: due, reason: "realtime unavailable, mode \(modeWords)")]
     }

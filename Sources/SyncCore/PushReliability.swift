@@ -81,6 +81,9 @@ public struct PushReliability: Sendable {
         case observedHit(txId: String, pushOffset: Interval, via: EvidenceChannel)
         /// An observation's grace ran out without its push.
         case observedMiss(txId: String, consecutiveMisses: Int, via: EvidenceChannel)
+        /// (a): a fetched tx's grace ran out without its push, judged only after a hit on a tx
+        /// that landed later: evidence counts in the order it was seen, so it is no miss in a row.
+        case observedSuperseded(txId: String, via: EvidenceChannel)
         /// Rule 4: run a catch-up now, ignoring the debounce.
         case startForcedCatchUp
         /// Rule 4: re-register the push token.
@@ -99,6 +102,8 @@ public struct PushReliability: Sendable {
 
     /// Sightings waiting for their push, oldest first (sightings arrive in time order).
     private var pending: [(txId: String, seenAt: Instant, via: EvidenceChannel)] = []
+    /// (a): when the latest hit's tx was seen (a fetched tx: when it landed).
+    private var lastHitSeenAt: Instant?
     /// The channels of the current run of consecutive misses, for the log.
     private var missStreak: [EvidenceChannel] = []
     /// When push turned operational or not (rule 1's conditions), oldest first; before the
@@ -207,9 +212,9 @@ public struct PushReliability: Sendable {
             let offset = arrivedAt - seen.seenAt
             // The app may have been suspended past the grace deadline; judge by arrival time.
             if offset <= settings.pushGrace {
-                return hit(txId: txId, offset: offset, via: seen.via)
+                return hit(txId: txId, offset: offset, via: seen.via, seenAt: seen.seenAt)
             }
-            return miss(txId: txId, via: seen.via, now: now)
+            return miss(txId: txId, via: seen.via, seenAt: seen.seenAt, now: now)
         }
         if decided[txId] == nil {
             recentPushes[txId] = arrivedAt
@@ -251,7 +256,7 @@ public struct PushReliability: Sendable {
             let offset = pushedAt - now
             if -offset.milliseconds <= settings.pushLeadTolerance.milliseconds {
                 decide(txId, now)
-                return hit(txId: txId, offset: offset, via: .realtime)
+                return hit(txId: txId, offset: offset, via: .realtime, seenAt: now)
             }
             // The push came too long before the sighting to be its match: observe as usual,
             // it will be a miss unless the push comes again.
@@ -277,11 +282,12 @@ public struct PushReliability: Sendable {
         if let pushedAt = pushArrivedAt ?? recentPushes.removeValue(forKey: txId) {
             decide(txId, now)
             let offset = pushedAt - blockTime
-            return offset <= settings.pushGrace ? hit(txId: txId, offset: offset, via: .fetch) : miss(txId: txId, via: .fetch, now: now)
+            return offset <= settings.pushGrace ? hit(txId: txId, offset: offset, via: .fetch, seenAt: blockTime)
+                : miss(txId: txId, via: .fetch, seenAt: blockTime, now: now)
         }
         if now - blockTime >= settings.pushGrace {
             decide(txId, now)
-            return miss(txId: txId, via: .fetch, now: now)
+            return miss(txId: txId, via: .fetch, seenAt: blockTime, now: now)
         }
         let i = pending.firstIndex { $0.seenAt > blockTime } ?? pending.count
         pending.insert((txId, blockTime, .fetch), at: i)
@@ -299,7 +305,7 @@ public struct PushReliability: Sendable {
             pending.removeFirst()
             pendingIds.remove(first.txId)
             decide(first.txId, now)
-            actions += miss(txId: first.txId, via: first.via, now: now)
+            actions += miss(txId: first.txId, via: first.via, seenAt: first.seenAt, now: now)
         }
         return actions
     }
@@ -307,7 +313,8 @@ public struct PushReliability: Sendable {
     // MARK: - Transitions
 
     /// Rule 3: a hit resets the miss count and makes `unknown` / `unreliable` reliable at once.
-    private mutating func hit(txId: String, offset: Interval, via channel: EvidenceChannel) -> [Action] {
+    private mutating func hit(txId: String, offset: Interval, via channel: EvidenceChannel, seenAt: Instant) -> [Action] {
+        lastHitSeenAt = max(lastHitSeenAt ?? seenAt, seenAt)
         consecutiveMisses = 0
         missStreak = []
         var actions: [Action] = [.observedHit(txId: txId, pushOffset: offset, via: channel)]
@@ -321,7 +328,13 @@ public struct PushReliability: Sendable {
 
     /// Rules 3–4: the third consecutive miss makes any state unreliable; entering it forces a
     /// catch-up and re-registers the token unless that was done less than the cooldown ago.
-    private mutating func miss(txId: String, via channel: EvidenceChannel, now: Instant) -> [Action] {
+    /// (a): a fetched tx is often judged late — its grace waits while the app is suspended,
+    /// and a refresh fetches what landed long ago — so a miss whose tx was seen before the
+    /// latest hit's is no miss in a row: in the order they were seen, that hit came after it.
+    private mutating func miss(txId: String, via channel: EvidenceChannel, seenAt: Instant, now: Instant) -> [Action] {
+        if policy.fetchEvidence, channel == .fetch, let last = lastHitSeenAt, seenAt < last {
+            return [.observedSuperseded(txId: txId, via: channel)]
+        }
         consecutiveMisses += 1
         missStreak.append(channel)
         if missStreak.count > settings.missesToUnreliable { missStreak.removeFirst() }

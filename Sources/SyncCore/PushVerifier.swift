@@ -1,16 +1,23 @@
-// Improvement (e), "verify push when realtime cannot" (docs/spec.md#policies).
+// Improvement (e), "verify push when realtime cannot", paced by (g) (docs/spec.md#policies).
 //
 // Rule 2's evidence needs the realtime channel: with realtime down in the foreground, a push
 // service that drops everything is never caught, push stays believed `reliable`, and rule 13
 // does not poll in `remote-push`. Nothing reaches the user. So while the app is in the
 // foreground, realtime has not been live for `verifyInterval` (offline, stale found by the
-// keepalive, or connecting that long) and push is not `unreliable`, the engine asks the
-// indexer's tip every `verifyInterval` (one small request). What the tip reveals is fetched
-// by the objects that moved; a message push did not bring within the grace is a miss
-// (rule 3 through (a)), so a dead push falls to `unreliable`, and polling (rule 13, extended
-// to `remote-push` while push is unreliable) takes over. Live realtime again ends it all.
+// keepalive, or connecting that long) and push is not `unreliable`, the engine looks at the
+// indexer's tips (one small request). What the tips reveal is fetched by the objects that
+// moved; a message push did not bring within the grace is a miss (rule 3 through (a)), so a
+// dead push falls to `unreliable`, and polling (rule 13, extended to `remote-push` while push
+// is unreliable) takes over. Live realtime again ends it all.
 //
-//     idle ──foreground, realtime not live, push not unreliable──▶ waiting(due) ──due──▶ check ──▶ waiting(due + interval)
+// (e) alone looks every `verifyInterval`. (g) looks only when push may have failed: the first
+// look `overdueAfter` after realtime stopped (push is overdue then for anything realtime
+// missed: a push later than that is a miss whenever it comes); after a look that showed push
+// keeping up, the next one twice as far (up to `longestInterval`); after one that found what
+// push had not brought, `verifyInterval` later; and once push keeps up (`PushWatch`), only
+// when it has been silent for longer than the traffic makes likely.
+//
+//     idle ──foreground, realtime not live, push not unreliable──▶ waiting(due) ──due──▶ look ──answered──▶ waiting(next due)
 //       ▲                                                             │
 //       └──────────────── realtime live, background, push unreliable ─┘
 //
@@ -18,23 +25,56 @@
 
 public struct PushVerifier: Sendable {
     public enum Action: Equatable, Sendable {
-        /// Verifying began (realtime has not been live for `verifyInterval`).
+        /// Verifying began (the first look is due).
         case started(reason: String)
         /// Verifying ended.
         case stopped(reason: String)
         /// Ask the indexer's tip now.
         case check
+        /// (g): a look answered; the next one is due at `at` (nil: only a silence of push would call for one).
+        case scheduled(at: Instant?, reason: String)
+    }
+
+    /// (g): what a look showed.
+    public enum Look: Equatable, Sendable {
+        /// A message push had not brought, and is overdue for.
+        case unbrought
+        /// Nothing push is overdue for; `pushes` came since the last look.
+        case clean(pushes: Int)
+    }
+
+    /// What (g) needs of `PushWatch`: whether push keeps up, and when its silence would be news.
+    public struct Watch: Equatable, Sendable {
+        public var keepsUp: Bool
+        public var silenceEndsAt: Instant?
+        public init(keepsUp: Bool, silenceEndsAt: Instant?) {
+            self.keepsUp = keepsUp
+            self.silenceEndsAt = silenceEndsAt
+        }
     }
 
     public let policy: SyncPolicy
-    /// How long realtime is not live before the first check, and the time between checks.
+    /// (e): how long realtime is not live before the first check, and the time between checks;
+    /// (g): the time to the next look after one found what push had not brought.
     public var verifyInterval: Interval = .seconds(60)
-    /// Checks are running (the conditions have held for `verifyInterval`).
+    /// (g): the first look after realtime stopped: twice the grace, when push is overdue for
+    /// anything realtime missed.
+    public var overdueAfter: Interval = .seconds(120)
+    /// (g): the longest wait between looks while push does not keep up yet.
+    public var longestInterval: Interval = .minutes(8)
+    /// Checks are running (the first look was due).
     public private(set) var active = false
-    /// The next check (or, before the first, when the conditions will have held long enough).
+    /// The next check (or, before the first, when it will be due).
     public private(set) var dueAt: Instant?
     private var notLiveSince: Instant?
     private var pushState: PushState = .unknown
+    /// (g): the wait after the last look (nil: `overdueAfter`, before any look answered), and when it was.
+    private var wait: Interval?
+    public var interval: Interval { wait ?? overdueAfter }
+    public private(set) var lastLookAt: Instant?
+    /// (g): the last look got no answer (the indexer down): the next one is `verifyInterval` after it.
+    private var failedLookAt: Instant?
+    private var watch = Watch(keepsUp: false, silenceEndsAt: nil)
 
     public init(policy: SyncPolicy = .seed) {
         self.policy = policy
@@ -42,37 +82,100 @@ public struct PushVerifier: Sendable {
 
     public var nextDeadline: Instant? { dueAt }
 
-    /// Re-evaluates the conditions; called whenever lifecycle, realtime or push state change.
+    /// Re-evaluates the conditions; called whenever lifecycle, realtime or push state change,
+    /// and (g) whenever push's pace or record does (`watch`).
     /// `notLiveSince`: since when realtime has not been live in this foreground (nil: live).
     /// `polling`: rule 13 polls now (another mode than `remote-push`, or push unreliable):
     /// the polls already fetch what push would have brought.
-    public mutating func conditionsChanged(foreground: Bool, notLiveSince since: Instant?, pushState: PushState, polling: Bool,
-                                           now: Instant) -> [Action] {
+    /// `pushFailing`: push is unreliable and, under (g), losing messages (`PushWatch.losing`),
+    /// not only late: polling makes up for it (nil: `pushState` is unreliable).
+    public mutating func conditionsChanged(foreground: Bool, notLiveSince since: Instant?, pushState: PushState, pushFailing: Bool? = nil,
+                                           polling: Bool, watch: Watch? = nil, now: Instant) -> [Action] {
         self.pushState = pushState
-        guard policy.verifyPushWithoutRealtime, foreground, let since, pushState != .unreliable, !polling else {
+        if let watch { self.watch = watch }
+        let failing = pushFailing ?? (pushState == .unreliable)
+        guard policy.verifyPushWithoutRealtime, foreground, let since, !failing, !polling else {
             notLiveSince = nil
             dueAt = nil
             guard active else { return [] }
             active = false
             let why = !foreground ? "app not in foreground" : since == nil ? "realtime is live again"
-                : pushState == .unreliable ? "push is unreliable: polling takes over" : "polling covers it"
+                : failing ? "push is unreliable: polling takes over" : "polling covers it"
             return [.stopped(reason: why)]
         }
-        if dueAt == nil || notLiveSince != since {
+        if policy.pacedLooks {
+            notLiveSince = since
+            dueAt = pacedDue(since: since, now: now)
+        } else if dueAt == nil || notLiveSince != since {
             notLiveSince = since
             if !active { dueAt = max(now, since + verifyInterval) }
         }
         return []
     }
 
-    /// The deadline passed: check now, and again `verifyInterval` later (the first check
-    /// starts the checks). A spurious wake-up returns nothing.
+    /// (g): when the next look is due: not before push is overdue for what realtime missed;
+    /// once push keeps up, only when its silence would be news; before, `interval` after the
+    /// last look, or sooner if push falls silent.
+    private func pacedDue(since: Instant, now: Instant) -> Instant? {
+        // Without push (disabled) nothing is overdue: the look comes as (e)'s would.
+        let earliest = since + (pushState == .disabled ? verifyInterval : overdueAfter)
+        var due: Instant?
+        if watch.keepsUp {
+            due = watch.silenceEndsAt
+        } else {
+            due = lastLookAt.map { $0 + interval } ?? earliest
+            // A silence counts once: after a look that followed it, the interval rules.
+            if let silence = watch.silenceEndsAt, silence > (lastLookAt ?? .zero) { due = min(due!, silence) }
+        }
+        if let failed = failedLookAt { due = min(due ?? failed + verifyInterval, failed + verifyInterval) }
+        return due.map { max($0, earliest, now) }
+    }
+
+    /// The deadline passed: check now (the first check starts the checks). (e) alone checks
+    /// again `verifyInterval` later; (g) waits for the answer (`lookAnswered`), with
+    /// `verifyInterval` as the next check should none come. A spurious wake-up returns nothing.
     public mutating func deadlineReached(now: Instant) -> [Action] {
         guard let due = dueAt, due <= now, let since = notLiveSince else { return [] }
         dueAt = now + verifyInterval
+        lastLookAt = now
         guard !active else { return [.check] }
         active = true
-        return [.started(reason: "realtime not live since \(since), push \(pushState.rawValue): nothing else would notice a silent push; "
-                             + "the indexer's tip every \(verifyInterval)"), .check]
+        let pace = policy.pacedLooks
+            ? "looking at the indexer's tips when push may have failed: now, then less often while push keeps up"
+            : "the indexer's tip every \(verifyInterval)"
+        return [.started(reason: "realtime not live since \(since), push \(pushState.rawValue): nothing else would notice a silent push; \(pace)"), .check]
+    }
+
+    /// (g): a look got no answer (the indexer down, a broken reply): the next one is
+    /// `verifyInterval` later, whatever the pace.
+    public mutating func lookFailed(now: Instant) {
+        guard policy.pacedLooks, active, let since = notLiveSince else { return }
+        failedLookAt = now
+        dueAt = pacedDue(since: since, now: now)
+    }
+
+    /// (g): a look answered. After a look that found what push had not brought, the next one
+    /// comes `verifyInterval` later; after one that showed push keeping up (pushes came, and
+    /// nothing push is overdue for), twice as far as the last; after one with no push since the
+    /// last look (a quiet world, or a dead push whose messages are still young), as far.
+    /// `watch`: push's pace and record after it.
+    public mutating func lookAnswered(_ look: Look, watch: Watch, now: Instant) -> [Action] {
+        guard policy.pacedLooks, active, let since = notLiveSince else { return [] }
+        self.watch = watch
+        failedLookAt = nil
+        let reason: String
+        switch look {
+        case .unbrought:
+            wait = verifyInterval
+            reason = "the tips showed what push had not brought: next look in \(verifyInterval)"
+        case .clean(let pushes) where pushes > 0:
+            wait = min(interval * 2, longestInterval)
+            reason = watch.keepsUp ? "push keeps up: a look only if it is silent for longer than the traffic makes likely"
+                : "push kept up: next look in \(interval)"
+        case .clean:
+            reason = "nothing new: next look in \(interval)"
+        }
+        dueAt = pacedDue(since: since, now: now)
+        return [.scheduled(at: dueAt, reason: reason)]
     }
 }

@@ -41,10 +41,23 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     /// within the grace is a miss, so a silent push is found out (`PushVerifier`). While push
     /// is unreliable, rule 13 polls in `remote-push` too.
     public var verifyPushWithoutRealtime: Bool
+    /// (f) Beyond the foreground: in `remote-push` a background refresh is asked for while push
+    /// is reliable too; a grant is let go without a request while push keeps up (`PushWatch`),
+    /// and otherwise looks at the indexer's tips first and syncs only the objects that moved
+    /// (every kind, not only conversations), so that a push that dies in the background is found
+    /// at the next refresh the OS grants.
+    public var watchPushInBackground: Bool
+    /// (g) Looks only when push may have failed: (e) looks once push is overdue for what realtime
+    /// missed, then less often while the tips show push keeping up, and only on a silence the
+    /// traffic makes unlikely once push keeps up; rule 13's polls for an unreliable push wait
+    /// until realtime has been gone for `PushVerifier.verifyInterval`; (c) trails a foreground
+    /// realtime outage only while push is in doubt.
+    public var pacedLooks: Bool
 
     public init(name: String, gated: Bool, deferAppActive: Bool, reactsToUnreliable: Bool, fixedPollInterval: Interval?,
                 naiveBackgroundRefresh: Bool, fetchEvidence: Bool, provenGap: Bool, fullSyncMaxAge: Interval = .hours(6),
-                trailingCatchUp: Bool, checkTipBeforePoll: Bool = false, verifyPushWithoutRealtime: Bool = false) {
+                trailingCatchUp: Bool, checkTipBeforePoll: Bool = false, verifyPushWithoutRealtime: Bool = false,
+                watchPushInBackground: Bool = false, pacedLooks: Bool = false) {
         self.name = name
         self.gated = gated
         self.deferAppActive = deferAppActive
@@ -57,6 +70,8 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         self.trailingCatchUp = trailingCatchUp
         self.checkTipBeforePoll = checkTipBeforePoll
         self.verifyPushWithoutRealtime = verifyPushWithoutRealtime
+        self.watchPushInBackground = watchPushInBackground
+        self.pacedLooks = pacedLooks
     }
 
     /// The behaviour before these optimisations.
@@ -67,11 +82,11 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     public static let seed = SyncPolicy(name: "seed", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                         fixedPollInterval: nil, naiveBackgroundRefresh: false,
                                         fetchEvidence: false, provenGap: false, trailingCatchUp: false)
-    /// `seed` plus (a), (b), (c), (d) and (e). The default.
+    /// `seed` plus (a) to (g). The default.
     public static let adaptive = SyncPolicy(name: "adaptive", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                             fixedPollInterval: nil, naiveBackgroundRefresh: false,
                                             fetchEvidence: true, provenGap: true, trailingCatchUp: true, checkTipBeforePoll: true,
-                                            verifyPushWithoutRealtime: true)
+                                            verifyPushWithoutRealtime: true, watchPushInBackground: true, pacedLooks: true)
 
     public static let all: [SyncPolicy] = [.naive, .seed, .adaptive]
 
@@ -86,6 +101,8 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         case "c": p.trailingCatchUp = false
         case "d": p.checkTipBeforePoll = false
         case "e": p.verifyPushWithoutRealtime = false
+        case "f": p.watchPushInBackground = false
+        case "g": p.pacedLooks = false
         default: preconditionFailure("no improvement \(improvement)")
         }
         p.name = "\(name)-\(improvement)"
@@ -101,6 +118,8 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         case "c": p.trailingCatchUp = true
         case "d": p.checkTipBeforePoll = true
         case "e": p.verifyPushWithoutRealtime = true
+        case "f": p.watchPushInBackground = true
+        case "g": p.pacedLooks = true
         default: preconditionFailure("no improvement \(improvement)")
         }
         p.name = "\(name)+\(improvement)"

@@ -195,6 +195,8 @@ extension Engine {
         handle(refresh.enteredForeground(now: now))
         processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
         reliability.appResumed()
+        watch.appResumed()
+        handle(watch.judge(now: now))
         handle(reliability.deadlineReached(now: now))
         if reregisterWhenActive, mode == .remotePush {
             reregisterWhenActive = false
@@ -209,6 +211,7 @@ extension Engine {
         handle(connection.enteredBackground(now: now))
         notLiveSince = nil
         reliability.appSuspended()
+        watch.appSuspended()
         gate.enteredBackground()
         updatePoller()
         handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
@@ -242,12 +245,17 @@ extension Engine {
         guard let message = decodePush(payload, source: "push") else { return }
         store(message, via: .push, receivedAt: now)
         handle(reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
+        pushArrived(message)
     }
 
     func notificationExtensionReceived(payload: Data) {
         guard let message = decodePush(payload, source: "notification extension") else { return }
         let push = PendingPush(message: message, arrivedAt: now)
         pendingArrivals[message.txId] = now
+        // The app has it, held by the extension: a look does not count it as push's to bring.
+        let object = SyncObject(holding: message)
+        if newestSeen[object].map({ $0 < message.blockTime }) ?? true { newestSeen[object] = message.blockTime }
+        pushArrived(message)
         if !has(message.txId) { pendingUnstored.insert(message.txId) }
         if unsaved.trouble != nil {
             unsaved.keep(push)  // in order, behind a removal that may still be owed
@@ -282,7 +290,9 @@ extension Engine {
     func backgroundRefreshGranted(task: Int) {
         currentRefreshTask = task
         emit(.backgroundRefresh("granted by the OS"))
-        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, now: now))
+        handle(watch.judge(now: now))  // the app runs: what came due while it was suspended
+        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, keepsUp: watch.keepsUp(reliability.state, now: now, background: true),
+                                      why: watch.why(reliability.state, now: now, background: true), now: now))
     }
 
     func backgroundRefreshExpired(task: Int) {

@@ -10,6 +10,7 @@ extension Engine {
             switch action {
             case .stateChanged(let from, let to, let reason):
                 counters.pushStateChanges += 1
+                watch.stateChanged(to: to, now: now)
                 emit(.pushState(from: from, to: to, reason: reason))
                 handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
                 updatePoller()  // (e): rule 13 in remote-push while push is unreliable, and (e)'s checks
@@ -17,8 +18,14 @@ extension Engine {
                 emit(.observationHit(txId: txId, pushOffset: offset, via: via))
             case .observedMiss(let txId, let misses, let via):
                 emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
+            case .observedSuperseded(let txId, let via):
+                emit(.observationSuperseded(txId: txId, via: via))
             case .startForcedCatchUp:
-                trigger(.pushUnreliable, forced: true)
+                if gate.justCaughtUp(now: now, within: settings.pushGrace), runs.isEmpty, let last = gate.lastFullSyncAt {
+                    emit(.pushWatch("no forced catch-up: the full one that found these misses finished \(now - last) ago"))
+                } else {
+                    trigger(.pushUnreliable, forced: true)
+                }
             case .reregisterToken:
                 registerToken(reason: "re-register: push unreliable")
             case .reregisterSkipped(let ago, let left):
@@ -33,7 +40,7 @@ extension Engine {
             case .connect(let forced, let reason):
                 emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
                 liveSince = nil
-                if connection.lifecycle == .foreground, notLiveSince == nil { notLiveSince = now }
+                if connection.lifecycle == .foreground, notLiveSince == nil { realtimeStopped() }
                 currentConnection = nil  // its id comes back with `.connectionOpened`
                 effects.append(.connect(forced: forced))
             case .requestCatchUp(let triggers, _):
@@ -43,7 +50,7 @@ extension Engine {
                 if state == .live {
                     notLiveSince = nil
                 } else if connection.lifecycle == .foreground, notLiveSince == nil {
-                    notLiveSince = now
+                    realtimeStopped()
                 }
                 emit(.realtime(state, reason: reason))
             case .ping(let id):
@@ -75,13 +82,13 @@ extension Engine {
     /// indexer's tips first (one request): a sync only of the objects whose tip moved past
     /// their cursors.
     func poll() {
-        guard policy.checkTipBeforePoll, reliability.state != .reliable, !pending.tipOut, runs.isEmpty, gate.owed?.kind != .full,
+        guard policy.checkTipBeforePoll, reliability.state != .reliable, pending.tipOut == nil, runs.isEmpty, gate.owed?.kind != .full,
               let lastFull = gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
             return trigger(.poll, forced: false)
         }
         counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
         let id = request()
-        pending.sent(id, .tip(verifiesPush: false))
+        pending.sent(id, .tip(.poll))
         poller.syncStarted(now: now)
         effects.append(.indexer(id: id, .tip))
         emit(.tipAsked(objects: fullSyncObjects().count))
@@ -118,6 +125,7 @@ extension Engine {
 
     /// (e): the tips against what the app has of each object (its cursor, or the newest
     /// message any channel brought): what moved is what push and realtime have not brought.
+    /// (g): only what push is overdue for counts (`unbrought`); a younger message may still come.
     func pushCheckReplied(result: Result<Data, TransportError>) {
         guard verifier.active else { return }
         let tips: IndexerTips
@@ -125,15 +133,12 @@ extension Engine {
             tips = try IndexerTips.read(result.get(), now: now)
         } catch {
             emit(.error(source: "indexer", message: "tip: \(error); push check again in \(verifier.verifyInterval)"))
-            return
+            return verifier.lookFailed(now: now)
         }
         let objects = fullSyncObjects()
-        let moved = objects.filter { object in
-            guard let tip = tips.tip(of: object) else { return false }
-            let have = [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
-            return have.map { tip > $0 } ?? true
-        }
+        let moved = unbrought(objects, tips: tips)
         emit(.pushCheckAnswered(age: tips.latest.map { now - $0 }, moved: moved.map(\.description), of: objects.count))
+        if policy.pacedLooks { pushLookAnswered(unbrought: moved) }
         if !moved.isEmpty { trigger(.pushCheck, forced: false, tipObjects: moved) }
     }
 
@@ -162,7 +167,16 @@ extension Engine {
             case .skip(let reason):
                 emit(.backgroundRefresh("skipped: \(reason)"))
             case .stopLightSync(let reason):
-                if let id = refreshRunId { finish(runId: id, stoppedBy: reason) }
+                if let id = refreshRunId {
+                    finish(runId: id, stoppedBy: reason)
+                } else if pending.tipOut == .refreshLook {
+                    emit(.backgroundRefresh("look stopped: \(reason)"))
+                }
+            case .look:
+                refreshLook()
+            case .syncMoved(let objects, let reason):
+                emit(.backgroundRefresh(reason))
+                refreshRunId = startSync(kind: .light, trigger: .backgroundRefresh, forced: false, objects: objects)
             }
         }
     }
@@ -171,7 +185,7 @@ extension Engine {
     func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now, running: runs.first?.running,
                               foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
-                              tipsProved: tipObjects != nil) {
+                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt) {
         case .start(let t, let forced, let kind):
             if kind == .targeted, let tipObjects {
                 startSync(kind: .targeted, trigger: t, forced: forced, objects: tipObjects)
@@ -212,9 +226,11 @@ extension Engine {
     /// Rule 13's poller and (e)'s checks, after any change of lifecycle, realtime, mode or push state.
     func updatePoller() {
         handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode,
-                                        syncRunning: !runs.isEmpty, pushUnreliable: reliability.state == .unreliable, now: now))
+                                        syncRunning: !runs.isEmpty, pushUnreliable: pushFailing,
+                                        realtimeGoneSince: notLiveSince, now: now))
         handle(verifier.conditionsChanged(foreground: connection.lifecycle == .foreground, notLiveSince: notLiveSince,
-                                          pushState: reliability.state, polling: poller.active, now: now))
+                                          pushState: reliability.state, pushFailing: pushFailing, polling: poller.active, watch: watchView,
+                                          now: now))
     }
 
     func handle(_ actions: [PushVerifier.Action]) {
@@ -223,18 +239,19 @@ extension Engine {
             case .started(let reason): emit(.pushCheck("started: " + reason))
             case .stopped(let reason): emit(.pushCheck("stopped: " + reason))
             case .check: verifyPush()
+            case .scheduled(let at, let reason): emit(.pushCheck(reason + (at.map { " (at \($0))" } ?? "")))
             }
         }
     }
 
     /// (e): one tip request; what moved past what the app has is fetched (`tipReplied`).
     func verifyPush() {
-        guard !pending.tipOut, runs.isEmpty else {
+        guard pending.tipOut == nil, runs.isEmpty else {
             return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
         }
         counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
         let id = request()
-        pending.sent(id, .tip(verifiesPush: true))
+        pending.sent(id, .tip(.pushCheck))
         effects.append(.indexer(id: id, .tip))
         emit(.pushCheckAsked(objects: fullSyncObjects().count))
     }

@@ -133,8 +133,9 @@ extension Engine {
 
     func indexerReplied(id: Int, result: Result<Data, TransportError>) {
         switch pending.answered(id) {
-        case .tip(let verifiesPush)?:
-            verifiesPush ? pushCheckReplied(result: result) : tipReplied(result: result)
+        case .tip(.poll)?: tipReplied(result: result)
+        case .tip(.pushCheck)?: pushCheckReplied(result: result)
+        case .tip(.refreshLook)?: refreshLookReplied(result: result)
         case .page(let object, let call, let since, let page, let runId, let requestedAt)?:
             fetchReplied(object, call: call, since: since, page: page, runId: runId, requestedAt: requestedAt, result: result)
         case .message(let call, let runId, let requestedAt)?:
@@ -231,7 +232,9 @@ extension Engine {
             }
             if let covered, provenThrough.map({ $0 < covered }) ?? true { provenThrough = covered }
             if run.kind == .targeted, let askedAt { advanceCursorsAfterProof(askedAt: askedAt) }
+            if let proof = refreshCovers, proof.runId == runId { provesThrough(proof.through) }  // (f)
         }
+        if refreshCovers?.runId == runId { refreshCovers = nil }
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
                       forced: run.forced, progressed: run.failed < run.requests)
         counters.errors += run.failed

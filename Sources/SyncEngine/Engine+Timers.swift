@@ -97,6 +97,7 @@ extension Engine {
         case .connection: return connection.nextDeadline
         case .poll: return poller.nextDeadline
         case .pushCheck: return verifier.nextDeadline
+        case .pushWatch: return watch.nextDeadline
         case .refresh: return refresh.nextDeadline
         case .gate: return gate.nextDeadline
         case .storeRetry: return storeRetryAt
@@ -111,6 +112,7 @@ extension Engine {
         case .connection: handle(connection.deadlineReached(now: now))
         case .poll: handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
         case .pushCheck: handle(verifier.deadlineReached(now: now))
+        case .pushWatch: handle(watch.deadlineReached(now: now))
         case .refresh: handle(refresh.deadlineReached(now: now))
         case .gate: for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
         case .storeRetry: if let at = storeRetryAt, at <= now { retryStore() }
@@ -151,6 +153,8 @@ enum EngineTimer: CaseIterable {
     case poll
     /// (e)'s next check of push (`PushVerifier`).
     case pushCheck
+    /// (f): push's record of what it lost, judged in the background (`PushWatch`).
+    case pushWatch
     /// Rule 14's refresh budget (`BackgroundRefresh`).
     case refresh
     /// A catch-up owed and retried (rule 14), (c)'s trailing one (`CatchUpGate`).

@@ -30,6 +30,8 @@ public final class Engine {
     public internal(set) var connection: ConnectionLifecycle
     /// (e): checks the indexer's tip while realtime cannot verify push.
     public internal(set) var verifier: PushVerifier
+    /// (f), (g): push's pace and record, which say when looking is worth a request.
+    public internal(set) var watch: PushWatch
     public internal(set) var notifier: NotificationPresenter
     public internal(set) var mode: NotificationMode
     public internal(set) var tokenStatus: TokenStatus = .none
@@ -105,6 +107,10 @@ public final class Engine {
     var provenThrough: Instant?
     /// (b): when the UTXO set of each targeted run was asked for.
     var utxoAskedAt: [Int: Instant] = [:]
+    /// (f): when the refresh's look asked the tips, and the refresh sync that fetches every
+    /// object they showed moved: completed, everything indexed before the look is stored.
+    var lookAskedAt: Instant?
+    var refreshCovers: (runId: Int, through: Instant)?
     /// Reply items the indexer keeps serving broken (see `RejectedItems`).
     var rejectedItems: RejectedItems
     /// What the store could not write yet (see `UnsavedChanges`), and when it is tried again.
@@ -140,6 +146,7 @@ public final class Engine {
         self.refresh = BackgroundRefresh(settings: settings, policy: policy)
         self.connection = ConnectionLifecycle(settings: settings, policy: policy)
         self.verifier = PushVerifier(policy: policy)
+        self.watch = PushWatch(policy: policy)
         self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
         self.mode = saved?.mode ?? initialMode
         self.tokenStatus = saved?.tokenStatus ?? .none

@@ -12,8 +12,8 @@ struct PendingRequests {
         case message(call: IndexerCall, runId: Int, requestedAt: Instant)
         /// (b): the address's UTXO set, for a targeted sync.
         case utxoSet(runId: Int)
-        /// (d)'s tip before a poll, or (e)'s check of push.
-        case tip(verifiesPush: Bool)
+        /// The indexer's tips, for (d)'s poll, (e)'s check of push or (f)'s background refresh.
+        case tip(TipPurpose)
     }
 
     /// An ask held for the indexer's lag.
@@ -26,18 +26,18 @@ struct PendingRequests {
 
     private var inFlight: [Int: Request] = [:]
     private var held: [(at: Instant, ask: Held)] = []
-    /// A tip request is out ((d) and (e) never send two).
-    private(set) var tipOut = false
+    /// The tip request out, by whose it is ((d), (e) and (f) never send two).
+    private(set) var tipOut: TipPurpose?
 
     mutating func sent(_ id: Int, _ request: Request) {
         inFlight[id] = request
-        if case .tip = request { tipOut = true }
+        if case .tip(let purpose) = request { tipOut = purpose }
     }
 
     /// The request a reply answers, taken out of the table; nil for one the engine no longer waits for.
     mutating func answered(_ id: Int) -> Request? {
         guard let r = inFlight.removeValue(forKey: id) else { return nil }
-        if case .tip = r { tipOut = false }
+        if case .tip = r { tipOut = nil }
         return r
     }
 
@@ -59,4 +59,9 @@ struct PendingRequests {
         }
         return out
     }
+}
+
+/// Who asked the indexer's tips: (d)'s poll, (e)'s push check, (f)'s background refresh.
+enum TipPurpose: Equatable {
+    case poll, pushCheck, refreshLook
 }

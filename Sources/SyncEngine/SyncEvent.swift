@@ -14,6 +14,8 @@ public enum SyncEvent: Equatable, Sendable {
     case pushState(from: PushState, to: PushState, reason: String)
     case observationHit(txId: String, pushOffset: Interval, via: EvidenceChannel)
     case observationMiss(txId: String, consecutiveMisses: Int, threshold: Int, via: EvidenceChannel)
+    /// (a): a miss judged after a hit on a later tx: not a miss in a row.
+    case observationSuperseded(txId: String, via: EvidenceChannel)
     case catchUpStarted(trigger: CatchUpTrigger, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
     case catchUpJoined(trigger: CatchUpTrigger, running: String)
     case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
@@ -47,6 +49,11 @@ public enum SyncEvent: Equatable, Sendable {
     /// (e): the tips answered, and the objects (of `of`) past what any channel brought.
     indirect case pushCheckAnswered(age: Interval?, moved: [String], of: Int)
     case backgroundRefresh(String)
+    /// (f), (g): push's record: a message push lost.
+    case pushWatch(String)
+    /// (f): a background refresh looks first: the indexer's tips (one backend request), for
+    /// the `objects` a full sync would fetch; `why`: what push's watch said.
+    case refreshLookAsked(objects: Int, why: String)
     /// The push service dropped what it held for the device (FCM's "messages deleted").
     case pushMessagesDeleted
     case tokenStatus(TokenStatus)
@@ -94,6 +101,8 @@ public enum SyncEvent: Equatable, Sendable {
         case .observationMiss(let tx, let misses, let threshold, let via):
             let count = misses <= threshold ? "misses \(misses)/\(threshold)" : "\(misses) consecutive misses"
             return "observation miss \(tx.prefix(8)) (\(via.rawValue)): no push within grace, \(count)"
+        case .observationSuperseded(let tx, let via):
+            return "observation miss \(tx.prefix(8)) (\(via.rawValue)): no push within grace, but push brought a tx that landed later: not a miss in a row"
         case .catchUpStarted(let trigger, let kind, let forced, let objects):
             return "catch-up started (\(trigger.rawValue)): \(kind.rawValue) sync of \(Words.count(objects, "object"))" + (forced ? ", forced" : "")
         case .catchUpJoined(let trigger, let running):
@@ -137,6 +146,10 @@ public enum SyncEvent: Equatable, Sendable {
             return "push service: it dropped the notifications it held while the device was unreachable (messages deleted); a full catch-up, forced"
         case .backgroundRefresh(let s):
             return "background refresh: \(s)"
+        case .pushWatch(let s):
+            return "push watch: \(s)"
+        case .refreshLookAsked(let objects, let why):
+            return "background refresh: looking first: the indexer's tips for the \(Words.count(objects, "object")) (\(why))"
         case .tokenStatus(let s):
             return "push token \(s.rawValue)"
         case .tokenRegistration(let s):

@@ -20,7 +20,7 @@ public final class SQLiteWorldHistory: WorldHistory {
                 kind TEXT NOT NULL, body TEXT NOT NULL, blockTime INTEGER NOT NULL);
             CREATE TABLE delivery (
                 txId TEXT PRIMARY KEY NOT NULL, realtime INTEGER NOT NULL DEFAULT 0, owed INTEGER NOT NULL DEFAULT 0,
-                pushedAt INTEGER) WITHOUT ROWID;
+                pushedAt INTEGER, realtimeAt INTEGER, indexedAt INTEGER) WITHOUT ROWID;
             CREATE TABLE output (seq INTEGER PRIMARY KEY, txId TEXT NOT NULL, landedAt INTEGER NOT NULL);
             CREATE INDEX output_by_time ON output(landedAt, seq);
             -- the indexer: a list per sync object in block-time order, then the order indexed
@@ -42,12 +42,13 @@ public final class SQLiteWorldHistory: WorldHistory {
         messageCount += 1
     }
 
-    public func forEachMessage(_ body: (NetworkMessage, Bool, Bool) -> Void) {
+    public func forEachDelivery(_ body: (NetworkMessage, MessageDelivery) -> Void) {
         file.read("""
-            SELECT m.txId, m.conversation, m.direction, m.kind, m.body, m.blockTime, d.realtime, d.pushedAt
+            SELECT m.txId, m.conversation, m.direction, m.kind, m.body, m.blockTime, d.realtimeAt, d.pushedAt, d.indexedAt
             FROM message m LEFT JOIN delivery d ON d.txId = m.txId ORDER BY m.seq
             """) { s in
-            body(file.message(s), file.int(s, 6) == 1, !file.isNull(s, 7))
+            func instant(_ column: Int32) -> Instant? { file.isNull(s, column) ? nil : Instant(milliseconds: file.int(s, column)) }
+            body(file.message(s), MessageDelivery(indexedAt: instant(8), realtimeAt: instant(6), pushedAt: instant(7)))
             return true
         }
     }
@@ -82,7 +83,11 @@ public final class SQLiteWorldHistory: WorldHistory {
 
     // MARK: the indexer
 
-    public func index(_ m: NetworkMessage) {
+    public func index(_ m: NetworkMessage, at: Instant) {
+        file.write("INSERT INTO delivery (txId, indexedAt) VALUES (?1, ?2) ON CONFLICT (txId) DO UPDATE SET indexedAt = coalesce(indexedAt, ?2)") { s in
+            file.text(s, 1, m.txId)
+            file.int(s, 2, at.milliseconds)
+        }
         file.write("INSERT INTO indexed (\(Self.columns), object) VALUES (?, ?, ?, ?, ?, ?, ?)") { s in
             file.bind(s, m)
             file.text(s, 7, SyncObject(holding: m).description)
@@ -156,8 +161,14 @@ public final class SQLiteWorldHistory: WorldHistory {
 
     // MARK: delivery
 
-    public func markRealtimeDelivered(_ txId: String) {
-        file.write("INSERT INTO delivery (txId, realtime) VALUES (?, 1) ON CONFLICT (txId) DO UPDATE SET realtime = 1") { file.text($0, 1, txId) }
+    public func markRealtimeDelivered(_ txId: String, at: Instant) {
+        file.write("""
+            INSERT INTO delivery (txId, realtime, realtimeAt) VALUES (?1, 1, ?2)
+            ON CONFLICT (txId) DO UPDATE SET realtime = 1, realtimeAt = coalesce(realtimeAt, ?2)
+            """) { s in
+            file.text(s, 1, txId)
+            file.int(s, 2, at.milliseconds)
+        }
     }
 
     public func realtimeDelivered(_ txId: String) -> Bool {

@@ -305,7 +305,9 @@ func policiesBench() throws {
     for file in files {
         let scenario = try ScenarioParser.load(path: scenariosDirectory.appendingPathComponent(file).path)
         say("== policies: Scenarios/\(file)")
-        for line in RunSummary.comparison(SyncPolicy.all.map { runPolicy(scenario, $0) }) { say(line) }
+        let runs = SyncPolicy.all.map { runPolicy(scenario, $0) }
+        for line in RunSummary.comparison(runs) { say(line) }
+        if let verdict = PolicyGoals.verdict(runs) { say(verdict) }
         say("")
     }
 }
@@ -315,8 +317,7 @@ func ablationBench() throws {
     for file in ["healthy-day.scenario", "offline-mode.scenario", "push-outage.scenario", "blind-spot.scenario"] {
         let scenario = try ScenarioParser.load(path: scenariosDirectory.appendingPathComponent(file).path)
         say("== ablation of adaptive: Scenarios/\(file)")
-        let policies: [SyncPolicy] = [.adaptive, SyncPolicy.adaptive.without("a"), SyncPolicy.adaptive.without("b"),
-                                      SyncPolicy.adaptive.without("c"), SyncPolicy.adaptive.without("d"), SyncPolicy.adaptive.without("e"), .seed]
+        let policies: [SyncPolicy] = [.adaptive] + ["a", "b", "c", "d", "e", "f", "g"].map { SyncPolicy.adaptive.without($0) } + [.seed]
         let runs = policies.map { runPolicy(scenario, $0) }
         let header = "policy".padding(toLength: 14, withPad: " ", startingAt: 0)
             + ["requests", "full", "targeted", "lost", "p95 s", "max s", "unreliable after s"].map { $0.leftPad(10) }.joined()

@@ -8,7 +8,7 @@ extension Simulate {
         let duration = try durationText.map(Self.matrixDuration) ?? .hours(3)
         let policies = policy.map { [SyncPolicy.named($0)!] } ?? SyncPolicy.all
         let tty = isatty(STDERR_FILENO) == 1
-        let rows = try FaultMatrix.run(policies: policies, duration: duration) { done, total in
+        let rows = try FaultMatrix.run(policies: policies, duration: duration, matrixSeed: matrixSeed) { done, total in
             if tty { FileHandle.standardError.write(Data("\rfault matrix: \(done) of \(total) runs   ".utf8)) }
         }
         if tty { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }

@@ -32,6 +32,12 @@ struct Simulate: ParsableCommand {
     @Option(name: .customLong("matrix-cell"), help: ArgumentHelp("Print the scenario of the matrix's cell N (as the table numbers it), to run or shrink on its own.", valueName: "N"))
     var matrixCell: Int?
 
+    @Option(name: .customLong("matrix-seed"), parsing: .unconditional, help: ArgumentHelp("With --matrix or --matrix-cell: the same grid drawn on other seeds (docs/matrix.md).", valueName: "N"))
+    var matrixSeedText: String?
+
+    /// `--matrix-seed`, read (validate said it is a whole number).
+    var matrixSeed: UInt64? { matrixSeedText.flatMap { UInt64($0) } }
+
     @Option(name: .customLong("push-model"), help: ArgumentHelp("What the push service keeps while the device is offline: ideal, apns or fcm (overrides the scenario's push model line).", valueName: "MODEL"))
     var pushModel: String?
 
@@ -110,15 +116,19 @@ struct Simulate: ParsableCommand {
         if matrix || matrixCell != nil {
             if scenario != nil { throw ValidationError("--matrix runs its own worlds: give it no --scenario") }
             if events || compare || seedText != nil || pushModel != nil {
-                throw ValidationError("--matrix takes --policy, --duration, --format and --chart (not --events, --compare, --seed or --push-model)")
+                throw ValidationError("--matrix takes --policy, --duration, --matrix-seed, --format and --chart (not --events, --compare, --seed or --push-model)")
             }
             if let durationText { _ = try Self.matrixDuration(durationText) }
+            if let matrixSeedText, UInt64(matrixSeedText) == nil {
+                throw ValidationError("--matrix-seed \(matrixSeedText): expected a whole number from 0 to \(UInt64.max)")
+            }
             if let matrixCell, !FaultMatrix.cells.indices.contains(matrixCell) {
                 throw ValidationError("--matrix-cell \(matrixCell): the matrix has cells 0 to \(FaultMatrix.cells.count - 1)")
             }
         } else {
             if scenario == nil { throw ValidationError("give --scenario FILE (or --matrix)") }
             if durationText != nil { throw ValidationError("--duration goes with --matrix (a scenario says its own duration)") }
+            if matrixSeedText != nil { throw ValidationError("--matrix-seed goes with --matrix or --matrix-cell") }
         }
     }
 
@@ -134,7 +144,7 @@ struct Simulate: ParsableCommand {
     func run() throws {
         if let matrixCell {
             let d = try durationText.map(Self.matrixDuration) ?? .hours(3)
-            return FileHandle.standardOutput.write(Data(FaultMatrix.cells[matrixCell].scenarioText(duration: d).utf8))
+            return FileHandle.standardOutput.write(Data(FaultMatrix.cells[matrixCell].scenarioText(duration: d, matrixSeed: matrixSeed).utf8))
         }
         if matrix { return try runMatrix() }
         if shrink { return try runShrink() }

@@ -55,7 +55,9 @@ struct MatrixCommandLineTests {
                      ["simulate", "--matrix-cell", "9999"], ["simulate", "--matrix-cell", "-1"], ["simulate", "--matrix", "--events"],
                      ["simulate", "--matrix", "--compare"], ["simulate", "--matrix", "--seed", "3"], ["simulate", "--scenario", demo, "--duration", "3h"],
                      ["simulate", "--scenario", demo, "--push-model", "gcm"], ["simulate", "--scenario", demo, "--chart-lane", "pies"],
-                     ["simulate"], ["simulate", "--matrix", "--policy", "clever"]] {
+                     ["simulate"], ["simulate", "--matrix", "--policy", "clever"],
+                     ["simulate", "--matrix", "--matrix-seed", "-2"], ["simulate", "--matrix", "--matrix-seed", "two"],
+                     ["simulate", "--scenario", demo, "--matrix-seed", "2"]] {
             let r = try runSynchat(args)
             #expect(r.status == 2, "\(args): \(r.status)")
             #expect(r.err.split(separator: "\n").count == 1, "\(args): \(r.err)")
@@ -63,6 +65,8 @@ struct MatrixCommandLineTests {
         }
         let cell = try runSynchat(["simulate", "--matrix-cell", "6"])
         #expect(cell.status == 0 && cell.out.contains("realtime down") && cell.out.contains("push drop 100%"))
+        let other = try runSynchat(["simulate", "--matrix-cell", "6", "--matrix-seed", "2"])
+        #expect(other.status == 0 && other.out.contains("push drop 100%") && other.out != cell.out, "the same world on another seed")
         let dir = try TemporaryDirectory("cell")
         defer { dir.remove() }
         let file = dir.file("cell6.scenario")

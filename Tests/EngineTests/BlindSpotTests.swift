@@ -41,14 +41,22 @@ struct BlindSpotTests {
             #expect(stored.receivedAt - m.blockTime <= .seconds(130), "\(m.txId) waited \(stored.receivedAt - m.blockTime)")
         }
         #expect(fetched > 30)
-        // At the instant of the fall: polling takes over (rule 13 extended to remote-push), the
-        // push checks stop, and rule 4's forced catch-up and re-register.
-        expectDecisions(run, from: unreliable, through: unreliable, matching: { !$0.line.hasPrefix("message") && !$0.line.hasPrefix("observation") }, [
-            "00:15:27.922 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 fetched)",
-            "00:15:27.922 polling: started (realtime unavailable, mode remote-push, push unreliable), first poll in 32.5s",
-            "00:15:27.922 push check: stopped: push is unreliable: polling takes over",
-            "00:15:27.922 catch-up started (push-unreliable): full sync of 15 objects, forced",
-            "00:15:27.922 push token registration: re-register: push unreliable",
+        // At the instant of the fall: rule 4's catch-up rides on the push check's sync of what
+        // the tips showed moved (rule 8), and the token is re-registered. Polling takes over
+        // (rule 13 extended to remote-push) once push is losing, not only late: at the first
+        // message 5 min without its push ((g)), and the push checks stop.
+        let decided: (SyncEvent) -> Bool = { !$0.line.hasPrefix("message") && !$0.line.hasPrefix("observation") }
+        expectDecisions(run, from: unreliable, through: unreliable, matching: decided, [
+            "00:17:00.439 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 fetched)",
+            "00:17:00.439 catch-up joined (push-unreliable): rides on the running targeted push-check sync",
+            "00:17:00.439 push token registration: re-register: push unreliable",
+            "00:17:00.439 catch-up finished (push-check): targeted, 1 new, 1 request, 213ms",
+        ])
+        expectDecisions(run, from: unreliable + .seconds(1), through: unreliable + .seconds(60), matching: { $0.line.hasPrefix("push watch") || $0.line.hasPrefix("polling") || $0.line.hasPrefix("push check") }, [
+            "00:17:52.430 push watch: lost c508d0c9: no push within 5m of it landing at 00:12:52.430",
+            "00:17:52.430 polling: started (realtime unavailable, mode remote-push, push unreliable), first poll in 8s",
+            "00:17:52.430 push check: stopped: push is unreliable: polling takes over",
+            "00:18:00.439 polling: asking the indexer's tips: a sync only of the objects (of 15) whose tip moved past their cursor",
         ])
 
         for blind in [SyncPolicy.seed, SyncPolicy.adaptive.without("e")] {
@@ -62,7 +70,7 @@ struct BlindSpotTests {
     @Test("(e): with push healthy the checks find push brought everything: no sync, no false unreliable, one tip a minute")
     func healthyPushCostsATipAMinute() throws {
         let healthy = Self.world.replacingOccurrences(of: "at 10m push drop 100%\n", with: "")
-        let (run, s) = try measure(healthy, .adaptive)
+        let (run, s) = try measure(healthy, SyncPolicy.adaptive.without("g"))  // (e) alone: (g) paces it
         #expect(s.messagesLost == 0)
         #expect(!run.session.becameUnreliable.contains { $0 < .zero + .minutes(160) })
         let checks = run.log.filter { if case .pushCheckAsked = $0.event { true } else { false } }

@@ -61,13 +61,12 @@ struct DeviceNetworkTests {
             "00:10:00.000 realtime offline: disconnected: network unreachable; retry in 2s",
         ])
         expectDecisions(run, from: t(11), through: t(11, 1), matching: decided, [
-            "00:11:00.000 push check: started: realtime not live since 00:10:00.000, push reliable: nothing else would notice a silent push; the indexer's tip every 1m",
-            "00:11:00.000 push check: realtime cannot verify push; asking the indexer's tips for the 9 objects",
             "00:11:00.000 world: send alice \"from a tunnel\"",
             "00:11:00.000 send to alice failed: no network; retry in 5s (1 failed)",
-            "00:11:00.050 error (indexer): tip: no network; push check again in 1m",
         ])
+        // (g): the first look at push comes 2 min after realtime stopped.
         expectDecisions(run, from: t(12), through: t(12, 1), matching: decided, [
+            "00:12:00.000 push check: started: realtime not live since 00:10:00.000, push reliable: nothing else would notice a silent push; looking at the indexer's tips when push may have failed: now, then less often while push keeps up",
             "00:12:00.000 push check: realtime cannot verify push; asking the indexer's tips for the 9 objects",
             "00:12:00.000 world: sync",
             "00:12:00.000 catch-up started (manual): full sync of 9 objects, forced",
@@ -84,9 +83,11 @@ struct DeviceNetworkTests {
             "00:12:00.050 catch-up finished (manual): full, 0 new, 9 requests, 50ms, 9 failed",
         ])
         expectDecisions(run, from: t(20), through: t(21), matching: decided, [
-            "00:20:00.000 push check: realtime cannot verify push; asking the indexer's tips for the 9 objects",
             "00:20:00.000 world: network on",
-            "00:20:00.050 error (indexer): tip: no network; push check again in 1m",
+            "00:20:00.400 push check: realtime cannot verify push; asking the indexer's tips for the 9 objects",
+            "00:20:00.500 push check: a sync or a tip request is out; next check in 1m",
+            "00:20:00.563 push check: tip 2m old: push and realtime brought everything indexed, no sync",
+            "00:20:00.563 push check: push kept up: next look in 4m (at 00:24:00.500)",
             "00:20:08.319 realtime connecting: reconnect attempt 23",
             "00:20:08.848 realtime live: subscribed",
             "00:20:08.848 catch-up started (rpc-restored): full sync of 9 objects, forced",

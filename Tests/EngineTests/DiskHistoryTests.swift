@@ -59,7 +59,7 @@ struct DiskHistoryTests {
             let output = random.chance(0.3)
             for h in [memory, disk] as [WorldHistory] {
                 h.record(m)
-                h.index(m)
+                h.index(m, at: m.blockTime)
                 if output { h.receiveOutput(m.txId, landedAt: Instant(milliseconds: Int64(i) * 10)) }  // outputs land in order
             }
             if output { outputs.append((m.txId, Int64(i) * 10)) }
@@ -105,7 +105,7 @@ struct DiskHistoryTests {
         }
         for m in messages {
             history.record(m)
-            history.index(m)
+            history.index(m, at: m.blockTime)
             #expect(rows.insert(StoredMessage(message: m, receivedAt: m.blockTime, via: .fetch)))
         }
         var recorded: [String] = []

@@ -5,8 +5,8 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 27 #5: every policy over the grid of worlds. The whole matrix runs here (in debug it
-/// takes seconds of virtual hours), and its goals are checked cell by cell.
+/// Every policy over the grid of worlds. The whole matrix runs here (in debug it takes
+/// seconds of virtual hours), and its goals are checked cell by cell, and by its verdict lines.
 @Suite("The fault matrix")
 struct FaultMatrixTests {
     static let rows: [FaultMatrix.Row] = (try? FaultMatrix.run()) ?? []
@@ -51,6 +51,44 @@ struct FaultMatrixTests {
         // The blind spot is seed's, measured: realtime down and push dead in the foreground.
         let blind = Self.rows.first { $0.policy == "seed" && $0.cell == MatrixCell(app: .foreground, realtime: .down, push: .drop100) }
         #expect((blind?.summary.latencyP95 ?? 0) > 3600)
+    }
+
+    @Test("goals 1–3 hold over the whole grid: every verdict line of points 1 to 3 counts all its cells, and says no \"not:\"")
+    func verdicts() {
+        let lines = FaultMatrix.verdicts(Self.rows)
+        let goals = lines.filter { $0.hasPrefix("1.") || $0.hasPrefix("2.") || $0.hasPrefix("3.") }
+        #expect(goals.count == 5)
+        for line in goals {
+            #expect(!line.contains("(not:"), "\(line)")
+            let counts = line.firstMatch(of: /: (\d+) of (\d+) cells/)
+            #expect(counts.map { $0.1 == $0.2 && Int($0.2)! > 0 } ?? false, "\(line)")
+        }
+        #expect(lines.contains { $0.hasPrefix("1. background, push dead") && $0.contains(": 4 of 4 cells") })
+    }
+
+    @Test("a night: 12 h whatever the matrix's duration (2 in the foreground, 8 in the background, 2 back), its faults an hour into the night; push ok, dropping all and 30 % in remote-push, push ok in the other modes")
+    func night() throws {
+        let nights = FaultMatrix.cells.filter { $0.app == .night }
+        #expect(Set(nights.map { "\($0.push.rawValue) \($0.mode.rawValue)" })
+                == ["ok remote-push", "drop 100% remote-push", "drop 30% remote-push", "ok background-fetch", "ok off"])
+        let text = MatrixCell(app: .night, push: .drop100).scenarioText(duration: .hours(3))
+        for line in ["duration 720m", "at 120m background", "at 180m push drop 100%", "at 600m foreground", "at 690m push drop 0%"] {
+            #expect(text.contains(line + "\n"), "\(line)")
+        }
+        // The cells before the night keep their numbers and seeds.
+        #expect(FaultMatrix.cells.firstIndex(of: MatrixCell(app: .night)) == 77)
+    }
+
+    @Test("--matrix-seed N draws the same worlds on other seeds: every cell another seed, the same for the same N; none is the default")
+    func otherSeeds() throws {
+        let cells = FaultMatrix.cells
+        for n: UInt64 in [1, 2] {
+            let seeds = cells.map { $0.seed(matrixSeed: n) }
+            #expect(Set(seeds).count == cells.count)
+            #expect(zip(seeds, cells).allSatisfy { $0 != $1.seed })
+            #expect(seeds == cells.map { $0.seed(matrixSeed: n) })
+        }
+        #expect(cells[6].scenarioText(duration: .hours(3), matrixSeed: 2).contains("seed \(cells[6].seed(matrixSeed: 2))\n"))
     }
 
     @Test("the JSON is an array of rows: cell (app, realtime, push, indexer, mode, network), policy, and simulate's measures")

@@ -50,8 +50,8 @@ struct MatrixChartTests {
     @Test("a caption under the chart for each cell where adaptive is red while naive is not, naming the cell, both p95 and its reason")
     func captions() throws {
         let hot = MatrixChart.redForAdaptiveOnly(Self.rows)
-        // The matrix has such cells today: a background app whose push dies or loses some, background-fetch.
-        #expect(hot.count >= 3, "\(hot.map(\.index))")
+        // The matrix has such a cell today: a night whose push loses 30 % (docs/matrix.md says why).
+        #expect(hot.count >= 1, "\(hot.map(\.index))")
         for h in hot {
             let a = Self.rows.first { $0.index == h.index && $0.policy == "adaptive" }!, n = Self.rows.first { $0.index == h.index && $0.policy == "naive" }!
             #expect(MatrixChart.isRed(a.summary.latencyP95) && !MatrixChart.isRed(n.summary.latencyP95))

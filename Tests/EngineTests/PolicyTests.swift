@@ -186,12 +186,16 @@ struct PolicyTests {
         // The same story with the token active and push dropping: the fetched messages are misses.
         let dropped = expired.replacingOccurrences(of: "at 3m token expire", with: "at 3m push drop 100%")
         let (dropRun, _) = try measure(dropped, .adaptive)
+        // (Push's watch, (g), counts each as lost once it is 5 min past landing without its push.)
         expectDecisions(dropRun, from: t(2), matching: { $0.line.hasPrefix("observation") || $0.line.hasPrefix("push ") }, [
             "00:10:03.855 observation miss ee3de0f3 (fetch): no push within grace, misses 1/3",
+            "00:10:03.855 push watch: lost ee3de0f3: no push within 5m of it landing at 00:04:00.000",
             "00:10:03.941 observation miss b5e4c8da (fetch): no push within grace, misses 2/3",
             "00:10:04.044 observation miss 3e1611e9 (fetch): no push within grace, misses 3/3",
             "00:10:04.044 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 fetched)",
             "00:10:04.044 push token registration: re-register: push unreliable",
+            "00:10:04.044 push watch: lost 3e1611e9: no push within 5m of it landing at 00:05:00.000",
+            "00:11:00.000 push watch: lost b5e4c8da: no push within 5m of it landing at 00:06:00.000",
         ])
 
         // Muted when it landed, unmuted before it is fetched: no evidence either.

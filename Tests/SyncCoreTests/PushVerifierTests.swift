@@ -2,10 +2,10 @@ import Testing
 @testable import SyncCore
 
 /// Improvement (e) (docs/spec.md#policies): while realtime is not live in the foreground and push is not
-/// unreliable, the indexer's tip every 60 s.
+/// unreliable, the indexer's tip every 60 s — (e) alone, as adaptive without (g)'s pace has it.
 @Suite("Adaptive (e): verify push when realtime cannot")
 struct PushVerifierTests {
-    func verifier() -> PushVerifier { PushVerifier(policy: .adaptive) }
+    func verifier() -> PushVerifier { PushVerifier(policy: SyncPolicy.adaptive.without("g")) }
 
     @Test("(e): the first check is 60 s after realtime stopped being live, then every 60 s; started once")
     func checksEveryMinute() {
@@ -57,7 +57,7 @@ struct PushVerifierTests {
 
     @Test("rule 13 with (e): polls in remote-push while push is unreliable; seed does not")
     func pollsWhenPushUnreliable() {
-        var adaptive = FallbackPoller(policy: .adaptive)
+        var adaptive = FallbackPoller(policy: SyncPolicy.adaptive.without("g"))
         #expect(adaptive.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .remotePush, syncRunning: false,
                                            pushUnreliable: false, now: at(0)).isEmpty)
         let started = adaptive.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .remotePush, syncRunning: false,

@@ -1,0 +1,134 @@
+import SimWorld
+import SyncCore
+import SyncEngine
+
+/// Where the app was and what the device could reach, over a run, as the world knows it:
+/// `AppSession` keeps it as the run goes, from the app's lifecycle and the world's faults.
+/// Two measures read it (docs/simulate.md): the latency floor (`latencyFloor`), and the hours
+/// of realtime outage in the foreground, against which the matrix prices adaptive's looking.
+public struct AppTimeline: Equatable, Sendable {
+    /// When the app came to the foreground or went to the background, in order.
+    public private(set) var lifecycle: [(at: Instant, foreground: Bool)] = []
+    /// When the device lost or found its network (`network off` / `network on`), in order.
+    public private(set) var network: [(at: Instant, online: Bool)] = []
+    /// Time in the foreground while the world had realtime broken (`realtime down`, `stale`,
+    /// `flaky`, or the device offline), up to the last change.
+    public private(set) var realtimeOutageInForeground = Interval.zero
+    private var foreground = false
+    private var realtimeBroken = false
+    private var lastChange: Instant?
+
+    public init() {}
+
+    public static func == (a: AppTimeline, b: AppTimeline) -> Bool {
+        a.lifecycle.elementsEqual(b.lifecycle) { $0.at == $1.at && $0.foreground == $1.foreground }
+            && a.network.elementsEqual(b.network) { $0.at == $1.at && $0.online == $1.online }
+            && a.realtimeOutageInForeground == b.realtimeOutageInForeground
+    }
+
+    /// The app came to the foreground (true) or went to the background.
+    public mutating func lifecycleChanged(foreground now: Bool, at t: Instant) {
+        guard lifecycle.last?.foreground != now else { return }
+        advance(to: t)
+        foreground = now
+        lifecycle.append((t, now))
+    }
+
+    /// The world's faults changed.
+    public mutating func faultsChanged(_ faults: WorldFaults, at t: Instant) {
+        advance(to: t)
+        let offline = faults.networkOff
+        if (network.last?.online ?? true) == offline { network.append((t, !offline)) }
+        realtimeBroken = offline || faults.realtimeBroken || faults.realtime.flakyPercent > 0
+    }
+
+    private mutating func advance(to t: Instant) {
+        if let last = lastChange, foreground, realtimeBroken, t > last { realtimeOutageInForeground = realtimeOutageInForeground + (t - last) }
+        lastChange = t
+    }
+
+    /// The timeline closed at `end` (the run's end): the outage counted up to it.
+    public func closed(at end: Instant) -> AppTimeline {
+        var copy = self
+        copy.advance(to: end)
+        return copy
+    }
+
+    /// Hours of realtime outage in the foreground.
+    public var realtimeOutageHours: Double { Double(realtimeOutageInForeground.milliseconds) / 3_600_000 }
+
+    // MARK: the latency floor
+
+    func isForeground(at t: Instant) -> Bool { lifecycle.last { $0.at <= t }?.foreground ?? false }
+    func isOnline(at t: Instant) -> Bool { network.last { $0.at <= t }?.online ?? true }
+
+    /// The instants after `t` where either fact changes, in order.
+    private func changes(after t: Instant) -> [Instant] {
+        (lifecycle.map(\.at) + network.map(\.at)).filter { $0 > t }.sorted()
+    }
+
+    /// When the background that `t` falls in began (nil in the foreground or before the first launch).
+    private func backgroundStart(at t: Instant) -> Instant? {
+        guard let last = lifecycle.last(where: { $0.at <= t }), !last.foreground else { return nil }
+        return last.at
+    }
+
+    /// The first instant at or after `t` when an all-knowing client could fetch: the app in the
+    /// foreground, or in the background at a refresh the OS would grant it (no sooner than
+    /// `refreshMinimum` after the background began nor after the last grant), the device online.
+    /// Returns the instant and whether it is a background grant.
+    func firstRun(from t: Instant, lastGrant: Instant?, refreshMinimum: Interval) -> (at: Instant, grant: Bool)? {
+        var at = t
+        let later = changes(after: t)
+        var i = 0
+        while true {
+            let next = i < later.count ? later[i] : nil
+            if isOnline(at: at) {
+                if isForeground(at: at) { return (at, false) }
+                if let start = backgroundStart(at: at) {
+                    let grant = [at, start + refreshMinimum, lastGrant.map { $0 + refreshMinimum }].compactMap { $0 }.max()!
+                    if next.map({ grant < $0 }) ?? true { return (grant, true) }
+                }
+            }
+            guard let next else { return nil }
+            at = next
+            i += 1
+        }
+    }
+}
+
+extension RunSummary {
+    /// The latency floor (docs/simulate.md): each incoming message as an all-knowing client
+    /// would have it — when realtime or push brought it, or, if neither did, fetched at the
+    /// first instant after it was indexed that the app may run and the device is online. In the
+    /// background the app runs only at the refreshes the OS grants, one each `refreshMinimum`
+    /// at most, the first that long after the background began: the all-knowing client asks
+    /// for each grant at the instant it next lacks a message (and has every message indexed
+    /// by then fetched at once).
+    static func latencyFloor(_ world: SimulatedWorld, timeline: AppTimeline) -> LatencyCounts {
+        var counts = LatencyCounts()
+        var needs: [(indexedAt: Instant, blockTime: Instant)] = []
+        world.history.forEachDelivery { m, d in
+            guard m.direction == .incoming else { return }
+            if let brought = [d.realtimeAt, d.pushedAt].compactMap({ $0 }).min() {
+                counts.add((brought - m.blockTime).milliseconds)
+            } else {
+                needs.append((d.indexedAt ?? m.blockTime, m.blockTime))
+            }
+        }
+        needs.sort { $0.indexedAt < $1.indexedAt }
+        var lastGrant: Instant?
+        var i = 0
+        while i < needs.count {
+            guard let run = timeline.firstRun(from: needs[i].indexedAt, lastGrant: lastGrant, refreshMinimum: world.timings.refreshMinimum) else {
+                break  // never again: those are lost, and count as lost do (not at all)
+            }
+            if run.grant { lastGrant = run.at }
+            while i < needs.count, needs[i].indexedAt <= run.at {
+                counts.add((run.at - needs[i].blockTime).milliseconds)
+                i += 1
+            }
+        }
+        return counts
+    }
+}

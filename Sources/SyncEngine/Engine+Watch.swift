@@ -1,0 +1,128 @@
+import Foundation
+import SyncCore
+
+/// Adaptive (f) and (g): push's pace and record fed to `PushWatch`, and the looks it asks for
+/// (the indexer's tips against what the app has), in the background and for (e)'s checks.
+extension Engine {
+    /// What `PushVerifier` needs of the watch, as of now.
+    var watchView: PushVerifier.Watch {
+        PushVerifier.Watch(keepsUp: watch.keepsUp(reliability.state, now: now), silenceEndsAt: watch.silenceEndsAt())
+    }
+
+    /// Push is unreliable (rules 2–3) and, under (g), losing messages, not only late with them:
+    /// what (e)'s polling in `remote-push` makes up for.
+    var pushFailing: Bool { reliability.state == .unreliable && (!policy.pacedLooks || watch.losing) }
+
+    /// An incoming message reached the app (`byPush`: by its push, which `pushArrived` counts):
+    /// the traffic's rate and push's record, if push could have carried it.
+    func trafficSeen(_ message: NetworkMessage, byPush: Bool) {
+        guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming, !byPush,
+              reliability.pushEligible(from: message.conversation, landedAt: message.blockTime) else { return }
+        watch.messageSeen(txId: message.txId, blockTime: message.blockTime)
+    }
+
+    /// A push reached the app or its notification extension: push's pace and record. (g) waits
+    /// for its silence, so the next look moves.
+    func pushArrived(_ message: NetworkMessage) {
+        guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming else { return }
+        watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now)
+        if policy.pacedLooks, notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
+    }
+
+    /// Realtime stopped being live in the foreground: (e)'s looks count from now, and so do
+    /// the pushes the first look weighs (those before came with realtime watching).
+    func realtimeStopped() {
+        notLiveSince = now
+        if policy.pacedLooks { _ = watch.looked(foundNothingMissing: false, at: now) }
+    }
+
+    /// Push's losses judged: each is said, and what makes up for push is decided again.
+    func handle(_ actions: [PushWatch.Action]) {
+        guard !actions.isEmpty else { return }
+        for case .lost(let txId, let landedAt) in actions {
+            emit(.pushWatch("lost \(txId.prefix(8)): no push within \(watch.lossAfter) of it landing at \(landedAt)"))
+        }
+        updatePoller()
+    }
+
+    /// The objects whose tip is past what the app has of them: their cursor, and the newest
+    /// message any channel brought (a push the extension holds included). (g): only those push
+    /// is overdue for — the tip older than `PushVerifier.overdueAfter` — count; a younger one
+    /// may still come by push.
+    func unbrought(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
+        objects.filter { object in
+            guard let tip = tips.tip(of: object), past(tip, object) else { return false }
+            return !pushMayBring(tip)
+        }
+    }
+
+    /// The tip is past what the app has of the object: its cursor, and the newest message any
+    /// channel brought.
+    private func past(_ tip: Instant, _ object: SyncObject) -> Bool {
+        let have = [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
+        return have.map { tip > $0 } ?? true
+    }
+
+    /// (g): push may still bring a message that landed at `tip`: push is operational and the
+    /// message younger than `PushVerifier.overdueAfter`.
+    private func pushMayBring(_ tip: Instant) -> Bool {
+        policy.pacedLooks && reliability.state != .disabled && now - tip < verifier.overdueAfter
+    }
+
+    /// (g): a look of (e) answered: what it showed, for the verifier's pace.
+    func pushLookAnswered(unbrought: [SyncObject]) {
+        handle(watch.judge(now: now))
+        let pushes = watch.looked(foundNothingMissing: unbrought.isEmpty, at: now)
+        handle(verifier.lookAnswered(unbrought.isEmpty ? .clean(pushes: pushes) : .unbrought, watch: watchView, now: now))
+    }
+
+    /// (f): a background refresh looks first: one tip request (the light sync's single flight
+    /// and budget hold for it).
+    func refreshLook() {
+        guard pending.tipOut == nil, runs.isEmpty else {
+            let running = runs.first.map { "a \($0.kind.rawValue) sync (\($0.trigger))" } ?? "a tip request"
+            emit(.backgroundRefresh("skipped: \(running) is out"))
+            return handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
+        }
+        counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
+        let id = request()
+        pending.sent(id, .tip(.refreshLook))
+        lookAskedAt = now
+        effects.append(.indexer(id: id, .tip))
+        emit(.refreshLookAsked(objects: fullSyncObjects().count, why: watch.why(reliability.state, now: now, background: true)))
+    }
+
+    /// (f): the look's tips: what moved past its cursor, and what push had not brought.
+    func refreshLookReplied(result: Result<Data, TransportError>) {
+        let tips: IndexerTips
+        do {
+            tips = try IndexerTips.read(result.get(), now: now)
+        } catch {
+            emit(.error(source: "indexer", message: "tip: \(error); the refresh ends"))
+            return handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
+        }
+        let objects = fullSyncObjects()
+        let moved = objects.filter { object in
+            guard let tip = tips.tip(of: object) else { return false }
+            return cursor(of: object).lastFetchedBlockTime.map { tip > $0 } ?? true
+        }.sorted { (tips.tip(of: $0)!, $0.description) > (tips.tip(of: $1)!, $1.description) }
+        let missing = unbrought(objects, tips: tips)
+        _ = watch.looked(foundNothingMissing: missing.isEmpty, at: now)
+        let through = lookAskedAt.map { $0 - settings.indexerLagAllowance }
+        if moved.isEmpty, let through { provesThrough(through) }  // every object is stored up to its tip
+        let before = refreshRunId
+        handle(refresh.lookAnswered(moved: moved, unbrought: missing, mode: mode, pushState: reliability.state,
+                                    pushLosing: watch.losing, now: now))
+        if let runId = refreshRunId, runId != before, moved.count <= settings.lightSyncConversations, let through {
+            refreshCovers = (runId, through)  // it fetches every object that moved
+        }
+    }
+
+    /// (b), (f): the app has every incoming message that landed before `through` (a look's tips
+    /// and the refresh sync of all that moved said so): the next proof of a gap reads only what
+    /// is newer. Only once a full sync has set it in this launch.
+    func provesThrough(_ through: Instant) {
+        guard let proven = provenThrough, proven < through else { return }
+        provenThrough = through
+    }
+}

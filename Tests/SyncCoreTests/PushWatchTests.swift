@@ -1,0 +1,266 @@
+import Testing
+@testable import SyncCore
+
+/// Improvements (f) and (g) (docs/spec.md#policies): push's pace and record (`PushWatch`), the
+/// background refresh that watches push (`BackgroundRefresh`), the paced looks of (e)
+/// (`PushVerifier`), and what they change in the gate and the poller.
+@Suite("Adaptive (f), (g): push watched beyond the foreground, looks paced by push's record")
+struct PushWatchTests {
+    func watch() -> PushWatch {
+        var w = PushWatch(policy: .adaptive)
+        w.appResumed()
+        return w
+    }
+
+    /// A steady traffic of one message every `gap` seconds from `from`, each pushed `lag` later.
+    func steady(_ w: inout PushWatch, count: Int, from: Int64 = 0, gap: Int64 = 120, lag: Int64 = 2) {
+        for i in 0..<Int64(count) {
+            let landed = at(from + i * gap)
+            w.messageSeen(txId: "m\(from + i * gap)", blockTime: landed)
+            w.pushArrived(txId: "m\(from + i * gap)", blockTime: landed, at: landed + .seconds(lag))
+        }
+    }
+
+    @Test("(g): a push that comes late still delivered its message; one that does not come within 5 min of it landing is a loss")
+    func lateIsNotLost() {
+        var w = watch()
+        w.messageSeen(txId: "late", blockTime: at(0))
+        w.messageSeen(txId: "lost", blockTime: at(10))
+        #expect(w.nextDeadline == at(300))
+        w.pushArrived(txId: "late", blockTime: at(0), at: at(90))  // 90 s: a miss for rule 2, delivered here
+        #expect(w.judge(now: at(299)).isEmpty)
+        #expect(w.nextDeadline == at(310))
+        #expect(w.judge(now: at(310)) == [.lost(txId: "lost", landedAt: at(10))])
+        #expect(w.losing && w.vouched == 0)
+        // A push for a message no other channel brought is a delivery too.
+        w.pushArrived(txId: "alone", blockTime: at(400), at: at(402))
+        #expect(w.vouched == 1)
+    }
+
+    @Test("(f): push keeps up after 20 deliveries since its last loss, and not while silent longer than the traffic makes likely (13m48s at 30/h in the foreground, 18m24s in the background)")
+    func keepsUp() {
+        var w = watch()
+        steady(&w, count: 19)
+        #expect(!w.keepsUp(.reliable, now: at(19 * 120)))
+        steady(&w, count: 1, from: 19 * 120)
+        let last = at(19 * 120 + 2)
+        #expect(w.likelyGap() == .seconds(828) && w.likelyGap(background: true) == .seconds(1104))
+        #expect(w.keepsUp(.reliable, now: last + .seconds(60)))
+        #expect(w.keepsUp(.unreliable, now: last + .seconds(60)))  // rule 2's misses may be late pushes: it delivers
+        #expect(!w.keepsUp(.disabled, now: last + .seconds(60)))
+        #expect(!w.keepsUp(.reliable, now: last + .seconds(828)))
+        #expect(w.keepsUp(.reliable, now: last + .seconds(828), background: true))
+        #expect(!w.keepsUp(.reliable, now: last + .seconds(1104), background: true))
+        // A look that showed nothing missing counts the silence from it.
+        _ = w.looked(foundNothingMissing: true, at: last + .seconds(800))
+        #expect(w.keepsUp(.reliable, now: last + .seconds(900)))
+        // One loss, and it must deliver 20 again.
+        w.messageSeen(txId: "x", blockTime: last)
+        _ = w.judge(now: last + .seconds(300))
+        #expect(!w.keepsUp(.reliable, now: last + .seconds(300)) && w.losing)
+    }
+
+    @Test("(c) with (g): push is in doubt when a loss landed after it was found reliable, or losses come between deliveries; not once it came back whole from an outage")
+    func doubt() {
+        var outage = watch()
+        outage.stateChanged(to: .reliable, now: at(0))
+        steady(&outage, count: 5)
+        for i in 0..<4 { outage.messageSeen(txId: "d\(i)", blockTime: at(600 + Int64(i) * 30)) }  // dead for 2 min
+        _ = outage.judge(now: at(1000))
+        outage.stateChanged(to: .unreliable, now: at(1000))
+        #expect(outage.inDoubt)
+        outage.stateChanged(to: .reliable, now: at(1100))  // back: a hit
+        steady(&outage, count: 3, from: 1100)
+        #expect(outage.losing && !outage.inDoubt)
+        var intermittent = watch()
+        intermittent.stateChanged(to: .reliable, now: at(0))
+        steady(&intermittent, count: 3)
+        intermittent.messageSeen(txId: "a", blockTime: at(50))
+        steady(&intermittent, count: 1, from: 100)
+        intermittent.messageSeen(txId: "b", blockTime: at(130))
+        intermittent.stateChanged(to: .reliable, now: at(500))
+        _ = intermittent.judge(now: at(500))
+        #expect(intermittent.inDoubt)
+    }
+
+    @Test("(g): no loss is judged while the app is suspended; the next run judges what came due")
+    func suspended() {
+        var w = watch()
+        w.appSuspended()
+        w.messageSeen(txId: "a", blockTime: at(0))
+        #expect(w.nextDeadline == nil && w.deadlineReached(now: at(400)).isEmpty)
+        #expect(w.judge(now: at(400)) == [.lost(txId: "a", landedAt: at(0))])
+    }
+
+    // MARK: (f) in BackgroundRefresh
+
+    @Test("(f): in remote-push a refresh is asked for while push is reliable too; seed asks for none")
+    func asksWhileReliable() {
+        var adaptive = BackgroundRefresh(policy: .adaptive)
+        #expect(adaptive.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
+                == [.request(earliest: at(900), reason: "watching push: only a look tells a push that died from a quiet one")])
+        #expect(adaptive.conditionsChanged(mode: .remotePush, pushState: .unreliable, now: at(10)).isEmpty)  // asked already
+        var seed = BackgroundRefresh(policy: .seed)
+        #expect(seed.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0)).isEmpty)
+        var without = BackgroundRefresh(policy: SyncPolicy.adaptive.without("f"))
+        #expect(without.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0)).isEmpty)
+    }
+
+    @Test("(f): a grant while push keeps up is let go without a request, the next asked 30 min on; otherwise the refresh looks at the tips first")
+    func grant() {
+        var r = BackgroundRefresh(policy: .adaptive)
+        _ = r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
+        #expect(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(900))
+                == [.skip(reason: "keeps up"), .request(earliest: at(2700), reason: "next refresh: push keeps up, 30m later")])
+        #expect(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: false, now: at(2700)) == [.look(budgetEndsAt: at(2708))])
+        #expect(r.budgetEndsAt == at(2708))
+        var fetch = BackgroundRefresh(policy: .adaptive)
+        _ = fetch.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
+        #expect(fetch.refreshGranted(mode: .backgroundFetch, pushState: .disabled, keepsUp: true, now: at(900)) == [.look(budgetEndsAt: at(908))])
+    }
+
+    @Test("(f): the look syncs everything that moved while push is unknown or losing, and while push delivers only if it shows what push had not brought")
+    func lookAnswered() {
+        let alice = SyncObject.contextual(Address("kaspa:alice"), .incoming)
+        let moved = [alice, .payments]
+        func granted() -> BackgroundRefresh {
+            var r = BackgroundRefresh(policy: .adaptive)
+            _ = r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
+            _ = r.refreshGranted(mode: .remotePush, pushState: .reliable, now: at(900))
+            return r
+        }
+        var unknown = granted()
+        #expect(unknown.lookAnswered(moved: moved, unbrought: [], mode: .remotePush, pushState: .unknown, now: at(901))
+                == [.syncMoved(objects: moved, reason: "2 objects moved past their cursors")])
+        var losing = granted()
+        #expect(losing.lookAnswered(moved: moved, unbrought: [], mode: .remotePush, pushState: .reliable, pushLosing: true, now: at(901))
+                == [.syncMoved(objects: moved, reason: "2 objects moved past their cursors (push lost messages lately)")])
+        var delivering = granted()
+        #expect(delivering.lookAnswered(moved: moved, unbrought: [], mode: .remotePush, pushState: .unreliable, now: at(901))
+                == [.skip(reason: "the tips show nothing push has not brought"), .request(earliest: at(1801), reason: "next refresh")])
+        var missing = granted()
+        guard case .syncMoved(let objects, _) = missing.lookAnswered(moved: moved, unbrought: [alice], mode: .remotePush, pushState: .reliable,
+                                                                      now: at(901)).first else { Issue.record("no sync"); return }
+        #expect(objects == moved)
+        var stopped = granted()
+        _ = stopped.deadlineReached(now: at(908))
+        #expect(stopped.lookAnswered(moved: moved, unbrought: [alice], mode: .remotePush, pushState: .reliable, now: at(909)).isEmpty)
+    }
+
+    // MARK: (g) in PushVerifier, the poller and the gate
+
+    func paced() -> PushVerifier {
+        var v = PushVerifier(policy: .adaptive)
+        _ = v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, now: at(0))
+        return v
+    }
+
+    @Test("(g): the first look once push is overdue (2 min), then twice as far while pushes come and nothing is missing, up to 8 min; 1 min after a look that found what push had not brought")
+    func pace() {
+        var v = paced()
+        #expect(v.nextDeadline == at(120))
+        #expect(v.deadlineReached(now: at(119)).isEmpty)
+        #expect(v.deadlineReached(now: at(120)).last == .check)
+        let quiet = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
+        #expect(v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(121)) == [.scheduled(at: at(360), reason: "push kept up: next look in 4m")])
+        _ = v.deadlineReached(now: at(360))
+        _ = v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(361))
+        #expect(v.nextDeadline == at(840))
+        _ = v.deadlineReached(now: at(840))
+        _ = v.lookAnswered(.clean(pushes: 0), watch: quiet, now: at(841))  // no push came: as far again
+        #expect(v.nextDeadline == at(1320))
+        _ = v.deadlineReached(now: at(1320))
+        _ = v.lookAnswered(.clean(pushes: 3), watch: quiet, now: at(1321))
+        #expect(v.nextDeadline == at(1800))  // 8 min at most
+        _ = v.deadlineReached(now: at(1800))
+        #expect(v.lookAnswered(.unbrought, watch: quiet, now: at(1801))
+                == [.scheduled(at: at(1860), reason: "the tips showed what push had not brought: next look in 1m")])
+        // A look with no answer is tried again a minute later.
+        _ = v.deadlineReached(now: at(1860))
+        v.lookFailed(now: at(1861))
+        #expect(v.nextDeadline == at(1920))
+    }
+
+    @Test("(g): once push keeps up, a look only when it has been silent for longer than the traffic makes likely; without (g), every minute")
+    func silenceOnly() {
+        var v = paced()
+        _ = v.deadlineReached(now: at(120))
+        let keeps = PushVerifier.Watch(keepsUp: true, silenceEndsAt: at(1000))
+        #expect(v.lookAnswered(.clean(pushes: 5), watch: keeps, now: at(121))
+                == [.scheduled(at: at(1000), reason: "push keeps up: a look only if it is silent for longer than the traffic makes likely")])
+        _ = v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false,
+                                watch: PushVerifier.Watch(keepsUp: true, silenceEndsAt: nil), now: at(200))
+        #expect(v.nextDeadline == nil)
+        var e = PushVerifier(policy: SyncPolicy.adaptive.without("g"))
+        _ = e.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, now: at(0))
+        #expect(e.nextDeadline == at(60))
+    }
+
+    @Test("(g): push unreliable but delivering (late) is not failing: the looks go on and no poll starts; a loss makes it fail")
+    func lateNotFailing() {
+        var v = paced()
+        #expect(v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .unreliable, pushFailing: false, polling: false, now: at(10)).isEmpty)
+        #expect(v.nextDeadline == at(120))
+        _ = v.deadlineReached(now: at(120))
+        #expect(v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .unreliable, pushFailing: true, polling: false, now: at(130))
+                == [.stopped(reason: "push is unreliable: polling takes over")])
+    }
+
+    @Test("(g): polling for an unreliable push waits until realtime has been gone 60 s (a flaky socket is back in seconds); rule 13 in other modes does not wait")
+    func pollWaits() {
+        var p = FallbackPoller(policy: .adaptive)
+        let started = p.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .remotePush, syncRunning: false,
+                                          pushUnreliable: true, realtimeGoneSince: at(100), now: at(102))
+        #expect(started == [.started(firstPollAt: at(160), reason: "realtime unavailable, mode remote-push, push unreliable")])
+        #expect(p.deadlineReached(now: at(159), syncRunning: false).isEmpty)
+        var off = FallbackPoller(policy: .adaptive)
+        #expect(off.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .off, syncRunning: false,
+                                      realtimeGoneSince: at(100), now: at(102)) == [.started(firstPollAt: at(102), reason: "realtime unavailable, mode off")])
+    }
+
+    @Test("(g) in the gate: (c) trails a foreground outage only while push is in doubt; rule 4's catch-up is done by a full one just finished; a reconnect's gap is proven with push unreliable too, not without push")
+    func gate() {
+        var g = CatchUpGate(policy: .adaptive)
+        g.finished(kind: .full, succeeded: true, now: at(0))
+        _ = g.triggered(.rpcRestored, forced: false, pushState: .reliable, now: at(60), running: nil, pushInDoubt: false)
+        #expect(g.trailingDue == nil)
+        _ = g.triggered(.rpcRestored, forced: false, pushState: .reliable, now: at(60), running: nil, pushInDoubt: true)
+        #expect(g.trailingDue == at(600))
+        var after = CatchUpGate(policy: .adaptive)
+        after.finished(kind: .full, succeeded: true, now: at(0))
+        _ = after.triggered(.appActive, forced: false, pushState: .reliable, now: at(60), running: nil, pushInDoubt: false)
+        #expect(after.trailingDue == at(600))  // a background's gap is push's alone: always trailed
+        var c = CatchUpGate(policy: SyncPolicy.adaptive.without("g"))
+        c.finished(kind: .full, succeeded: true, now: at(0))
+        _ = c.triggered(.rpcRestored, forced: false, pushState: .reliable, now: at(60), running: nil, pushInDoubt: false)
+        #expect(c.trailingDue == at(600))
+        #expect(g.justCaughtUp(now: at(60), within: .seconds(60)) && !g.justCaughtUp(now: at(61), within: .seconds(60)))
+        #expect(!c.justCaughtUp(now: at(30), within: .seconds(60)))
+        #expect(g.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .targeted)
+        #expect(g.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .appActive, now: at(700)) == .full)
+        #expect(g.kindToStart(forced: false, pushState: .disabled, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .full)
+        #expect(c.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .full)
+    }
+
+    // MARK: (a), ordered
+
+    @Test("(a): a fetched miss judged after a hit on a tx that landed later is not a miss in a row")
+    func superseded() {
+        let alice = Address("kaspa:alice")
+        var m = PushReliability(policy: .adaptive)
+        _ = m.conditionsChanged(PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active), now: at(0))
+        m.appSuspended()
+        #expect(m.fetchedTx(txId: "young", from: alice, blockTime: at(100), now: at(130)).isEmpty)  // waits for its push
+        _ = m.fetchedTx(txId: "later", from: alice, blockTime: at(120), pushArrivedAt: at(122), now: at(130))  // a hit
+        m.appResumed()
+        #expect(m.deadlineReached(now: at(400)) == [.observedSuperseded(txId: "young", via: .fetch)])
+        #expect(m.consecutiveMisses == 0)
+        var seed = PushReliability(policy: .seed)
+        _ = seed.conditionsChanged(PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active), now: at(0))
+        seed.appResumed()
+        _ = seed.realtimeTxSeen(txId: "a", from: alice, landedAt: at(100), now: at(100))
+        _ = seed.realtimeTxSeen(txId: "b", from: alice, landedAt: at(110), now: at(110))
+        _ = seed.pushReceived(txId: "b", arrivedAt: at(111), now: at(111))
+        #expect(seed.deadlineReached(now: at(160)) == [.observedMiss(txId: "a", consecutiveMisses: 1, via: .realtime)])
+    }
+}
