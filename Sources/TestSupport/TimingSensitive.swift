@@ -3,12 +3,15 @@ import Testing
 
 extension Trait where Self == TimingSensitive {
     /// This suite drives real processes against wall-clock deadlines (tmux and the built
-    /// binary, the crash harness's SIGKILLs): no two such suites run at once.
+    /// binary, the crash harness's SIGKILLs): only a few such suites run at once, each test
+    /// on a thread of its own.
     ///
     /// Swift Testing runs suites in parallel, and `.serialized` orders the tests of one suite
-    /// only. Suites that carry this trait take one lock shared by every test target, so the
-    /// tmux suites and the crash suite stop skewing each other's timings. Put `.serialized`
-    /// beside it so that the suite's own tests run one at a time too:
+    /// only. Suites that carry this trait share slots across every test target — two at once
+    /// by default, `SYNCHAT_TIMING_SENSITIVE_SUITES=N` for another number (1: one at a time) —
+    /// so the tmux suites and the crash suite do not skew each other's timings past their
+    /// deadlines, while most of their time, spent waiting for a screen, overlaps. Put
+    /// `.serialized` beside it so that the suite's own tests run one at a time too:
     ///
     ///     @Suite("End to end: the TUI in tmux", .serialized, .timingSensitive)
     public static var timingSensitive: Self { TimingSensitive() }
@@ -16,38 +19,40 @@ extension Trait where Self == TimingSensitive {
 
 /// See `Trait.timingSensitive`.
 public struct TimingSensitive: SuiteTrait, TestTrait, TestScoping {
-    /// The lock is held by a whole suite (or a lone test), not by each of its tests.
-    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
-        testCase == nil ? self : nil
-    }
+    /// The lock is held by a whole suite (or a lone test), not by each of its tests; each
+    /// test case runs on a thread of its own (`.ownThread`), since it blocks while it waits.
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { self }
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        if testCase != nil { return try await OwnThread.run(test.name, function) }
         // A suite's tests inherit the trait: they run inside the suite's hold.
         if Self.holding { return try await function() }
-        await Self.lock.acquire()
-        defer { Self.lock.release() }
+        await Self.slots.acquire()
+        defer { Self.slots.release() }
         try await Self.$holding.withValue(true) { try await function() }
     }
 
     @TaskLocal static var holding = false
-    static let lock = AsyncLock()
+    static let slots = AsyncSemaphore(width: Int(ProcessInfo.processInfo.environment["SYNCHAT_TIMING_SENSITIVE_SUITES"] ?? "") ?? 2)
 }
 
-/// A lock that waits without blocking a thread: a waiting suite must not hold one of the
-/// cooperative pool's few threads (two on a 2-core machine) while the holder needs them.
-final class AsyncLock: @unchecked Sendable {
+/// A semaphore that waits without blocking a thread: a waiting suite must not hold one of the
+/// cooperative pool's few threads (two on a 2-core machine) while the holders need them.
+final class AsyncSemaphore: @unchecked Sendable {
     private let mutex = NSLock()  // guards the two below
-    private var locked = false
+    private var free: Int
     private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(width: Int) { free = max(1, width) }
 
     func acquire() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             mutex.lock()
-            if locked {
+            if free == 0 {
                 waiters.append(waiter)
                 mutex.unlock()
             } else {
-                locked = true
+                free -= 1
                 mutex.unlock()
                 waiter.resume()
             }
@@ -57,8 +62,8 @@ final class AsyncLock: @unchecked Sendable {
     func release() {
         mutex.lock()
         let next = waiters.isEmpty ? nil : waiters.removeFirst()
-        if next == nil { locked = false }
+        if next == nil { free += 1 }
         mutex.unlock()
-        next?.resume()  // the lock passes straight to the next waiter
+        next?.resume()  // the slot passes straight to the next waiter
     }
 }

@@ -45,7 +45,7 @@ struct EngineFaultsEndToEndTests {
 }
 
 /// Issue 27's flags through the binary, as a careless user types them.
-@Suite("Command line: the fault matrix, push models, the bytes lane")
+@Suite("Command line: the fault matrix, push models, the bytes lane", .ownThread)
 struct MatrixCommandLineTests {
     @Test("bad or clashing flags are one line on stderr and exit 2; --matrix-cell prints a world that simulate runs")
     func flags() throws {

@@ -10,7 +10,7 @@ func runSynchat(_ argv: [String], direct: Bool) throws -> (status: Int32, out: S
 /// Issue 28 #6 and #7 through the binary: a second server on one `--data` is one line and
 /// exit 1, naming the first one's pid; a folder other users can read is refused; the secret
 /// of a join is in no file the server wrote.
-@Suite("synchat server: its data folder", .serialized)
+@Suite("synchat server: its data folder", .serialized, .ownThread)
 struct ServerDataEndToEndTests {
     init() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")

@@ -7,8 +7,8 @@ import Testing
 /// `capture-pane` to read, and a deadline when waiting for the screen — never a blind sleep.
 ///
 /// A suite that uses it is `@Suite("…", .serialized, .timingSensitive)`: its tests one at a
-/// time, and never beside another tmux suite or the crash harness, whose deadlines and
-/// timings they would skew (TestSupport's `.timingSensitive`).
+/// time, each on a thread of its own, and beside one other process suite at most, so that
+/// deadlines and timings are not skewed by a crowd (TestSupport's `.timingSensitive`).
 final class TmuxSession {
     let socket: String
     let name = "e2e"

@@ -12,7 +12,7 @@ import Testing
 /// each promise is waited for up to a minute, and the one that hangs on the pace (step 2's
 /// `S b f` inside the 10-minute debounce) has minutes of the world to spare at x60 — and it
 /// takes 25 s, which in the chain of locked suites would put `swift test` over its budget.
-@Suite("The README's tour, played", .serialized)
+@Suite("The README's tour, played", .serialized, .ownThread)
 struct TourTests {
     init() throws { try TmuxSession.requireReady() }
 
