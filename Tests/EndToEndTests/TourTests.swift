@@ -74,7 +74,8 @@ struct TourTests {
     static func playTour(command: String, steps: [Step]) -> [String] {
         var failures: [String] = []
         do {
-            let arguments = command.components(separatedBy: "swift run synchat -- ").last!
+            // The README's own line, `--` and all: only `swift run` is the built binary here.
+            let arguments = String(command.dropFirst("swift run synchat ".count))
             let t = try TmuxSession(width: 140, height: 40, arguments: arguments)
             defer { t.close() }
             func see(_ words: String, step: Int) {
