@@ -117,11 +117,20 @@ public final class NetworkWorld {
         openPushRelay()
     }
 
-    /// Asks the server for the user's contacts again.
+    /// Asks the server for the user's contacts again. Not answered, it asks again 5 s (of the
+    /// wall clock) later while the push relay is open — a client that may have missed a
+    /// `contactsChanged` never waits for contacts forever; a relay that opens again asks anyway.
     public func refreshContacts() {
         io.request(.GET, Route.world, token: secret) { [weak self] result in
-            guard let self, case .success(let a) = result, a.status == 200,
-                  let root = WireValue.parse(a.body), let document = WorldDocument.decode(root) else { return }
+            guard let self else { return }
+            guard case .success(let a) = result, a.status == 200,
+                  let root = WireValue.parse(a.body), let document = WorldDocument.decode(root) else {
+                if case .forgotten = link { return }  // nothing to ask a server that no longer knows the user
+                scheduler.schedule(after: .milliseconds(Int64(5_000 * speed)), "ask for the contacts again") { [weak self] in
+                    if let self, pushOpen { refreshContacts() }
+                }
+                return
+            }
             people = document.people
             app?.contactsKnown(document.contacts.filter { $0.address != me })
         }

@@ -225,9 +225,17 @@ public final class InProcessTransport: ServerTransport {
         for reply in lost { post { reply(.failure(TransportError("the connection to 127.0.0.1:7420 was cut"))) } }
     }
 
+    /// The next requests to a path that a test wants cut (`[path: how many]`): each fails as
+    /// a connection cut before its answer would.
+    public var cutNext: [String: Int] = [:]
+
     public func request(_ method: HTTPMethod, _ path: String, body: Data?, token: String?,
                         reply: @escaping (Result<NetIO.Answer, TransportError>) -> Void) {
         guard let server else { return post { reply(.failure(Self.refused)) } }
+        if let n = cutNext[path], n > 0 {
+            cutNext[path] = n - 1
+            return post { reply(.failure(TransportError("the connection to 127.0.0.1:7420 was cut"))) }
+        }
         lastRequest += 1
         let id = lastRequest
         outstanding[id] = reply

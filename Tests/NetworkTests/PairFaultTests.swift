@@ -1,6 +1,7 @@
 import AppActions
 import Foundation
 import NIOHTTP1
+import ServerProtocol
 import SyncCore
 import SyncEngine
 import Testing
@@ -169,6 +170,22 @@ struct PairFaultTests {
         let gil = try pair.join("gil")
         #expect(pair.run(upTo: 10_000) { [ev, fi].allSatisfy { c in c.session.driver.contacts.contains { $0.handle == "gil" } } })
         #expect(gil.session.driver.contacts.filter { ["ev", "fi"].contains($0.handle) }.count == 2)
+    }
+
+    @Test("a client whose ask for the world at its relay's opening is cut asks again within 5 s: it never waits for contacts forever")
+    func contactsAskedAgain() throws {
+        let pair = try WorldPair(contacts: 0, speed: 60)
+        let ev = try pair.join("ev", settle: false)
+        // ev's relay is not open when fi joins, so fi's contactsChanged never reaches it; both
+        // asks for the world that follow — the client's at the relay's opening, and the one the
+        // server's nudge on that opening makes — are cut on their way.
+        ev.transport.cutNext[Route.world] = 2
+        _ = try pair.join("fi", settle: false)
+        let start = pair.clock.nanoseconds
+        #expect(pair.run(upTo: 10_000) { ev.session.driver.contacts.contains { $0.handle == "fi" } })
+        let waited = Double(pair.clock.nanoseconds - start) / 1e9
+        #expect(waited <= 6.5, "ev saw fi after \(waited) s of the wall clock")
+        #expect(ev.transport.cutNext[Route.world] == 0, "both asks were cut")
     }
 
     @Test("the server killed and started again on its data directory loses nothing: users, secrets and messages resume, the clients reconnect by themselves, 0 lost and 0 duplicates")
