@@ -145,7 +145,7 @@ func fuzzBench(count: Int, from: UInt64) {
 }
 
 /// `synchat-bench regressions [--write]`: shrinks every file of the regression folder once
-/// with the shrinker of `simulate --shrink` (issue 31 #2). Their defects are fixed, so no
+/// with the shrinker of `simulate --shrink`. Their defects are fixed, so no
 /// invariant breaks any more: a file is shrunk while every policy's run keeps every invariant
 /// and shows the same key lines as the file as it is (`ScenarioShrinker.keyLines`: catch-ups
 /// by trigger and kind, push state changes, each message by contact, kind and channel), its comments
