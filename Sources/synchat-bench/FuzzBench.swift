@@ -167,7 +167,7 @@ func regressionsBench(write: Bool) throws {
         let lead = lines.prefix { $0.hasPrefix("#") }.count
         let shrank = result.timedAfter < result.timedBefore
         if shrank {
-            lines.insert("# shrunk once by synchat-bench regressions (issue 31): \(result.timedBefore) → \(result.timedAfter) timed lines besides the healing tail;"
+            lines.insert("# shrunk once by synchat-bench regressions: \(result.timedBefore) → \(result.timedAfter) timed lines besides the healing tail;"
                          + " every policy keeps its catch-ups, push changes and messages (ScenarioShrinker.sameFinding)", at: lead)
         }
         let before = text.split(separator: "\n").count, after = lines.count - 1
