@@ -38,8 +38,8 @@ public final class LiveApp {
     /// changed from it in place when only the clock or the compose line moved).
     private var shownState: ViewState?
     /// How often (wall time) the world's clock and the view's memory are written to the
-    /// profile: a kill loses at most this much of the clock. Every second was a write
-    /// transaction a second while idle (issue 16).
+    /// profile: a kill loses at most this much of the clock. Not every second, which
+    /// would be a write transaction a second while idle.
     static let checkpointEvery: UInt64 = 5_000_000_000
     /// Keys reduced at most between two frames.
     static let keysPerFrame = 2048
@@ -193,7 +193,7 @@ public final class LiveApp {
         while !state.quitting {
             // A paste arrives as thousands of keys at once: take every key already waiting
             // (up to a bound, so the world still advances) before drawing the next frame, so
-            // that a key costs a reduce, not a frame (issue 11 #9).
+            // that a key costs a reduce, not a frame.
             var input = terminal.read(timeoutMs: wakeTimeout(), alsoWakingOn: session.wakeDescriptor)
             var taken = 0
             while let next = input {
@@ -212,7 +212,7 @@ public final class LiveApp {
                 input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)
             }
             // What was typed is shown before the world is advanced: the echo does not wait for
-            // the world's work (issue 16); the frame after it draws what the world moved.
+            // the world's work; the frame after it draws what the world moved.
             if taken > 0, !state.quitting { present(terminal) }
             step()
             if wallClock() - lastCheckpoint > Self.checkpointEvery {
@@ -235,10 +235,9 @@ public final class LiveApp {
         absorb()
     }
 
-    /// How long the loop may sleep waiting for a key (issue 16): until the world or the
+    /// How long the loop may sleep waiting for a key: until the world or the
     /// engine has something due, or the status bar's clock shows its next second — at most a
-    /// second (the checkpoint, the ages on the status bar), at least a millisecond. It used
-    /// to wake every 40 ms whatever happened.
+    /// second (the checkpoint, the ages on the status bar), at least a millisecond.
     private func wakeTimeout() -> Int32 {
         guard !paused else { return 1000 }
         let now = virtualNow
@@ -351,7 +350,7 @@ public final class LiveApp {
         }
         // The history the screen needs, a page at a time from the store: the newest page
         // when a conversation opens, older ones as the view scrolls back or a search hit
-        // lies beyond (issue 16: opening one of 5 000 messages read all 5 000).
+        // lies beyond (opening a conversation of 5 000 messages does not read all 5 000).
         ViewModel.loadHistory(&state) { page in
             let contact = session.contact(page.conversation)
                 ?? Contact(address: page.conversation, handle: page.conversation.value, displayName: page.conversation.value)

@@ -1,7 +1,7 @@
 import SyncCore
 
 /// The words of one directive, as a scenario line, a key's recording, a server's operator
-/// (`POST /admin/fault`) and a client's directive say them (issue 29 #2): the one reader of
+/// (`POST /admin/fault`) and a client's directive say them: the one reader of
 /// a directive. `Directive(parsing:)` reads a line alone; `ScenarioParser` reads a file's
 /// lines with it and names the file and the line in its errors.
 public enum DirectiveParser {

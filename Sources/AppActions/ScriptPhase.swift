@@ -1,6 +1,6 @@
 import SyncCore
 
-/// Where a played scenario is: the facts a screen needs, told when they change (issue 29 #5).
+/// Where a played scenario is: the facts a screen needs, told when they change.
 /// The status bar's words (`script 3m/15m`) follow from them and the clock the screen already
 /// has, so nothing polls the player each frame.
 public enum ScriptPhase: Equatable, Sendable {

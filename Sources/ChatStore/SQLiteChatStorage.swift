@@ -62,7 +62,7 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // A small page cache (SQLite's default is 2 MB a connection): every read the
             // screen makes is a few pages through an index, and the OS caches the file
-            // anyway. Keeps the app's memory flat in the history's size (issue 16).
+            // anyway. Keeps the app's memory flat in the history's size.
             try db.execute(sql: "PRAGMA cache_size = -512")
         }
         let queue: DatabaseQueue
@@ -144,7 +144,7 @@ public final class SQLiteChatStorage: ChatStorage, MessageSearching {
     /// Checks the file at open when it is due: always after a session that did not close the
     /// store (a kill, a crash, a power cut: when damage is likely), and otherwise once every
     /// `checkInterval`. `quick_check` reads every page — 260 ms for a 1 000 000-message store,
-    /// half of the first frame — so it no longer runs at every start (issue 16). Marks the
+    /// half of the first frame — so it does not run at every start. Marks the
     /// store open until `close()`.
     private static func checkIfDue(_ queue: DatabaseQueue, path: String) throws -> Bool {
         guard path != ":memory:" else { return false }

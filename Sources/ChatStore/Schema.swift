@@ -46,7 +46,7 @@ extension SQLiteChatStorage {
             // (`SchemaPart`, ProfileWorld's `world/…`), made if missing when a profile first keeps
             // its world, so a file written before keeps its rows and its history of migrations.
         }
-        // Search (issue 15): a full-text index of message bodies (SQLite FTS5), kept by a
+        // Search: a full-text index of message bodies (SQLite FTS5), kept by a
         // trigger in the transaction that stores the message. It reads the bodies through a
         // view of the message table (external content), so the text is not stored twice.
         // Each message's conversation is one more token, in its own column (`c` and the
@@ -70,7 +70,7 @@ extension SQLiteChatStorage {
                 INSERT INTO message_search(message_search) VALUES ('rebuild');
                 """)
         }
-        // The outbox (issue 15 #7): messages written that the network has not taken yet.
+        // The outbox: messages written that the network has not taken yet.
         m.registerMigration("v3-outbox") { db in
             try db.execute(sql: """
                 CREATE TABLE outbox (
@@ -79,10 +79,10 @@ extension SQLiteChatStorage {
                     createdAt INTEGER NOT NULL, failures INTEGER NOT NULL);
                 """)
         }
-        // Counters (issue 16): what the screen and the engine read on every frame and every
+        // Counters: what the screen and the engine read on every frame and every
         // message — unread per conversation, the badge, last activity, the message count —
         // kept by triggers in the transaction that changes a message, so that no read scans
-        // the message table (at 1 000 000 messages, `COUNT(*) … WHERE unread = 1` took 24 ms
+        // the message table (at 1 000 000 messages, `COUNT(*) … WHERE unread = 1` takes 24 ms
         // and the two GROUP BYs at start 100 ms). A store written before it is counted once,
         // when this binary first opens it.
         m.registerMigration("v4-counters") { db in

@@ -3,7 +3,7 @@ import GRDB
 
 /// Untrusted text (message bodies, display names) as SQLite keeps it: a BLOB of its UTF-8
 /// bytes. GRDB binds a Swift string as C text, which ends at the first NUL, and reads TEXT
-/// back the same way, so `"before\0after"` came back as `"before"` (issue 11 #8); a BLOB
+/// back the same way, so `"before\0after"` would come back as `"before"`; a BLOB
 /// keeps every byte. The columns stay declared TEXT (a BLOB is stored as it is in them), so
 /// the schema and its version do not change: rows that older versions wrote as TEXT are
 /// read as TEXT, and they hold no NUL (it was cut before they were written).

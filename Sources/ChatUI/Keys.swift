@@ -156,7 +156,7 @@ public enum KeyTable {
     }
 }
 
-/// The key table in force: the standard one, perhaps rebound by keys.toml (issue 15 #6).
+/// The key table in force: the standard one, perhaps rebound by keys.toml.
 public struct KeyMap: Equatable, Sendable {
     public var global: [KeyBinding]
     public var compose: [KeyBinding]

@@ -2,7 +2,7 @@ import SyncCore
 import SyncEngine
 
 /// One line of the sync log as the view keeps it: structured, so that the filter and the
-/// folding read fields, never the text (issue 14 #4). The text is the engine's own line,
+/// folding read fields, never the text. The text is the engine's own line,
 /// made visible-safe by the event, the same words `--log` writes.
 public struct LogEntry: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {

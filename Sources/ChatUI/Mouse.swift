@@ -1,4 +1,4 @@
-/// A click or a turn of the wheel at a cell (issue 15 #5), as the terminal adapter reads it.
+/// A click or a turn of the wheel at a cell, as the terminal adapter reads it.
 public struct MouseEvent: Equatable, Sendable {
     public enum Kind: Equatable, Sendable { case click, wheelUp, wheelDown }
     public var x: Int

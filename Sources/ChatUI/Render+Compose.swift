@@ -57,8 +57,8 @@ extension Render {
     /// marked, and a blank cell for the cursor at the end of the line.
     ///
     /// It reads only the characters around the cursor, at most `columns` on each side, never
-    /// the whole line, so that a frame costs the same on a 16 KiB line as on a short one
-    /// (issue 11 #9); a long run of zero-width characters just shows fewer of them.
+    /// the whole line, so that a frame costs the same on a 16 KiB line as on a short one;
+    /// a long run of zero-width characters just shows fewer of them.
     public static func composeWindow<Line: RandomAccessCollection>(_ line: Line, cursor: Int, columns: Int, emoji: EmojiWidths = .safe) -> [(text: String, isCursor: Bool, isNewline: Bool)]
     where Line.Element == Character, Line.Index == Int {
         guard columns > 0 else { return [] }

@@ -4,7 +4,7 @@ import SyncEngine
 
 /// The inspector (`i`): the engine's state as its `.inspection` event said it, in place of
 /// the message pane. Sections are titled literally `push`, `gate`, `cursors`, `timers` and
-/// `faults` (issue 14), so that people and scripts can find them; times left are counted
+/// `faults`, so that people and scripts can find them; times left are counted
 /// against the world's clock on the status bar.
 extension Render {
     struct InspectorLine: Equatable {

@@ -1,6 +1,6 @@
 import SyncCore
 
-/// The sync log pane (issue 14 #4): a title that says the filter, whether the pane has the
+/// The sync log pane: a title that says the filter, whether the pane has the
 /// keys and whether it is scrolled back; below it the rows of `LogPane`, newest at the bottom.
 extension Render {
     static func drawLog(_ g: inout Grid, _ s: ViewState, _ l: Layout) {

@@ -1,6 +1,6 @@
 import SyncCore
 
-/// Search on the screen (issue 15 #2): the prompt in the compose line, the matched words
+/// Search on the screen: the prompt in the compose line, the matched words
 /// highlighted in the messages, and the list of hits across all conversations.
 extension Render {
     static func drawSearchPrompt(_ g: inout Grid, _ s: ViewState, _ search: SearchState, y: Int, width: Int) {

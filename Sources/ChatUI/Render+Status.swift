@@ -60,7 +60,7 @@ extension Render {
     public typealias Segment = (text: String, role: Role, priority: Int)
 
     /// The status bar's rows: always two, whatever they say, so that the screen above does
-    /// not jump when a fault or a script adds a word (issue 14). A row too narrow for its
+    /// not jump when a fault or a script adds a word. A row too narrow for its
     /// segments drops the least important first; what still does not fit is cut at the edge.
     static let statusRowCount = 2
 

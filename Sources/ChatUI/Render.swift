@@ -48,8 +48,8 @@ public enum Render {
     /// `screen(s, width:, height:)`, taken from `previous` when only the world's clock or the
     /// line being written moved since: the previous grid with the compose row and the status
     /// rows drawn anew. At rest the clock ticks once a second and nothing else changes; a key
-    /// typed changes the compose line alone. Each was a whole screen's wrapping and widths
-    /// for one or three rows (issue 16).
+    /// typed changes the compose line alone. Drawn whole, each would cost a whole screen's
+    /// wrapping and widths for one or three rows.
     public static func screen(_ s: ViewState, width: Int, height: Int, after previous: Frame?) -> Grid {
         guard let previous, previous.grid.width == width, previous.grid.height == height else { return screen(s, width: width, height: height) }
         var g = previous.grid
@@ -63,8 +63,8 @@ public enum Render {
     /// `screen(s, …)` made from `g`, the grid drawn for `previous`, in place: when only the
     /// clock or the line being written moved, the compose row (when it moved) and the status
     /// rows (when the clock moved) are drawn anew and returned with what they held (the terminal compares those rows alone, and a
-    /// grid nobody else holds is not copied: a key typed copied and compared the whole
-    /// screen, issue 16). Nil, with `g` untouched, when the screen must be drawn whole.
+    /// grid nobody else holds is not copied, so a key typed neither copies nor compares
+    /// the whole screen). Nil, with `g` untouched, when the screen must be drawn whole.
     public static func redraw(_ g: inout Grid, _ s: ViewState, since previous: ViewState) -> RedrawnRows? {
         let width = g.width, height = g.height
         guard width >= minWidth, height >= minHeight, let moved = partsMoved(s, since: previous),

@@ -1,7 +1,7 @@
 import SyncCore
 import SyncEngine
 
-/// Search (issue 15 #2), as the view keeps it: the prompt being typed (`/`), then the
+/// Search, as the view keeps it: the prompt being typed (`/`), then the
 /// query that ran, where (one conversation, or all), and its hits, which the store found
 /// through its full-text index — in all of the history, not only what is loaded.
 public struct SearchState: Equatable, Sendable {

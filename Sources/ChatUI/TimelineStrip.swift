@@ -1,7 +1,7 @@
 import SyncCore
 import SyncEngine
 
-/// The last hour of the run, for the strip the `T` key shows (issue 14 #6): the same
+/// The last hour of the run, for the strip the `T` key shows: the same
 /// picture as `simulate --chart`, in cells. The reducer keeps it from the typed events it
 /// already gets (status, faults, catch-ups), always, so that the strip shows the whole hour
 /// when it opens; entries older than the hour are dropped, so it stays small.

@@ -1,7 +1,7 @@
 import Foundation
 import SyncCore
 
-/// Where you left off (issue 15 #1): the open conversation, how far it was scrolled back,
+/// Where you left off: the open conversation, how far it was scrolled back,
 /// and every conversation's unsent line with its cursor. The app keeps it in the profile
 /// and gives it back at the next launch; the reducer makes it and takes it.
 public struct ViewMemory: Codable, Equatable, Sendable {

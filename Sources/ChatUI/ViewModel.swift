@@ -4,7 +4,7 @@ import SyncEngine
 
 /// The reducer (Elm / bubbletea `Update`, TCA `Reduce`).
 public enum ViewModel {
-    /// The speeds `+` and `-` step through (issue 14: from a quarter of real time to ×300).
+    /// The speeds `+` and `-` step through (from a quarter of real time to ×300).
     public static let speeds: [Double] = [0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
     public static func reduce(_ state: inout ViewState, _ input: ViewInput) -> [Command] {

@@ -120,13 +120,13 @@ public struct ViewState: Equatable, Sendable {
     /// The conversation shown in the message pane.
     public var open: Address?
     public var messages: [Address: [MessageRow]] = [:]
-    /// Conversations whose loaded messages do not reach back to their first (issue 16): a
+    /// Conversations whose loaded messages do not reach back to their first: a
     /// conversation's history is loaded a page at a time, the newest first, and older pages
     /// when the view scrolls near the top of what is loaded or a search hit lies beyond it.
     public var partialHistory: Set<Address> = []
     public var focus: Focus = .list
     /// The unsent line of each conversation, with its cursor. One per conversation, so that
-    /// text written for one person is never sent to another after switching (issue 11 #7).
+    /// text written for one person is never sent to another after switching.
     public var drafts: [Address: LineEditor] = [:]
     /// The lines sent, for ↑/↓ in any conversation's compose line.
     public var history = ComposeHistory()
@@ -172,7 +172,7 @@ public struct ViewState: Equatable, Sendable {
     public var bellEnabled = false
 
     /// The terminal's title: the app's own words and the unread count, never a message or a
-    /// name; no count when the preview is `hidden` (issue 15 #4).
+    /// name; no count when the preview is `hidden`.
     public var terminalTitle: String {
         let unread = status.badge
         return unread > 0 && status.preview != .hidden ? "synchat (\(unread) unread)" : "synchat"
@@ -213,7 +213,7 @@ extension ViewState {
     /// Scrolled within this many rows of the top of what is loaded, the next page is asked for.
     static let historyMargin = 200
 
-    /// The page of history the screen needs and does not have, if any (issue 16). The first
+    /// The page of history the screen needs and does not have, if any. The first
     /// page of the open conversation covers its unread messages, so that the `new` line
     /// finds its place; older pages come while the view is scrolled near the top of what is
     /// loaded (a row of text is at least one message's worth, so the margin is conservative),

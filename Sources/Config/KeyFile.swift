@@ -3,7 +3,7 @@ import Foundation
 import SyncCore
 import TOMLKit
 
-/// `$XDG_CONFIG_HOME/synchat/keys.toml` (issue 15 #6): rebinds any action of the key table.
+/// `$XDG_CONFIG_HOME/synchat/keys.toml`: rebinds any action of the key table.
 ///
 /// ```toml
 /// [keys]                 # outside the compose line

@@ -27,8 +27,8 @@ enum TOMLText {
     }
 
     /// The TOML library (toml++ inside TOMLKit 0.6.0) asserts, and so aborts the process, on a
-    /// table header whose name starts with anything but a key character, e.g. `[#roles]` (found
-    /// by the theme fuzzer; a keys file aborted the same way). Such a line is caught here first: its 1-based number, or nil.
+    /// table header whose name starts with anything but a key character, e.g. `[#roles]`, in a
+    /// theme file or a keys file alike. Such a line is caught here first: its 1-based number, or nil.
     static func unsafeTableHeader(_ text: String) -> Int? {
         func isKeyStart(_ c: Character) -> Bool {
             c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-" || c == "\"" || c == "'" || c == "]")

@@ -257,7 +257,7 @@ extension SimulatedWorld: PublishPort {
 
     /// The same, answered at once.
     /// `commit`: makes the message durable before anything of it happens (a server answers
-    /// `200` only for what its disk holds: issue 28 #5). When it throws, nothing is spent,
+    /// `200` only for what its disk holds). When it throws, nothing is spent,
     /// recorded or landed, and the publication fails with its words.
     public func publish(from me: Address, to contact: Address, body: String,
                         commit: ((NetworkMessage) throws -> Void)? = nil) -> Result<Publication, TransportError> {

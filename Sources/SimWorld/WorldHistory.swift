@@ -7,7 +7,7 @@ import SyncEngine
 ///
 /// One owner, two homes: `InMemoryWorldHistory` (the default: a day of traffic in a fraction
 /// of a second) and a temporary SQLite file (`DiskWorld`), for runs whose history is bigger
-/// than memory should hold (`synchat simulate --store disk`, issue 16). Both answer every
+/// than memory should hold (`synchat simulate --store disk`). Both answer every
 /// question the same, in the same order: the event logs of every shipped scenario are byte
 /// for byte the same on either (a test holds them so).
 public protocol WorldHistory: AnyObject {
@@ -81,14 +81,14 @@ extension WorldHistory {
 public final class InMemoryWorldHistory: WorldHistory {
     private var messages: [NetworkMessage] = []
     /// The outputs ever received, oldest first; the first `spentOutputs` are spent. (A send
-    /// spends the oldest: `removeFirst` on an array that only grew was a scan a send.)
+    /// spends the oldest: a count, not `removeFirst`, which would be a scan a send.)
     private var outputs: [String] = []
     /// When each of `outputs` landed (never decreasing: outputs are received as they land).
     private var outputTimes: [Instant] = []
     private var spentOutputs = 0
     /// Every message indexed, in the order indexed; the lists by sync object and the table
-    /// by txId hold positions in it (a message is held once, not once per table: a million
-    /// messages were 420 bytes each here at the peak, issue 16).
+    /// by txId hold positions in it (a message is held once, not once per table: a copy per
+    /// table costs 420 bytes a message here at the peak of a million-message run).
     private var indexedMessages: [NetworkMessage] = []
     private var lists: [SyncObject: [Int32]] = [:]
     private var byId: [String: Int32] = [:]
@@ -169,8 +169,8 @@ public final class InMemoryWorldHistory: WorldHistory {
 
     public func indexed(_ object: SyncObject, since: Instant, offset: Int, limit: Int?) -> (messages: [NetworkMessage], more: Bool) {
         let list = lists[object] ?? []
-        // A binary search, not a scan (every poll read the whole of a conversation, which
-        // grew with the run: issue 16).
+        // A binary search, not a scan: a scan would read the whole of a conversation at every
+        // poll, and a conversation grows with the run.
         var low = 0, high = list.count
         while low < high {
             let mid = (low + high) / 2

@@ -67,7 +67,8 @@ public struct RunSummary: Equatable, Sendable {
     public init(_ run: ScenarioRun) {
         policy = run.policy.name
         // One pass over the world's ledger, each message looked up in the store: nothing of the
-        // size of the history is copied (a million messages were 1.7 KB each at the peak).
+        // size of the history is copied (a copy costs about 1.7 KB a message at the peak of a
+        // million-message run).
         let world = run.world
         var sent = 0, oracle = 0, oracleBytes = 0
         var lost: [NetworkMessage] = []

@@ -2,7 +2,7 @@ import AppActions
 import SyncCore
 import SyncEngine
 
-/// A run over time (issue 14 #6), read from its typed event stream and the faults the world
+/// A run over time, read from its typed event stream and the faults the world
 /// had: backend requests as they were made, foreground and background, push states,
 /// catch-ups, and fault spans. The SVG chart of `simulate --chart` and the TUI's strip (`T`)
 /// both draw one; neither reads the engine.

@@ -2,8 +2,8 @@ import Foundation
 import SyncCore
 
 /// A scenario file read from disk a chunk at a time, never whole: `simulate` checks it, parses
-/// it, then each run reads its lines again as it plays them (a million-line file was held as
-/// its bytes, then as text: 106 MB at the peak, issue 16). The file stays open from the check
+/// it, then each run reads its lines again as it plays them (a million-line file held as its
+/// bytes, then as text, would take 106 MB at the peak). The file stays open from the check
 /// to the last run, so a file renamed or replaced meanwhile is not what is played; one
 /// rewritten in place is caught when a line that parsed no longer does.
 public final class ScenarioFileText: Sendable {

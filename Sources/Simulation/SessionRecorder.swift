@@ -2,7 +2,7 @@ import AppActions
 import Foundation
 import SyncCore
 
-/// Writes a live session as a scenario file (`--record FILE`, issue 14 #5): a header that
+/// Writes a live session as a scenario file (`--record FILE`): a header that
 /// rebuilds the same world (seed, contacts, traffic, mode, no settle), then every directive
 /// the session applied — keys, sends, reads, mode and preview changes — at its virtual time
 /// to the millisecond, and at the end `stop`, where the app quit. Replayed with

@@ -1,7 +1,7 @@
 import Foundation
 import SyncCore
 
-/// `synchat simulate --scenario F --chart FILE.svg` (issue 14 #6): one panel per policy on
+/// `synchat simulate --scenario F --chart FILE.svg`: one panel per policy on
 /// one time axis — faults as shaded spans, foreground/background and push state as bands,
 /// backend requests per bucket as bars, catch-ups as marks — with a legend. Plain SVG
 /// written by hand: a few rectangles, lines and text, no dependency; every text escaped.

@@ -1,5 +1,5 @@
 /// Instants with their txIds, the earliest first: a binary min-heap, so that forgetting what
-/// has expired costs a logarithm per entry forgotten, not a scan of all (issue 16).
+/// has expired costs a logarithm per entry forgotten, not a scan of all.
 struct ExpiryHeap: Sendable {
     private var items: [(at: Instant, txId: String)] = []
 

@@ -121,7 +121,7 @@ public struct PushReliability: Sendable {
     /// txIds already decided, so a realtime redelivery is not observed twice.
     private var decided: [String: Instant] = [:]
     /// What `prune` forgets, in the order it forgets it, so that a prune costs what it drops
-    /// rather than a scan of everything kept (issue 16: the scan made a busy day quadratic):
+    /// rather than a scan of everything kept (a scan would make a busy day quadratic):
     /// pushes by arrival (not in order: a heap), decisions in the order they were made.
     private var pushExpiry = ExpiryHeap()
     private var decidedOrder: [(at: Instant, txId: String)] = []

@@ -1,6 +1,6 @@
 
 /// What a person typed after `/`, as the store's full-text index and the screen's
-/// highlighting both read it (issue 15): the words of the query, each matching the start
+/// highlighting both read it: the words of the query, each matching the start
 /// of a word of a message, ignoring case and diacritics; every word must match.
 ///
 /// Words are split as the store's SQLite FTS5 `unicode61` tokenizer splits them — runs of

@@ -83,7 +83,7 @@ public protocol ChatStorage: AnyObject {
     func pendingPushes() -> [PendingPush]
     func appendPendingPush(_ push: PendingPush) throws
     func removePendingPushes() throws
-    /// Messages written and not yet taken by the network (issue 15 #7), oldest first.
+    /// Messages written and not yet taken by the network, oldest first.
     func outbox() -> [OutgoingMessage]
     /// Replaces the outbox.
     func saveOutbox(_ messages: [OutgoingMessage]) throws

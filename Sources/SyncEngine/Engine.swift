@@ -204,7 +204,7 @@ public final class Engine {
         case .inspect(let on): inspect(on)
         }
         // Every input ends here, whatever it did: what changed is persisted, and a new status
-        // or inspection is said once (it was called from about 40 places, each hand-placed).
+        // or inspection is said once, here, not by each place that changes something.
         settle()
     }
 

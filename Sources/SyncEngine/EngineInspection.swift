@@ -1,6 +1,6 @@
 import SyncCore
 
-/// What the engine knows and waits for, as one typed value for an inspector (issue 14): the
+/// What the engine knows and waits for, as one typed value for an inspector: the
 /// push observations and their graces, the catch-up gate, every cursor, every timer. The
 /// engine sends it as an `.inspection` event while someone asks for it (`.inspect(true)`),
 /// whenever it changes; nothing else computes it, so `simulate` pays nothing.

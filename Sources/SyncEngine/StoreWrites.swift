@@ -1,6 +1,6 @@
 import SyncCore
 
-/// The store's writes the engine has asked for and not yet heard back from (issue 29 #4: one
+/// The store's writes the engine has asked for and not yet heard back from (one
 /// type, not five variables kept in step across files): by id, with the sync that waits on
 /// each; the cursors and the learned state they carry, which reads must already see; the
 /// state last saved; and the writes of a retry after a failure, whose landing ends the trouble.

@@ -5,8 +5,8 @@ import SyncCore
 /// in it (names, bodies) is made visible-safe first.
 ///
 /// The large cases are `indirect`: an event is as big as its largest case, and the logs keep
-/// every decision, so a status bar's worth of fields inline in each made a million-message
-/// run's log about a kilobyte an event (issue 16).
+/// every decision, so a status bar's worth of fields inline in each would make a million-message
+/// run's log about a kilobyte an event.
 public enum SyncEvent: Equatable, Sendable {
     case launched(messages: Int, pushState: PushState, mode: NotificationMode)
     case lifecycle(Lifecycle, detail: String)
@@ -74,7 +74,7 @@ public enum SyncEvent: Equatable, Sendable {
     indirect case inspection(EngineInspection)
     /// A conversation's unread count as the store now has it, after a write that changed it
     /// (messages stored, or the conversation read). The store owns the count; a view shows
-    /// this and keeps no counter of its own (issue 29 #5). Not a decision.
+    /// this and keeps no counter of its own. Not a decision.
     case unread(conversation: Address, count: Int)
 
     /// Every event but the view's own (`.status`, `.contact`, `.inspection`, `.outgoing`, `.unread`) is a decision of the log.

@@ -284,8 +284,8 @@ public final class Terminal {
         let full = previous == nil || previous!.width != grid.width || previous!.height != grid.height
         if full, let window { werase(window) }
         // The cells compared in place, the last frame read once: at rest a frame changes a
-        // few cells of the status bar, and copying each of the others out to compare it was
-        // most of the frame's time (issue 16).
+        // few cells of the status bar, and copying each of the others out to compare it would
+        // be most of the frame's time.
         let before = full ? nil : previous
         var isolated: [(x: Int, y: Int, cell: Cell)] = []
         var rows = Set<Int>()
@@ -300,7 +300,7 @@ public final class Terminal {
 
     /// Changes the last frame in place, when `change` can (see `Render.redraw`), and writes
     /// the rows it drew anew, each compared with what it held: the rest of the screen is not
-    /// looked at, and the frame is not copied (it was, cell by cell, at every key: issue 16).
+    /// looked at, and the frame is not copied.
     /// False, with nothing drawn, when there is no last frame or `change` returns nil.
     public func redraw(_ change: (inout Grid) -> Render.RedrawnRows?) -> Bool {
         guard window != nil, var grid = previous else { return false }

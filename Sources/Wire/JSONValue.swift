@@ -21,8 +21,8 @@ public enum JSONValue: Sendable {
         return Data(out)
     }
 
-    /// Bytes, not a String: appending to a String one scalar at a time was about three
-    /// quarters of a simulation's time (issue 16).
+    /// Bytes, not a String: appending to a String one scalar at a time would be about
+    /// three quarters of a simulation's time.
     func write(into out: inout [UInt8]) {
         switch self {
         case .string(let s): Self.writeString(s, into: &out)

@@ -6,12 +6,12 @@ import Foundation
 /// Why a reader of our own in front of Foundation's: in a simulated day, decoding the
 /// indexer's replies and the pushes through `JSONSerialization` was 39 % of the instructions,
 /// most of them spent turning its parse into `[String: Any]` (a box for every value, a
-/// second tree of objects), and that churn is what grew faster than the run on a long one
-/// (issue 16). `WireValue.parse` reads the plain documents the wire carries in one pass. It
+/// second tree of objects), and that churn is what grows faster than the run on a long one.
+/// `WireValue.parse` reads the plain documents the wire carries in one pass. It
 /// is deliberately narrow: anything outside a strict, unambiguous subset of JSON (a number
 /// with an exponent or more than 15 digits, an escaped surrogate, bytes that are not UTF-8,
 /// a key given twice, nesting past 64, a byte-order mark, a top level that is not an object
-/// or array) is handed to `JSONSerialization` as before, so that what is accepted, and the
+/// or array) is handed to `JSONSerialization`, so that what is accepted, and the
 /// value read, stay Foundation's. A test holds the two readers equal over public corpora and
 /// broken documents.
 public enum WireValue: Equatable, Sendable {

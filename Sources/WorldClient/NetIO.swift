@@ -27,7 +27,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     /// Wall seconds a request may take before it fails.
     public static let requestTimeout: Int64 = 30
     /// Where a network failure's detail goes (`--log`): a person reads `words(for:)`, the
-    /// log keeps what NIO said (issue 28 #17).
+    /// log keeps what NIO said.
     public var log: ((String) -> Void)?
 
     /// A network failure in a person's words: what happened and what to check, never NIO's

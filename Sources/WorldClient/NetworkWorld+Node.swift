@@ -20,8 +20,8 @@ extension NetworkWorld {
     }
 
     /// The OS suspended the app: its sockets are no longer listened to. A connect still in
-    /// flight fails, as the embedded node fails one that completes in the background; without
-    /// a word its answer was dropped, and the engine said `connecting` for good (issue 28 #13).
+    /// flight fails, as the embedded node fails one that completes in the background; were its
+    /// answer dropped without a word, the engine would say `connecting` for good.
     func stopListening() {
         guard let connection = node else { return }
         let connecting = connection.listened && !connection.subscribed
@@ -90,8 +90,8 @@ extension NetworkWorld: RealtimePort {
                 switch result {
                 case .success where !os.foreground:
                     // The app went to the background while the socket opened: the OS would not
-                    // let it connect, as the embedded node says (issue 28 #13: `b`, `f`, `b`
-                    // quickly left `connecting` on the bar for minutes).
+                    // let it connect, as the embedded node says (otherwise `b`, `f`, `b`
+                    // quickly would leave `connecting` on the bar for minutes).
                     connection.listened = false
                     app?.realtimeConnectFailed(connection: connection.id, error: "app suspended")
                     connection.socket?.close()

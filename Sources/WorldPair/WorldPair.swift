@@ -24,8 +24,8 @@ public final class ManualClock: @unchecked Sendable {  // one thread: the pair's
     public func advance(milliseconds: Int64) { nanoseconds += UInt64(max(0, milliseconds)) * 1_000_000 }
 }
 
-/// `synchat server` and its clients in one process, on one thread, in virtual time
-/// (issue 29 #1), as quinn's `Pair` drives two endpoints: the real `WorldServer` (its request
+/// `synchat server` and its clients in one process, on one thread, in virtual time,
+/// as quinn's `Pair` drives two endpoints: the real `WorldServer` (its request
 /// handling and its socket handlers on NIO's `EmbeddedChannel`) and the real `NetworkWorld`
 /// and `NetworkSession` of each client, joined by `InProcessTransport` instead of sockets.
 /// Nothing runs by itself: `run(for:)` moves the clock to whatever is due next on either side.

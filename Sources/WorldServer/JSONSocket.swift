@@ -4,7 +4,7 @@ import NIOWebSocket
 import ServerProtocol
 import Wire
 
-// The node and the push relay as WebSockets (issue 17). Text frames of JSON; a request has
+// The node and the push relay as WebSockets. Text frames of JSON; a request has
 // an `id`, a `method` and `params`; its answer has the same `id` and `method` with `params`,
 // or an `error` object with a `message`; a notification has a `method` and no `id`.
 // Protocol pings are answered as RFC 6455 says, but they prove nothing about the node: the
@@ -49,8 +49,8 @@ class JSONSocket: ChannelInboundHandler {
             guard let object = WireValue.parse(Data(bytes))?.object else {
                 return error(nil, "a frame must be one JSON object (\(bytes.count) bytes were not)")
             }
-            // The id goes back exactly as it came (JSON-RPC 2.0 §5): `true` was answered 1,
-            // 2^53+1 rounded, and string ids null.
+            // The id goes back exactly as it came (JSON-RPC 2.0 §5), its JSON text untouched:
+            // not `true` as 1, not 2^53+1 rounded, not a string id as null.
             let id = RawJSON.member("id", of: bytes)
             if let id, !RawJSON.isScalar(id) { return error(nil, "an id is a string, a number or null") }
             guard let method = object["method"]?.string else { return error(id, "missing \"method\"") }
@@ -79,7 +79,8 @@ class JSONSocket: ChannelInboundHandler {
 
     /// What the frame reader refused: a message past the frame or fragment limits is 1009, a
     /// frame that breaks the protocol (a text frame inside a fragmented message, a control
-    /// frame split, reserved bits) 1002. They vanished without a reply (issue 28 #9).
+    /// frame split, reserved bits) 1002. Each closes the socket with its code and a reason,
+    /// never silently.
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         switch error {
         case NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge, NIOWebSocketFrameAggregator.Error.tooManyFragments:

@@ -23,7 +23,7 @@ final class NodeSocket: JSONSocket, NodeSubscriber {
                 return error(id, "subscribeUtxosChanged: params.addresses must be [\"\(user.address.value)\"], the user's own address")
             }
             // A second subscription replaces the first: its entry goes, or every socket that
-            // subscribed twice left one behind (about 4.5 KB each, issue 28 #8).
+            // subscribed twice would leave one behind (about 4.5 KB each).
             for c in Array(pending.keys) + (active.map { [$0] } ?? []) where user.link.subscriptions[c] === self {
                 user.link.subscriptions[c] = nil
             }

@@ -25,8 +25,8 @@ final class PushSocket: JSONSocket, PushSubscriber {
         user.link.contactsChanged = { [weak self] joined in
             self?.send(RPC.notification(RelayMethod.contactsChanged.rawValue, joined.map { [("joined", ContactDocument.encode($0))] } ?? []))
         }
-        // A user who joined between this client's join and this socket was told to nobody:
-        // the two could never see each other (issue 28 #11). Each new relay socket starts
+        // A user who joins between this client's join and this socket would be told to nobody,
+        // and the two would never see each other. Each new relay socket starts
         // with a contactsChanged, so the client asks for its contacts once more.
         user.link.contactsChanged?(nil)
     }
@@ -41,8 +41,8 @@ final class PushSocket: JSONSocket, PushSubscriber {
             guard let contact = params["contact"]?.string, let muted = params["muted"]?.bool ?? params["muted"]?.int64.flatMap({ [0, 1].contains($0) ? $0 == 1 : nil }) else {
                 return error(id, "setMuted: params must have contact (an address) and muted (true or false)")
             }
-            // Only a contact of the user's (any string was kept, 60 KB names included), and
-            // saved with the contact, so a mute outlives a restart (issue 28 #8).
+            // Only a contact of the user's (any string would be kept otherwise, 60 KB names included), and
+            // saved with the contact, so a mute outlives a restart.
             guard let c = user.world.contact(address: Address(contact)) else {
                 return error(id, "setMuted: \(contact.prefix(80)) is not a contact of \(user.name)")
             }

@@ -11,7 +11,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body = Data()
     private var tooLarge = false
-    /// Closes the connection unless what it waits for comes first (issue 28 #2).
+    /// Closes the connection unless what it waits for comes first.
     private var deadline: Scheduled<Void>?
     /// Requests of this connection read so far: a WebSocket opens only on the first.
     private var requestsRead = 0
@@ -82,7 +82,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             body = Data()
             tooLarge = false
             // A declared body over the limit gets its 413 now, not after reading it (a 1 GB
-            // Content-Length was read and thrown away); the socket closes with it.
+            // Content-Length is not read only to be thrown away); the socket closes with it.
             if let declared = h.headers.first(name: "Content-Length").flatMap({ Int($0) }), declared > WorldServer.maxBodyBytes {
                 self.head = nil
                 context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }

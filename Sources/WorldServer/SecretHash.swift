@@ -1,7 +1,7 @@
 import COpenSSL
 import Foundation
 
-/// What the server keeps of a user's secret (issue 28 #6): `sha256:` and the hex of its
+/// What the server keeps of a user's secret: `sha256:` and the hex of its
 /// SHA-256, never the secret. Secrets are 128 random bits the server made
 /// (`WorldServer.newToken`), so a plain hash is enough: nobody can guess one to hash, and a
 /// stolen `world.sqlite` opens no user. SHA-256 is OpenSSL's (`EVP_Digest`).

@@ -12,7 +12,7 @@ import SyncCore
 /// same world: the clock goes on from the anchor as if the server had never stopped, every
 /// message is indexed again, the secrets still open the same users.
 ///
-/// The folder is the server's alone (issue 28 #6, #7): made 0700, refused when other users
+/// The folder is the server's alone: made 0700, refused when other users
 /// can read or enter it; the database is 0600 (SQLite gives its WAL and shared-memory files
 /// the database's mode); and one server at a time holds it (`flock` on `world.sqlite.lock`,
 /// as a profile is held).
@@ -70,7 +70,7 @@ public final class ServerStore {
                                       kind TEXT NOT NULL, body TEXT NOT NULL, blockTime INTEGER NOT NULL, PRIMARY KEY (user, txId));
                 """)
         }
-        // Secrets were kept in clear before issue 28: keep only their hashes.
+        // A store written by an older version keeps secrets in clear: keep only their hashes.
         migrator.registerMigration("v2-secret-hashes") { db in
             for row in try Row.fetchAll(db, sql: "SELECT name, secret FROM user") {
                 let secret: String = row["secret"]
@@ -78,8 +78,8 @@ public final class ServerStore {
                 try db.execute(sql: "UPDATE user SET secret = ? WHERE name = ?", arguments: [SecretHash.of(secret), row["name"] as String])
             }
         }
-        // Every user was a contact row of every other before issue 28 #3 (a join wrote them
-        // all-to-all); the users are now one shared list, and a contact row of a user is
+        // An older store has every user as a contact row of every other (a join wrote them
+        // all-to-all); the users are one shared list, and a contact row of a user is
         // kept only for a mute.
         migrator.registerMigration("v3-people-shared") { db in
             try db.execute(sql: "DELETE FROM contact WHERE muted = 0 AND address IN (SELECT address FROM user)")

@@ -17,8 +17,8 @@ extension WorldServer {
     }
 
     /// What makes a request no WebSocket opening handshake (RFC 6455 §4.2.1), or nil. NIO's
-    /// upgrader checks the version; a POST, a missing `Connection: Upgrade` and a key that
-    /// is not 16 bytes were upgraded all the same (issue 28 #9).
+    /// upgrader checks the version, and would upgrade a POST, a missing `Connection: Upgrade`
+    /// and a key that is not 16 bytes all the same.
     static func upgradeProblem(_ head: HTTPRequestHead) -> String? {
         guard head.method == .GET else { return "a WebSocket opens with GET, not \(head.method)" }
         if let host = hostProblem(head) { return host }

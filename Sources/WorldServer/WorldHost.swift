@@ -22,7 +22,7 @@ public final class WorldHost {
     public private(set) var users: [User] = []
     private var byName: [String: User] = [:]
     private var byAddress: [Address: User] = [:]
-    /// The users as every world sees them: one list, one entry a join (issue 28 #3).
+    /// The users as every world sees them: one list, one entry a join.
     public let people = People()
     /// Users by the hash of their secret (the server keeps no secret).
     private var bySecretHash: [String: User] = [:]
@@ -55,7 +55,7 @@ public final class WorldHost {
     /// The world's instant at a wall-clock instant (Unix ms): the clock is wall time × speed
     /// from there, across restarts.
     private let anchor: ServerStore.Anchor
-    /// The wall clock, Unix milliseconds: the system's, or a test's (virtual time, issue 29 #1).
+    /// The wall clock, Unix milliseconds: the system's, or a test's (virtual time).
     public let wallClock: () -> Int64
 
     /// A new world, or with `store` holding one, the same world where it stopped: its users,
@@ -215,7 +215,7 @@ public final class WorldHost {
         public var description: String
     }
 
-    /// Publishes for `user`, durable first (issue 28 #5): with a data folder, the message and
+    /// Publishes for `user`, durable first: with a data folder, the message and
     /// its copy for a recipient who is another user are written in one transaction before the
     /// world sees them, after whatever the disk could not take before. A full disk fails it
     /// (`NotDurable`) with nothing sent, so the client keeps it in its outbox and tries again.

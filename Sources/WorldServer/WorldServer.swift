@@ -12,7 +12,7 @@ import ServerProtocol
 import Wire
 
 
-/// `synchat server` (issue 17): the simulated world behind real protocols, on swift-nio,
+/// `synchat server`: the simulated world behind real protocols, on swift-nio,
 /// many users in one world. HTTP/JSON for the indexer, joining and publishing; WebSockets
 /// for the node (a JSON-RPC subscription in the style of Kaspa's wRPC) and the push relay;
 /// admin endpoints (truth, faults) behind the token printed at start. One event loop owns
@@ -51,7 +51,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         set { connections.maxPerPeer = newValue }
     }
     /// A request's head must arrive whole this long after the connection opened, or after the
-    /// head of the body before it (a head that never completes was held forever).
+    /// head of the body before it (a head that never completes would hold the connection forever).
     public var headTimeout = TimeAmount.seconds(10)
     /// A keep-alive connection with no request this long after its last answer is closed;
     /// so is a declared body that does not come in this long.
@@ -142,8 +142,8 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// in-process pair's (`WorldPair`), which puts the same bytes through it.
     public func configureConnection(_ channel: NIOCore.Channel, tls: NIOSSLContext?) throws {
         if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-        // Stop reading a peer that does not read its answers (issue 28 #1: 820 000
-        // pipelined requests took the server to 636 MB): past the high-water mark
+        // Stop reading a peer that does not read its answers (820 000
+        // pipelined requests would take the server to 636 MB): past the high-water mark
         // of what it owes the socket, nothing more is read from it, and the idle
         // timeout then closes it.
         try channel.pipeline.syncOperations.addHandler(BackPressureHandler())

@@ -3,9 +3,9 @@ import Foundation
 /// Key echo measured through a tmux control-mode client (`tmux -C`): a key is sent on the
 /// client's standard input and the time runs until tmux reports the program's output
 /// holding that character (`%output`). No process is started per key or per look at the
-/// screen: `send-keys` and `capture-pane` run by a shell each took 2–3 ms, more than the
-/// programs themselves, and the look came every few milliseconds (issue 16: synchat and
-/// WeeChat could not be told apart). What is left is tmux's pty round trip and the program.
+/// screen: `send-keys` and `capture-pane` run by a shell take 2–3 ms each, more than the
+/// programs themselves, and the look comes every few milliseconds, so synchat and WeeChat
+/// could not be told apart that way. What is left is tmux's pty round trip and the program.
 final class EchoProbe {
     private let process = Process()
     private let input = Pipe()

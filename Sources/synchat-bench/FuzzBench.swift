@@ -145,7 +145,7 @@ func fuzzBench(count: Int, from: UInt64) {
 }
 
 /// `synchat-bench regressions [--write]`: shrinks every file of the regression folder once
-/// with the shrinker of `simulate --shrink` (issue 31 #2). Their defects are fixed, so no
+/// with the shrinker of `simulate --shrink`. Their defects are fixed, so no
 /// invariant breaks any more: a file is shrunk while every policy's run keeps every invariant
 /// and shows the same key lines as the file as it is (`ScenarioShrinker.keyLines`: catch-ups
 /// by trigger and kind, push state changes, each message by contact, kind and channel), its comments
@@ -167,7 +167,7 @@ func regressionsBench(write: Bool) throws {
         let lead = lines.prefix { $0.hasPrefix("#") }.count
         let shrank = result.timedAfter < result.timedBefore
         if shrank {
-            lines.insert("# shrunk once by synchat-bench regressions (issue 31): \(result.timedBefore) → \(result.timedAfter) timed lines besides the healing tail;"
+            lines.insert("# shrunk once by synchat-bench regressions: \(result.timedBefore) → \(result.timedAfter) timed lines besides the healing tail;"
                          + " every policy keeps its catch-ups, push changes and messages (ScenarioShrinker.sameFinding)", at: lead)
         }
         let before = text.split(separator: "\n").count, after = lines.count - 1

@@ -1,7 +1,7 @@
 import Foundation
 import Spawn
 
-/// `synchat-bench hostile` (issue 28): the built `synchat server` on loopback, attacked the
+/// `synchat-bench hostile`: the built `synchat server` on loopback, attacked the
 /// ways the hostile-client suite attacks it, measured in one run:
 ///
 /// - under each flood, a normal user's latency (GET /v1/world on its own keep-alive

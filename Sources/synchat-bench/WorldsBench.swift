@@ -3,7 +3,7 @@ import Simulation
 import SyncCore
 import SyncEngine
 
-// `synchat-bench worlds` (issue 27): the engine across the space of worlds. Bytes as well as
+// `synchat-bench worlds`: the engine across the space of worlds. Bytes as well as
 // requests on a week and a day of an hourly commute; the foreground blind spot; the fault
 // matrix's wall time and its goals. Figures only, never a verdict that fails a build.
 

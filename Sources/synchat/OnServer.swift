@@ -19,7 +19,7 @@ extension Chat {
         let (host, port, _) = try ServerURL.parse(server)
         let url = try ServerURL.canonical(server)
         var profileStore: SQLiteChatStorage?
-        /// A profile this launch made: a refused join takes it away again (issue 28 #16).
+        /// A profile this launch made: a refused join takes it away again.
         var newProfilePath: String?
         if !ephemeral {
             let name = profile ?? "\(user)-at-\(host)-\(port)".map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? String($0) : "-" }.joined()
