@@ -63,10 +63,11 @@ extension Engine {
         return have.map { tip > $0 } ?? true
     }
 
-    /// (g): push may still bring a message that landed at `tip`: push is operational and the
-    /// message younger than `PushVerifier.overdueAfter`.
+    /// (g): push may still bring a message that landed at `tip`: push is operational, has not
+    /// just missed one (a miss counted in a row: a slow push is not what is going on then), and
+    /// the message is younger than `PushVerifier.overdueAfter`.
     private func pushMayBring(_ tip: Instant) -> Bool {
-        policy.pacedLooks && reliability.state != .disabled && now - tip < verifier.overdueAfter
+        policy.pacedLooks && reliability.state != .disabled && reliability.consecutiveMisses == 0 && now - tip < verifier.overdueAfter
     }
 
     /// (g): a look of (e) answered: what it showed, for the verifier's pace.

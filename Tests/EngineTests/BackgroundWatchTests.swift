@@ -95,6 +95,19 @@ struct BackgroundWatchTests {
         #expect(adaptive.backendRequests <= seed.backendRequests && adaptive.backendBytes <= seed.backendBytes)
         #expect(!run.log.contains { $0.event.line.contains("catch-up started (trailing)") })
     }
+
+    @Test("(g): once push has missed one, a look counts a message younger than 2 min too: a dead push is found within 15 min though the indexer goes down 10 min after (cell 52 on matrix seeds 9 and 10)")
+    func youngMessagesOncePushMissed() throws {
+        for seed: UInt64 in [9, 10] {
+            let text = FaultMatrix.cells[52].scenarioText(duration: .hours(3), matrixSeed: seed)
+            let (run, s) = try measure(text, .adaptive, file: "cell52.scenario")
+            #expect(s.messagesLost == 0 && s.duplicates == 0)
+            let died = Instant.zero + .minutes(10)
+            let unreliable = try #require(run.session.becameUnreliable.first { $0 >= died }, "seed \(seed): push never believed unreliable")
+            // The indexer is down from :20 to :30: only the looks before it can show the misses.
+            #expect(unreliable - died <= .minutes(15), "seed \(seed): unreliable after \(unreliable - died)")
+        }
+    }
 }
 
 @Suite("Adaptive (f): a look tells (b) what the app has")
