@@ -147,6 +147,12 @@ public struct CatchUpGate: Sendable {
         // The tips proved what moved ((d), (e)): a targeted fetch of it, which the debounce,
         // made for catch-ups that fetch everything, does not hold back.
         if !forced, owed == nil, !tipsProved, pushState == .reliable, let left = debounceRemaining(pushState: pushState, now: now) {
+            // (g): a reconnect while push loses now and then closes a gap push may not have
+            // covered; the UTXO set proves it, and a targeted sync is not what the debounce holds back.
+            if policy.pacedLooks, trigger == .rpcRestored, pushInDoubt,
+               kindToStart(forced: false, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive, trigger: trigger, now: now) == .targeted {
+                return .start(trigger: trigger, forced: false, kind: .targeted)
+            }
             // (c): remember to catch up when the debounce ends, if still in the foreground.
             if policy.trailingCatchUp, foreground, trails(trigger, pushInDoubt: pushInDoubt) { trailingDue = now + left }
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6

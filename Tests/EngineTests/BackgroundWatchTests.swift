@@ -96,6 +96,17 @@ struct BackgroundWatchTests {
         #expect(!run.log.contains { $0.event.line.contains("catch-up started (trailing)") })
     }
 
+    @Test("(g): a reconnect while push loses now and then is caught up at once, proven from the UTXO set: never slower than seed in a flaky, lossy foreground (cell 17 on matrix seed 8)")
+    func reconnectWhilePushInDoubt() throws {
+        let text = FaultMatrix.cells[17].scenarioText(duration: .hours(3), matrixSeed: 8)
+        let (_, adaptive) = try measure(text, .adaptive, file: "cell17.scenario")
+        let (_, seed) = try measure(text, .seed, file: "cell17.scenario")
+        #expect(adaptive.messagesLost == 0 && adaptive.duplicates == 0)
+        let a = try #require(adaptive.latencyP95), s = try #require(seed.latencyP95)
+        #expect(a <= 1.1 * s + 60, "adaptive p95 \(a) s, seed's \(s) s")
+        #expect(adaptive.backendRequests < seed.backendRequests)
+    }
+
     @Test("(g): once push has missed one, a look counts a message younger than 2 min too: a dead push is found within 15 min though the indexer goes down 10 min after (cell 52 on matrix seeds 9 and 10)")
     func youngMessagesOncePushMissed() throws {
         for seed: UInt64 in [9, 10] {

@@ -242,6 +242,21 @@ struct PushWatchTests {
         #expect(c.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .full)
     }
 
+    @Test("(g) in the gate: a reconnect inside the debounce while push is in doubt starts the targeted sync its UTXO proof allows; not in doubt, rule 6 skips it; seed and adaptive without (g) skip it")
+    func reconnectWhilePushInDoubt() {
+        func reconnect(_ policy: SyncPolicy, inDoubt: Bool) -> CatchUpGate.Action {
+            var g = CatchUpGate(policy: policy)
+            g.finished(kind: .full, succeeded: true, now: at(0))
+            return g.triggered(.rpcRestored, forced: false, pushState: .reliable, now: at(60), running: nil,
+                               foreground: true, realtimeLive: true, pushInDoubt: inDoubt)
+        }
+        let skipped = CatchUpGate.Action.skip(trigger: .rpcRestored, lastFinishedAgo: .seconds(60), nextAllowedIn: .seconds(540))
+        #expect(reconnect(.adaptive, inDoubt: true) == .start(trigger: .rpcRestored, forced: false, kind: .targeted))
+        #expect(reconnect(.adaptive, inDoubt: false) == skipped)
+        #expect(reconnect(.seed, inDoubt: true) == skipped)
+        #expect(reconnect(SyncPolicy.adaptive.without("g"), inDoubt: true) == skipped)
+    }
+
     // MARK: (a), ordered
 
     @Test("(a): a fetched miss judged after a hit on a tx that landed later is not a miss in a row")
