@@ -33,7 +33,6 @@ private func floods(_ binary: String) {
     var secrets: [String: String] = [:]
     for name in ["calm", "abuser", "other"] { secrets[name] = server.join(name) }
     guard let calm = secrets["calm"], let abuser = secrets["abuser"] else { say("skipped: cannot join"); return }
-    let probe = "GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(calm)\r\n\r\n"
     let baseline = server.rssMB
     say(String(format: "server resident memory at start: %.1f MB", baseline))
     say("flood (one abusive client, ~4 s)                 normal user: answers   p50        p95        max      server growth")
@@ -46,20 +45,7 @@ private func floods(_ binary: String) {
         let thread = Thread { abuse { done.isSet } }
         thread.start()
         usleep(300_000)  // the flood under way
-        var latencies: [Double] = []
-        var failures = 0
-        var normal = RawSocket(port: port, from: "127.0.0.2")
-        let end = now() + UInt64(seconds * 1e9)
-        while now() < end {
-            let t0 = now()
-            if let s = normal, s.send(probe), let a = s.answer(), a.status == 200 {
-                latencies.append(Double(now() - t0) / 1e6)
-            } else {
-                failures += 1
-                normal = RawSocket(port: port, from: "127.0.0.2")
-            }
-            usleep(20_000)
-        }
+        let (latencies, failures) = normalUser(port: port, secret: calm, seconds: seconds, on: RawSocket(port: port, from: "127.0.0.2"))
         done.set()
         usleep(500_000)
         let growth = server.rssMB - before
