@@ -85,6 +85,9 @@ public final class ProfileLock {
     /// Releases the lock (the file stays). Safe to call more than once.
     public func release() {
         guard descriptor >= 0 else { return }
+        // Unlocked first: a child forked meanwhile shares the open file description until it
+        // execs (O_CLOEXEC closes it only then), and a close alone would leave the lock with it.
+        flock(descriptor, LOCK_UN)
         Foundation.close(descriptor)
         descriptor = -1
     }

@@ -276,6 +276,21 @@ struct ServerStoreTests {
         first.close()  // a stopped server: the folder is free again
         _ = try ServerStore(directory: data)
     }
+
+    @Test("a released lock is free at once, even while a child forked meanwhile still shares its file (it execs only later)")
+    func releasedWhileAChildHoldsTheFile() throws {
+        let dir = try TemporaryDirectory("profile-lock")
+        defer { dir.remove() }
+        let path = dir.file("p.sqlite")
+        let lock = try ProfileLock.acquire(profile: "p", storePath: path)
+        // The child shares the lock's open file description, as a spawn's child does until its exec.
+        let child = fork()
+        if child == 0 { usleep(3_000_000); _exit(0) }
+        defer { kill(child, SIGKILL); var status: Int32 = 0; waitpid(child, &status, 0) }
+        lock.release()
+        let again = try ProfileLock.acquire(profile: "p", storePath: path)
+        again.release()
+    }
 }
 
 /// Issue 28 #10: a corrupt `world.sqlite` is one line naming the file and the row, never a trap.
