@@ -121,10 +121,18 @@ class JSONSocket: ChannelInboundHandler {
         var buffer = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         buffer.write(webSocketErrorCode: code)
         buffer.writeString(String(decoding: reason.utf8.prefix(120), as: UTF8.self))
+        // A lingering close: the close frame, then our half of the stream (FIN), and nothing more
+        // read; the socket closes 250 ms later. Closed at once with the peer's bytes unread, it
+        // would be reset at once, and a peer that flooded would often lose the close frame to
+        // the reset before reading it. A flood stops when the unread bytes fill the window.
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: buffer)).whenComplete { _ in
-            channel.close(promise: nil)
+            channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+            let halfClosed = channel.eventLoop.makePromise(of: Void.self)
+            halfClosed.futureResult.whenFailure { _ in channel.close(promise: nil) }
+            channel.close(mode: .output, promise: halfClosed)
         }
-        // A peer that reads nothing never lets the close frame's write complete.
-        RequestHandler.closeSoon(channel)
+        // A peer that reads nothing never lets the close frame's write complete; a flood is cut
+        // off by the reset a quarter of a second later.
+        channel.eventLoop.scheduleTask(in: .milliseconds(250)) { channel.close(promise: nil) }
     }
 }

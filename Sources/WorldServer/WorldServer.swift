@@ -130,7 +130,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             // 64 KB — let one peer's 3 000 pipelined requests run before anyone else's one
             // (`synchat-bench hostile`: another user's p50 was 512 ms while one pipelined).
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
-            .childChannelOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 4096, maximum: 16 * 1024))
+            .childChannelOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 16 * 1024))
         let channel = try bootstrap.bind(host: bindHost, port: port).wait()
         self.channel = channel
         loop.execute { [self] in pump() }
@@ -160,11 +160,13 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             })
         // The handler goes with the upgrade, on the channel's loop, where it was made.
         let upgradedAway = NIOLoopBound(requests, eventLoop: channel.eventLoop)
+        let upgrade: NIOHTTPServerUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { context in
+            context.pipeline.syncOperations.removeHandler(upgradedAway.value, promise: nil)
+        })
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-            withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                context.pipeline.syncOperations.removeHandler(upgradedAway.value, promise: nil)
-            }),
+            withServerUpgrade: upgrade,
             withErrorHandling: false)  // RequestHandler answers the parser's errors, in JSON
+        try UpgradeOnAsk.replaceUpgradeHandler(in: channel.pipeline.syncOperations, upgrade: upgrade)
         try channel.pipeline.syncOperations.addHandler(requests)
     }
 
@@ -197,6 +199,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         let now = monotonic()
         if now - lastCheckpoint > 5_000_000_000 {
             lastCheckpoint = now
+            HeapTrim.now()
             do { try host.checkpoint() } catch { FileHandle.standardError.write(Data("synchat server: cannot write the data directory: \(error)\n".utf8)) }
         }
         wake?.cancel()

@@ -10,23 +10,63 @@ import Spawn
 /// - a full disk (a 1 MiB tmpfs; needs root): how many confirmed publishes a restart lost.
 ///
 /// The clients are plain POSIX sockets written here (`RawSocket`): no code of the server's.
-func hostileBench() {
+/// The attacks, in the order a whole run makes them; `hostile crowd slow` runs only those named.
+let hostileAttacks: [(name: String, run: @Sendable (String) -> Void)] = [
+    ("floods", floods), ("crowd", crowds), ("slow", slowRequests), ("frames", controlFloods),
+    ("invites", invitesGuessed), ("joins", joinsAndRestart), ("bodies", bodiesAcrossRestart),
+    ("quota", quota), ("disk", fullDisk), ("together", together),
+]
+
+func hostileBench(only names: [String] = []) {
     say("== hostile: synchat server on loopback against abusive clients")
     guard let binary = releaseBinary() else { return }
     raiseFileLimit()
-    floods(binary)
-    crowds(binary)
-    slowRequests(binary)
-    controlFloods(binary)
-    invitesGuessed(binary)
-    joinsAndRestart(binary)
-    bodiesAcrossRestart(binary)
-    quota(binary)
-    fullDisk(binary)
+    for attack in hostileAttacks where names.isEmpty || names.contains(attack.name) { attack.run(binary) }
+}
+
+/// One server through the attacks that hold memory, in turn: the crowd of upgraded sockets, the
+/// crowd of heads, the requests left behind, the million frames. Its growth through all of
+/// them, from before its first user joined (the crowd's 1 040 users included), and its peak.
+func together(_ binary: String) {
+    guard let server = BenchServer.start(binary, ["--speed", "60", "--contacts", "1", "--traffic", "0/h", "--open", "--peer-joins", "1000000"]) else { return }
+    defer { server.stop() }
+    usleep(300_000)
+    let start = server.rssMB
+    let peak = PeakMemory(of: server)
+    say("== one server through the crowd, the requests left behind and the million frames, in turn")
+    crowds(on: server)
+    // With the crowd's thousand users, `GET /v1/world` is about 90 KB and costs 23 of a
+    // user's 200 requests a second: the normal user asks every 150 ms, as in the crowd.
+    slowRequests(on: server, interval: 0.15)
+    controlFloods(on: server, interval: 0.15)
+    let end = server.rssMB
+    peak.stop()
+    hrow("growth through all of them, one server", String(format: "%.1f MB (%.1f → %.1f MB)", end - start, start, end), "goal: ≤ 50 MB")
+    hrow("  at its peak", String(format: "%+.1f MB", peak.value - start))
+}
+
+/// The largest resident size a server reached, sampled every 100 ms.
+final class PeakMemory: @unchecked Sendable {
+    private let lock = NSLock()
+    private var peak = 0.0
+    private let done = StopFlag()
+
+    init(of server: BenchServer) {
+        Thread { [self] in
+            while !done.isSet {
+                let now = server.rssMB
+                lock.lock(); peak = max(peak, now); lock.unlock()
+                usleep(100_000)
+            }
+        }.start()
+    }
+
+    func stop() { done.set() }
+    var value: Double { lock.lock(); defer { lock.unlock() }; return peak }
 }
 
 /// Each flood for a few seconds, with a normal user measured beside it.
-private func floods(_ binary: String) {
+func floods(_ binary: String) {
     guard let server = BenchServer.start(binary, ["--speed", "1", "--contacts", "2", "--traffic", "0/h", "--open"]) else { return }
     defer { server.stop() }
     let port = server.port
@@ -117,7 +157,7 @@ final class StopFlag: @unchecked Sendable {
 }
 
 /// 1 000 joins on `--data`, then a restart that resumes them.
-private func joinsAndRestart(_ binary: String) {
+func joinsAndRestart(_ binary: String) {
     let dir = NSTemporaryDirectory() + "synchat-bench-hostile-data-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let args = ["--speed", "1", "--contacts", "6", "--traffic", "24/h", "--open", "--peer-joins", "1000000", "--data", dir]
@@ -139,7 +179,7 @@ private func joinsAndRestart(_ binary: String) {
 
 /// Publishes on a 1 MiB tmpfs until the disk is full, kills the server, restarts it on a larger
 /// copy, and counts the confirmed (200) publishes the world lost.
-private func fullDisk(_ binary: String) {
+func fullDisk(_ binary: String) {
     guard getuid() == 0 else { hrow("full disk", "skipped: needs root to mount a 1 MiB tmpfs"); return }
     let mount = NSTemporaryDirectory() + "synchat-bench-full-\(getpid())"
     try? FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)

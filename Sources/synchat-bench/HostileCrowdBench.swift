@@ -75,6 +75,10 @@ extension RawSocket {
 func crowds(_ binary: String) {
     guard let server = BenchServer.start(binary, ["--speed", "1", "--contacts", "1", "--traffic", "0/h", "--open", "--peer-joins", "1000000"]) else { return }
     defer { server.stop() }
+    crowds(on: server)
+}
+
+func crowds(on server: BenchServer) {
     let port = server.port
     guard let calm = server.join("calm"), let newcomer = server.join("newcomer") else { say("skipped: cannot join"); return }
     let secrets = (0..<1_040).compactMap { server.join("crowd\($0)", from: "127.0.0.\(3 + $0 % 200)") }
@@ -117,7 +121,7 @@ func crowds(_ binary: String) {
         attackRow("\(kind), \(held) held", measured, growth: growth,
                   "fresh addresses served \(fresh.served.map { "\($0)/4" }.joined(separator: " ")); the crowd reopened \(holder.reopened) the server closed")
         holder.closeAll()
-        usleep(1_000_000)
+        usleep(6_000_000)  // the server gives freed pages back every 5 s: the next row starts from there
     }
 }
 
@@ -167,6 +171,10 @@ final class FreshAddresses: @unchecked Sendable {
 func slowRequests(_ binary: String) {
     guard let server = BenchServer.start(binary, ["--speed", "60", "--contacts", "1", "--traffic", "0/h", "--open", "--peer-joins", "1000000"]) else { return }
     defer { server.stop() }
+    slowRequests(on: server)
+}
+
+func slowRequests(on server: BenchServer, interval: Double = 0.02) {
     let port = server.port
     guard let calm = server.join("calm") else { return }
     let secrets = (0..<20).compactMap { server.join("slow\($0)") }
@@ -187,7 +195,7 @@ func slowRequests(_ binary: String) {
         }
     }
     threads.forEach { $0.start() }
-    let measured = normalUser(port: port, secret: calm, seconds: 30, on: normal)
+    let measured = normalUser(port: port, secret: calm, seconds: 30, on: normal, interval: interval)
     let growth = server.rssMB - before
     usleep(15_000_000)  // every answer is due by now
     attackRow("12 400 requests abandoned (own latency 10m)", measured, growth: growth,

@@ -11,6 +11,10 @@ import Spawn
 func controlFloods(_ binary: String) {
     guard let server = BenchServer.start(binary, ["--speed", "1", "--contacts", "1", "--traffic", "0/h", "--open"]) else { return }
     defer { server.stop() }
+    controlFloods(on: server)
+}
+
+func controlFloods(on server: BenchServer, interval: Double = 0.02) {
     let port = server.port
     guard let calm = server.join("calm"), let abuser = server.join("abuser") else { return }
     say("frames (a million, one socket after another)         normal user: answers   p50        p95        max      server growth")
@@ -32,7 +36,7 @@ func controlFloods(_ binary: String) {
             }
         }
         flood.start()
-        let measured = normalUser(port: port, secret: calm, seconds: 8, on: normal)
+        let measured = normalUser(port: port, secret: calm, seconds: 8, on: normal, interval: interval)
         done.set()
         usleep(500_000)
         attackRow("\(name) on node sockets", measured, growth: server.rssMB - before,

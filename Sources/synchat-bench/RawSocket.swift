@@ -7,6 +7,9 @@ struct BenchServer {
     let port: Int
     let output: String
     let startedIn: Double
+    /// The secrets of the users joined so far: attacks made in turn on one server join their
+    /// users once.
+    let joined = SecretBook()
 
     static func start(_ binary: String, _ args: [String]) -> BenchServer? {
         let output = NSTemporaryDirectory() + "synchat-bench-hostile-\(getpid())-\(UInt32.random(in: 0 ... .max)).out"
@@ -43,10 +46,22 @@ struct BenchServer {
 
     /// Joins `name`: its secret.
     func join(_ name: String, from source: String = "127.0.0.1") -> String? {
+        if let known = joined[name] { return known }
         let body = "{\"user\": \"\(name)\"}"
         guard let answer = RawSocket.exchange(port: port, from: source, "POST /v1/join HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"),
               answer.status == 201 || answer.status == 200 else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["secret"] as? String
+        let secret = (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["secret"] as? String
+        joined[name] = secret
+        return secret
+    }
+}
+
+final class SecretBook: @unchecked Sendable {
+    private let lock = NSLock()
+    private var secrets: [String: String] = [:]
+    subscript(name: String) -> String? {
+        get { lock.lock(); defer { lock.unlock() }; return secrets[name] }
+        set { lock.lock(); secrets[name] = newValue; lock.unlock() }
     }
 }
 

@@ -11,7 +11,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|hostile|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -374,7 +374,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -412,6 +412,9 @@ if what == "crash", let arg = rest.first {
     else if !rest.isEmpty { usage("\(what) takes --messages N, not \(rest.joined(separator: " "))") }
 } else if what == "regressions" {
     if !(rest.isEmpty || rest == ["--write"]) { usage("regressions takes --write, not \(rest.joined(separator: " "))") }
+} else if what == "hostile" {
+    let unknown = rest.filter { name in !hostileAttacks.contains { $0.name == name } }
+    if !unknown.isEmpty { usage("hostile takes attacks among \(hostileAttacks.map(\.name).joined(separator: ", ")), not \(unknown.joined(separator: " "))") }
 } else if what != "fuzz", what != "widths", !rest.isEmpty {
     usage("\(what) takes no arguments")
 }
@@ -422,7 +425,7 @@ if what == "worlds" { try worldsBench() }  // not in all: a simulated week, and 
 if what == "scaling" { try scalingBench(lines: scalingLines) }  // not in all: a minute or more
 if what == "peers" { peersBench(idleSeconds: peersIdle) }  // not in all: minutes of waiting
 if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate, warmup: net.warmup) }  // not in all: a server and its clients
-if what == "hostile" { hostileBench() }  // not in all: a server under floods, 1 000 joins, a full disk
+if what == "hostile" { hostileBench(only: rest) }  // not in all: a server under floods, 1 000 joins, a full disk
 if what == "render" || what == "all" { try renderBench() }
 if what == "search" || what == "all" { try searchBench(messages: searchMessages) }
 if what == "firstframe" { firstFrameBench(messages: searchMessages) }  // not in all: it builds a large profile
