@@ -81,6 +81,11 @@ public struct PushWatch: Sendable {
     private var reliableSince: Instant?
     /// Pushes that came since the last look (`looked()`).
     private var pushesSinceLook = 0
+    /// Tips a look saw past what the app had of their object but let push bring, being young:
+    /// the oldest such tip of each object. Push owes it until the app has the object through it;
+    /// a newer tip of the same object does not pay it (the tips show only each object's newest
+    /// message, and push may have brought that one and lost this).
+    private var owed: [SyncObject: Instant] = [:]
     /// The app is suspended: no loss is judged until it runs again.
     public private(set) var suspended = true
 
@@ -145,6 +150,23 @@ public struct PushWatch: Sendable {
         if foundNothingMissing { lastQuietLookAt = now }
         defer { pushesSinceLook = 0 }
         return pushesSinceLook
+    }
+
+    /// A look saw `object`'s tip at `tip`, past what the app has of it, and left it to push
+    /// (young): push owes it from now on.
+    public mutating func leftToPush(_ object: SyncObject, tip: Instant) {
+        owed[object] = min(owed[object] ?? tip, tip)
+    }
+
+    /// The tip of `object` push still owes, given what the app has of it (`have`: its cursor,
+    /// or the newest message any channel brought); one the app has is paid and forgotten.
+    public mutating func owedTip(_ object: SyncObject, have: Instant?) -> Instant? {
+        guard let tip = owed[object] else { return nil }
+        if let have, have >= tip {
+            owed[object] = nil
+            return nil
+        }
+        return tip
     }
 
     /// Push's state changed (rules 1–3).

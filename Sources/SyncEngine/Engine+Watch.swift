@@ -48,19 +48,23 @@ extension Engine {
     /// The objects whose tip is past what the app has of them: their cursor, and the newest
     /// message any channel brought (a push the extension holds included). (g): only those push
     /// is overdue for — the tip older than `PushVerifier.overdueAfter` — count; a younger one
-    /// may still come by push.
+    /// may still come by push. A young tip left so is owed by push (`PushWatch.leftToPush`): once
+    /// push is overdue for it, its object counts whatever newer tip it shows (the tips show only
+    /// each object's newest message), until the app has the object through it.
     func unbrought(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
         objects.filter { object in
-            guard let tip = tips.tip(of: object), past(tip, object) else { return false }
-            return !pushMayBring(tip)
+            let have = self.have(object)
+            if policy.pacedLooks, let owed = watch.owedTip(object, have: have), !pushMayBring(owed) { return true }
+            guard let tip = tips.tip(of: object), have.map({ tip > $0 }) ?? true else { return false }
+            guard pushMayBring(tip) else { return true }
+            watch.leftToPush(object, tip: tip)
+            return false
         }
     }
 
-    /// The tip is past what the app has of the object: its cursor, and the newest message any
-    /// channel brought.
-    private func past(_ tip: Instant, _ object: SyncObject) -> Bool {
-        let have = [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
-        return have.map { tip > $0 } ?? true
+    /// What the app has of the object: its cursor, or the newest message any channel brought.
+    private func have(_ object: SyncObject) -> Instant? {
+        [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
     }
 
     /// (g): push may still bring a message that landed at `tip`: push is operational, has not

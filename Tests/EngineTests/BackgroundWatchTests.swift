@@ -119,6 +119,18 @@ struct BackgroundWatchTests {
             #expect(unreliable - died <= .minutes(15), "seed \(seed): unreliable after \(unreliable - died)")
         }
     }
+
+    @Test("(g): a young tip left to push is owed: once push is overdue for it, a newer tip of the same conversation does not hide it, and a dead push is found within 15 min though the indexer goes down 10 min after (cell 52 on matrix seed 18)")
+    func owedTipNotHidden() throws {
+        let text = FaultMatrix.cells[52].scenarioText(duration: .hours(3), matrixSeed: 18)
+        let (run, s) = try measure(text, .adaptive, file: "cell52.scenario")
+        #expect(s.messagesLost == 0 && s.duplicates == 0 && s.falseUnreliable == 0)
+        let died = Instant.zero + .minutes(10)
+        let unreliable = try #require(run.session.becameUnreliable.first { $0 >= died }, "push never believed unreliable")
+        // Dave's message of 00:11:09 was under 2 min old at the 00:12 look; at the 00:16 look his
+        // conversation's tip was a newer one, under 2 min old too: push had lost both.
+        #expect(unreliable - died <= .minutes(15), "unreliable after \(unreliable - died)")
+    }
 }
 
 @Suite("Adaptive (f): a look tells (b) what the app has")

@@ -37,6 +37,19 @@ struct PushWatchTests {
         #expect(w.vouched == 1)
     }
 
+    @Test("(g): a young tip a look left to push is owed until the app has its object through it; a newer tip of the object does not pay it, and the oldest left is kept")
+    func owedTips() {
+        var w = watch()
+        let dave = SyncObject.contextual(Address("kaspa:dave"), .incoming)
+        #expect(w.owedTip(dave, have: nil) == nil)
+        w.leftToPush(dave, tip: at(60))
+        w.leftToPush(dave, tip: at(250))  // a newer tip hides the first: the first is still owed
+        #expect(w.owedTip(dave, have: at(10)) == at(60))
+        #expect(w.owedTip(dave, have: nil) == at(60))
+        #expect(w.owedTip(dave, have: at(60)) == nil)  // the app has it: paid
+        #expect(w.owedTip(dave, have: nil) == nil)
+    }
+
     @Test("(f): push keeps up after 20 deliveries since its last loss, and not while silent longer than the traffic makes likely (13m48s at 30/h in the foreground, 18m24s in the background)")
     func keepsUp() {
         var w = watch()
