@@ -131,6 +131,19 @@ struct BackgroundWatchTests {
         // conversation's tip was a newer one, under 2 min old too: push had lost both.
         #expect(unreliable - died <= .minutes(15), "unreliable after \(unreliable - died)")
     }
+
+    @Test("(g): a look that left a young tip to push comes back once push is overdue for it: push losing 30 % with realtime down keeps adaptive's p95 ≤ 300 s (cell 7 on matrix seed 20), and a push 90 s late costs no look more (cell 33)")
+    func owedTipLook() throws {
+        let (_, lossy) = try cell(FaultMatrix.cells[7], .adaptive, matrixSeed: 20)
+        #expect(lossy.messagesLost == 0 && lossy.duplicates == 0 && lossy.falseUnreliable == 0)
+        // Bob's message of 00:29:31 was 29 s old at the 00:30 look, and lost: the pace alone put
+        // the next look 8 min later.
+        let p95 = try #require(lossy.latencyP95)
+        #expect(p95 <= PolicyGoals.foregroundP95, "p95 \(p95) s")
+        let (_, late) = try cell(FaultMatrix.cells[33], .adaptive, matrixSeed: 20)
+        let (_, seed) = try cell(FaultMatrix.cells[33], .seed, matrixSeed: 20)
+        #expect(PolicyGoals.dearer(adaptive: late, seed: seed) == nil)
+    }
 }
 
 @Suite("Adaptive (f): a look tells (b) what the app has")

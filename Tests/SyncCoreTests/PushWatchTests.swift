@@ -37,17 +37,18 @@ struct PushWatchTests {
         #expect(w.vouched == 1)
     }
 
-    @Test("(g): a young tip a look left to push is owed until the app has its object through it; a newer tip of the object does not pay it, and the oldest left is kept")
+    @Test("(g): a young tip a look left to push is owed until its own message reaches the app or a fetch covers it; neither a newer tip nor a newer message of the object pays it")
     func owedTips() {
         var w = watch()
         let dave = SyncObject.contextual(Address("kaspa:dave"), .incoming)
-        #expect(w.owedTip(dave, have: nil) == nil)
+        #expect(w.owedTip(dave, cursor: nil) == nil && w.oldestOwed == nil)
         w.leftToPush(dave, tip: at(60))
-        w.leftToPush(dave, tip: at(250))  // a newer tip hides the first: the first is still owed
-        #expect(w.owedTip(dave, have: at(10)) == at(60))
-        #expect(w.owedTip(dave, have: nil) == at(60))
-        #expect(w.owedTip(dave, have: at(60)) == nil)  // the app has it: paid
-        #expect(w.owedTip(dave, have: nil) == nil)
+        w.leftToPush(dave, tip: at(250))  // a newer tip hides the first: both are owed
+        #expect(w.owedTip(dave, cursor: at(10)) == at(60) && w.oldestOwed == at(60))
+        w.brought(dave, landedAt: at(300))  // a newer message pays neither
+        w.brought(dave, landedAt: at(60))  // its own message pays it
+        #expect(w.owedTip(dave, cursor: nil) == at(250))
+        #expect(w.owedTip(dave, cursor: at(250)) == nil && w.oldestOwed == nil)  // a fetch covered it
     }
 
     @Test("(f): push keeps up after 20 deliveries since its last loss, and not while silent longer than the traffic makes likely (13m48s at 30/h in the foreground, 18m24s in the background)")
@@ -192,6 +193,25 @@ struct PushWatchTests {
         _ = v.deadlineReached(now: at(1860))
         v.lookFailed(now: at(1861))
         #expect(v.nextDeadline == at(1920))
+    }
+
+    @Test("(g): a look that left a young tip to push comes back once push is overdue for it (2 min after it landed), not later as the pace would; once only")
+    func owedTipPace() {
+        var v = paced()
+        _ = v.deadlineReached(now: at(120))
+        let quiet = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
+        #expect(v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(121)) == [.scheduled(at: at(360), reason: "push kept up: next look in 4m")])
+        _ = v.deadlineReached(now: at(360))
+        // The tip of 00:05:30 was 30 s old at the look: push is overdue for it at 00:07:30.
+        let owing = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, oldestOwed: at(330))
+        #expect(v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(361)) == [.scheduled(at: at(450), reason: "push may still bring a message that landed at 00:05:30.000: next look when it is overdue")])
+        _ = v.deadlineReached(now: at(450))
+        // That look counted it (a fetch pays it); were it still owed, the pace rules again.
+        #expect(v.lookAnswered(.unbrought, watch: owing, now: at(451))
+                == [.scheduled(at: at(510), reason: "the tips showed what push had not brought: next look in 1m")])
+        _ = v.deadlineReached(now: at(510))
+        _ = v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(511))
+        #expect(v.nextDeadline == at(630))
     }
 
     @Test("(g): once push keeps up, a look only when it has been silent for longer than the traffic makes likely; without (g), every minute")
