@@ -144,6 +144,15 @@ struct BackgroundWatchTests {
         let (_, seed) = try cell(FaultMatrix.cells[33], .seed, matrixSeed: 20)
         #expect(PolicyGoals.dearer(adaptive: late, seed: seed) == nil)
     }
+
+    @Test("(a): messages seen on realtime just before the background, whose grace ran out while the app slept, are not misses in a row after the hits a refresh fetched: no false unreliable once push healed (cell 58 on matrix seed 15)")
+    func lateRealtimeMissesInOrder() throws {
+        let (run, s) = try cell(FaultMatrix.cells[58], .adaptive, matrixSeed: 15)
+        #expect(s.messagesLost == 0 && s.duplicates == 0)
+        // Push heals at 02:30, in the background; three sightings of 02:29 were judged at 03:00.
+        #expect(s.falseUnreliable == 0)
+        #expect(run.log.contains { $0.event.line.contains("not a miss in a row") })
+    }
 }
 
 @Suite("Adaptive (f): a look tells (b) what the app has")

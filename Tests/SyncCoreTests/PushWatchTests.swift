@@ -311,4 +311,26 @@ struct PushWatchTests {
         _ = seed.pushReceived(txId: "b", arrivedAt: at(111), now: at(111))
         #expect(seed.deadlineReached(now: at(160)) == [.observedMiss(txId: "a", consecutiveMisses: 1, via: .realtime)])
     }
+
+    @Test("(a): a realtime miss judged late (its grace ran out while the app was suspended), after a fetched hit on a tx that landed later, is not a miss in a row; judged on time it is")
+    func supersededWhenJudgedLate() {
+        let alice = Address("kaspa:alice")
+        let operational = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active)
+        var m = PushReliability(policy: .adaptive)
+        _ = m.conditionsChanged(operational, now: at(0))
+        m.appResumed()
+        _ = m.realtimeTxSeen(txId: "seen", from: alice, landedAt: at(100), now: at(100))
+        m.appSuspended()  // its grace runs out at 160, in the background
+        _ = m.fetchedTx(txId: "later", from: alice, blockTime: at(1000), pushArrivedAt: at(1002), now: at(1010))  // a refresh's hit
+        m.appResumed()
+        #expect(m.deadlineReached(now: at(1800)) == [.observedSuperseded(txId: "seen", via: .realtime)])
+        #expect(m.consecutiveMisses == 0)
+        var live = PushReliability(policy: .adaptive)
+        _ = live.conditionsChanged(operational, now: at(0))
+        live.appResumed()
+        _ = live.realtimeTxSeen(txId: "a", from: alice, landedAt: at(100), now: at(100))
+        _ = live.realtimeTxSeen(txId: "b", from: alice, landedAt: at(110), now: at(110))
+        _ = live.pushReceived(txId: "b", arrivedAt: at(111), now: at(111))
+        #expect(live.deadlineReached(now: at(160)) == [.observedMiss(txId: "a", consecutiveMisses: 1, via: .realtime)])
+    }
 }
