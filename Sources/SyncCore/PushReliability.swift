@@ -305,7 +305,9 @@ public struct PushReliability: Sendable {
             pending.removeFirst()
             pendingIds.remove(first.txId)
             decide(first.txId, now)
-            actions += miss(txId: first.txId, via: first.via, seenAt: first.seenAt, now: now)
+            // A grace that ran out a grace or more ago ran out while the app was suspended.
+            let late = now - (first.seenAt + settings.pushGrace) >= settings.pushGrace
+            actions += miss(txId: first.txId, via: first.via, seenAt: first.seenAt, judgedLate: late, now: now)
         }
         return actions
     }
@@ -331,8 +333,11 @@ public struct PushReliability: Sendable {
     /// (a): a fetched tx is often judged late — its grace waits while the app is suspended,
     /// and a refresh fetches what landed long ago — so a miss whose tx was seen before the
     /// latest hit's is no miss in a row: in the order they were seen, that hit came after it.
-    private mutating func miss(txId: String, via channel: EvidenceChannel, seenAt: Instant, now: Instant) -> [Action] {
-        if policy.fetchEvidence, channel == .fetch, let last = lastHitSeenAt, seenAt < last {
+    /// So is a realtime sighting judged late (`judgedLate`: its grace ran out while the app was
+    /// suspended), when a refresh's fetch found a hit meanwhile.
+    private mutating func miss(txId: String, via channel: EvidenceChannel, seenAt: Instant, judgedLate: Bool = false,
+                               now: Instant) -> [Action] {
+        if policy.fetchEvidence, channel == .fetch || judgedLate, let last = lastHitSeenAt, seenAt < last {
             return [.observedSuperseded(txId: txId, via: channel)]
         }
         consecutiveMisses += 1

@@ -14,8 +14,9 @@
 // look `overdueAfter` after realtime stopped (push is overdue then for anything realtime
 // missed: a push later than that is a miss whenever it comes); after a look that showed push
 // keeping up, the next one twice as far (up to `longestInterval`); after one that found what
-// push had not brought, `verifyInterval` later; and once push keeps up (`PushWatch`), only
-// when it has been silent for longer than the traffic makes likely.
+// push had not brought, `verifyInterval` later; after one that left a young tip to push,
+// once push is overdue for it, if that is sooner (`Watch.oldestOwed`); and once push keeps up
+// (`PushWatch`), only when it has been silent for longer than the traffic makes likely.
 //
 //     idle ──foreground, realtime not live, push not unreliable──▶ waiting(due) ──due──▶ look ──answered──▶ waiting(next due)
 //       ▲                                                             │
@@ -43,13 +44,16 @@ public struct PushVerifier: Sendable {
         case clean(pushes: Int)
     }
 
-    /// What (g) needs of `PushWatch`: whether push keeps up, and when its silence would be news.
+    /// What (g) needs of `PushWatch`: whether push keeps up, when its silence would be news,
+    /// and the oldest tip a look left to push that the app does not have yet.
     public struct Watch: Equatable, Sendable {
         public var keepsUp: Bool
         public var silenceEndsAt: Instant?
-        public init(keepsUp: Bool, silenceEndsAt: Instant?) {
+        public var oldestOwed: Instant?
+        public init(keepsUp: Bool, silenceEndsAt: Instant?, oldestOwed: Instant? = nil) {
             self.keepsUp = keepsUp
             self.silenceEndsAt = silenceEndsAt
+            self.oldestOwed = oldestOwed
         }
     }
 
@@ -126,6 +130,9 @@ public struct PushVerifier: Sendable {
             due = lastLookAt.map { $0 + interval } ?? earliest
             // A silence counts once: after a look that followed it, the interval rules.
             if let silence = watch.silenceEndsAt, silence > (lastLookAt ?? .zero) { due = min(due!, silence) }
+            // A tip a look left to push is worth a look once push is overdue for it (once: a
+            // look after that counted it).
+            if let owed = watch.oldestOwed, owed + overdueAfter > (lastLookAt ?? .zero) { due = min(due!, owed + overdueAfter) }
         }
         if let failed = failedLookAt { due = min(due ?? failed + verifyInterval, failed + verifyInterval) }
         return due.map { max($0, earliest, now) }
@@ -176,6 +183,9 @@ public struct PushVerifier: Sendable {
             reason = "nothing new: next look in \(interval)"
         }
         dueAt = pacedDue(since: since, now: now)
+        if let owed = watch.oldestOwed, let due = dueAt, due == owed + overdueAfter, look != .unbrought {
+            return [.scheduled(at: dueAt, reason: "push may still bring a message that landed at \(owed): next look when it is overdue")]
+        }
         return [.scheduled(at: dueAt, reason: reason)]
     }
 }

@@ -81,6 +81,12 @@ public struct PushWatch: Sendable {
     private var reliableSince: Instant?
     /// Pushes that came since the last look (`looked()`).
     private var pushesSinceLook = 0
+    /// Tips a look saw past what the app had of their object and left to push, being young, by
+    /// object, oldest first. Push owes each until the app has its message (a tip is the block
+    /// time of the object's newest message) or a fetch covered it; a newer tip of the same
+    /// object does not pay it (the tips show only each object's newest message), nor does a
+    /// newer message push brought (push may have brought that one and lost this).
+    private var owed: [SyncObject: [Instant]] = [:]
     /// The app is suspended: no loss is judged until it runs again.
     public private(set) var suspended = true
 
@@ -146,6 +152,35 @@ public struct PushWatch: Sendable {
         defer { pushesSinceLook = 0 }
         return pushesSinceLook
     }
+
+    /// A look saw `object`'s tip at `tip`, past what the app has of it, and left it to push
+    /// (young): push owes it from now on.
+    public mutating func leftToPush(_ object: SyncObject, tip: Instant) {
+        var tips = owed[object] ?? []
+        guard !tips.contains(tip) else { return }
+        tips.insert(tip, at: tips.firstIndex { $0 > tip } ?? tips.count)
+        owed[object] = tips
+    }
+
+    /// A message of `object` that landed at `landedAt` reached the app, by any channel: if a
+    /// look left it to push, it is paid.
+    public mutating func brought(_ object: SyncObject, landedAt: Instant) {
+        guard var tips = owed[object], let i = tips.firstIndex(of: landedAt) else { return }
+        tips.remove(at: i)
+        owed[object] = tips.isEmpty ? nil : tips
+    }
+
+    /// The oldest tip of `object` push still owes, given its cursor (a fetch stored everything
+    /// up to it: what it covers is paid).
+    public mutating func owedTip(_ object: SyncObject, cursor: Instant?) -> Instant? {
+        guard var tips = owed[object] else { return nil }
+        if let cursor { tips.removeAll { $0 <= cursor } }
+        owed[object] = tips.isEmpty ? nil : tips
+        return tips.first
+    }
+
+    /// The oldest tip push still owes, of any object.
+    public var oldestOwed: Instant? { owed.values.compactMap(\.first).min() }
 
     /// Push's state changed (rules 1–3).
     public mutating func stateChanged(to state: PushState, now: Instant) {

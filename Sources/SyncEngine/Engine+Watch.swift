@@ -6,7 +6,8 @@ import SyncCore
 extension Engine {
     /// What `PushVerifier` needs of the watch, as of now.
     var watchView: PushVerifier.Watch {
-        PushVerifier.Watch(keepsUp: watch.keepsUp(reliability.state, now: now), silenceEndsAt: watch.silenceEndsAt())
+        PushVerifier.Watch(keepsUp: watch.keepsUp(reliability.state, now: now), silenceEndsAt: watch.silenceEndsAt(),
+                           oldestOwed: watch.oldestOwed)
     }
 
     /// Push is unreliable (rules 2–3) and, under (g), losing messages, not only late with them:
@@ -24,9 +25,17 @@ extension Engine {
     /// A push reached the app or its notification extension: push's pace and record. (g) waits
     /// for its silence, so the next look moves.
     func pushArrived(_ message: NetworkMessage) {
+        broughtOwed(message)
         guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming else { return }
         watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now)
         if policy.pacedLooks, notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
+    }
+
+    /// (g): a message reached the app (stored, or held by the notification extension): a tip a
+    /// look left to push is paid by its own message.
+    func broughtOwed(_ message: NetworkMessage) {
+        guard policy.pacedLooks else { return }
+        watch.brought(SyncObject(holding: message), landedAt: message.blockTime)
     }
 
     /// Realtime stopped being live in the foreground: (e)'s looks count from now, and so do
@@ -48,19 +57,24 @@ extension Engine {
     /// The objects whose tip is past what the app has of them: their cursor, and the newest
     /// message any channel brought (a push the extension holds included). (g): only those push
     /// is overdue for — the tip older than `PushVerifier.overdueAfter` — count; a younger one
-    /// may still come by push.
+    /// may still come by push. A young tip left so is owed by push (`PushWatch.leftToPush`): once
+    /// push is overdue for it, its object counts whatever newer tip it shows (the tips show only
+    /// each object's newest message), until the app has its message or a fetch covered it.
     func unbrought(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
         objects.filter { object in
-            guard let tip = tips.tip(of: object), past(tip, object) else { return false }
-            return !pushMayBring(tip)
+            if policy.pacedLooks, let owed = watch.owedTip(object, cursor: cursor(of: object).lastFetchedBlockTime),
+               !pushMayBring(owed) { return true }
+            let have = self.have(object)
+            guard let tip = tips.tip(of: object), have.map({ tip > $0 }) ?? true else { return false }
+            guard pushMayBring(tip) else { return true }
+            watch.leftToPush(object, tip: tip)
+            return false
         }
     }
 
-    /// The tip is past what the app has of the object: its cursor, and the newest message any
-    /// channel brought.
-    private func past(_ tip: Instant, _ object: SyncObject) -> Bool {
-        let have = [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
-        return have.map { tip > $0 } ?? true
+    /// What the app has of the object: its cursor, or the newest message any channel brought.
+    private func have(_ object: SyncObject) -> Instant? {
+        [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
     }
 
     /// (g): push may still bring a message that landed at `tip`: push is operational, has not

@@ -119,6 +119,40 @@ struct BackgroundWatchTests {
             #expect(unreliable - died <= .minutes(15), "seed \(seed): unreliable after \(unreliable - died)")
         }
     }
+
+    @Test("(g): a young tip left to push is owed: once push is overdue for it, a newer tip of the same conversation does not hide it, and a dead push is found within 15 min though the indexer goes down 10 min after (cell 52 on matrix seed 18)")
+    func owedTipNotHidden() throws {
+        let text = FaultMatrix.cells[52].scenarioText(duration: .hours(3), matrixSeed: 18)
+        let (run, s) = try measure(text, .adaptive, file: "cell52.scenario")
+        #expect(s.messagesLost == 0 && s.duplicates == 0 && s.falseUnreliable == 0)
+        let died = Instant.zero + .minutes(10)
+        let unreliable = try #require(run.session.becameUnreliable.first { $0 >= died }, "push never believed unreliable")
+        // Dave's message of 00:11:09 was under 2 min old at the 00:12 look; at the 00:16 look his
+        // conversation's tip was a newer one, under 2 min old too: push had lost both.
+        #expect(unreliable - died <= .minutes(15), "unreliable after \(unreliable - died)")
+    }
+
+    @Test("(g): a look that left a young tip to push comes back once push is overdue for it: push losing 30 % with realtime down keeps adaptive's p95 ≤ 300 s (cell 7 on matrix seed 20), and a push 90 s late costs no look more (cell 33)")
+    func owedTipLook() throws {
+        let (_, lossy) = try cell(FaultMatrix.cells[7], .adaptive, matrixSeed: 20)
+        #expect(lossy.messagesLost == 0 && lossy.duplicates == 0 && lossy.falseUnreliable == 0)
+        // Bob's message of 00:29:31 was 29 s old at the 00:30 look, and lost: the pace alone put
+        // the next look 8 min later.
+        let p95 = try #require(lossy.latencyP95)
+        #expect(p95 <= PolicyGoals.foregroundP95, "p95 \(p95) s")
+        let (_, late) = try cell(FaultMatrix.cells[33], .adaptive, matrixSeed: 20)
+        let (_, seed) = try cell(FaultMatrix.cells[33], .seed, matrixSeed: 20)
+        #expect(PolicyGoals.dearer(adaptive: late, seed: seed) == nil)
+    }
+
+    @Test("(a): messages seen on realtime just before the background, whose grace ran out while the app slept, are not misses in a row after the hits a refresh fetched: no false unreliable once push healed (cell 58 on matrix seed 15)")
+    func lateRealtimeMissesInOrder() throws {
+        let (run, s) = try cell(FaultMatrix.cells[58], .adaptive, matrixSeed: 15)
+        #expect(s.messagesLost == 0 && s.duplicates == 0)
+        // Push heals at 02:30, in the background; three sightings of 02:29 were judged at 03:00.
+        #expect(s.falseUnreliable == 0)
+        #expect(run.log.contains { $0.event.line.contains("not a miss in a row") })
+    }
 }
 
 @Suite("Adaptive (f): a look tells (b) what the app has")

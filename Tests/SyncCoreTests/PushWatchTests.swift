@@ -37,6 +37,20 @@ struct PushWatchTests {
         #expect(w.vouched == 1)
     }
 
+    @Test("(g): a young tip a look left to push is owed until its own message reaches the app or a fetch covers it; neither a newer tip nor a newer message of the object pays it")
+    func owedTips() {
+        var w = watch()
+        let dave = SyncObject.contextual(Address("kaspa:dave"), .incoming)
+        #expect(w.owedTip(dave, cursor: nil) == nil && w.oldestOwed == nil)
+        w.leftToPush(dave, tip: at(60))
+        w.leftToPush(dave, tip: at(250))  // a newer tip hides the first: both are owed
+        #expect(w.owedTip(dave, cursor: at(10)) == at(60) && w.oldestOwed == at(60))
+        w.brought(dave, landedAt: at(300))  // a newer message pays neither
+        w.brought(dave, landedAt: at(60))  // its own message pays it
+        #expect(w.owedTip(dave, cursor: nil) == at(250))
+        #expect(w.owedTip(dave, cursor: at(250)) == nil && w.oldestOwed == nil)  // a fetch covered it
+    }
+
     @Test("(f): push keeps up after 20 deliveries since its last loss, and not while silent longer than the traffic makes likely (13m48s at 30/h in the foreground, 18m24s in the background)")
     func keepsUp() {
         var w = watch()
@@ -181,6 +195,25 @@ struct PushWatchTests {
         #expect(v.nextDeadline == at(1920))
     }
 
+    @Test("(g): a look that left a young tip to push comes back once push is overdue for it (2 min after it landed), not later as the pace would; once only")
+    func owedTipPace() {
+        var v = paced()
+        _ = v.deadlineReached(now: at(120))
+        let quiet = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
+        #expect(v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(121)) == [.scheduled(at: at(360), reason: "push kept up: next look in 4m")])
+        _ = v.deadlineReached(now: at(360))
+        // The tip of 00:05:30 was 30 s old at the look: push is overdue for it at 00:07:30.
+        let owing = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, oldestOwed: at(330))
+        #expect(v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(361)) == [.scheduled(at: at(450), reason: "push may still bring a message that landed at 00:05:30.000: next look when it is overdue")])
+        _ = v.deadlineReached(now: at(450))
+        // That look counted it (a fetch pays it); were it still owed, the pace rules again.
+        #expect(v.lookAnswered(.unbrought, watch: owing, now: at(451))
+                == [.scheduled(at: at(510), reason: "the tips showed what push had not brought: next look in 1m")])
+        _ = v.deadlineReached(now: at(510))
+        _ = v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(511))
+        #expect(v.nextDeadline == at(630))
+    }
+
     @Test("(g): once push keeps up, a look only when it has been silent for longer than the traffic makes likely; without (g), every minute")
     func silenceOnly() {
         var v = paced()
@@ -277,5 +310,27 @@ struct PushWatchTests {
         _ = seed.realtimeTxSeen(txId: "b", from: alice, landedAt: at(110), now: at(110))
         _ = seed.pushReceived(txId: "b", arrivedAt: at(111), now: at(111))
         #expect(seed.deadlineReached(now: at(160)) == [.observedMiss(txId: "a", consecutiveMisses: 1, via: .realtime)])
+    }
+
+    @Test("(a): a realtime miss judged late (its grace ran out while the app was suspended), after a fetched hit on a tx that landed later, is not a miss in a row; judged on time it is")
+    func supersededWhenJudgedLate() {
+        let alice = Address("kaspa:alice")
+        let operational = PushConditions(mode: .remotePush, permissionGranted: true, tokenStatus: .active)
+        var m = PushReliability(policy: .adaptive)
+        _ = m.conditionsChanged(operational, now: at(0))
+        m.appResumed()
+        _ = m.realtimeTxSeen(txId: "seen", from: alice, landedAt: at(100), now: at(100))
+        m.appSuspended()  // its grace runs out at 160, in the background
+        _ = m.fetchedTx(txId: "later", from: alice, blockTime: at(1000), pushArrivedAt: at(1002), now: at(1010))  // a refresh's hit
+        m.appResumed()
+        #expect(m.deadlineReached(now: at(1800)) == [.observedSuperseded(txId: "seen", via: .realtime)])
+        #expect(m.consecutiveMisses == 0)
+        var live = PushReliability(policy: .adaptive)
+        _ = live.conditionsChanged(operational, now: at(0))
+        live.appResumed()
+        _ = live.realtimeTxSeen(txId: "a", from: alice, landedAt: at(100), now: at(100))
+        _ = live.realtimeTxSeen(txId: "b", from: alice, landedAt: at(110), now: at(110))
+        _ = live.pushReceived(txId: "b", arrivedAt: at(111), now: at(111))
+        #expect(live.deadlineReached(now: at(160)) == [.observedMiss(txId: "a", consecutiveMisses: 1, via: .realtime)])
     }
 }
