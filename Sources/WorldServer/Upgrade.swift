@@ -105,14 +105,21 @@ final class UpgradeOnAsk: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
 
     private let make: (ChannelPipeline.SynchronousOperations) -> HTTPServerUpgradeHandler?
+    private let firstHead: (NIOCore.Channel) -> Void
 
-    private init(make: @escaping (ChannelPipeline.SynchronousOperations) -> HTTPServerUpgradeHandler?) { self.make = make }
+    private init(firstHead: @escaping (NIOCore.Channel) -> Void,
+                 make: @escaping (ChannelPipeline.SynchronousOperations) -> HTTPServerUpgradeHandler?) {
+        self.make = make
+        self.firstHead = firstHead
+    }
 
     /// Swaps the upgrade handler `configureHTTPServerPipeline` added for one made on demand,
-    /// with the same encoder and the same HTTP handlers to remove once upgraded.
-    static func replaceUpgradeHandler(in pipeline: ChannelPipeline.SynchronousOperations, upgrade: NIOHTTPServerUpgradeConfiguration) throws {
+    /// with the same encoder and the same HTTP handlers to remove once upgraded. `firstHead` is
+    /// told when the connection's first request head is whole, upgrade or not.
+    static func replaceUpgradeHandler(in pipeline: ChannelPipeline.SynchronousOperations, upgrade: NIOHTTPServerUpgradeConfiguration,
+                                      firstHead: @escaping (NIOCore.Channel) -> Void) throws {
         let eager = try pipeline.handler(type: HTTPServerUpgradeHandler.self)
-        let stand = UpgradeOnAsk { now in
+        let stand = UpgradeOnAsk(firstHead: firstHead) { now in
             guard let encoder = try? now.handler(type: HTTPResponseEncoder.self),
                   let decoder = try? now.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) else { return nil }
             var extra: [RemovableChannelHandler] = [decoder]
@@ -126,7 +133,9 @@ final class UpgradeOnAsk: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data), !head.headers[canonicalForm: "upgrade"].isEmpty, let upgrader = make(context.pipeline.syncOperations) {
+        guard case .head(let head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        firstHead(context.channel)
+        if !head.headers[canonicalForm: "upgrade"].isEmpty, let upgrader = make(context.pipeline.syncOperations) {
             do { try context.pipeline.syncOperations.addHandler(upgrader, position: .after(self)) } catch { return context.fireErrorCaught(error) }
         }
         context.fireChannelRead(data)

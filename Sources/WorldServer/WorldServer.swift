@@ -46,6 +46,12 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         get { connections.maxConnections }
         set { connections.maxConnections = newValue }
     }
+    /// Connections a peer may hold that wait for their first request head (`--peer-heads`);
+    /// its newest closes its oldest.
+    public var maxWaitingPerPeer: Int {
+        get { connections.maxWaitingPerPeer }
+        set { connections.maxWaitingPerPeer = newValue }
+    }
     public var maxConnectionsPerPeer: Int {
         get { connections.maxPerPeer }
         set { connections.maxPerPeer = newValue }
@@ -166,7 +172,9 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(
             withServerUpgrade: upgrade,
             withErrorHandling: false)  // RequestHandler answers the parser's errors, in JSON
-        try UpgradeOnAsk.replaceUpgradeHandler(in: channel.pipeline.syncOperations, upgrade: upgrade)
+        try UpgradeOnAsk.replaceUpgradeHandler(in: channel.pipeline.syncOperations, upgrade: upgrade) { [self] channel in
+            connections.headRead(ObjectIdentifier(channel), peer: Self.peer(channel))
+        }
         try channel.pipeline.syncOperations.addHandler(requests)
     }
 

@@ -118,7 +118,7 @@ func crowds(on server: BenchServer) {
         done.set()
         usleep(600_000)
         let growth = server.rssMB - before
-        attackRow("\(kind), \(held) held", measured, growth: growth,
+        attackRow("\(kind), \(held) opened", measured, growth: growth,
                   "fresh addresses served \(fresh.served.map { "\($0)/4" }.joined(separator: " ")); the crowd reopened \(holder.reopened) the server closed")
         holder.closeAll()
         usleep(6_000_000)  // the server gives freed pages back every 5 s: the next row starts from there

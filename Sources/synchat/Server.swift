@@ -46,6 +46,9 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once (default 64); more are closed as they come.", valueName: "N"))
     var peerConnectionsText = "64"
 
+    @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head (default 16); its newest closes its oldest.", valueName: "N"))
+    var peerHeadsText = "16"
+
     @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request (default 10s).", valueName: "D"))
     var headTimeoutText = "10s"
 
@@ -93,7 +96,7 @@ struct Server: ParsableCommand {
 
     /// The limits of what the server promises (docs/server.md), read from their flags.
     struct Limits {
-        var peer: Int, head: Interval, idle: Interval, joins: Int
+        var peer: Int, heads: Int, head: Interval, idle: Interval, joins: Int
         var connections: Int, pingAfter: Interval, pongTimeout: Interval, pendingAnswers: Int, faultMax: Interval, quota: Int, failedInvites: Int
     }
 
@@ -114,7 +117,8 @@ struct Server: ParsableCommand {
               n >= 0, n <= (1 << 40) / scale else {
             throw ValidationError("--user-quota \(userQuotaText): expected bytes, or a size such as 512KiB, 8MiB, 1GiB")
         }
-        return Limits(peer: try count(peerConnectionsText, "--peer-connections", 1...8_192), head: try duration(headTimeoutText, "--head-timeout"),
+        return Limits(peer: try count(peerConnectionsText, "--peer-connections", 1...8_192),
+                      heads: try count(peerHeadsText, "--peer-heads", 1...8_192), head: try duration(headTimeoutText, "--head-timeout"),
                       idle: try duration(idleTimeoutText, "--idle-timeout"), joins: try count(peerJoinsText, "--peer-joins", 1...1_000_000),
                       connections: try count(maxConnectionsText, "--max-connections", 1...65_536),
                       pingAfter: try duration(pingAfterText, "--ping-after"), pongTimeout: try duration(pongTimeoutText, "--pong-timeout"),
@@ -174,6 +178,7 @@ struct Server: ParsableCommand {
         let server = WorldServer(host: host)
         let limits = try limits()
         server.maxConnectionsPerPeer = limits.peer
+        server.maxWaitingPerPeer = limits.heads
         server.headTimeout = .milliseconds(limits.head.milliseconds)
         server.idleTimeout = .milliseconds(limits.idle.milliseconds)
         server.joinsPerMinute = limits.joins

@@ -265,4 +265,28 @@ struct ServerLimitsTests {
         #expect(ConnectionTable.peer(ofAddress: "::ffff:10.1.2.3") == "10.1.2.3")
         #expect(ConnectionTable.peer(ofAddress: "10.1.2.3") == "10.1.2.3")
     }
+
+    @Test("a peer holds at most maxWaitingPerPeer connections waiting for their first head: its newest closes its oldest; one whose head was read no longer counts, nor does another peer's")
+    func waitingHeads() {
+        final class Connection {}
+        var closed: [String] = []
+        var table = ConnectionTable(maxConnections: 100, maxPerPeer: 10, maxWaitingPerPeer: 2)
+        var kept: [String: Connection] = [:]
+        func admit(_ peer: String, _ name: String) -> ConnectionTable.Admission {
+            let c = Connection()
+            kept[name] = c
+            return table.admit(ObjectIdentifier(c), peer: peer) { closed.append(name) }
+        }
+        #expect(admit("10.0.0.1", "a0") == .admitted && admit("10.0.0.1", "a1") == .admitted)
+        table.headRead(ObjectIdentifier(kept["a1"]!), peer: "10.0.0.1")
+        #expect(admit("10.0.0.1", "a2") == .admitted)
+        #expect(closed.isEmpty, "a0 and a2 wait; a1's head came")
+        #expect(admit("10.0.0.1", "a3") == .admitted)
+        #expect(closed == ["a0"], "the third waiting closes the oldest waiting, not a1")
+        #expect(admit("10.0.0.2", "b0") == .admitted && admit("10.0.0.2", "b1") == .admitted)
+        #expect(closed == ["a0"], "another peer's heads are its own")
+        #expect(table.held(by: "10.0.0.1") == 3 && table.waiting(by: "10.0.0.1") == 2 && table.count == 5)
+        table.remove(ObjectIdentifier(kept["a0"]!), peer: "10.0.0.1")
+        #expect(table.count == 5, "removing a shed connection again changes nothing")
+    }
 }
