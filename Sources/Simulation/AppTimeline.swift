@@ -11,6 +11,8 @@ public struct AppTimeline: Equatable, Sendable {
     public private(set) var lifecycle: [(at: Instant, foreground: Bool)] = []
     /// When the device lost or found its network (`network off` / `network on`), in order.
     public private(set) var network: [(at: Instant, online: Bool)] = []
+    /// When the indexer went down or came back (`indexer down` / `indexer up`), in order.
+    public private(set) var indexer: [(at: Instant, up: Bool)] = []
     /// Time in the foreground while the world had realtime broken (`realtime down`, `stale`,
     /// `flaky`, or the device offline), up to the last change.
     public private(set) var realtimeOutageInForeground = Interval.zero
@@ -23,6 +25,7 @@ public struct AppTimeline: Equatable, Sendable {
     public static func == (a: AppTimeline, b: AppTimeline) -> Bool {
         a.lifecycle.elementsEqual(b.lifecycle) { $0.at == $1.at && $0.foreground == $1.foreground }
             && a.network.elementsEqual(b.network) { $0.at == $1.at && $0.online == $1.online }
+            && a.indexer.elementsEqual(b.indexer) { $0.at == $1.at && $0.up == $1.up }
             && a.realtimeOutageInForeground == b.realtimeOutageInForeground
     }
 
@@ -39,6 +42,7 @@ public struct AppTimeline: Equatable, Sendable {
         advance(to: t)
         let offline = faults.networkOff
         if (network.last?.online ?? true) == offline { network.append((t, !offline)) }
+        if (indexer.last?.up ?? true) == faults.indexer.down { indexer.append((t, !faults.indexer.down)) }
         realtimeBroken = offline || faults.realtimeBroken || faults.realtime.flakyPercent > 0
     }
 
@@ -61,6 +65,16 @@ public struct AppTimeline: Equatable, Sendable {
 
     func isForeground(at t: Instant) -> Bool { lifecycle.last { $0.at <= t }?.foreground ?? false }
     func isOnline(at t: Instant) -> Bool { network.last { $0.at <= t }?.online ?? true }
+
+    func isIndexerUp(at t: Instant) -> Bool { indexer.last { $0.at <= t }?.up ?? true }
+
+    /// Whether a fetch could reach the indexer at some instant from `from` through `through`:
+    /// the app in the foreground, the device online, the indexer up.
+    func foregroundFetchPossible(from: Instant, through: Instant) -> Bool {
+        guard from <= through else { return false }
+        let later = (lifecycle.map(\.at) + network.map(\.at) + indexer.map(\.at)).filter { $0 > from && $0 <= through }
+        return ([from] + later).contains { isForeground(at: $0) && isOnline(at: $0) && isIndexerUp(at: $0) }
+    }
 
     /// The instants after `t` where either fact changes, in order.
     private func changes(after t: Instant) -> [Instant] {

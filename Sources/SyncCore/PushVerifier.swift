@@ -42,6 +42,9 @@ public struct PushVerifier: Sendable {
         case unbrought
         /// Nothing push is overdue for; `pushes` came since the last look.
         case clean(pushes: Int)
+        /// Nothing landed since the last look (or since realtime stopped, for the first): no
+        /// tip is newer than it. Push had nothing to bring, so it kept up with all there was.
+        case quiet
     }
 
     /// What (g) needs of `PushWatch`: whether push keeps up, when its silence would be news,
@@ -66,6 +69,10 @@ public struct PushVerifier: Sendable {
     public var overdueAfter: Interval = .seconds(120)
     /// (g): the longest wait between looks while push does not keep up yet.
     public var longestInterval: Interval = .minutes(8)
+    /// (g): the longest a quiet look (nothing landed since the last) stretches the wait to:
+    /// twice `overdueAfter`. A quiet world shows push had nothing to bring, not that it works,
+    /// so it earns less than the pushes that earn `longestInterval`.
+    public var longestQuietInterval: Interval = .minutes(4)
     /// Checks are running (the first look was due).
     public private(set) var active = false
     /// The next check (or, before the first, when it will be due).
@@ -76,6 +83,9 @@ public struct PushVerifier: Sendable {
     private var wait: Interval?
     public var interval: Interval { wait ?? overdueAfter }
     public private(set) var lastLookAt: Instant?
+    /// (g): what the look now out covers: the look before it, or, for the first, when realtime
+    /// stopped being live (what landed before, realtime watched). A tip older than this is not news.
+    public private(set) var lookCoversSince: Instant?
     /// (g): the last look got no answer (the indexer down): the next one is `verifyInterval` after it.
     private var failedLookAt: Instant?
     private var watch = Watch(keepsUp: false, silenceEndsAt: nil)
@@ -144,6 +154,7 @@ public struct PushVerifier: Sendable {
     public mutating func deadlineReached(now: Instant) -> [Action] {
         guard let due = dueAt, due <= now, let since = notLiveSince else { return [] }
         dueAt = now + verifyInterval
+        lookCoversSince = lastLookAt.map { max($0, since) } ?? since
         lastLookAt = now
         guard !active else { return [.check] }
         active = true
@@ -163,8 +174,10 @@ public struct PushVerifier: Sendable {
 
     /// (g): a look answered. After a look that found what push had not brought, the next one
     /// comes `verifyInterval` later; after one that showed push keeping up (pushes came, and
-    /// nothing push is overdue for), twice as far as the last; after one with no push since the
-    /// last look (a quiet world, or a dead push whose messages are still young), as far.
+    /// nothing push is overdue for), or that showed nothing landed since the last look (a quiet
+    /// world: push had nothing to bring, and a look finds nothing there), twice as far as the
+    /// last; after one with no push since the last look while messages landed (a dead push whose
+    /// messages are still young), as far.
     /// `watch`: push's pace and record after it.
     public mutating func lookAnswered(_ look: Look, watch: Watch, now: Instant) -> [Action] {
         guard policy.pacedLooks, active, let since = notLiveSince else { return [] }
@@ -179,6 +192,10 @@ public struct PushVerifier: Sendable {
             wait = min(interval * 2, longestInterval)
             reason = watch.keepsUp ? "push keeps up: a look only if it is silent for longer than the traffic makes likely"
                 : "push kept up: next look in \(interval)"
+        case .quiet:
+            wait = max(interval, min(interval * 2, longestQuietInterval))
+            reason = watch.keepsUp ? "push keeps up: a look only if it is silent for longer than the traffic makes likely"
+                : "nothing landed since the last look: next look in \(interval)"
         case .clean:
             reason = "nothing new: next look in \(interval)"
         }

@@ -89,6 +89,10 @@ public struct PushWatch: Sendable {
     private var owed: [SyncObject: [Instant]] = [:]
     /// The app is suspended: no loss is judged until it runs again.
     public private(set) var suspended = true
+    /// (g): the misses (rule 2) of the current streak recorded in this launch, and those of
+    /// them whose push has not come since (a push that comes after its grace still brings it).
+    private var streakMisses = 0
+    private var streakUnpushed: Set<String> = []
 
     public init(policy: SyncPolicy = .seed) {
         self.policy = policy
@@ -130,6 +134,7 @@ public struct PushWatch: Sendable {
         } else {
             skipDelivered()
         }
+        streakUnpushed.remove(txId)
         pushesSinceLook += 1
         delivered()
         if pushed.count > 256 { pushed = pushed.filter { at - $0.value < lossAfter * 2 } }
@@ -141,6 +146,22 @@ public struct PushWatch: Sendable {
             lossSeen = false
             lossesInterleaved = false
         }
+    }
+
+    /// Rule 2 counted a miss of `txId` (`startsStreak`: the first of a run of misses).
+    public mutating func missed(txId: String, startsStreak: Bool) {
+        if startsStreak {
+            streakMisses = 0
+            streakUnpushed = []
+        }
+        streakMisses += 1
+        streakUnpushed.insert(txId)
+    }
+
+    /// (g): of the `consecutiveMisses` push has just had (rule 3), one has not had its push
+    /// since, or was counted before this launch: push may have lost it, not only be slow.
+    public func missedUnpushed(_ consecutiveMisses: Int) -> Bool {
+        consecutiveMisses > 0 && (consecutiveMisses > streakMisses || !streakUnpushed.isEmpty)
     }
 
     /// A look at the indexer's tips was made (`foundNothingMissing`: it showed push had

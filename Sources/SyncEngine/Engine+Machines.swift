@@ -17,6 +17,7 @@ extension Engine {
             case .observedHit(let txId, let offset, let via):
                 emit(.observationHit(txId: txId, pushOffset: offset, via: via))
             case .observedMiss(let txId, let misses, let via):
+                watch.missed(txId: txId, startsStreak: misses == 1)
                 emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
             case .observedSuperseded(let txId, let via):
                 emit(.observationSuperseded(txId: txId, via: via))
@@ -138,7 +139,7 @@ extension Engine {
         let objects = fullSyncObjects()
         let moved = unbrought(objects, tips: tips)
         emit(.pushCheckAnswered(age: tips.latest.map { now - $0 }, moved: moved.map(\.description), of: objects.count))
-        if policy.pacedLooks { pushLookAnswered(unbrought: moved) }
+        if policy.pacedLooks { pushLookAnswered(unbrought: moved, newestTip: tips.latest) }
         if !moved.isEmpty { trigger(.pushCheck, forced: false, tipObjects: moved) }
     }
 

@@ -78,17 +78,28 @@ extension Engine {
     }
 
     /// (g): push may still bring a message that landed at `tip`: push is operational, has not
-    /// just missed one (a miss counted in a row: a slow push is not what is going on then), and
-    /// the message is younger than `PushVerifier.overdueAfter`.
+    /// just missed one whose push has not come since (a miss counted in a row, its push not come
+    /// late either: a slow push is not what is going on then), and the message is younger than
+    /// `PushVerifier.overdueAfter`.
     private func pushMayBring(_ tip: Instant) -> Bool {
-        policy.pacedLooks && reliability.state != .disabled && reliability.consecutiveMisses == 0 && now - tip < verifier.overdueAfter
+        policy.pacedLooks && reliability.state != .disabled && !watch.missedUnpushed(reliability.consecutiveMisses)
+            && now - tip < verifier.overdueAfter
     }
 
     /// (g): a look of (e) answered: what it showed, for the verifier's pace.
-    func pushLookAnswered(unbrought: [SyncObject]) {
+    /// A look whose tips are all older than what it covers (`PushVerifier.lookCoversSince`,
+    /// less the indexer's lag) showed nothing landed since: it is `quiet`, while push has
+    /// given no cause for doubt (operational, not losing, no miss in a row whose push has not
+    /// come): a quiet world says nothing of a push that is failing.
+    func pushLookAnswered(unbrought: [SyncObject], newestTip: Instant?) {
         handle(watch.judge(now: now))
         let pushes = watch.looked(foundNothingMissing: unbrought.isEmpty, at: now)
-        handle(verifier.lookAnswered(unbrought.isEmpty ? .clean(pushes: pushes) : .unbrought, watch: watchView, now: now))
+        let trusted = reliability.state != .disabled && !watch.losing && !watch.missedUnpushed(reliability.consecutiveMisses)
+        let quiet = pushes == 0 && unbrought.isEmpty && trusted && verifier.lookCoversSince.map { since in
+            newestTip.map { $0 < since - settings.indexerLagAllowance } ?? true
+        } ?? false
+        let look: PushVerifier.Look = !unbrought.isEmpty ? .unbrought : quiet ? .quiet : .clean(pushes: pushes)
+        handle(verifier.lookAnswered(look, watch: watchView, now: now))
     }
 
     /// (f): a background refresh looks first: one tip request (the light sync's single flight

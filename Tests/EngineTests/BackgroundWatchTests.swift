@@ -145,6 +145,20 @@ struct BackgroundWatchTests {
         #expect(PolicyGoals.dearer(adaptive: late, seed: seed) == nil)
     }
 
+    @Test("(g): a quiet stretch with realtime down is looked at less and less often, and a push that came late after its misses is slow, not lost: its young messages are left to it; cell 33 (push 90 s late) on matrix seeds 8 and 19 within seed's requests + the price of looking")
+    func quietAndSlowLooks() throws {
+        for matrixSeed: UInt64 in [8, 19] {
+            let (run, late) = try cell(FaultMatrix.cells[33], .adaptive, matrixSeed: matrixSeed)
+            let (_, seed) = try cell(FaultMatrix.cells[33], .seed, matrixSeed: matrixSeed)
+            #expect(late.messagesLost == 0 && late.duplicates == 0 && late.falseUnreliable == 0)
+            #expect(PolicyGoals.dearer(adaptive: late, seed: seed) == nil, "matrix seed \(matrixSeed)")
+            #expect(run.log.contains { $0.event.line.contains("nothing landed since the last look: next look in 4m") })
+        }
+        // A dead push is still found within 15 min in the foreground (cell 6), and p95 ≤ 300 s.
+        let (_, dead) = try cell(FaultMatrix.cells[6], .adaptive, matrixSeed: 8)
+        #expect(try #require(dead.latencyP95) <= PolicyGoals.foregroundP95)
+    }
+
     @Test("(a): messages seen on realtime just before the background, whose grace ran out while the app slept, are not misses in a row after the hits a refresh fetched: no false unreliable once push healed (cell 58 on matrix seed 15)")
     func lateRealtimeMissesInOrder() throws {
         let (run, s) = try cell(FaultMatrix.cells[58], .adaptive, matrixSeed: 15)

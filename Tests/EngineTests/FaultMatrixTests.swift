@@ -26,6 +26,29 @@ struct FaultMatrixTests {
         #expect(Set(cells.map(\.network)) == Set(MatrixCell.Network.allCases))
     }
 
+    @Test("goal 3's push lag counts only the messages some channel could show within its 15 min: with realtime down and the indexer down from :20, two of the four of cell 52's first 13 min on matrix seed 13, too few to tell; with the indexer up, all of them")
+    func showableInOutageStart() throws {
+        func counts(_ cell: Int, _ matrixSeed: UInt64) throws -> (showable: Int?, landed: Int) {
+            let (run, s) = try measure(FaultMatrix.cells[cell].scenarioText(duration: .hours(3), matrixSeed: matrixSeed), .adaptive, file: "cell.scenario")
+            let outage = try #require(run.firstPushOutage)
+            var landed = 0
+            run.world.history.forEachMessage { m, _, _ in
+                if m.direction == .incoming, m.blockTime >= outage, m.blockTime < outage + .minutes(13) { landed += 1 }
+            }
+            return (s.messagesInOutageStart, landed)
+        }
+        // Push dies at 00:10, the indexer is down from 00:20 to 00:30: what landed after 00:19:08
+        // can be fetched only after the 15 minutes are up, and realtime is down.
+        let down = try counts(52, 13)
+        #expect(down.landed == 4 && down.showable == 2)
+        let up = try counts(6, 13)  // realtime down, push dead, the indexer up
+        #expect(up.showable == up.landed)
+        let rows = try FaultMatrix.run(cells: [FaultMatrix.cells[52]], policies: [.adaptive], matrixSeed: 13, threads: 1)
+            .map { row -> FaultMatrix.Row in var row = row; row.index = 52; return row }
+        let verdict = try #require(FaultMatrix.verdicts(rows).first { $0.hasPrefix("3. foreground, push dead") })
+        #expect(verdict.contains("too few messages to tell: 52: 2 messages any channel could show in time"), "\(verdict)")
+    }
+
     @Test("every cell, every policy: nothing lost, nothing shown twice, no false unreliable")
     func nothingLost() {
         #expect(Self.rows.count == FaultMatrix.cells.count * 3)

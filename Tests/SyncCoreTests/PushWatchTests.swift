@@ -195,6 +195,48 @@ struct PushWatchTests {
         #expect(v.nextDeadline == at(1920))
     }
 
+    @Test("(g): a look that shows nothing landed since the last one (a quiet world) puts the next twice as far, up to 4 min (pushes earn 8); what it covers starts where realtime stopped")
+    func quietPace() {
+        var v = paced()
+        #expect(v.lookCoversSince == nil)
+        _ = v.deadlineReached(now: at(120))
+        #expect(v.lookCoversSince == at(0))  // the first look covers what landed since realtime stopped
+        let none = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
+        #expect(v.lookAnswered(.quiet, watch: none, now: at(121))
+                == [.scheduled(at: at(360), reason: "nothing landed since the last look: next look in 4m")])
+        _ = v.deadlineReached(now: at(360))
+        #expect(v.lookCoversSince == at(120))
+        _ = v.lookAnswered(.quiet, watch: none, now: at(361))
+        #expect(v.nextDeadline == at(600))  // 4 min at most: a quiet world shows nothing of push
+        _ = v.deadlineReached(now: at(600))
+        _ = v.lookAnswered(.clean(pushes: 2), watch: none, now: at(601))
+        #expect(v.nextDeadline == at(1080))  // pushes came: 8 min
+        _ = v.deadlineReached(now: at(1080))
+        _ = v.lookAnswered(.quiet, watch: none, now: at(1081))
+        #expect(v.nextDeadline == at(1560))  // a quiet look keeps what pushes earned
+        // Messages landed and no push came: as far again.
+        _ = v.deadlineReached(now: at(1560))
+        _ = v.lookAnswered(.clean(pushes: 0), watch: none, now: at(1561))
+        #expect(v.nextDeadline == at(2040))
+    }
+
+    @Test("(g): a miss in a row whose push came late after all (a slow push) is not one push may have lost; one whose push has not come, or counted before this launch, is")
+    func missedUnpushed() {
+        var w = PushWatch(policy: .adaptive)
+        #expect(!w.missedUnpushed(0))
+        #expect(w.missedUnpushed(2))  // misses the watch did not see (persisted from the last launch)
+        w.missed(txId: "a", startsStreak: true)
+        w.missed(txId: "b", startsStreak: false)
+        #expect(w.missedUnpushed(2))
+        w.pushArrived(txId: "a", blockTime: at(0), at: at(90))
+        #expect(w.missedUnpushed(2))
+        w.pushArrived(txId: "b", blockTime: at(10), at: at(100))
+        #expect(!w.missedUnpushed(2))  // both came, late: push is slow
+        w.missed(txId: "c", startsStreak: true)  // a new streak after a hit
+        #expect(w.missedUnpushed(1))
+        #expect(!w.missedUnpushed(0))  // a hit ended it
+    }
+
     @Test("(g): a look that left a young tip to push comes back once push is overdue for it (2 min after it landed), not later as the pace would; once only")
     func owedTipPace() {
         var v = paced()
