@@ -36,7 +36,7 @@ public struct RunSummary: Equatable, Sendable {
     /// Incoming messages that landed in the first 13 minutes of the first push outage (rule 3
     /// needs three to call push unreliable, each overdue: 2 minutes for a look of (e), which
     /// waits out a slow push, before the 15 minutes the matrix allows are up) and that some
-    /// channel could show within those 15 minutes: realtime brought it a grace (60 s) before
+    /// channel could show within those 15 minutes: realtime brought it a push grace before
     /// they are up, or a fetch could reach it in the foreground, the device online and the
     /// indexer up, at some instant from when it was indexed until then.
     public var messagesInOutageStart: Int?
@@ -128,7 +128,7 @@ public struct RunSummary: Equatable, Sendable {
         pushesWhileSuspended = world.wakeUps.pushesWhileSuspended
         radioWakeUps = world.wakeUps.radioWakeUps
 
-        messagesInOutageStart = outage.map { Self.showableInOutageStart(world, timeline: timeline, outage: $0) }
+        messagesInOutageStart = outage.map { Self.showableInOutageStart(world, timeline: timeline, outage: $0, grace: run.settings.pushGrace) }
         if let start = run.firstPushOutage {
             let becameUnreliable = run.session.becameUnreliable.first { $0 >= start }
             timeToUnreliable = becameUnreliable.map { Double(($0 - start).milliseconds) / 1000 }
@@ -332,13 +332,14 @@ struct LatencyCounts {
 
 extension RunSummary {
     /// The messages of the first 13 minutes of a push outage starting at `outage` that some
-    /// channel could show within its 15 minutes (`messagesInOutageStart`).
-    static func showableInOutageStart(_ world: SimulatedWorld, timeline: AppTimeline, outage: Instant) -> Int {
+    /// channel could show within its 15 minutes (`messagesInOutageStart`); `grace`: rule 2's
+    /// wait for a push after realtime brought the message.
+    static func showableInOutageStart(_ world: SimulatedWorld, timeline: AppTimeline, outage: Instant, grace: Interval) -> Int {
         let deadline = outage + PolicyGoals.foregroundPushLag
         var n = 0
         world.history.forEachDelivery { m, d in
             guard m.direction == .incoming, m.blockTime >= outage, m.blockTime < outage + .minutes(13) else { return }
-            if let seen = d.realtimeAt, seen + .minutes(1) <= deadline {
+            if let seen = d.realtimeAt, seen + grace <= deadline {
                 n += 1
             } else if timeline.foregroundFetchPossible(from: d.indexedAt ?? m.blockTime, through: deadline) {
                 n += 1

@@ -14,9 +14,8 @@ import Foundation
 ///
 /// A connection waits for its first request head until the head is whole; a peer may hold at
 /// most `maxWaitingPerPeer` such connections, and its newest closes its oldest: a connection in
-/// the middle of a head costs the server 6.6 KB (NIO's channel, pipeline and HTTP parser), and
-/// 130 addresses kept 8 192 of them, 55–58 MB, where every one of them could hold an upgraded
-/// socket (5.1 KB) only by joining users.
+/// the middle of a head costs the server 6.6 KB (NIO's channel, pipeline and HTTP parser) and
+/// needs no user, so without this a crowd of addresses fills the cap with them (55–58 MB).
 public struct ConnectionTable {
     public var maxConnections: Int
     public var maxPerPeer: Int
@@ -27,7 +26,10 @@ public struct ConnectionTable {
     private var byPeer: [String: [(id: ObjectIdentifier, seq: UInt64, close: () -> Void, waiting: Bool)]] = [:]
     private var admitted: UInt64 = 0
 
-    public init(maxConnections: Int, maxPerPeer: Int, maxWaitingPerPeer: Int = 16) {
+    /// `--peer-heads`'s default.
+    public static let defaultMaxWaitingPerPeer = 16
+
+    public init(maxConnections: Int, maxPerPeer: Int, maxWaitingPerPeer: Int = defaultMaxWaitingPerPeer) {
         self.maxConnections = maxConnections
         self.maxPerPeer = maxPerPeer
         self.maxWaitingPerPeer = maxWaitingPerPeer

@@ -46,8 +46,8 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once (default 64); more are closed as they come.", valueName: "N"))
     var peerConnectionsText = "64"
 
-    @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head (default 16); its newest closes its oldest.", valueName: "N"))
-    var peerHeadsText = "16"
+    @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head (default \(ConnectionTable.defaultMaxWaitingPerPeer)); its newest closes its oldest.", valueName: "N"))
+    var peerHeadsText = String(ConnectionTable.defaultMaxWaitingPerPeer)
 
     @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request (default 10s).", valueName: "D"))
     var headTimeoutText = "10s"

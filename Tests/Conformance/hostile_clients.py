@@ -423,7 +423,7 @@ def heads_per_peer():
 def memory_a_socket():
     """What a held connection costs the server, and that it is given back: 2 000 upgraded node
     sockets (250 users, 8 each, from 32 addresses) cost at most 6.5 KB of resident memory each
-    (8.6 KB while every connection kept a 4 KB read buffer), and once they are closed the
+    (reads begin in 512 bytes, not in a 4 KB buffer kept for life), and once they are closed the
     server's resident size comes back to within 4 MB of before (it trims the allocator's free
     pages every 5 s)."""
     server, port, _ = start_server("--peer-joins", "100000")

@@ -80,7 +80,8 @@ struct MatrixCommandLineTests {
         for (args, flag) in [(["--peer-connections", "0"], "--peer-connections"), (["--peer-connections", "lots"], "--peer-connections"),
                              (["--head-timeout", "0s"], "--head-timeout"), (["--head-timeout", "soon"], "--head-timeout"),
                              (["--idle-timeout", "2d"], "--idle-timeout"), (["--peer-joins", "-3"], "--peer-joins"),
-                             (["--peer-joins", "9999999"], "--peer-joins")] {
+                             (["--peer-joins", "9999999"], "--peer-joins"), (["--peer-heads", "0"], "--peer-heads"),
+                             (["--peer-heads", "sixteen"], "--peer-heads"), (["--peer-heads", "99999"], "--peer-heads")] {
             let r = try runSynchat(["server", "--port", "0"] + args)
             #expect(r.status == 2, "\(args): \(r.status)")
             #expect(r.err.split(separator: "\n").count == 1 && r.err.contains(flag), "\(args): \(r.err)")

@@ -289,4 +289,40 @@ struct ServerLimitsTests {
         table.remove(ObjectIdentifier(kept["a0"]!), peer: "10.0.0.1")
         #expect(table.count == 5, "removing a shed connection again changes nothing")
     }
+
+    @Test("NIO's upgrade handler (a 16-message buffer from the first byte) is in a connection's pipeline only once its first request asks to upgrade: a plain request is answered without it, an upgrade gets 101")
+    func upgradeHandlerOnAsk() throws {
+        let pair = try WorldPair(contacts: 1, speed: 60)
+        let secret = try Self.join(pair, "zed")
+        func connection() throws -> EmbeddedChannel {
+            let channel = EmbeddedChannel()
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.2", port: 40_001)).wait()
+            try pair.server.configureConnection(channel, tls: nil)
+            return channel
+        }
+        func upgradeHandlers(_ channel: EmbeddedChannel) -> Int {
+            (try? channel.pipeline.syncOperations.handler(type: HTTPServerUpgradeHandler.self)) == nil ? 0 : 1
+        }
+        func written(_ channel: EmbeddedChannel) -> String {
+            var out = ""
+            while let b = try? channel.readOutbound(as: ByteBuffer.self) { out += String(buffer: b) }
+            return out
+        }
+        let plain = try connection()
+        #expect(upgradeHandlers(plain) == 0, "none while the head is awaited")
+        try plain.writeInbound(ByteBuffer(string: "GET /v1/indexer/tip HTTP/1.1\r\nHost: x\r\n"))
+        #expect(upgradeHandlers(plain) == 0, "none in the middle of a head")
+        try plain.writeInbound(ByteBuffer(string: "\r\n"))
+        plain.embeddedEventLoop.run()
+        #expect(written(plain).hasPrefix("HTTP/1.1 401"), "the plain request is answered")
+        #expect(upgradeHandlers(plain) == 0)
+        let upgrading = try connection()
+        try upgrading.writeInbound(ByteBuffer(string: "GET /v1/node HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: \(Data(repeating: 7, count: 16).base64EncodedString())\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(secret)\r\n\r\n"))
+        upgrading.embeddedEventLoop.run()
+        #expect(written(upgrading).hasPrefix("HTTP/1.1 101"), "the upgrade is made by NIO's handler, added on asking")
+        #expect(upgradeHandlers(upgrading) == 0, "and gone with the upgrade")
+        _ = try? plain.finish()
+        _ = try? upgrading.finish()
+    }
 }
