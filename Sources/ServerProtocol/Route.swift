@@ -68,6 +68,7 @@ public enum IndexerRoute {
         case .payments(let since, let page): return Route.indexer + "payments?since=\(since.milliseconds)&page=\(page)"
         case .messageById(let id): return Route.indexer + "messages/\(Route.percentEncoded(id))"
         case .tip: return Route.indexer + "tip"
+        case .tipCounting(let after, let through): return Route.indexer + "tip?after=\(after.milliseconds)&through=\(through.milliseconds)"
         }
     }
 
@@ -112,8 +113,11 @@ public enum IndexerRoute {
             guard page <= 1_000_000 else { throw RouteError("page is too large") }
             return .payments(since: Instant(milliseconds: try number("since", default: 0)), page: Int(page))
         case "tip":
-            try only([])
-            return .tip
+            try only(["after", "through"])
+            guard query["after"] != nil || query["through"] != nil else { return .tip }
+            let after = try number("after"), through = try number("through")
+            guard after <= through else { throw RouteError("after (\(after)) is later than through (\(through))") }
+            return .tipCounting(after: Instant(milliseconds: after), through: Instant(milliseconds: through))
         default:
             // The id is one segment of the path as it was sent: a `/` in it came as `%2F`.
             if rest.hasPrefix("messages/"), case let raw = rest.dropFirst("messages/".count), !raw.isEmpty, !raw.contains("/"),

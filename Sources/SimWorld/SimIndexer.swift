@@ -110,13 +110,8 @@ public final class SimIndexer: IndexerPort {
 
     /// The query is evaluated when the reply leaves, as a server would.
     private func answer(_ call: IndexerCall) -> Data {
-        if case .tip = call {
-            let objects = latestByObject.sorted { $0.key < $1.key }.map { ($0.key.description, JSONValue.int($0.value.milliseconds)) }
-            return JSONValue.object([
-                ("tip", latestIndexed.map { .int($0.milliseconds) } ?? .null),
-                ("objects", .object(objects)),
-            ]).data
-        }
+        if case .tip = call { return tips(counting: nil) }
+        if case .tipCounting(let after, let through) = call { return tips(counting: (after, through)) }
         var nextPage: Int?
         let found: [NetworkMessage]
         switch call {
@@ -131,7 +126,7 @@ public final class SimIndexer: IndexerPort {
             if more { nextPage = page + 1 }
         case .messageById(let id):
             found = history.indexedMessage(txId: id).map { [$0] } ?? []
-        case .tip:
+        case .tip, .tipCounting:
             found = []  // answered above
         }
         let messages = found.map { MessageDocument.encode($0, me: me) }
@@ -139,6 +134,21 @@ public final class SimIndexer: IndexerPort {
         return JSONValue.object([
             ("messages", .array(messages)),
             ("nextPage", nextPage.map { .int(Int64($0)) } ?? .null),
+        ]).data
+    }
+
+    /// The tips: the newest indexed block time of all, and of each object; `counting`, each
+    /// object's as `[newest, n]`, n its incoming messages that landed in (after, through].
+    private func tips(counting window: (after: Instant, through: Instant)?) -> Data {
+        let objects = latestByObject.sorted { $0.key < $1.key }.map { object, newest -> (String, JSONValue) in
+            guard let (after, through) = window else { return (object.description, .int(newest.milliseconds)) }
+            let landed = newest <= after ? [] : history.indexed(object, since: after + .milliseconds(1), offset: 0, limit: nil).messages
+            let n = landed.reduce(0) { $0 + ($1.direction == .incoming && $1.blockTime <= through ? 1 : 0) }
+            return (object.description, .array([.int(newest.milliseconds), .int(Int64(n))]))
+        }
+        return JSONValue.object([
+            ("tip", latestIndexed.map { .int($0.milliseconds) } ?? .null),
+            ("objects", .object(objects)),
         ]).data
     }
 

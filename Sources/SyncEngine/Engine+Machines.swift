@@ -137,7 +137,9 @@ extension Engine {
             return verifier.lookFailed(now: now)
         }
         let objects = fullSyncObjects()
-        let moved = unbrought(objects, tips: tips)
+        let short = countedShort(objects, tips: tips)
+        let missing = unbrought(objects, tips: tips)
+        let moved = objects.filter { missing.contains($0) || short.contains($0) }
         emit(.pushCheckAnswered(age: tips.latest.map { now - $0 }, moved: moved.map(\.description), of: objects.count))
         if policy.pacedLooks { pushLookAnswered(unbrought: moved, newestTip: tips.latest) }
         if !moved.isEmpty { trigger(.pushCheck, forced: false, tipObjects: moved) }
@@ -250,10 +252,14 @@ extension Engine {
         guard pending.tipOut == nil, runs.isEmpty else {
             return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
         }
-        counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
+        // (g): a look counts too: the tips show only each object's newest message, and a message
+        // push lost behind a later one it brought shows in its object's count.
+        lookCounts = policy.pacedLooks ? notLiveSince.map { (after: $0 - settings.reorgRewind, through: now - verifier.overdueAfter) } : nil
+        let call = lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
+        counters.requestsByKind[call.kind, default: 0] += 1
         let id = request()
         pending.sent(id, .tip(.pushCheck))
-        effects.append(.indexer(id: id, .tip))
+        effects.append(.indexer(id: id, call))
         emit(.pushCheckAsked(objects: fullSyncObjects().count))
     }
 }

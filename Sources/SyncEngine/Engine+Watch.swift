@@ -72,6 +72,40 @@ extension Engine {
         }
     }
 
+    /// (g): the objects of which the indexer counts more incoming messages in the look's window
+    /// (`lookCounts`: from `reorgRewind` before realtime stopped until push is overdue) than the
+    /// app holds: push lost one, though a later message of the object hides it from the tips.
+    /// Only an object whose cursor is before the window's end: a fetch covered the rest, and a
+    /// message still short there is one the app would not store (a rejected item), which no
+    /// fetch brings.
+    func countedShort(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
+        guard policy.pacedLooks, let window = lookCounts, tips.counts != nil else { return [] }
+        let held = heldIncoming(after: window.after, through: window.through)
+        return objects.filter { object in
+            guard let counted = tips.count(of: object), counted > held[object, default: 0] else { return false }
+            return cursor(of: object).lastFetchedBlockTime.map { $0 < window.through } ?? true
+        }
+    }
+
+    /// How many incoming messages of each object the app holds that landed in (after, through]:
+    /// each conversation's, paged back from its newest.
+    private func heldIncoming(after: Instant, through: Instant) -> [SyncObject: Int] {
+        var held: [SyncObject: Int] = [:]
+        let pageSize = 64
+        for (conversation, newest) in storage.lastActivity() where newest > after {
+            var before: Instant?
+            while true {
+                let page = storage.messages(in: conversation, before: before, limit: pageSize)
+                for m in page.map(\.message) where m.direction == .incoming && m.blockTime > after && m.blockTime <= through {
+                    held[SyncObject(holding: m), default: 0] += 1
+                }
+                guard page.count >= pageSize, let oldest = page.first?.message.blockTime, oldest > after else { break }
+                before = oldest
+            }
+        }
+        return held
+    }
+
     /// What the app has of the object: its cursor, or the newest message any channel brought.
     private func have(_ object: SyncObject) -> Instant? {
         [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()

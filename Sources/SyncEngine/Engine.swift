@@ -110,6 +110,8 @@ public final class Engine {
     /// (f): when the refresh's look asked the tips, and the refresh sync that fetches every
     /// object they showed moved: completed, everything indexed before the look is stored.
     var lookAskedAt: Instant?
+    /// (g): the window the push check out counts messages in (`IndexerCall.tipCounting`).
+    var lookCounts: (after: Instant, through: Instant)?
     var refreshCovers: (runId: Int, through: Instant)?
     /// Reply items the indexer keeps serving broken (see `RejectedItems`).
     var rejectedItems: RejectedItems

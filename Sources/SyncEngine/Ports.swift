@@ -14,6 +14,11 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
     /// The latest indexed block time of any message to or from the user (docs/spec.md#terms), for
     /// adaptive's (d): one cheap request before a poll.
     case tip
+    /// The tips, and with each object's how many incoming messages of it landed after `after`
+    /// and at or before `through` (docs/server.md): adaptive's (g), whose looks would otherwise
+    /// see only each object's newest message, and miss a message push lost behind a later one
+    /// it brought. The same one request as `tip`.
+    case tipCounting(after: Instant, through: Instant)
 
     /// The request kind used to count backend requests.
     public var kind: String {
@@ -22,7 +27,7 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
         case .contextual(_, let d, _): return d == .incoming ? "contextual_in" : "contextual_out"
         case .payments: return "payments"
         case .messageById: return "message_by_id"
-        case .tip: return "tip"
+        case .tip, .tipCounting: return "tip"
         }
     }
 
@@ -33,6 +38,7 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
         case .payments(let since, let page): return "payments since \(since.milliseconds) page \(page)"
         case .messageById(let id): return "message_by_id \(id)"
         case .tip: return "tip"
+        case .tipCounting(let after, let through): return "tip counting after \(after.milliseconds) through \(through.milliseconds)"
         }
     }
 }

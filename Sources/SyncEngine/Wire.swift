@@ -127,7 +127,7 @@ public struct IndexerPage: Sendable {
             guard blockTime >= since else { throw WireError("\(at): blockTime before the requested start") }
         case .messageById:
             break  // any kind; the txId must be the one asked for (checked by the caller)
-        case .tip:
+        case .tip, .tipCounting:
             throw WireError("\(at): a tip reply has no messages")
         }
     }
@@ -173,18 +173,27 @@ public enum MessageDocument {
 /// `tip` is the newest indexed block time of any message to or from the user (null when
 /// there is none); `objects` holds the newest of each sync object that has any, keyed as
 /// `SyncObject` names them (`handshakes/in`, `contextual/ADDRESS/out`, `payments`). An object
-/// the client does not know (a conversation not yet opened by a handshake) is ignored.
+/// the client does not know (a conversation not yet opened by a handshake) is ignored. Asked
+/// with a window (`IndexerCall.tipCounting`), each object's value is `[MS, N]`: its newest, and
+/// how many incoming messages of it landed in the window (`counts`; nil when the reply has none,
+/// as from a server that does not count).
 public struct IndexerTips: Equatable, Sendable {
     public var latest: Instant?
     public var objects: [String: Instant]
+    public var counts: [String: Int]?
 
-    public init(latest: Instant?, objects: [String: Instant]) {
+    public init(latest: Instant?, objects: [String: Instant], counts: [String: Int]? = nil) {
         self.latest = latest
         self.objects = objects
+        self.counts = counts
     }
 
     /// The newest indexed block time of one object, or nil when it has none.
     public func tip(of object: SyncObject) -> Instant? { objects[object.description] }
+
+    /// How many incoming messages of one object landed in the window asked (0 when the object
+    /// has none), or nil when the reply counted nothing.
+    public func count(of object: SyncObject) -> Int? { counts.map { $0[object.description] ?? 0 } }
 
     public static func read(_ data: Data, now: Instant?) throws -> IndexerTips {
         let what = "tip"
@@ -198,14 +207,25 @@ public struct IndexerTips: Equatable, Sendable {
         guard let raw = root["objects"] else { throw WireError("\(what): missing \"objects\"") }
         guard case .object(let list) = raw else { throw WireError("\(what): \"objects\" is not an object") }
         var objects: [String: Instant] = [:]
-        for (name, _) in list {
+        var counts: [String: Int] = [:]
+        for (name, value) in list {
             let at = "\(what) of \(String(name.prefix(80)).debugDescription)"
-            let t = try millis(list, name, at)
+            let t: Instant
+            if case .array(let pair) = value {
+                guard pair.count == 2, case .number(let n) = pair[1], let count = Int(exactly: n), count >= 0 else {
+                    throw WireError("\(at): not [newest, count] with count a non-negative integer")
+                }
+                t = try millis(["newest": pair[0]], "newest", at)
+                counts[name] = count
+            } else {
+                t = try millis(list, name, at)
+            }
             try notFuture(t, now, at)
             guard let latest, t <= latest else { throw WireError("\(at): newer than the tip") }
             objects[name] = t
         }
-        return IndexerTips(latest: latest, objects: objects)
+        guard counts.isEmpty || counts.count == objects.count else { throw WireError("\(what): some objects counted, some not") }
+        return IndexerTips(latest: latest, objects: objects, counts: counts.isEmpty ? nil : counts)
     }
 }
 

@@ -136,6 +136,8 @@ public final class SQLiteWorldHistory: WorldHistory {
                 file.text(s, 2, "messageById"); file.text(s, 7, id)
             case .tip:
                 file.text(s, 2, "tip")
+            case .tipCounting(let after, let through):
+                file.text(s, 2, "tipCounting"); file.int(s, 5, after.milliseconds); file.int(s, 6, through.milliseconds)
             }
         }
     }
@@ -151,6 +153,7 @@ public final class SQLiteWorldHistory: WorldHistory {
             case "contextual": call = .contextual(Address(file.column(s, 3)), direction, since: since)
             case "payments": call = .payments(since: since, page: Int(file.int(s, 5)))
             case "messageById": call = .messageById(file.column(s, 6))
+            case "tipCounting": call = .tipCounting(after: since, through: Instant(milliseconds: file.int(s, 5)))
             default: call = .tip
             }
             all.append((Instant(milliseconds: file.int(s, 0)), call))

@@ -49,6 +49,16 @@ struct FaultMatrixTests {
         #expect(verdict.contains("too few messages to tell: 52: 2 messages any channel could show in time"), "\(verdict)")
     }
 
+    @Test("(g)'s looks count: cell 7 (realtime down, 30 % of pushes lost) on matrix seeds 40, 59 and 75, where a look seeing only each object's newest message missed what push lost behind a later one (339, 457 and 3 747 s), is under 300 s")
+    func looksCount() throws {
+        for matrixSeed: UInt64 in [40, 59, 75] {
+            let (run, s) = try measure(FaultMatrix.cells[7].scenarioText(duration: .hours(3), matrixSeed: matrixSeed), .adaptive, file: "cell.scenario")
+            #expect((s.latencyP95 ?? .infinity) <= 300, "matrix seed \(matrixSeed): p95 \(s.latencyP95 ?? -1)")
+            let counted = run.world.indexer.calls.filter { if case .tipCounting = $0.call { true } else { false } }
+            #expect(!counted.isEmpty, "its looks ask for counts")
+        }
+    }
+
     @Test("every cell, every policy: nothing lost, nothing shown twice, no false unreliable")
     func nothingLost() {
         #expect(Self.rows.count == FaultMatrix.cells.count * 3)

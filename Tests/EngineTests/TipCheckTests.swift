@@ -106,6 +106,25 @@ struct TipCheckTests {
         #expect(expected.count > 5)
     }
 
+    @Test("asked with a window, each object's tip comes with how many incoming messages of it landed in the window (ground truth)")
+    func tipsCountTheLedger() throws {
+        let (run, _) = try measure(Self.offline, .adaptive)
+        let world = run.world
+        let through = world.scheduler.now - .minutes(30), after = through - .hours(3)
+        var answer: Data?
+        world.indexer.send(.tipCounting(after: after, through: through)) { if case .success(let d) = $0 { answer = d } }
+        world.scheduler.run(until: world.scheduler.now + .seconds(5))
+        let tips = try IndexerTips.read(try #require(answer), now: world.scheduler.now)
+        var expected: [String: Int] = [:]
+        for m in world.ledger where m.blockTime + .seconds(3) < world.scheduler.now {
+            let o = SyncObject(holding: m).description
+            expected[o, default: 0] += m.direction == .incoming && m.blockTime > after && m.blockTime <= through ? 1 : 0
+        }
+        #expect(tips.counts == expected)
+        #expect(expected.values.reduce(0, +) > 5, "the window holds messages")
+        #expect(expected.values.contains(0), "and objects with none in it are counted 0")
+    }
+
     @Test("without (d), or with push reliable, no tip is asked")
     func onlyWhenItApplies() throws {
         let (plain, _) = try measure(Self.offline, SyncPolicy.adaptive.without("d"))
@@ -141,8 +160,18 @@ struct TipCheckTests {
         for bad in [#"{"tip": "12", "objects": {}}"#, #"{"tip": -1, "objects": {}}"#, #"{"tip": true, "objects": {}}"#, #"{}"#, #"[1]"#,
                     #"{"tip": 99999999, "objects": {}}"#, "not json", #"{"tip": 1500}"#, #"{"tip": 1500, "objects": []}"#,
                     #"{"tip": 1500, "objects": {"payments": 1600}}"#, #"{"tip": null, "objects": {"payments": 10}}"#,
-                    #"{"tip": 1500, "objects": {"payments": "10"}}"#] {
+                    #"{"tip": 1500, "objects": {"payments": "10"}}"#,
+                    // counted: [newest, count], a count a non-negative integer, every object or none
+                    #"{"tip": 1500, "objects": {"payments": [1500]}}"#, #"{"tip": 1500, "objects": {"payments": [1500, -1]}}"#,
+                    #"{"tip": 1500, "objects": {"payments": [1500, 1.5]}}"#, #"{"tip": 1500, "objects": {"payments": [1600, 1]}}"#,
+                    #"{"tip": 1500, "objects": {"payments": [1500, 2, 3]}}"#, #"{"tip": 1500, "objects": {"payments": ["1500", 2]}}"#,
+                    #"{"tip": 1500, "objects": {"payments": [1500, 2], "handshakes/in": 900}}"#] {
             #expect(throws: WireError.self, "\(bad)") { try IndexerTips.read(Data(bad.utf8), now: now) }
         }
+        let counted = try IndexerTips.read(Data(#"{"tip": 1500, "objects": {"payments": [1500, 2], "handshakes/in": [900, 0]}}"#.utf8), now: now)
+        #expect(counted.tip(of: .payments) == Instant(milliseconds: 1500))
+        #expect(counted.count(of: .payments) == 2 && counted.count(of: .handshakes(.incoming)) == 0)
+        #expect(counted.count(of: .handshakes(.outgoing)) == 0, "an object the reply does not list has none")
+        #expect(read.count(of: .payments) == nil, "a reply without counts counts nothing")
     }
 }

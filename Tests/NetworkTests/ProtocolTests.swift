@@ -21,6 +21,8 @@ struct ProtocolTests {
             .contextual(Address("kaspa:qabc123"), .incoming, since: Instant(milliseconds: 7)),
             .contextual(Address("kaspa:q é/&=?"), .outgoing, since: .zero),
             .payments(since: Instant(milliseconds: 99), page: 3), .messageById("tx/ü?#1"), .tip,
+            .tipCounting(after: Instant(milliseconds: 5), through: Instant(milliseconds: 5)),
+            .tipCounting(after: .zero, through: Instant(milliseconds: 86_400_000)),
         ]
         for call in calls {
             let path = IndexerRoute.path(for: call)
@@ -39,6 +41,22 @@ struct ProtocolTests {
         }
         #expect(throws: RouteError("unknown parameter x (expected: direction, since)")) {
             try IndexerRoute.call(path: "/v1/indexer/handshakes", query: ["direction": "in", "x": "1"])
+        }
+        // The tips' count window: both ends or neither, in order, numbers.
+        #expect(throws: RouteError("missing parameter through (milliseconds, a non-negative integer)")) {
+            try IndexerRoute.call(path: "/v1/indexer/tip", query: ["after": "5"])
+        }
+        #expect(throws: RouteError("missing parameter after (milliseconds, a non-negative integer)")) {
+            try IndexerRoute.call(path: "/v1/indexer/tip", query: ["through": "5"])
+        }
+        #expect(throws: RouteError("after (9) is later than through (5)")) {
+            try IndexerRoute.call(path: "/v1/indexer/tip", query: ["after": "9", "through": "5"])
+        }
+        #expect(throws: RouteError("through must be a non-negative integer, not \"-1\"")) {
+            try IndexerRoute.call(path: "/v1/indexer/tip", query: ["after": "0", "through": "-1"])
+        }
+        #expect(throws: RouteError("unknown parameter since (expected: after, through)")) {
+            try IndexerRoute.call(path: "/v1/indexer/tip", query: ["since": "0"])
         }
     }
 
