@@ -81,6 +81,9 @@ public struct PushWatch: Sendable {
     private var reliableSince: Instant?
     /// Pushes that came since the last look (`looked()`).
     private var pushesSinceLook = 0
+    /// Of `vouched`, the deliveries nothing could have shown a loss beside yet: neither
+    /// realtime watching when they came, nor a look since that found nothing missing.
+    private var unwatched = 0
     /// Tips a look saw past what the app had of their object and left to push, being young, by
     /// object, oldest first. Push owes each until the app has its message (a tip is the block
     /// time of the object's newest message) or a fetch covered it; a newer tip of the same
@@ -124,7 +127,8 @@ public struct PushWatch: Sendable {
 
     /// A push for `txId`, which landed at `blockTime`, reached the app (foreground) or its
     /// notification extension (background).
-    public mutating func pushArrived(txId: String, blockTime: Instant, at: Instant) {
+    /// `watched`: realtime was live in the foreground, so a loss beside it would be judged.
+    public mutating func pushArrived(txId: String, blockTime: Instant, at: Instant, watched: Bool = true) {
         lastPushAt = max(lastPushAt ?? at, at)
         let i = deliveriesLanded.lastIndex { $0 <= blockTime }.map { $0 + 1 } ?? 0
         deliveriesLanded.insert(blockTime, at: i)
@@ -136,16 +140,24 @@ public struct PushWatch: Sendable {
         }
         streakUnpushed.remove(txId)
         pushesSinceLook += 1
+        if !watched { unwatched += 1 }
         delivered()
         if pushed.count > 256 { pushed = pushed.filter { at - $0.value < lossAfter * 2 } }
     }
 
     private mutating func delivered() {
         vouched += 1
-        if vouched >= keepUpEvidence {
-            lossSeen = false
-            lossesInterleaved = false
-        }
+        forgiveIfEarned()
+    }
+
+    /// A loss is forgiven once push has delivered `keepUpEvidence` messages since where a loss
+    /// beside them would have shown: realtime watching, or a look since that found nothing
+    /// missing. Pushes alone, in the background or with realtime down, say nothing of the
+    /// messages push lost between them.
+    private mutating func forgiveIfEarned() {
+        guard vouched - unwatched >= keepUpEvidence else { return }
+        lossSeen = false
+        lossesInterleaved = false
     }
 
     /// Rule 2 counted a miss of `txId` (`startsStreak`: the first of a run of misses).
@@ -169,7 +181,11 @@ public struct PushWatch: Sendable {
     /// since the last one (a look that shows push keeping up while pushes come can wait
     /// longer for the next).
     public mutating func looked(foundNothingMissing: Bool, at now: Instant) -> Int {
-        if foundNothingMissing { lastQuietLookAt = now }
+        if foundNothingMissing {
+            lastQuietLookAt = now
+            unwatched = 0
+            forgiveIfEarned()
+        }
         defer { pushesSinceLook = 0 }
         return pushesSinceLook
     }
@@ -237,6 +253,7 @@ public struct PushWatch: Sendable {
             lastLossLandedAt = max(lastLossLandedAt ?? landed, landed)
         }
         vouched = 0
+        unwatched = 0
         lossSeen = true
         return due.map { .lost(txId: $0.txId, landedAt: $0.landed) }
     }

@@ -254,7 +254,7 @@ extension Engine {
         }
         // (g): a look counts too: the tips show only each object's newest message, and a message
         // push lost behind a later one it brought shows in its object's count.
-        lookCounts = policy.pacedLooks ? notLiveSince.map { (after: $0 - settings.reorgRewind, through: now - verifier.overdueAfter) } : nil
+        lookCounts = countWindow()
         let call = lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
         counters.requestsByKind[call.kind, default: 0] += 1
         let id = request()

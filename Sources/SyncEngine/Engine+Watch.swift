@@ -27,7 +27,9 @@ extension Engine {
     func pushArrived(_ message: NetworkMessage) {
         broughtOwed(message)
         guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming else { return }
-        watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now)
+        // Realtime live in the foreground would show a message push lost beside this one.
+        let watched = connection.lifecycle == .foreground && connection.realtime == .live
+        watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now, watched: watched)
         if policy.pacedLooks, notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
     }
 
@@ -88,22 +90,34 @@ extension Engine {
     }
 
     /// How many incoming messages of each object the app holds that landed in (after, through]:
-    /// each conversation's, paged back from its newest.
+    /// each conversation's stored ones, paged back from its newest, and the pushes the
+    /// notification extension holds.
     private func heldIncoming(after: Instant, through: Instant) -> [SyncObject: Int] {
-        var held: [SyncObject: Int] = [:]
+        var held: [SyncObject: Set<String>] = [:]
+        func hold(_ m: NetworkMessage) {
+            guard m.direction == .incoming, m.blockTime > after, m.blockTime <= through else { return }
+            held[SyncObject(holding: m), default: []].insert(m.txId)
+        }
         let pageSize = 64
         for (conversation, newest) in storage.lastActivity() where newest > after {
             var before: Instant?
             while true {
                 let page = storage.messages(in: conversation, before: before, limit: pageSize)
-                for m in page.map(\.message) where m.direction == .incoming && m.blockTime > after && m.blockTime <= through {
-                    held[SyncObject(holding: m), default: 0] += 1
-                }
+                page.forEach { hold($0.message) }
                 guard page.count >= pageSize, let oldest = page.first?.message.blockTime, oldest > after else { break }
                 before = oldest
             }
         }
-        return held
+        (storage.pendingPushes() + unsaved.pendingPushes).forEach { hold($0.message) }
+        return held.mapValues(\.count)
+    }
+
+    /// (g): the window a look counts messages in: from `reorgRewind` before the app last had
+    /// realtime to watch (realtime stopped in the foreground, or the app went to the
+    /// background), until push is overdue.
+    func countWindow() -> (after: Instant, through: Instant)? {
+        guard policy.pacedLooks, let since = notLiveSince ?? connection.backgroundSince else { return nil }
+        return (since - settings.reorgRewind, now - verifier.overdueAfter)
     }
 
     /// What the app has of the object: its cursor, or the newest message any channel brought.
@@ -144,11 +158,13 @@ extension Engine {
             emit(.backgroundRefresh("skipped: \(running) is out"))
             return handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
         }
-        counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
+        lookCounts = countWindow()
+        let call = lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
+        counters.requestsByKind[call.kind, default: 0] += 1
         let id = request()
         pending.sent(id, .tip(.refreshLook))
         lookAskedAt = now
-        effects.append(.indexer(id: id, .tip))
+        effects.append(.indexer(id: id, call))
         emit(.refreshLookAsked(objects: fullSyncObjects().count, why: watch.why(reliability.state, now: now, background: true)))
     }
 
@@ -166,7 +182,9 @@ extension Engine {
             guard let tip = tips.tip(of: object) else { return false }
             return cursor(of: object).lastFetchedBlockTime.map { tip > $0 } ?? true
         }.sorted { (tips.tip(of: $0)!, $0.description) > (tips.tip(of: $1)!, $1.description) }
-        let missing = unbrought(objects, tips: tips)
+        let short = countedShort(objects, tips: tips)
+        let found = unbrought(objects, tips: tips)
+        let missing = objects.filter { found.contains($0) || short.contains($0) }
         _ = watch.looked(foundNothingMissing: missing.isEmpty, at: now)
         let through = lookAskedAt.map { $0 - settings.indexerLagAllowance }
         if moved.isEmpty, let through { provesThrough(through) }  // every object is stored up to its tip

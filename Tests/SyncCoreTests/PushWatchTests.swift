@@ -74,6 +74,40 @@ struct PushWatchTests {
         #expect(!w.keepsUp(.reliable, now: last + .seconds(300)) && w.losing)
     }
 
+    @Test("(g): a loss is forgiven by 20 deliveries where a loss beside them would have shown (realtime watching, or a look since that found nothing missing); pushes alone, unwatched, do not forgive it")
+    func forgivenOnlyWatched() {
+        func lossy() -> PushWatch {
+            var w = watch()
+            w.messageSeen(txId: "x", blockTime: at(0))
+            _ = w.judge(now: at(300))
+            return w
+        }
+        // 25 pushes in the background (or with realtime down): push may be losing between them.
+        var unwatched = lossy()
+        for i in 1...25 { unwatched.pushArrived(txId: "p\(i)", blockTime: at(300 + Int64(i) * 60), at: at(302 + Int64(i) * 60), watched: false) }
+        #expect(unwatched.losing && unwatched.vouched == 25)
+        // A look that found something missing does not forgive; one that found nothing does.
+        _ = unwatched.looked(foundNothingMissing: false, at: at(2000))
+        #expect(unwatched.losing)
+        _ = unwatched.looked(foundNothingMissing: true, at: at(2100))
+        #expect(!unwatched.losing)
+        // Fewer than 20 by then: the look clears what is unwatched, and watched ones finish it.
+        var few = lossy()
+        for i in 1...10 { few.pushArrived(txId: "p\(i)", blockTime: at(300 + Int64(i) * 60), at: at(302 + Int64(i) * 60), watched: false) }
+        _ = few.looked(foundNothingMissing: true, at: at(1000))
+        #expect(few.losing)
+        for i in 11...19 { few.pushArrived(txId: "p\(i)", blockTime: at(300 + Int64(i) * 60), at: at(302 + Int64(i) * 60), watched: false) }
+        #expect(few.losing, "19 delivered, 9 of them unwatched")
+        _ = few.looked(foundNothingMissing: true, at: at(1700))
+        #expect(few.losing, "19 of 20")
+        few.pushArrived(txId: "p20", blockTime: at(1800), at: at(1802))
+        #expect(!few.losing)
+        // Watched by realtime, 20 forgive it as before.
+        var watched = lossy()
+        for i in 1...20 { watched.pushArrived(txId: "p\(i)", blockTime: at(300 + Int64(i) * 60), at: at(302 + Int64(i) * 60)) }
+        #expect(!watched.losing)
+    }
+
     @Test("(c) with (g): push is in doubt when a loss landed after it was found reliable, or losses come between deliveries; not once it came back whole from an outage")
     func doubt() {
         var outage = watch()
