@@ -31,7 +31,9 @@ public struct BeliefLag: Equatable, Sendable {
     /// Times push was believed `unreliable` although no fault of push (its service, the
     /// token, the device's network) was in force at any time since push was last believed
     /// `reliable` (or since the run began): evidence of a real outage can come long after it,
-    /// from a catch-up in the next foreground, and that is no false alarm.
+    /// from a catch-up in the next foreground, and that is no false alarm. A fault counts as
+    /// in force until its last effects can show: its delay and rule 2's grace after it ended
+    /// (a push it delayed lands after it, and is a miss then).
     public private(set) var falseUnreliable = 0
     /// Each span the world had a channel broken and the engine did not believe it, closed
     /// (noticed, or the break over unnoticed): what a chart draws.
@@ -52,6 +54,12 @@ public struct BeliefLag: Equatable, Sendable {
     /// A fault of push is in force now; one was at some time since push was last reliable.
     private var pushFaultNow = false
     private var pushFaultSinceReliable = false
+    /// A fault of push that ended still shows until then: its pushes delayed in flight, and
+    /// rule 2's grace for the messages that landed while it was in force.
+    private var pushFaultShowsUntil: Instant?
+    private var pushFaultDelay = Interval.zero
+    /// Rule 2's grace (`SyncSettings.pushGrace`): a miss is judged that long after its message.
+    public static let judgedAfter = SyncSettings.default.pushGrace
 
     /// Whether lags, spans and unnoticed breaks are kept (a run's measure); a screen, which
     /// shows only the disagreements now, keeps none, so its copy does not grow over a session.
@@ -79,7 +87,9 @@ public struct BeliefLag: Equatable, Sendable {
             now.insert(.network)
             faultWords[.network] = "network off"
         }
+        if pushFaultNow, !faults.pushImpaired { pushFaultShowsUntil = t + pushFaultDelay + Self.judgedAfter }
         pushFaultNow = faults.pushImpaired
+        pushFaultDelay = faults.push.extraDelay
         if pushFaultNow { pushFaultSinceReliable = true }
         for kind in Kind.allCases {
             switch (broken.contains(kind), now.contains(kind)) {
@@ -106,8 +116,9 @@ public struct BeliefLag: Equatable, Sendable {
     public mutating func observe(_ e: TimedEvent) {
         switch e.event {
         case .pushState(_, let to, _):
-            if to == .unreliable, !pushFaultSinceReliable { falseUnreliable += 1 }
-            if to == .reliable { pushFaultSinceReliable = pushFaultNow }
+            let faultShows = pushFaultNow || pushFaultShowsUntil.map { e.at < $0 } ?? false
+            if to == .unreliable, !pushFaultSinceReliable, !faultShows { falseUnreliable += 1 }
+            if to == .reliable { pushFaultSinceReliable = faultShows }
             believe(.push, Self.broken(to), at: e.at)
         case .realtime(let state, _):
             believe(.realtime, Self.broken(state), at: e.at)

@@ -43,4 +43,23 @@ struct BeliefLagTests {
         b.observe(event(5300, .pushState(from: .reliable, to: .unreliable, reason: "misses")))
         #expect(b.falseUnreliable == 1)
     }
+
+    @Test("a push fault shows until its delay and rule 2's grace after it ended: misses of pushes it delayed, judged after a push came back on time, are no false alarm; later ones are (cell 13 on matrix seed 61)")
+    func faultShowsAfterItEnds() {
+        var b = BeliefLag()
+        b.observe(event(0, .pushState(from: .unknown, to: .reliable, reason: "hit")))
+        b.faultsChanged(WorldFaults(push: .init(extraDelay: .seconds(90))), at: at(600))
+        b.observe(event(700, .pushState(from: .reliable, to: .unreliable, reason: "misses")))
+        b.faultsChanged(.none, at: at(9000))
+        // A push sent after the fault is on time; three sent before it land 90 s late.
+        b.observe(event(9020, .pushState(from: .unreliable, to: .reliable, reason: "hit")))
+        b.observe(event(9060, .pushState(from: .reliable, to: .unreliable, reason: "3 misses")))
+        #expect(b.falseUnreliable == 0)
+        b.observe(event(9066, .pushState(from: .unreliable, to: .reliable, reason: "hit")))
+        #expect(b.falseUnreliable == 0)
+        // Reliable again 90 s + 60 s after the fault: an unreliable after that has nothing of it behind it.
+        b.observe(event(9160, .pushState(from: .unreliable, to: .reliable, reason: "hit")))
+        b.observe(event(9200, .pushState(from: .reliable, to: .unreliable, reason: "misses")))
+        #expect(b.falseUnreliable == 1)
+    }
 }
