@@ -86,8 +86,15 @@ public struct PushVerifier: Sendable {
     /// (g): what the look now out covers: the look before it, or, for the first, when realtime
     /// stopped being live (what landed before, realtime watched). A tip older than this is not news.
     public private(set) var lookCoversSince: Instant?
-    /// (g): the last look got no answer (the indexer down): the next one is `verifyInterval` after it.
+    /// (g): the last look got no answer (the indexer down): the next one is `verifyInterval`
+    /// after it, twice as far after each more in a row (`failedLooks`), up to `longestQuietInterval`.
     private var failedLookAt: Instant?
+    private var failedLooks = 0
+    /// (g): the wait after a look that got no answer.
+    public var retryWait: Interval {
+        let doubled = verifyInterval.milliseconds << Int64(min(max(failedLooks - 1, 0), 16))
+        return Interval(milliseconds: min(doubled, longestQuietInterval.milliseconds))
+    }
     private var watch = Watch(keepsUp: false, silenceEndsAt: nil)
 
     public init(policy: SyncPolicy = .seed) {
@@ -144,7 +151,8 @@ public struct PushVerifier: Sendable {
             // look after that counted it).
             if let owed = watch.oldestOwed, owed + overdueAfter > (lastLookAt ?? .zero) { due = min(due!, owed + overdueAfter) }
         }
-        if let failed = failedLookAt { due = min(due ?? failed + verifyInterval, failed + verifyInterval) }
+        // While the indexer does not answer, its retries set the time, whatever the pace.
+        if let failed = failedLookAt { due = failed + retryWait }
         return due.map { max($0, earliest, now) }
     }
 
@@ -165,10 +173,12 @@ public struct PushVerifier: Sendable {
     }
 
     /// (g): a look got no answer (the indexer down, a broken reply): the next one is
-    /// `verifyInterval` later, whatever the pace.
+    /// `verifyInterval` later, whatever the pace, and twice as far after each more failed in a
+    /// row, up to `longestQuietInterval` (a down indexer is not asked every minute of its downtime).
     public mutating func lookFailed(now: Instant) {
         guard policy.pacedLooks, active, let since = notLiveSince else { return }
         failedLookAt = now
+        failedLooks += 1
         dueAt = pacedDue(since: since, now: now)
     }
 
@@ -183,6 +193,7 @@ public struct PushVerifier: Sendable {
         guard policy.pacedLooks, active, let since = notLiveSince else { return [] }
         self.watch = watch
         failedLookAt = nil
+        failedLooks = 0
         let reason: String
         switch look {
         case .unbrought:

@@ -133,8 +133,9 @@ extension Engine {
         do {
             tips = try IndexerTips.read(result.get(), now: now)
         } catch {
-            emit(.error(source: "indexer", message: "tip: \(error); push check again in \(verifier.verifyInterval)"))
-            return verifier.lookFailed(now: now)
+            verifier.lookFailed(now: now)
+            let wait = policy.pacedLooks ? (verifier.nextDeadline.map { $0 - now } ?? verifier.retryWait) : verifier.verifyInterval
+            return emit(.error(source: "indexer", message: "tip: \(error); push check again in \(wait)"))
         }
         let objects = fullSyncObjects()
         let short = countedShort(objects, tips: tips)

@@ -226,7 +226,28 @@ struct PushWatchTests {
         // A look with no answer is tried again a minute later.
         _ = v.deadlineReached(now: at(1860))
         v.lookFailed(now: at(1861))
-        #expect(v.nextDeadline == at(1920))
+        #expect(v.nextDeadline == at(1921))
+    }
+
+    @Test("(g): a look with no answer is tried again 1 min later, then twice as far for each more in a row, up to 4 min (a down indexer is not asked every minute of its downtime); an answer ends it")
+    func failedLooksBackOff() {
+        var v = paced()
+        _ = v.deadlineReached(now: at(120))
+        let none = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
+        _ = v.lookAnswered(.unbrought, watch: none, now: at(121))  // next in 1 min, at 180
+        var t: Int64 = 180
+        for wait: Int64 in [60, 120, 240, 240, 240] {
+            #expect(v.deadlineReached(now: at(t)).last == .check)
+            v.lookFailed(now: at(t))
+            #expect(v.nextDeadline == at(t + wait), "after a failure at \(t)")
+            t += wait
+        }
+        _ = v.deadlineReached(now: at(t))
+        _ = v.lookAnswered(.unbrought, watch: none, now: at(t))
+        #expect(v.nextDeadline == at(t + 60))
+        _ = v.deadlineReached(now: at(t + 60))
+        v.lookFailed(now: at(t + 60))
+        #expect(v.nextDeadline == at(t + 120), "an answer starts the count again")
     }
 
     @Test("(g): a look that shows nothing landed since the last one (a quiet world) puts the next twice as far, up to 4 min (pushes earn 8); what it covers starts where realtime stopped")
