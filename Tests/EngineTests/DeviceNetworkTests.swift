@@ -82,12 +82,14 @@ struct DeviceNetworkTests {
             "00:12:00.050 error (indexer): payments: no network; cursor of payments unchanged",
             "00:12:00.050 catch-up finished (manual): full, 0 new, 9 requests, 50ms, 9 failed",
         ])
+        // (g): the looks no network answers are tried 1, 2 and 4 min apart (13:00, 15:00, 19:00).
+        expectDecisions(run, from: t(12, 1), through: t(20), matching: { $0.line.hasPrefix("error (indexer): tip") }, [
+            "00:13:00.100 error (indexer): tip: no network; push check again in 2m",
+            "00:15:00.150 error (indexer): tip: no network; push check again in 4m",
+            "00:19:00.200 error (indexer): tip: no network; push check again in 4m",
+        ])
         expectDecisions(run, from: t(20), through: t(21), matching: decided, [
             "00:20:00.000 world: network on",
-            "00:20:00.400 push check: realtime cannot verify push; asking the indexer's tips for the 9 objects",
-            "00:20:00.500 push check: a sync or a tip request is out; next check in 1m",
-            "00:20:00.563 push check: tip 2m old: push and realtime brought everything indexed, no sync",
-            "00:20:00.563 push check: push kept up: next look in 4m (at 00:24:00.500)",
             "00:20:08.319 realtime connecting: reconnect attempt 23",
             "00:20:08.848 realtime live: subscribed",
             "00:20:08.848 catch-up started (rpc-restored): full sync of 9 objects, forced",
