@@ -142,8 +142,7 @@ public final class SimIndexer: IndexerPort {
     private func tips(counting window: (after: Instant, through: Instant)?) -> Data {
         let objects = latestByObject.sorted { $0.key < $1.key }.map { object, newest -> (String, JSONValue) in
             guard let (after, through) = window else { return (object.description, .int(newest.milliseconds)) }
-            let landed = newest <= after ? [] : history.indexed(object, since: after + .milliseconds(1), offset: 0, limit: nil).messages
-            let n = landed.reduce(0) { $0 + ($1.direction == .incoming && $1.blockTime <= through ? 1 : 0) }
+            let n = newest <= after ? 0 : history.indexedIncoming(object, after: after, through: through)
             return (object.description, .array([.int(newest.milliseconds), .int(Int64(n))]))
         }
         return JSONValue.object([

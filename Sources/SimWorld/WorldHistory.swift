@@ -33,6 +33,9 @@ public protocol WorldHistory: AnyObject {
     /// messages lie past the last returned.
     func indexed(_ object: SyncObject, since: Instant, offset: Int, limit: Int?) -> (messages: [NetworkMessage], more: Bool)
     func indexedMessage(txId: String) -> NetworkMessage?
+    /// How many incoming messages (each txId once) of the object's list landed after `after`
+    /// and at or before `through`: the tips' counts, without reading the messages out.
+    func indexedIncoming(_ object: SyncObject, after: Instant, through: Instant) -> Int
     /// Ground truth: every indexer call received, with when.
     func recordCall(_ call: IndexerCall, at: Instant)
     var calls: [(at: Instant, call: IndexerCall)] { get }
@@ -182,6 +185,22 @@ public final class InMemoryWorldHistory: WorldHistory {
     }
 
     public func indexedMessage(txId: String) -> NetworkMessage? { byId[txId].map { indexedMessages[Int($0)] } }
+
+    public func indexedIncoming(_ object: SyncObject, after: Instant, through: Instant) -> Int {
+        let list = lists[object] ?? []
+        var low = 0, high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if indexedMessages[Int(list[mid])].blockTime <= after { low = mid + 1 } else { high = mid }
+        }
+        var seen = Set<String>()
+        for position in list[low...] {
+            let m = indexedMessages[Int(position)]
+            guard m.blockTime <= through else { break }
+            if m.direction == .incoming { seen.insert(m.txId) }
+        }
+        return seen.count
+    }
 
     public func recordCall(_ call: IndexerCall, at: Instant) { calls.append((at, call)) }
 

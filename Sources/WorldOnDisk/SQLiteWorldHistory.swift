@@ -116,6 +116,16 @@ public final class SQLiteWorldHistory: WorldHistory {
         return (found, false)
     }
 
+    public func indexedIncoming(_ object: SyncObject, after: Instant, through: Instant) -> Int {
+        let sql = "SELECT COUNT(DISTINCT txId) FROM indexed WHERE object = ? AND blockTime > ? AND blockTime <= ? AND direction = ?"
+        return file.first(sql, { s in
+            file.text(s, 1, object.description)
+            file.int(s, 2, after.milliseconds)
+            file.int(s, 3, through.milliseconds)
+            file.text(s, 4, Direction.incoming.rawValue)
+        }) { Int(file.int($0, 0)) } ?? 0
+    }
+
     public func indexedMessage(txId: String) -> NetworkMessage? {
         file.first("SELECT \(Self.columns) FROM indexed WHERE txId = ? ORDER BY position DESC LIMIT 1", { file.text($0, 1, txId) }) {
             file.message($0)

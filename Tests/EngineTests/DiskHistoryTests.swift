@@ -47,6 +47,7 @@ struct DiskHistoryTests {
         var random = RandomStream(seed: 16, concern: "disk-history")
         let people = [Address("kaspa:qa"), Address("kaspa:qb"), Address("kaspa:qc")]
         var ids: [String] = []
+        var fed: [NetworkMessage] = []
         var outputs: [(txId: String, landedAt: Int64)] = [], spentOutputs = 0
         for i in 0..<3000 {
             // Block times that tie and go back (indexing lag), a txId indexed again now and then.
@@ -57,6 +58,7 @@ struct DiskHistoryTests {
                                    kind: [MessageKind.contextual, .handshake, .payment][random.int(0...2)],
                                    body: random.chance(0.1) ? "" : "body \(i) é 🙂\u{0}x", blockTime: Instant(milliseconds: Int64(random.int(0...500)) * 10))
             let output = random.chance(0.3)
+            fed.append(m)
             for h in [memory, disk] as [WorldHistory] {
                 h.record(m)
                 h.index(m, at: m.blockTime)
@@ -80,6 +82,17 @@ struct DiskHistoryTests {
                 }
             }
         }
+        // The tips' counts: incoming messages in (after, through], each txId once, the same on
+        // both and as the stream fed them.
+        for object in objects {
+            for (after, through) in [(0, 5000), (850, 1700), (1700, 1700), (2500, 2510), (4990, 99_999), (6000, 7000)] {
+                let (a, t) = (Instant(milliseconds: Int64(after)), Instant(milliseconds: Int64(through)))
+                let expected = Set(fed.filter { SyncObject(holding: $0) == object && $0.direction == .incoming && $0.blockTime > a && $0.blockTime <= t }.map(\.txId)).count
+                #expect(memory.indexedIncoming(object, after: a, through: t) == expected, "\(object) (\(after), \(through)]")
+                #expect(disk.indexedIncoming(object, after: a, through: t) == expected, "\(object) (\(after), \(through)] on disk")
+            }
+        }
+        #expect(memory.indexedIncoming(.payments, after: .zero, through: Instant(milliseconds: 5000)) > 100)
         #expect(memory.indexed(.payments, since: .zero, offset: 0, limit: nil).messages.count > 100)
         for id in Set(ids) { #expect(memory.indexedMessage(txId: id) == disk.indexedMessage(txId: id)) }
         #expect(disk.indexedMessage(txId: "none") == nil)
