@@ -253,6 +253,42 @@ def more_rfc_edges(port, users, invite):
     check([a[0] for a in got] == [401, 200], f"a refused upgrade, then a request on the same connection: answered ({[a[0] for a in got]})")
 
 
+def tip_counts():
+    """The tips with a count window (adaptive's looks), over real sockets: each object's count
+    is what the admin truth's ledger holds, counted here; a bad window is one 400 line naming
+    the parameter, and a window over all time is answered as fast as one minute's."""
+    server, port, admin = start_server("--contacts", "3", "--traffic", "1200/h", "--speed", "60")
+    try:
+        secret = join(port, "ada")["secret"]
+        time.sleep(3)  # three simulated minutes: about sixty messages
+        _, _, rest = http(port, "GET", "/admin/truth?user=ada", token=admin)
+        ledger = json.loads(rest)["ledger"]
+        newest = max(m["blockTime"] for m in ledger)
+        for after, through in [(0, newest - 30_000), (60_000, 120_000), (90_000, 90_000)]:
+            st, _, rest = http(port, "GET", f"/v1/indexer/tip?after={after}&through={through}", token=secret)
+            got = {name: value[1] for name, value in json.loads(rest)["objects"].items()}
+            want = {}
+            for m in ledger:
+                name = {"handshake": "handshakes/in", "payment": "payments"}.get(m["kind"], f"contextual/{m['conversation']}/in")
+                if m["direction"] == "incoming" and after < m["blockTime"] <= through:
+                    want[name] = want.get(name, 0) + 1
+            got = {k: v for k, v in got.items() if v}
+            check(st == 200 and got == want and (sum(want.values()) > 20 or after > 0),
+                  f"tip counts in ({after}, {through}] are the ledger's ({sum(want.values())} messages): {got == want}")
+        for query, words in [("after=5", b"missing parameter through"), ("after=9&through=5", b"later than through"),
+                             ("after=-1&through=5", b"after must be a non-negative integer"),
+                             ("after=1&through=2&after=3", b"given twice"), ("since=1", b"unknown parameter since")]:
+            st, _, rest = http(port, "GET", f"/v1/indexer/tip?{query}", token=secret)
+            check(st == 400 and words in rest and rest.count(b"\n") <= 1, f"tip?{query}: {st} {rest[:80]!r}")
+        began = time.monotonic()
+        for _ in range(200):
+            http(port, "GET", f"/v1/indexer/tip?after=0&through={2**62}", token=secret)
+        took = time.monotonic() - began
+        check(took < 20, f"200 tips counted over all time: {took:.1f} s")
+    finally:
+        stop(server)
+
+
 def invites_guessed(port, invite):
     """Wrong invites from many addresses at once: capped for the whole server (20 a minute
     here); the right invite waits meanwhile."""
@@ -855,6 +891,7 @@ def main():
             server.kill()
     said = server.stdout.read().count("wrong invites a minute")
     check(said == 1, f"the server's log says once that invites are being guessed ({said} times, after two bursts)")
+    tip_counts()
     crowd_at_the_cap()
     silent_sockets()
     ipv6_per_64()
