@@ -58,14 +58,18 @@ public struct BeliefLag: Equatable, Sendable {
     /// rule 2's grace for the messages that landed while it was in force.
     private var pushFaultShowsUntil: Instant?
     private var pushFaultDelay = Interval.zero
-    /// Rule 2's grace (`SyncSettings.pushGrace`): a miss is judged that long after its message.
-    public static let judgedAfter = SyncSettings.default.pushGrace
+    /// Rule 2's grace, the engine's (`SyncSettings.pushGrace`): a miss is judged that long
+    /// after its message.
+    public let grace: Interval
 
     /// Whether lags, spans and unnoticed breaks are kept (a run's measure); a screen, which
     /// shows only the disagreements now, keeps none, so its copy does not grow over a session.
     public let keepsRecords: Bool
 
-    public init(keepsRecords: Bool = true) { self.keepsRecords = keepsRecords }
+    public init(keepsRecords: Bool = true, grace: Interval = SyncSettings.default.pushGrace) {
+        self.keepsRecords = keepsRecords
+        self.grace = grace
+    }
 
     /// The world's faults changed (the world tells its session).
     public mutating func faultsChanged(_ faults: WorldFaults, at t: Instant) {
@@ -87,7 +91,7 @@ public struct BeliefLag: Equatable, Sendable {
             now.insert(.network)
             faultWords[.network] = "network off"
         }
-        if pushFaultNow, !faults.pushImpaired { pushFaultShowsUntil = t + pushFaultDelay + Self.judgedAfter }
+        if pushFaultNow, !faults.pushImpaired { pushFaultShowsUntil = t + pushFaultDelay + grace }
         pushFaultNow = faults.pushImpaired
         pushFaultDelay = faults.push.extraDelay
         if pushFaultNow { pushFaultSinceReliable = true }

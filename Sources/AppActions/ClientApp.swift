@@ -28,7 +28,7 @@ public final class ClientApp {
     public private(set) var faultHistory: [(at: Instant, faults: WorldFaults)] = []
     /// How long the engine took to believe each fault of the world (docs/simulate.md): the
     /// one instance, for the run's measures and the screen's truth beside belief.
-    public private(set) var beliefLag = BeliefLag()
+    public private(set) var beliefLag: BeliefLag
     /// Whether `faults` is the world's whole truth, so a screen may set it beside what the
     /// engine believes (the embedded world: yes; a server's client with the operator's token).
     public var knowsTruth: Bool {
@@ -76,6 +76,7 @@ public final class ClientApp {
         self.os = os
         self.scheduler = driver.scheduler
         self.knowsTruth = knowsTruth
+        self.beliefLag = BeliefLag(grace: driver.settings.pushGrace)
         driver.subscribe { [weak self] in self?.heard($0) }
     }
 

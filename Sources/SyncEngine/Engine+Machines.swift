@@ -253,11 +253,7 @@ extension Engine {
         guard pending.tipOut == nil, runs.isEmpty else {
             return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
         }
-        // (g): a look counts too: the tips show only each object's newest message, and a message
-        // push lost behind a later one it brought shows in its object's count.
-        lookCounts = countWindow()
-        let call = lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
-        counters.requestsByKind[call.kind, default: 0] += 1
+        let call = lookCall()
         let id = request()
         pending.sent(id, .tip(.pushCheck))
         effects.append(.indexer(id: id, call))

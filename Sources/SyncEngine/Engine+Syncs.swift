@@ -205,6 +205,10 @@ extension Engine {
                 }
                 if let object, let next = reply.nextPage {
                     fetch(object, since: since, page: next, runId: runId)
+                } else if let object {
+                    // (g): the object's last page: what the indexer had indexed of it by then
+                    // is held, or is what no fetch brings (`countedShort`).
+                    fetchedThrough[object] = requestedAt - settings.indexerLagAllowance
                 }
             } catch {
                 runs.failed(runId)

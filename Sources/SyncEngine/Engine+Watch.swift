@@ -77,15 +77,23 @@ extension Engine {
     /// (g): the objects of which the indexer counts more incoming messages in the look's window
     /// (`lookCounts`: from `reorgRewind` before realtime stopped until push is overdue) than the
     /// app holds: push lost one, though a later message of the object hides it from the tips.
-    /// Only an object whose cursor is before the window's end: a fetch covered the rest, and a
-    /// message still short there is one the app would not store (a rejected item), which no
-    /// fetch brings.
+    /// Once a fetch covered the window (its cursor, or `fetchedThrough`, past its end), what is still short
+    /// is what no fetch brings (an item the app would not store, an indexer that counts one
+    /// too many): that shortfall is `unfillable` for the window, and only more than it counts.
     func countedShort(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
         guard policy.pacedLooks, let window = lookCounts, tips.counts != nil else { return [] }
         let held = heldIncoming(after: window.after, through: window.through)
+        if unfillable.after != window.after { unfillable = (window.after, [:]) }
         return objects.filter { object in
-            guard let counted = tips.count(of: object), counted > held[object, default: 0] else { return false }
-            return cursor(of: object).lastFetchedBlockTime.map { $0 < window.through } ?? true
+            guard let counted = tips.count(of: object) else { return false }
+            let short = counted - held[object, default: 0]
+            guard short > unfillable.short[object, default: 0] else { return false }
+            let covered = [cursor(of: object).lastFetchedBlockTime, fetchedThrough[object]].compactMap { $0 }.max()
+            if let covered, covered >= window.through {
+                unfillable.short[object] = short
+                return false
+            }
+            return true
         }
     }
 
@@ -115,9 +123,18 @@ extension Engine {
     /// (g): the window a look counts messages in: from `reorgRewind` before the app last had
     /// realtime to watch (realtime stopped in the foreground, or the app went to the
     /// background), until push is overdue.
-    func countWindow() -> (after: Instant, through: Instant)? {
+    private func countWindow() -> (after: Instant, through: Instant)? {
         guard policy.pacedLooks, let since = notLiveSince ?? connection.backgroundSince else { return nil }
         return (since - settings.reorgRewind, now - verifier.overdueAfter)
+    }
+
+    /// The call a look (of (e) or (f)) sends: the tips, counted in `countWindow` under (g),
+    /// which `lookCounts` keeps for the answer.
+    func lookCall() -> IndexerCall {
+        lookCounts = countWindow()
+        let call = lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
+        counters.requestsByKind[call.kind, default: 0] += 1
+        return call
     }
 
     /// What the app has of the object: its cursor, or the newest message any channel brought.
@@ -158,9 +175,7 @@ extension Engine {
             emit(.backgroundRefresh("skipped: \(running) is out"))
             return handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
         }
-        lookCounts = countWindow()
-        let call = lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
-        counters.requestsByKind[call.kind, default: 0] += 1
+        let call = lookCall()
         let id = request()
         pending.sent(id, .tip(.refreshLook))
         lookAskedAt = now

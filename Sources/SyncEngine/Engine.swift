@@ -110,8 +110,15 @@ public final class Engine {
     /// (f): when the refresh's look asked the tips, and the refresh sync that fetches every
     /// object they showed moved: completed, everything indexed before the look is stored.
     var lookAskedAt: Instant?
-    /// (g): the window the push check out counts messages in (`IndexerCall.tipCounting`).
+    /// (g): the window the look out ((e)'s push check or (f)'s refresh look) counts messages in
+    /// (`IndexerCall.tipCounting`); nil when it asked the plain tips.
     var lookCounts: (after: Instant, through: Instant)?
+    /// (g): per object, how many messages short the app stays of the counts after a fetch covered
+    /// the window that begins at `after` (`countedShort`).
+    var unfillable: (after: Instant?, short: [SyncObject: Int]) = (nil, [:])
+    /// (g): per object, up to when its last complete fetch asked (what was indexed by then): a
+    /// cursor moves only with a message, this also with an empty reply.
+    var fetchedThrough: [SyncObject: Instant] = [:]
     var refreshCovers: (runId: Int, through: Instant)?
     /// Reply items the indexer keeps serving broken (see `RejectedItems`).
     var rejectedItems: RejectedItems

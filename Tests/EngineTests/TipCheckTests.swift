@@ -125,6 +125,37 @@ struct TipCheckTests {
         #expect(expected.values.contains(0), "and objects with none in it are counted 0")
     }
 
+    @Test("a count the app cannot fill (a message it would not store, or an indexer that counts one too many) costs one fetch of its object, not one at every look: realtime down for 2h20m with push healthy")
+    func unfillableCount() throws {
+        let text = """
+            seed 7
+            duration 3h
+            contacts 5
+            traffic 30/h
+            at 0m foreground
+            at 10m realtime down
+            at 150m realtime up
+            """
+        func requests(lying: Bool) throws -> (all: Int, payments: Int, lost: Int) {
+            let run = ScenarioRun(scenario: try ScenarioParser.parse(text, file: "unfillable.scenario"), policy: .adaptive)
+            if lying {
+                run.world.indexer.rewriteReply = { call, data in
+                    guard case .tipCounting = call, var root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                          var objects = root["objects"] as? [String: Any], let pair = objects["payments"] as? [Int] else { return nil }
+                    objects["payments"] = [pair[0], pair[1] + 1]
+                    root["objects"] = objects
+                    return try? JSONSerialization.data(withJSONObject: root)
+                }
+            }
+            run.run()
+            let s = RunSummary(run)
+            return (s.backendRequests, s.requestsByKind["payments"] ?? 0, s.messagesLost)
+        }
+        let honest = try requests(lying: false), lying = try requests(lying: true)
+        #expect(honest.lost == 0 && lying.lost == 0)
+        #expect(lying.payments <= honest.payments + 2 && lying.all <= honest.all + 4, "honest \(honest), one too many \(lying)")
+    }
+
     @Test("without (d), or with push reliable, no tip is asked")
     func onlyWhenItApplies() throws {
         let (plain, _) = try measure(Self.offline, SyncPolicy.adaptive.without("d"))
