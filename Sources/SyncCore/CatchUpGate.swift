@@ -170,6 +170,17 @@ public struct CatchUpGate: Sendable {
         return now - last <= within
     }
 
+    /// (g): rule 4's forced catch-up called for as the app resumes (the pending pushes judged,
+    /// rule 12) is owed to the foreground's recovery rather than run before it: the reconnect's
+    /// catch-up (or rule 11's fallback) then runs full and forced, so one foreground gives one
+    /// full sync (rule 8), not one whose requests go before realtime is live and a second one at
+    /// live. Under (g) only; returns whether the catch-up is deferred so.
+    public mutating func deferForcedToRecovery() -> Bool {
+        guard policy.pacedLooks, policy.deferAppActive else { return false }
+        owed = Owed(kind: .full, forced: true)
+        return true
+    }
+
     /// (c) trails the gap push alone covered. After a background it always does. (g): a
     /// reconnect in the foreground (`rpc-restored`) closes a realtime outage, which (e) watches
     /// once push is overdue; its skip trails only while push is in doubt — a push that has not

@@ -193,11 +193,13 @@ extension Engine {
             : connection.backgroundSince.map { "after \(now - $0) in background" } ?? ""
         emit(.lifecycle(.foreground, detail: detail))
         handle(refresh.enteredForeground(now: now))
+        resuming = connection.lifecycle != .foreground
         processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
         reliability.appResumed()
         watch.appResumed()
         handle(watch.judge(now: now))
         handle(reliability.deadlineReached(now: now))
+        resuming = false
         if reregisterWhenActive, mode == .remotePush {
             reregisterWhenActive = false
             registerToken(reason: "app active: token \(tokenStatus.rawValue), registering again")

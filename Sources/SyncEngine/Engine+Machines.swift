@@ -24,6 +24,8 @@ extension Engine {
             case .startForcedCatchUp:
                 if gate.justCaughtUp(now: now, within: settings.pushGrace), runs.isEmpty, let last = gate.lastFullSyncAt {
                     emit(.pushWatch("no forced catch-up: the full one that found these misses finished \(now - last) ago"))
+                } else if resuming, runs.isEmpty, gate.deferForcedToRecovery() {
+                    emit(.catchUpDeferred(trigger: .pushUnreliable, until: settings.recoveryFallback))
                 } else {
                     trigger(.pushUnreliable, forced: true)
                 }

@@ -73,6 +73,9 @@ public final class Engine {
     var liveSince: Instant?
     var currentRefreshTask: Int?
     var reregisterWhenActive = false
+    /// The app is coming to the foreground, its recovery (rules 10–11) not begun yet: what the
+    /// pending pushes show is judged now, and (g) owes rule 4's catch-up to that recovery.
+    var resuming = false
     var effects = Outbox<Effect>()
     var events = Outbox<TimedEvent>()
     /// The last id a request was given (its reply carries it).

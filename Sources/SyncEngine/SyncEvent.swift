@@ -22,6 +22,9 @@ public enum SyncEvent: Equatable, Sendable {
     /// At a relaunch: a catch-up did not complete before the app quit (it was running, or it
     /// had failed), so it is owed (rule 14): the next trigger runs it, not debounced.
     case catchUpOwed(kind: CatchUpGate.SyncKind, forced: Bool)
+    /// (g): a forced catch-up called for as the app resumes, owed to the foreground's
+    /// recovery: the reconnect's catch-up runs it, or rule 11's fallback `until` later.
+    case catchUpDeferred(trigger: CatchUpTrigger, until: Interval)
     indirect case catchUpFinished(trigger: CatchUpTrigger, kind: CatchUpGate.SyncKind, stored: Int, requests: Int, failed: Int, took: Interval, stoppedBy: String?)
     /// A message the app did not have, stored (or kept in memory while the store cannot
     /// write), with its conversation's contact: all a view needs to show it.
@@ -111,6 +114,8 @@ public enum SyncEvent: Equatable, Sendable {
             return "catch-up skipped (\(trigger.rawValue)): push reliable, last catch-up \(lastAgo) ago, next allowed in \(left)"
         case .catchUpOwed(let kind, let forced):
             return "catch-up owed: a \(kind.rawValue) catch-up\(forced ? " (forced)" : "") did not complete before the app quit; the next trigger runs it, not debounced"
+        case .catchUpDeferred(let trigger, let until):
+            return "catch-up deferred (\(trigger.rawValue)): forced, owed to the foreground's reconnect: one full sync once realtime is live, or at the fallback within \(until)"
         case .catchUpFinished(let trigger, let kind, let stored, let requests, let failed, let took, let stoppedBy):
             var s = "catch-up finished (\(trigger.rawValue)): \(kind.rawValue), \(stored) new, \(Words.count(requests, "request")), \(took)"
             if failed > 0 { s += ", \(failed) failed" }

@@ -86,6 +86,18 @@ struct BackgroundWatchTests {
         }
     }
 
+    @Test("(g): rule 4's catch-up called for as the app resumes joins the foreground's reconnect: one full sync at the final foreground of cell 23 (push 90 s late) on matrix seed 61, where two ran back to back, and goal 3 holds there")
+    func oneFullSyncAtResume() throws {
+        let (run, adaptive) = try cell(FaultMatrix.cells[23], .adaptive, matrixSeed: 61)
+        let (_, seed) = try cell(FaultMatrix.cells[23], .seed, matrixSeed: 61)
+        #expect(PolicyGoals.dearer(adaptive: adaptive, seed: seed) == nil)
+        #expect(adaptive.messagesLost == 0 && adaptive.duplicates == 0 && adaptive.falseUnreliable == 0)
+        let back = try #require(run.log.lastIndex { $0.event.line.hasPrefix("lifecycle foreground") })
+        let lines = run.log[back...].map(\.event.line)
+        #expect(lines.contains { $0.hasPrefix("catch-up deferred (push-unreliable)") })
+        #expect(lines.filter { $0.hasPrefix("catch-up started") } == ["catch-up started (subscription-restart): full sync of 15 objects, forced"])
+    }
+
     @Test("(g): on the demo adaptive makes the requests and reads the bytes seed does: a one-minute realtime outage is not worth a look or a trailing catch-up")
     func demo() throws {
         let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Scenarios/demo.scenario"), encoding: .utf8)

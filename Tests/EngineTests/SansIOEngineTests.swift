@@ -345,6 +345,50 @@ struct SansIOEngineTests {
         ])
     }
 
+    /// Reliable, then three realtime sightings whose pushes never come, the app going to the
+    /// background before their graces end; it comes back 5 min later, and the misses are judged
+    /// as it resumes. Returns the catch-up lines from that foreground on.
+    func resumedUnreliable(_ policy: SyncPolicy, reconnects: Bool) -> [String] {
+        let h = Harness(policy: policy)
+        h.launchedAndLive()
+        let t0 = h.now + .seconds(10)
+        h.hit("a", landedAt: t0)
+        for (i, id) in ["b", "c", "d"].enumerated() {
+            h.send(.realtimeTx(connection: 1, Self.tx(id, at: t0 + .seconds(20 + Int64(i)))), at: t0 + .seconds(21 + Int64(i)))
+        }
+        h.send(.enteredBackground, at: t0 + .seconds(30))
+        _ = h.events()
+        h.send(.becameActive, at: t0 + .minutes(5))
+        #expect(h.engine.reliability.state == .unreliable)
+        h.send(.connectionOpened(2))
+        if reconnects {
+            h.send(.connected(2), at: h.now + .milliseconds(300))
+        } else {
+            h.send(.connectFailed(2, error: "refused"), at: h.now + .milliseconds(300))
+        }
+        h.advance(to: t0 + .minutes(6))
+        return h.events().map(\.line).filter { $0.hasPrefix("catch-up") }
+    }
+
+    @Test("(g): rule 4's catch-up called for as the app resumes is owed to the foreground's recovery: one full sync, forced, at the reconnect (or rule 11's fallback 3 s later), not one before realtime is live and another at it; seed runs it at once")
+    func forcedCatchUpOwedToRecovery() {
+        let deferred = "catch-up deferred (push-unreliable): forced, owed to the foreground's reconnect: one full sync once realtime is live, or at the fallback within 3s"
+        #expect(resumedUnreliable(.adaptive, reconnects: true) == [
+            deferred,
+            "catch-up started (subscription-restart): full sync of 5 objects, forced",
+            "catch-up joined (app-active): rides on the running full subscription-restart sync",
+            "catch-up finished (subscription-restart): full, 0 new, 5 requests, 3s",
+        ])
+        #expect(resumedUnreliable(.adaptive, reconnects: false) == [
+            deferred,
+            "catch-up started (app-active): full sync of 5 objects, forced",
+            "catch-up finished (app-active): full, 0 new, 5 requests, 0ms",
+        ])
+        let seed = resumedUnreliable(.seed, reconnects: true)
+        #expect(seed.first == "catch-up started (push-unreliable): full sync of 5 objects, forced")
+        #expect(!seed.contains { $0.hasPrefix("catch-up deferred") })
+    }
+
     @Test("rule 12: pushes the extension stored in the background are stored on foreground as push deliveries; rule 15: the extension raised one banner each, with the badge")
     func pendingPushesAndBanners() throws {
         let h = Harness()
