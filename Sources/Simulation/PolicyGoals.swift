@@ -7,6 +7,15 @@ public enum PolicyGoals {
     public static let deadPushInBackgroundP95 = 1800.0
     /// …at no more than this share of naive's requests.
     public static let deadPushRequestsShareOfNaive = 0.5
+    /// Goal 1 is out of every client's reach in a world where naive, which syncs at every grant
+    /// the OS gives, misses `deadPushInBackgroundP95` too: there adaptive is judged against
+    /// naive's p95 + `slowerSlack` (docs/matrix.md, "The goals").
+    public static func beyondEveryGrant(adaptive a: RunSummary, naive n: RunSummary) -> Bool {
+        guard let np = n.latencyP95, np > deadPushInBackgroundP95 else { return false }
+        return (a.latencyP95 ?? 0) <= np + slowerSlack
+            && Double(a.backendRequests) <= Double(n.backendRequests) * deadPushRequestsShareOfNaive
+    }
+
     /// Never slower than seed: adaptive's p95 ≤ seed's × this + `slowerSlack`.
     public static let slowerFactor = 1.1
     public static let slowerSlack = 60.0

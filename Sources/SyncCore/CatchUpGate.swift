@@ -135,7 +135,7 @@ public struct CatchUpGate: Sendable {
     /// last found reliable (`PushWatch.inDoubt`), which (c) under (g) asks of a foreground outage.
     public mutating func triggered(_ trigger: CatchUpTrigger, forced: Bool, pushState: PushState, now: Instant, running: Running?,
                                    foreground: Bool = true, realtimeLive: Bool = false, tipsProved: Bool = false,
-                                   pushInDoubt: Bool = true) -> Action {
+                                   pushInDoubt: Bool = true, realtimeSinceProof: Bool = false) -> Action {
         guard policy.gated else {
             // naive: every trigger starts its own sync, whatever is running.
             return .start(trigger: trigger, forced: forced, kind: .full)
@@ -158,7 +158,7 @@ public struct CatchUpGate: Sendable {
             return .skip(trigger: trigger, lastFinishedAgo: now - lastFinishedAt!, nextAllowedIn: left)  // rule 6
         }
         let kind = kindToStart(forced: forced, pushState: pushState, foreground: foreground, realtimeLive: realtimeLive,
-                               tipsProved: tipsProved, trigger: trigger, now: now)
+                               tipsProved: tipsProved, realtimeSinceProof: realtimeSinceProof, trigger: trigger, now: now)
         return .start(trigger: trigger, forced: forced, kind: kind)  // rules 6–7
     }
 
@@ -204,7 +204,14 @@ public struct CatchUpGate: Sendable {
     /// they stop with realtime back, so a message that landed after the proof's UTXO set was
     /// asked, while a later reconnect joined it, would wait for no one.
     public func kindToStart(forced: Bool, pushState: PushState, foreground: Bool, realtimeLive: Bool, tipsProved: Bool = false,
-                            trigger: CatchUpTrigger? = nil, now: Instant) -> SyncKind {
+                            realtimeSinceProof: Bool = false, trigger: CatchUpTrigger? = nil, now: Instant) -> SyncKind {
+        // (g): rule 4's forced catch-up while realtime has been live in the foreground since
+        // before the app's last proof: what push failed to bring, realtime brought; the UTXO
+        // set proves it, as (b) does for any foreground gap.
+        if policy.pacedLooks, policy.provenGap, forced, trigger == .pushUnreliable, realtimeSinceProof, foreground, realtimeLive,
+           owed == nil, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {
+            return .targeted
+        }
         if tipsProved, policy.checkTipBeforePoll || policy.verifyPushWithoutRealtime, !forced, owed?.kind != .full, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {
             return .targeted
         }

@@ -191,12 +191,13 @@ extension Engine {
     func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now, running: runs.first?.running,
                               foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
-                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt) {
+                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt,
+                              realtimeSinceProof: liveSince.map { live in provenThrough.map { live <= $0 } ?? false } ?? false) {
         case .start(let t, let forced, let kind):
             if kind == .targeted, let tipObjects {
                 startSync(kind: .targeted, trigger: t, forced: forced, objects: tipObjects)
             } else if kind == .targeted {
-                startTargeted(trigger: t)
+                startTargeted(trigger: t, forced: forced)
             } else {
                 startSync(kind: .full, trigger: t, forced: forced)
             }

@@ -60,12 +60,12 @@ extension Engine {
 
     /// (b): ask the node for the UTXO set, fetch by id the txIds not stored. If the node
     /// cannot answer, the same run becomes a full sync.
-    func startTargeted(trigger: CatchUpTrigger) {
+    func startTargeted(trigger: CatchUpTrigger, forced: Bool = false) {
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
-        let id = runs.start(kind: .targeted, trigger: trigger, forced: false, now: now)
+        let id = runs.start(kind: .targeted, trigger: trigger, forced: forced, now: now)
         counters.targetedSyncs += 1
         poller.syncStarted(now: now)
-        emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: false, objects: 1))
+        emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: forced, objects: 1))
         afterIndexerLag(.utxoSet(runId: id))
     }
 

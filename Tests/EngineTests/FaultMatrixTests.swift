@@ -49,6 +49,23 @@ struct FaultMatrixTests {
         #expect(verdict.contains("too few messages to tell: 52: 2 messages any channel could show in time"), "\(verdict)")
     }
 
+    @Test("goal 1 out of every client's reach: cell 48 (background, push dead, the indexer down 10 min an hour) on matrix seed 13, where an OS grant falls in the downtime and naive, syncing at every grant, is over 1800 s too, is listed apart with naive's p95; adaptive a minute slower than naive there would be a miss")
+    func beyondEveryGrant() throws {
+        let rows = try FaultMatrix.run(cells: [FaultMatrix.cells[48]], policies: [.naive, .adaptive], matrixSeed: 13, threads: 1)
+            .map { row -> FaultMatrix.Row in var row = row; row.index = 48; return row }
+        let naive = try #require(rows.first { $0.policy == "naive" }?.summary.latencyP95)
+        #expect(naive > PolicyGoals.deadPushInBackgroundP95)
+        let verdict = try #require(FaultMatrix.verdicts(rows).first { $0.hasPrefix("1.") })
+        #expect(verdict == "1. background, push dead: adaptive p95 ≤ 1800 s at ≤ ½ naive's requests: 0 of 0 cells; naive, syncing at every grant, misses it too: 48: naive 1865 s, adaptive 1866 s")
+        let slower = rows.map { row -> FaultMatrix.Row in
+            var row = row
+            if row.policy == "adaptive" { row.summary.latencyP95 = naive + PolicyGoals.slowerSlack + 1 }
+            return row
+        }
+        let missed = try #require(FaultMatrix.verdicts(slower).first { $0.hasPrefix("1.") })
+        #expect(missed.contains("(not: 48 p95 1926 s)"), "\(missed)")
+    }
+
     @Test("(g)'s looks count: cell 7 (realtime down, 30 % of pushes lost) on matrix seeds 40, 59 and 75, where push lost messages behind later ones of the same conversation, is under 300 s")
     func looksCount() throws {
         for matrixSeed: UInt64 in [40, 59, 75] {

@@ -389,6 +389,42 @@ struct SansIOEngineTests {
         #expect(!seed.contains { $0.hasPrefix("catch-up deferred") })
     }
 
+    /// Live since launch; a manual full sync at 1 min proves everything to 57 s; optionally a
+    /// reconnect after it; then three realtime sightings without push. The catch-up line rule 4's
+    /// entering `unreliable` gives.
+    func forcedLine(_ policy: SyncPolicy, reconnectAfterProof: Bool) -> String? {
+        let h = Harness(policy: policy)
+        h.launchedAndLive()
+        h.hit("a", landedAt: h.now + .seconds(10))
+        h.send(.syncNow, at: .zero + .minutes(1))
+        h.answerAllEmpty()
+        var connection = 1
+        if reconnectAfterProof {
+            h.send(.disconnected(1, error: "reset"), at: .zero + .minutes(2))
+            h.advance(to: .zero + .minutes(2) + .seconds(1))
+            let due = h.engine.nextDeadline
+            h.send(.deadline, at: due ?? h.now)  // the reconnect attempt
+            h.send(.connectionOpened(2))
+            h.send(.connected(2), at: h.now + .milliseconds(200))
+            h.advance(to: .zero + .minutes(3))
+            connection = 2
+        }
+        _ = h.events()
+        let t0 = Instant.zero + .minutes(4)
+        for (i, id) in ["b", "c", "d"].enumerated() {
+            h.send(.realtimeTx(connection: connection, Self.tx(id, at: t0 + .seconds(Int64(i)))), at: t0 + .seconds(1 + Int64(i)))
+        }
+        h.advance(to: t0 + .seconds(70))
+        return h.events().map(\.line).first { $0.hasPrefix("catch-up started (push-unreliable)") }
+    }
+
+    @Test("(g): rule 4's forced catch-up while realtime has been live in the foreground since the app's last proof is a targeted one, proven from the UTXO set (what push failed to bring, realtime brought); after a reconnect since the proof, or under seed, a full sync")
+    func forcedCatchUpProvenWhileRealtimeCovers() {
+        #expect(forcedLine(.adaptive, reconnectAfterProof: false) == "catch-up started (push-unreliable): targeted sync of 1 object, forced")
+        #expect(forcedLine(.adaptive, reconnectAfterProof: true) == "catch-up started (push-unreliable): full sync of 5 objects, forced")
+        #expect(forcedLine(.seed, reconnectAfterProof: false) == "catch-up started (push-unreliable): full sync of 5 objects, forced")
+    }
+
     @Test("rule 12: pushes the extension stored in the background are stored on foreground as push deliveries; rule 15: the extension raised one banner each, with the badge")
     func pendingPushesAndBanners() throws {
         let h = Harness()

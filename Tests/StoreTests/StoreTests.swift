@@ -101,6 +101,33 @@ struct StoreTests {
         #expect(s.hasMessage(txId: "t1") && s.cursor(object).lastFetchedBlockTime == Instant(milliseconds: 10))
     }
 
+    @Test("the crash check's cursor oracle: a cursor past its object's newest stored message is ahead when the world's ledger has a message there the store lacks, not when a proof moved it past nothing (rule 9); without a ledger, past the newest is ahead")
+    func cursorAheadOracle() throws {
+        let alice = Address("kaspa:a")
+        let object = SyncObject.contextual(alice, .incoming)
+        func world(_ id: String, _ t: Int64) -> NetworkMessage {
+            NetworkMessage(txId: id, conversation: alice, direction: .incoming, kind: .contextual, body: "hi", blockTime: Instant(milliseconds: t))
+        }
+        func cursor(_ s: SQLiteChatStorage, _ t: Int64) throws {
+            _ = try s.commit([], cursor: (object, SyncCursor(lastFetchedBlockTime: Instant(milliseconds: t))))
+        }
+        let s = try SQLiteChatStorage.inMemory()
+        try s.saveWorldMessage(world("t1", 10))
+        try s.saveWorldMessage(world("t2", 20))
+        _ = try s.commit([msg("t1", 10, via: .fetch)], cursor: (object, SyncCursor(lastFetchedBlockTime: Instant(milliseconds: 10))))
+        #expect(try s.snapshot().cursorsAhead.isEmpty)
+        try cursor(s, 20)  // past t2, which the store lacks: a cursor written without its message
+        #expect(try s.snapshot().cursorsAhead == ["contextual/kaspa:a/in at 20 > 10"])
+        _ = try s.commit([msg("t2", 20, via: .fetch)], cursor: nil)
+        try cursor(s, 30)  // a proof: nothing landed between 20 and 30
+        #expect(try s.snapshot().cursorsAhead.isEmpty)
+        try s.saveWorldMessage(world("t3", 25))  // the world had one there after all
+        #expect(try s.snapshot().cursorsAhead == ["contextual/kaspa:a/in at 30 > 20"])
+        let bare = try SQLiteChatStorage.inMemory()  // no world's ledger in the file
+        _ = try bare.commit([msg("t1", 10, via: .fetch)], cursor: (object, SyncCursor(lastFetchedBlockTime: Instant(milliseconds: 30))))
+        #expect(try bare.snapshot().cursorsAhead == ["contextual/kaspa:a/in at 30 > 10"])
+    }
+
     @Test("relaunching a profile resumes the same world and the learned push state, as a cold start")
     func resumeProfile() throws {
         let dir = try TemporaryDirectory("store")
