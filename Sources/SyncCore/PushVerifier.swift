@@ -73,6 +73,10 @@ public struct PushVerifier: Sendable {
     /// twice `overdueAfter`. A quiet world shows push had nothing to bring, not that it works,
     /// so it earns less than the pushes that earn `longestInterval`.
     public var longestQuietInterval: Interval = .minutes(4)
+    /// (g): the longest wait before trying again a look that got no answer (the indexer down):
+    /// long enough that a downtime is not asked every minute, short enough that the first look
+    /// after it comes within a few minutes.
+    public var longestRetryInterval: Interval = .minutes(4)
     /// Checks are running (the first look was due).
     public private(set) var active = false
     /// The next check (or, before the first, when it will be due).
@@ -87,13 +91,13 @@ public struct PushVerifier: Sendable {
     /// stopped being live (what landed before, realtime watched). A tip older than this is not news.
     public private(set) var lookCoversSince: Instant?
     /// (g): the last look got no answer (the indexer down): the next one is `verifyInterval`
-    /// after it, twice as far after each more in a row (`failedLooks`), up to `longestQuietInterval`.
+    /// after it, twice as far after each more in a row (`failedLooks`), up to `longestRetryInterval`.
     private var failedLookAt: Instant?
     private var failedLooks = 0
     /// (g): the wait after a look that got no answer.
     public var retryWait: Interval {
         let doubled = verifyInterval.milliseconds << Int64(min(max(failedLooks - 1, 0), 16))
-        return Interval(milliseconds: min(doubled, longestQuietInterval.milliseconds))
+        return Interval(milliseconds: min(doubled, longestRetryInterval.milliseconds))
     }
     private var watch = Watch(keepsUp: false, silenceEndsAt: nil)
 
@@ -174,7 +178,7 @@ public struct PushVerifier: Sendable {
 
     /// (g): a look got no answer (the indexer down, a broken reply): the next one is
     /// `verifyInterval` later, whatever the pace, and twice as far after each more failed in a
-    /// row, up to `longestQuietInterval` (a down indexer is not asked every minute of its downtime).
+    /// row, up to `longestRetryInterval` (a down indexer is not asked every minute of its downtime).
     public mutating func lookFailed(now: Instant) {
         guard policy.pacedLooks, active, let since = notLiveSince else { return }
         failedLookAt = now
