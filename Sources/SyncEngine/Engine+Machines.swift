@@ -42,6 +42,7 @@ extension Engine {
             switch action {
             case .connect(let forced, let reason):
                 emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
+                if liveSince != nil { lastLiveEndedAt = now }
                 liveSince = nil
                 if connection.lifecycle == .foreground, notLiveSince == nil { realtimeStopped() }
                 currentConnection = nil  // its id comes back with `.connectionOpened`
@@ -49,6 +50,7 @@ extension Engine {
             case .requestCatchUp(let triggers, _):
                 for t in triggers { trigger(t, forced: false) }
             case .realtimeChanged(let state, let reason):
+                if state != .live, liveSince != nil { lastLiveEndedAt = now }
                 liveSince = state == .live ? now : nil
                 if state == .live {
                     notLiveSince = nil
@@ -160,16 +162,9 @@ extension Engine {
                 effects.append(.cancelBackgroundRefresh)
                 emit(.backgroundRefresh("request withdrawn: \(reason)"))
             case .runLightSync, .runFullSync:
-                switch gate.lightSyncRequested(now: now, running: runs.first?.running) {
-                case .start:
-                    var conversations = 0
-                    if case .runLightSync(let n, _) = action { conversations = n }
-                    let kind: CatchUpGate.SyncKind = action == .runFullSync ? .full : .light
-                    refreshRunId = startSync(kind: kind, trigger: .backgroundRefresh, forced: false, conversations: conversations)
-                case .busy(let running):
-                    emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger.rawValue)) is running"))
-                    handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
-                }
+                var conversations = 0
+                if case .runLightSync(let n, _) = action { conversations = n }
+                refreshSync(kind: action == .runFullSync ? .full : .light, conversations: conversations)
             case .skip(let reason):
                 emit(.backgroundRefresh("skipped: \(reason)"))
             case .stopLightSync(let reason):
@@ -182,8 +177,20 @@ extension Engine {
                 refreshLook()
             case .syncMoved(let objects, let reason):
                 emit(.backgroundRefresh(reason))
-                refreshRunId = startSync(kind: .light, trigger: .backgroundRefresh, forced: false, objects: objects)
+                refreshSync(kind: .light, objects: objects)
             }
+        }
+    }
+
+    /// Rule 14's refresh sync, under rule 8's single flight: a sync that started while the
+    /// refresh looked (a manual one, say) holds it, and the grant goes unused.
+    func refreshSync(kind: CatchUpGate.SyncKind, conversations: Int = 0, objects: [SyncObject]? = nil) {
+        switch gate.lightSyncRequested(now: now, running: runs.first?.running) {
+        case .start:
+            refreshRunId = startSync(kind: kind, trigger: .backgroundRefresh, forced: false, conversations: conversations, objects: objects)
+        case .busy(let running):
+            emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger.rawValue)) is running"))
+            handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
         }
     }
 
@@ -191,7 +198,7 @@ extension Engine {
     func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now, running: runs.first?.running,
                               foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
-                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt,
+                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt || pushLeavesSomeOut,
                               realtimeSinceProof: liveSince.map { live in provenThrough.map { live <= $0 } ?? false } ?? false) {
         case .start(let t, let forced, let kind):
             if kind == .targeted, let tipObjects {
@@ -205,6 +212,11 @@ extension Engine {
             counters.joined += 1
             // The inspector lists who joined a catch-up (a background refresh's light sync is not one).
             if let first = runs.first, first.id != refreshRunId { runs.join(first.id, trigger: t) }
+            // (g): a proof started before this reconnect's gap began: its UTXO set was asked before
+            // what landed in the gap, so the reconnect asks again once it ends.
+            if policy.pacedLooks, t == .rpcRestored, running.kind == .targeted, let ended = lastLiveEndedAt, running.startedAt < ended {
+                reconnectAfterRun = t
+            }
             emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger.rawValue)"))
         case .skip(let t, let ago, let left):
             counters.skipped += 1

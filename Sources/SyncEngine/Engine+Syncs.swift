@@ -248,6 +248,10 @@ extension Engine {
         if fromRefresh {
             handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
         }
+        if let again = reconnectAfterRun, runs.isEmpty {
+            reconnectAfterRun = nil
+            if connection.lifecycle == .foreground, liveSince != nil { trigger(again, forced: false) }
+        }
     }
 
     /// (b): a complete proof stored every incoming output that landed before the UTXO set

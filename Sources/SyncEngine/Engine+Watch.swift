@@ -10,6 +10,11 @@ extension Engine {
                            oldestOwed: watch.oldestOwed)
     }
 
+    /// (g): a conversation is muted, so push brings nothing of it: a realtime gap is not push's
+    /// to cover, however reliable push is for the others (a reconnect's gap is proven then, as
+    /// while push is in doubt; rule 6 as written trusts push for it, and seed loses what landed).
+    var pushLeavesSomeOut: Bool { contactsByAddress.values.contains { $0.muted } }
+
     /// Push is unreliable (rules 2–3) and, under (g), losing messages, not only late with them:
     /// what (e)'s polling in `remote-push` makes up for.
     var pushFailing: Bool { reliability.state == .unreliable && (!policy.pacedLooks || watch.losing) }

@@ -71,6 +71,11 @@ public final class Engine {
     var currentConnection: Int?
     /// When the current subscription went live; nil while it is not.
     var liveSince: Instant?
+    /// When realtime last stopped being live (in any lifecycle): the start of a reconnect's gap.
+    var lastLiveEndedAt: Instant?
+    /// (g): a reconnect joined a sync whose requests went out before its gap began: once that
+    /// sync ends, the reconnect's trigger is asked again, for the gap it did not cover.
+    var reconnectAfterRun: CatchUpTrigger?
     var currentRefreshTask: Int?
     var reregisterWhenActive = false
     /// The app is coming to the foreground, its recovery (rules 10–11) not begun yet: what the

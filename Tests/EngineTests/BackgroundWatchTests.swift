@@ -98,6 +98,41 @@ struct BackgroundWatchTests {
         #expect(lines.filter { $0.hasPrefix("catch-up started") } == ["catch-up started (subscription-restart): full sync of 15 objects, forced"])
     }
 
+    @Test("(g): push brings nothing of a muted conversation, so it vouches for no realtime gap: a flaky reconnect inside the debounce is proven from the UTXO set and nothing is lost (fuzz case 1163; seed, trusting push by rule 6, loses 3); with nothing muted, push covers the gap and rule 6 skips it")
+    func mutedConversationGap() throws {
+        let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Tests/FuzzTests/Regressions/1163.scenario"), encoding: .utf8)
+        let (run, adaptive) = try measure(text, .adaptive, file: "1163.scenario")
+        let (_, seed) = try measure(text, .seed, file: "1163.scenario")
+        #expect(adaptive.messagesLost == 0 && adaptive.duplicates == 0)
+        #expect(seed.messagesLost == 3)
+        // The reconnect at 00:46:35, 1m55s after the last catch-up: push is reliable, alice is muted.
+        let at = Instant.zero + .minutes(46) + .seconds(35)
+        expectDecisions(run, from: at, through: at + .seconds(1), matching: { $0.line.hasPrefix("catch-up started") || $0.line.hasPrefix("catch-up skipped") }, [
+            "00:46:35.964 catch-up started (rpc-restored): targeted sync of 1 object",
+        ])
+        let unmuted = text.split(separator: "\n").filter { !$0.contains("mute alice") }.joined(separator: "\n")
+        let (plain, all) = try measure(unmuted, .adaptive, file: "1163-unmuted.scenario")
+        #expect(all.messagesLost == 0)
+        expectDecisions(plain, from: at, through: at + .seconds(1), matching: { $0.line.hasPrefix("catch-up started") || $0.line.hasPrefix("catch-up skipped") }, [
+            "00:46:35.964 catch-up skipped (rpc-restored): push reliable, last catch-up 1m55s ago, next allowed in 8m04s",
+        ])
+    }
+
+    @Test("(g): a reconnect that joins a proof whose UTXO set was asked before its gap asks again once the proof ends: the message the flaky socket dropped in the gap is fetched (fuzz case 5177, the indexer 19 s slow)")
+    func reconnectJoinsOlderProof() throws {
+        let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Tests/FuzzTests/Regressions/5177-join.scenario"), encoding: .utf8)
+        let (run, adaptive) = try measure(text, .adaptive, file: "5177-join.scenario")
+        #expect(adaptive.messagesLost == 0 && adaptive.duplicates == 0 && adaptive.overlappingSyncs == 0)
+        let from = Instant.zero + .minutes(23) + .seconds(39)
+        expectDecisions(run, from: from, through: from + .seconds(45), matching: { $0.line.hasPrefix("catch-up") }, [
+            "00:23:39.058 catch-up started (rpc-restored): targeted sync of 1 object",
+            "00:23:57.923 catch-up joined (rpc-restored): rides on the running targeted rpc-restored sync",
+            "00:24:01.223 catch-up finished (rpc-restored): targeted, 3 new, 4 requests, 22.1s",
+            "00:24:01.223 catch-up started (rpc-restored): targeted sync of 1 object",
+            "00:24:20.390 catch-up finished (rpc-restored): targeted, 1 new, 2 requests, 19.1s",
+        ])
+    }
+
     @Test("(g): on the demo adaptive makes the requests and reads the bytes seed does: a one-minute realtime outage is not worth a look or a trailing catch-up")
     func demo() throws {
         let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Scenarios/demo.scenario"), encoding: .utf8)

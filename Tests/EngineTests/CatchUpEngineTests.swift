@@ -6,6 +6,32 @@ import Testing
 
 @Suite("Catch-up gate and lifecycle on the simulated world (rules 6–11)")
 struct CatchUpEngineTests {
+    @Test("rule 8: a background refresh whose look is answered while a manual sync runs does not start its light sync beside it: the grant goes unused (fuzz case 7166)")
+    func refreshLookJoinsNothing() throws {
+        let (run, s) = try measure("""
+            seed 7166
+            duration 51m57s
+            contacts 1
+            traffic 30/h
+            mode background-fetch
+            at 210s indexer latency 6s
+            at 245s background
+            at 1005s foreground
+            at 2047s background
+            at 3057s sync
+            """, .adaptive, file: "7166.scenario")
+        #expect(s.overlappingSyncs == 0)
+        let from = Instant.zero + .minutes(50) + .seconds(54)
+        expectDecisions(run, from: from, through: from + .seconds(7), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("background refresh") }, [
+            "00:50:54.786 background refresh: granted by the OS",
+            "00:50:54.786 background refresh: looking first: the indexer's tips for the 5 objects (push disabled)",
+            "00:50:57.000 catch-up started (manual): full sync of 5 objects, forced",
+            "00:51:00.786 background refresh: 2 objects moved past their cursors",
+            "00:51:00.786 background refresh: skipped: a full sync (manual) is running",
+            "00:51:00.786 background refresh: requested, earliest in 15m (next refresh)",
+        ])
+    }
+
     @Test("rule 6: while reliable, a foreground 5 min after the last catch-up is skipped with the time left; 11 min after, it runs; forced triggers ignore the debounce")
     func debounce() throws {
         let run = try simulate("""
