@@ -199,7 +199,7 @@ extension Engine {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now, running: runs.first?.running,
                               foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
                               tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt || pushLeavesSomeOut,
-                              realtimeSinceProof: liveSince.map { live in provenThrough.map { live <= $0 } ?? false } ?? false) {
+                              realtimeSinceProof: realtimeCoversProof) {
         case .start(let t, let forced, let kind):
             if kind == .targeted, let tipObjects {
                 startSync(kind: .targeted, trigger: t, forced: forced, objects: tipObjects)

@@ -10,6 +10,14 @@ extension Engine {
                            oldestOwed: watch.oldestOwed)
     }
 
+    /// (g): realtime has been live since before what the app last proved stored (`provenThrough`):
+    /// whatever landed since, realtime brought or the UTXO set shows, so rule 4's forced catch-up
+    /// is a proof, not a full sync (`CatchUpGate.kindToStart`).
+    var realtimeCoversProof: Bool {
+        guard let live = liveSince, let proven = provenThrough else { return false }
+        return live <= proven
+    }
+
     /// (g): a conversation is muted, so push brings nothing of it: a realtime gap is not push's
     /// to cover, however reliable push is for the others (a reconnect's gap is proven then, as
     /// while push is in doubt; rule 6 as written trusts push for it, and seed loses what landed).

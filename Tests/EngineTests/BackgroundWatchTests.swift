@@ -86,7 +86,7 @@ struct BackgroundWatchTests {
         }
     }
 
-    @Test("(g): rule 4's catch-up called for as the app resumes joins the foreground's reconnect: one full sync at the final foreground of cell 23 (push 90 s late) on matrix seed 61, where two ran back to back, and goal 3 holds there")
+    @Test("(g): rule 4's catch-up called for as the app resumes joins the foreground's reconnect: one full sync at the final foreground of cell 23 (push 90 s late) on matrix seed 61, not one before realtime is live and another at it, and goal 3 holds there")
     func oneFullSyncAtResume() throws {
         let (run, adaptive) = try cell(FaultMatrix.cells[23], .adaptive, matrixSeed: 61)
         let (_, seed) = try cell(FaultMatrix.cells[23], .seed, matrixSeed: 61)
