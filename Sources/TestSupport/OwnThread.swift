@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import Testing
 
 /// Tests that wait on the wall clock — a real binary in tmux, a server on a socket — block
@@ -10,9 +10,14 @@ import Testing
 public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
+    /// The suite's scope too, not only its test cases' (a recursive trait's default): see
+    /// `provideScope`.
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { self }
+
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        // A suite's scope, or a test's around its cases, is not a body: each case moves.
-        guard testCase != nil else { return try await function() }
+        // A test's scope around its cases is not a body: each case moves. A suite's steps
+        // between its tests move too, so that none of them queues behind the pool's work.
+        guard testCase != nil || test.isSuite else { return try await function() }
         try await OwnThread.run(test.name, function)
     }
 }
@@ -24,26 +29,111 @@ extension Trait where Self == OwnThreadTrait {
 
 enum OwnThread {
     /// Runs `body` with a task executor of its own, so that whatever it does synchronously
-    /// runs there (a test function's body is synchronous code called from this task).
+    /// runs there (a test function's body is synchronous code called from this task). The
+    /// cooperative pool is made nicer first (`WaitersFirst`), never the waiting thread.
     static func run(_ name: String, _ body: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(BlockingExecutor(name: name)) { try await body() }
+        _ = WaitThreads.shared  // made before the pool is lowered, so at the run's nice
+        let executor = BlockingExecutor()
+        defer { executor.finish() }
+        WaitersFirst.lowerThePool()
+        try await withTaskExecutorPreference(executor) { try await body() }
     }
 }
 
-/// A task executor on a serial queue of its own: dispatch gives a serial queue a thread of its
-/// own when the others are busy (a concurrent queue shares the pool's, one per core; measured:
-/// eight blocked jobs took 3 s on a concurrent queue, 1 s on eight serial ones), so a job that
-/// blocks holds that thread, never one of the cooperative pool's.
+/// A task executor on a thread of its own, which a job that blocks holds, never one of the
+/// cooperative pool's. The thread is made by `WaitThreads`, so that it starts at the nice the
+/// run started with, whatever `WaitersFirst` did to the pool since (a Linux thread takes its
+/// nice from the thread that makes it). It ends once the test is over and no job is left; a
+/// job that comes later (a task the test left behind) gets a thread again.
 final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue: DispatchQueue
-
-    init(name: String) {
-        queue = DispatchQueue(label: "synchat.tests.own-thread." + name)
-    }
+    private let condition = NSCondition()  // guards the three below
+    private var jobs: [UnownedJob] = []
+    private var serving = false
+    private var finished = false
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        let start = !serving
+        serving = true
+        condition.signal()
+        condition.unlock()
+        if start { WaitThreads.shared.start { [self] in serve() } }
+    }
+
+    /// The test is over: the thread ends once its jobs are done.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func serve() {
         let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !finished { condition.wait() }
+            if jobs.isEmpty {
+                serving = false
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: executor)
+        }
+    }
+}
+
+/// Makes the threads that waiting tests run on, from a thread of its own that nothing makes
+/// nicer: its first use comes before `WaitersFirst` lowers any thread.
+final class WaitThreads: @unchecked Sendable {
+    static let shared = WaitThreads()
+
+    private let condition = NSCondition()  // guards `requests`
+    private var requests: [@Sendable () -> Void] = []
+
+    private init() {
+        // Named before anyone may look: a new thread carries its maker's name (a pool
+        // thread's) until it names itself, and `WaitersFirst` lowers threads by name.
+        let named = DispatchSemaphore(value: 0)
+        let maker = Thread { [self] in
+            Self.name("synchat-maker")
+            named.signal()
+            make()
+        }
+        maker.start()
+        named.wait()
+    }
+
+    /// Runs `body` on a new thread named `synchat-wait`.
+    func start(_ body: @escaping @Sendable () -> Void) {
+        condition.lock()
+        requests.append(body)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func make() {
+        while true {
+            condition.lock()
+            while requests.isEmpty { condition.wait() }
+            let body = requests.removeFirst()
+            condition.unlock()
+            let thread = Thread {
+                Self.name("synchat-wait")
+                body()
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    /// Names the calling thread as the system sees it (`/proc/self/task/*/comm`): a new thread
+    /// otherwise keeps its maker's name, which `WaitersFirst` reads.
+    private static func name(_ name: String) {
+        Thread.current.name = name  // Foundation names the system's thread when it is the current one
     }
 }

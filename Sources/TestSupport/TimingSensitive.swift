@@ -19,6 +19,11 @@ extension Trait where Self == TimingSensitive {
 
 /// See `Trait.timingSensitive`.
 public struct TimingSensitive: SuiteTrait, TestTrait, TestScoping {
+    /// A suite's tests carry it too, so that each of their cases reaches `provideScope` and
+    /// runs on a thread of its own. (Without this, only the suite's scope was provided: its
+    /// tests ran on the cooperative pool, blocking it while they waited.)
+    public var isRecursive: Bool { true }
+
     /// The lock is held by a whole suite (or a lone test), not by each of its tests; each
     /// test case runs on a thread of its own (`.ownThread`), since it blocks while it waits.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { self }
@@ -27,9 +32,14 @@ public struct TimingSensitive: SuiteTrait, TestTrait, TestScoping {
         if testCase != nil { return try await OwnThread.run(test.name, function) }
         // A suite's tests inherit the trait: they run inside the suite's hold.
         if Self.holding { return try await function() }
-        await Self.slots.acquire()
-        defer { Self.slots.release() }
-        try await Self.$holding.withValue(true) { try await function() }
+        // The suite's own steps (waiting for a slot, starting each test, recording its end)
+        // run off the pool too: on the pool they queued behind every pure test of the run,
+        // and a suite whose tests had ended held its slot for a minute (docs/testing.md).
+        try await OwnThread.run(test.name) {
+            await Self.slots.acquire()
+            defer { Self.slots.release() }
+            try await Self.$holding.withValue(true) { try await function() }
+        }
     }
 
     @TaskLocal static var holding = false

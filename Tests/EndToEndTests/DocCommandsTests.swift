@@ -17,7 +17,7 @@ import Testing
 /// its own (`HOME`, `XDG_DATA_HOME`, `XDG_CONFIG_HOME`). The full fault-matrix lines (82 worlds
 /// × 3 policies, each about 10 s on 2 cores in a debug build) run when
 /// `SYNCHAT_DOC_COMMANDS=all`, as `.ci/run` sets it; `swift test` runs every other line.
-@Suite("The docs' command lines, typed as written", .ownThread)
+@Suite("The docs' command lines, typed as written", .serialized, .ownThread)
 struct DocCommandsTests {
     struct Line: CustomStringConvertible {
         var file: String

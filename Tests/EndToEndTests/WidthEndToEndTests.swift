@@ -8,7 +8,7 @@ import WidthCorpus
 /// binary in tmux, as message bodies and as display names, and every settled screen is judged
 /// by the columns tmux itself gives each character (asked with CSI 6n), never by synchat's model.
 /// `swift test` plays a deterministic sample of every class; `synchat-bench widths` all of it.
-@Suite("End to end: the width corpus in tmux", .timingSensitive)
+@Suite("End to end: the width corpus in tmux", .serialized, .timingSensitive)
 struct WidthEndToEndTests {
     static var bench: String { BuiltProducts.bench }
     static var probe: [String] { [bench, "probe-widths"] }

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// What the process suites' traits promise (docs/testing.md, "Suites that drive real
+/// processes"): a test that waits runs on a thread of its own, at the nice the run started
+/// with, and the pool the pure tests run on is made nicer. Linux only: read from /proc.
+@Suite("TestSupport: the tests that wait run on threads of their own, first for the CPU", .serialized, .timingSensitive)
+struct WaitingThreadsTests {
+    @Test("a process suite's test runs on a thread named synchat-wait, never the pool's, at the nice the run started with")
+    func ownThread() throws {
+        #if os(Linux)
+        #expect(try Self.name(of: "thread-self") == "synchat-wait")
+        #expect(try Self.nice(of: "thread-self") == (try Self.nice(of: "self")), "the main thread keeps the run's nice")
+        #endif
+    }
+
+    /// The thread's name and nice, from `/proc/<which>/comm` and field 19 of `…/stat`.
+    static func name(of which: String) throws -> String {
+        try String(contentsOfFile: "/proc/\(which)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func nice(of which: String) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(which)/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+        return Int(fields[16])!  // field 19: state is field 3, the first after the name
+    }
+}
+
+@Suite("TestSupport: the pure tests' pool gives way")
+struct PoolGivesWayTests {
+    @Test("a pure test runs on the cooperative pool, and once a process suite has started, its thread is nicer (WaitersFirst)")
+    func poolNicer() throws {
+        #if os(Linux)
+        guard ProcessInfo.processInfo.environment["SYNCHAT_TESTS_EVEN"] == nil else { return }
+        WaitersFirst.lowerThePool()  // as each process suite's test does as it starts
+        #expect(try WaitingThreadsTests.name(of: "thread-self").hasSuffix("default-qos"))
+        #expect(try WaitingThreadsTests.nice(of: "thread-self") >= WaitersFirst.poolNice)
+        #expect(try WaitingThreadsTests.nice(of: "self") < WaitersFirst.poolNice, "the main thread is not the pool's")
+        #endif
+    }
+}
