@@ -18,7 +18,7 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
         // A test's scope around its cases is not a body: each case moves. A suite's steps
         // between its tests move too, so that none of them queues behind the pool's work.
         guard testCase != nil || test.isSuite else { return try await function() }
-        try await OwnThread.run(test.name, function)
+        try await OwnThread.run(function)
     }
 }
 
@@ -31,8 +31,8 @@ enum OwnThread {
     /// Runs `body` with a task executor of its own, so that whatever it does synchronously
     /// runs there (a test function's body is synchronous code called from this task). The
     /// cooperative pool is made nicer first (`WaitersFirst`), never the waiting thread.
-    static func run(_ name: String, _ body: @Sendable () async throws -> Void) async throws {
-        _ = WaitThreads.shared  // made before the pool is lowered, so at the run's nice
+    static func run(_ body: @Sendable () async throws -> Void) async throws {
+        _ = WaitThreads.shared  // made before the pool is lowered, so never nicer
         let executor = BlockingExecutor()
         defer { executor.finish() }
         WaitersFirst.lowerThePool()
@@ -41,9 +41,9 @@ enum OwnThread {
 }
 
 /// A task executor on a thread of its own, which a job that blocks holds, never one of the
-/// cooperative pool's. The thread is made by `WaitThreads`, so that it starts at the nice the
-/// run started with, whatever `WaitersFirst` did to the pool since (a Linux thread takes its
-/// nice from the thread that makes it). It ends once the test is over and no job is left; a
+/// cooperative pool's. The thread is made by `WaitThreads`, so that it is never made nicer,
+/// whatever `WaitersFirst` did to the pool since (a Linux thread takes its nice from the
+/// thread that makes it). It ends once the test is over and no job is left; a
 /// job that comes later (a task the test left behind) gets a thread again.
 final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()  // guards the three below

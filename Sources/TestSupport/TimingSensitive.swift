@@ -29,13 +29,13 @@ public struct TimingSensitive: SuiteTrait, TestTrait, TestScoping {
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { self }
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        if testCase != nil { return try await OwnThread.run(test.name, function) }
+        if testCase != nil { return try await OwnThread.run(function) }
         // A suite's tests inherit the trait: they run inside the suite's hold.
         if Self.holding { return try await function() }
         // The suite's own steps (waiting for a slot, starting each test, recording its end)
         // run off the pool too: on the pool they queued behind every pure test of the run,
         // and a suite whose tests had ended held its slot for a minute (docs/testing.md).
-        try await OwnThread.run(test.name) {
+        try await OwnThread.run {
             await Self.slots.acquire()
             defer { Self.slots.release() }
             try await Self.$holding.withValue(true) { try await function() }

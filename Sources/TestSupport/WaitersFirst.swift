@@ -17,8 +17,8 @@ import Glibc
 ///
 /// So the cooperative pool's threads are made nicer (`poolNice`, 10: the kernel then gives a
 /// thread of nice 0 about nine times their share). The pure tests take the CPU the waiting
-/// suites leave, and the children those suites start — spawned from their own threads, at the
-/// nice the run started with — are not slowed by them. Raising a thread's nice needs no
+/// suites leave, and the children those suites start — spawned from their own threads, which are
+/// never made nicer — are not slowed by them. Raising a thread's nice needs no
 /// privilege; nothing ever lowers it.
 ///
 /// Linux only: a thread's nice is its own there (`setpriority` with a thread id), and

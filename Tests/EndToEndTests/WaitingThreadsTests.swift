@@ -6,11 +6,15 @@ import Testing
 /// with, and the pool the pure tests run on is made nicer. Linux only: read from /proc.
 @Suite("TestSupport: the tests that wait run on threads of their own, first for the CPU", .serialized, .timingSensitive)
 struct WaitingThreadsTests {
-    @Test("a process suite's test runs on a thread named synchat-wait, never the pool's, at the nice the run started with")
+    @Test("a process suite's test runs on a thread named synchat-wait, never the pool's, and never made nicer than the run's main thread")
     func ownThread() throws {
         #if os(Linux)
-        #expect(try Self.name(of: "thread-self") == "synchat-wait")
-        #expect(try Self.nice(of: "thread-self") == (try Self.nice(of: "self")), "the main thread keeps the run's nice")
+        let name = try Self.name(of: "thread-self")
+        let mine = try Self.nice(of: "thread-self"), main = try Self.nice(of: "self")
+        #expect(name == "synchat-wait")
+        // Not equal: libdispatch may start a thread of its own higher (nice -4 as root), and
+        // the waiting threads are made by one such thread, or by the pool before any lowering.
+        #expect(mine <= main && mine < WaitersFirst.poolNice, "this thread's nice \(mine), the main thread's \(main)")
         #endif
     }
 
