@@ -7,13 +7,13 @@ import Foundation
 /// larger number (`.ci/run`); the bench runs thousands (`synchat-bench fuzz --count N`).
 /// The other fuzz loops scale with the same number, each with a floor that keeps it meaningful:
 ///
-/// | loop | cases | at 20 | at 240 |
+/// | loop | cases | at 20 | at 1000 |
 /// | --- | --- | --- | --- |
-/// | generated scenarios × three policies, each twice | N | 20 | 240 |
-/// | scenarios with a fifth of the wire broken | N / 6, at least 5 | 5 | 40 |
-/// | broken documents at the decoders | N × 12, at least 500 | 500 | 2880 |
-/// | scenario files broken on one line | N × 6, at least 250 | 250 | 1440 |
-/// | theme files broken on one line | N × 3, at least 100 | 100 | 720 |
+/// | generated scenarios × three policies, each twice | N | 20 | 1000 |
+/// | scenarios with a fifth of the wire broken | N / 6, at least 5 | 5 | 167 |
+/// | broken documents at the decoders | N × 12, at least 500 | 500 | 12000 |
+/// | scenario files broken on one line | N × 6, at least 250 | 250 | 6000 |
+/// | theme files broken on one line | N × 3, at least 100 | 100 | 3000 |
 /// | seeds a healthy engine must not call push unreliable on | N, at most 40 | 20 | 40 |
 public enum FuzzBudget {
     /// Generated scenario cases: `SYNCHAT_FUZZ_CASES`, or 20.
