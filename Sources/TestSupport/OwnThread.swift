@@ -32,7 +32,6 @@ enum OwnThread {
     /// runs there (a test function's body is synchronous code called from this task). The
     /// cooperative pool is made nicer first (`WaitersFirst`), never the waiting thread.
     static func run(_ body: @Sendable () async throws -> Void) async throws {
-        _ = WaitThreads.shared  // made before the pool is lowered, so never nicer
         let executor = BlockingExecutor()
         defer { executor.finish() }
         WaitersFirst.lowerThePool()

@@ -34,6 +34,10 @@ public enum WaitersFirst {
     public static func lowerThePool() {
         #if os(Linux)
         guard ProcessInfo.processInfo.environment["SYNCHAT_TESTS_EVEN"] == nil else { return }
+        // The maker of the waiting threads first: made by a pool thread already lowered, it
+        // and every waiting thread would inherit nice 10 (CI's run showed it: a pure test
+        // lowered the pool before any process suite had started).
+        _ = WaitThreads.shared
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return }
         for task in tasks {
             guard let tid = id_t(task),
