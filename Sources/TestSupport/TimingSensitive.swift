@@ -20,8 +20,7 @@ extension Trait where Self == TimingSensitive {
 /// See `Trait.timingSensitive`.
 public struct TimingSensitive: SuiteTrait, TestTrait, TestScoping {
     /// A suite's tests carry it too, so that each of their cases reaches `provideScope` and
-    /// runs on a thread of its own. (Without this, only the suite's scope was provided: its
-    /// tests ran on the cooperative pool, blocking it while they waited.)
+    /// runs on a thread of its own, never blocking the cooperative pool while it waits.
     public var isRecursive: Bool { true }
 
     /// The lock is held by a whole suite (or a lone test), not by each of its tests; each
@@ -33,8 +32,8 @@ public struct TimingSensitive: SuiteTrait, TestTrait, TestScoping {
         // A suite's tests inherit the trait: they run inside the suite's hold.
         if Self.holding { return try await function() }
         // The suite's own steps (waiting for a slot, starting each test, recording its end)
-        // run off the pool too: on the pool they queued behind every pure test of the run,
-        // and a suite whose tests had ended held its slot for a minute (docs/testing.md).
+        // run off the pool too: on the pool they would queue behind every pure test of the
+        // run, and a suite whose tests had ended would hold its slot that long.
         try await OwnThread.run {
             await Self.slots.acquire()
             defer { Self.slots.release() }

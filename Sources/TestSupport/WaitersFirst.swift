@@ -10,10 +10,10 @@ import Glibc
 /// Swift's cooperative pool, a thread per core. The suites that drive real processes (tmux
 /// and the built binary, a server, the crash harness) run each test on a thread of its own
 /// (`OwnThread`) and mostly wait, and how long they wait is how fast their children (the
-/// `synchat` in a tmux pane) draw. On a 2-core machine the two kinds fought for the cores: in
-/// the first 70 s of a run both cores were busy with pure tests, and the process suites were
-/// three times slower than alone, then finished one after another with the cores half idle
-/// (docs/testing.md, "Suites that drive real processes").
+/// `synchat` in a tmux pane) draw. On a machine of few cores, at equal priority, the pure
+/// tests take most of the CPU those children need, and the process suites, the run's longest
+/// chain, go several times slower than alone (docs/testing.md, "Suites that drive real
+/// processes").
 ///
 /// So the cooperative pool's threads are made nicer (`poolNice`, 10: the kernel then gives a
 /// thread of nice 0 about nine times their share). The pure tests take the CPU the waiting
@@ -23,7 +23,7 @@ import Glibc
 ///
 /// Linux only: a thread's nice is its own there (`setpriority` with a thread id), and
 /// libdispatch names its worker threads after their root queue — the cooperative pool's end
-/// in `default-qos`, the threads `OwnThread`'s serial queues run on in `overcommit`. Where the
+/// in `default-qos` — while the waiting threads are `synchat-wait` (`WaitThreads`). Where the
 /// names are not found nothing changes: the run is as before, only slower.
 public enum WaitersFirst {
     /// The nice given to the cooperative pool's threads.
@@ -34,9 +34,9 @@ public enum WaitersFirst {
     public static func lowerThePool() {
         #if os(Linux)
         guard ProcessInfo.processInfo.environment["SYNCHAT_TESTS_EVEN"] == nil else { return }
-        // The maker of the waiting threads first: made by a pool thread already lowered, it
-        // and every waiting thread would inherit nice 10 (CI's run showed it: a pure test
-        // lowered the pool before any process suite had started).
+        // The maker of the waiting threads first, whoever calls this first (a pure test may):
+        // made by a pool thread already lowered, it and every waiting thread would inherit
+        // nice 10.
         _ = WaitThreads.shared
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return }
         for task in tasks {
