@@ -50,7 +50,9 @@ struct MultiLineEndToEndTests {
         try t.keys("Escape", "Enter")
         t.wait(for: "pasted one⏎pasted two⏎by hand⏎")
         try t.keys("Enter")
-        let sent = t.wait(for: "you: pasted one")
+        // The sent rows, once the compose line is empty too: a screen caught between the two
+        // still holds the message's lines in the compose line, at other columns.
+        let sent = t.wait("the message sent and the compose line emptied") { $0.contains("you: pasted one") && !$0.contains("to Alice> pasted") }
         let sentBody = try #require(column(of: "pasted one", in: sent))
         #expect(column(of: "pasted two", in: sent) == sentBody)
         #expect(column(of: "by hand", in: sent) == sentBody)
