@@ -68,12 +68,23 @@ public struct AppTimeline: Equatable, Sendable {
 
     func isIndexerUp(at t: Instant) -> Bool { indexer.last { $0.at <= t }?.up ?? true }
 
-    /// Whether a fetch could reach the indexer at some instant from `from` through `through`:
-    /// the app in the foreground, the device online, the indexer up.
-    func foregroundFetchPossible(from: Instant, through: Instant) -> Bool {
+    /// Whether a fetch could reach the indexer from `from` through `through` for a stretch of at
+    /// least `lasting` (zero: at some instant): the app in the foreground, the device online,
+    /// the indexer up all that while.
+    func foregroundFetchPossible(from: Instant, through: Instant, lasting: Interval = .zero) -> Bool {
         guard from <= through else { return false }
-        let later = (lifecycle.map(\.at) + network.map(\.at) + indexer.map(\.at)).filter { $0 > from && $0 <= through }
-        return ([from] + later).contains { isForeground(at: $0) && isOnline(at: $0) && isIndexerUp(at: $0) }
+        let changes = Array(Set(lifecycle.map(\.at) + network.map(\.at) + indexer.map(\.at))).filter { $0 > from && $0 <= through }.sorted()
+        var stretchStart: Instant?
+        for (at, next) in zip([from] + changes, changes + [through]) {
+            guard isForeground(at: at) && isOnline(at: at) && isIndexerUp(at: at) else {
+                stretchStart = nil
+                continue
+            }
+            let start = stretchStart ?? at
+            stretchStart = start
+            if next - start >= lasting { return true }
+        }
+        return false
     }
 
     /// The instants after `t` where either fact changes, in order.

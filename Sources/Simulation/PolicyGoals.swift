@@ -28,6 +28,11 @@ public enum PolicyGoals {
     /// and a dead push believed `unreliable` within `foregroundPushLag`.
     public static let foregroundP95 = 300.0
     public static let foregroundPushLag = Interval.minutes(15)
+    /// The most often a client looks at the indexer while realtime cannot vouch for push:
+    /// (e)'s `PushVerifier.verifyInterval`. Goal 3's push lag counts a message a fetch could
+    /// reach only if it could for this long: one it could reach for a few seconds (the indexer
+    /// going down just after it landed) no client looking at that pace is sure to see.
+    public static let fastestLook = PushVerifier(policy: .adaptive).verifyInterval
     /// Where adaptive's p95 is more than this many times the floor's, docs/matrix.md says why.
     public static let floorFactor = 3.0
 

@@ -38,7 +38,8 @@ public struct RunSummary: Equatable, Sendable {
     /// waits out a slow push, before the 15 minutes the matrix allows are up) and that some
     /// channel could show within those 15 minutes: realtime brought it a push grace before
     /// they are up, or a fetch could reach it in the foreground, the device online and the
-    /// indexer up, at some instant from when it was indexed until then.
+    /// indexer up, for a stretch of `PolicyGoals.fastestLook` from when it was indexed until
+    /// then (a client looking that often, whatever its phase, fetches it).
     public var messagesInOutageStart: Int?
     public var overlappingSyncs: Int
     public var pushStateChanges: Int
@@ -341,7 +342,7 @@ extension RunSummary {
             guard m.direction == .incoming, m.blockTime >= outage, m.blockTime < outage + .minutes(13) else { return }
             if let seen = d.realtimeAt, seen + grace <= deadline {
                 n += 1
-            } else if timeline.foregroundFetchPossible(from: d.indexedAt ?? m.blockTime, through: deadline) {
+            } else if timeline.foregroundFetchPossible(from: d.indexedAt ?? m.blockTime, through: deadline, lasting: PolicyGoals.fastestLook) {
                 n += 1
             }
         }
