@@ -125,7 +125,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             // The answer may come much later (an indexer's latency): it holds neither the
             // connection nor this handler, so a request whose connection is gone costs only
             // the world's entry for it.
-            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body, peer: WorldServer.peer(channel)) { [weak self, weak channel] answer in
+            server.handle(method: head.method, uri: head.uri, headers: head.headers, body: body, peer: WorldServer.peer(channel),
+                          connection: ObjectIdentifier(channel)) { [weak self, weak channel] answer in
                 self?.unanswered -= 1
                 guard let channel, channel.isActive else { return }
                 finish(channel, answer)

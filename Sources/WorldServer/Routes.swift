@@ -34,7 +34,10 @@ extension WorldServer {
 
     /// One request, on the loop. `reply` is called once, maybe later (an indexer answer
     /// comes after the world's latency).
-    func handle(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data, peer: String = "?", reply: @escaping (Answer) -> Void) {
+    /// `connection`: the connection the request came on, whose refused upgrade `shouldUpgrade`
+    /// may have kept.
+    func handle(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data, peer: String = "?", connection: ObjectIdentifier? = nil,
+                reply: @escaping (Answer) -> Void) {
         host.advance()
         defer { pump() }
         guard uri.utf8.count <= Self.maxURIBytes else { return reply(.error(.uriTooLong, "the request line is longer than \(Self.maxURIBytes) bytes")) }
@@ -54,7 +57,9 @@ extension WorldServer {
             return reply(join(body, headers: headers))
         }
         guard path.hasPrefix("/v1/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
-        if Route.sockets.contains(path) { return reply(socketRefusal(path: path, method: method, uri: uri, headers: headers)) }
+        if Route.sockets.contains(path) {
+            return reply(socketRefusal(connection: connection, path: path, method: method, uri: uri, headers: headers))
+        }
         guard let user = user(headers) else {
             return reply(.error(.unauthorized, "\(path.prefix(100)) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)"))
         }

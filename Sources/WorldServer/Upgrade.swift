@@ -8,13 +8,30 @@ import ServerProtocol
 /// pipeline an upgraded connection gets.
 extension WorldServer {
     /// The headers to upgrade with, or nil to let the request through to `handle`, which
-    /// says why not.
-    func shouldUpgrade(_ head: HTTPRequestHead) -> HTTPHeaders? {
+    /// says why not. A refusal that depends on the moment (the user's sockets, its rate) is
+    /// decided here once and kept for the connection's answer (`refusedUpgrades`), so the
+    /// answer says the reason it was refused for: asked again a few milliseconds later, a
+    /// bucket that refilled a token would make a rate-limited upgrade look like no upgrade (426).
+    func shouldUpgrade(_ head: HTTPRequestHead, connection: ObjectIdentifier? = nil) -> HTTPHeaders? {
         let path = URLComponents(string: head.uri)?.path ?? ""
         guard Route.sockets.contains(path), Self.upgradeProblem(head) == nil, let user = user(head.headers) else { return nil }
-        guard socketsByUser[user.name, default: 0] < Self.maxSocketsPerUser, allow(user.name) else { return nil }
-        return HTTPHeaders()
+        let refusal: Answer
+        if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser {
+            refusal = Self.tooManySockets(user.name)
+        } else if !allow(user.name) {
+            refusal = Self.overRate
+        } else {
+            return HTTPHeaders()
+        }
+        if let connection { refusedUpgrades[connection] = refusal }
+        return nil
     }
+
+    static func tooManySockets(_ user: String) -> Answer {
+        .error(.tooManyRequests, "\(user) holds \(maxSocketsPerUser) sockets already")
+    }
+
+    static var overRate: Answer { .error(.tooManyRequests, "more than \(Int(requestsPerSecond)) requests a second: slow down") }
 
     /// What makes a request no WebSocket opening handshake (RFC 6455 §4.2.1), or nil. NIO's
     /// upgrader checks the version, and would upgrade a POST, a missing `Connection: Upgrade`
@@ -34,8 +51,10 @@ extension WorldServer {
         return nil
     }
 
-    /// Why a request to a socket's path was not upgraded.
-    func socketRefusal(path: String, method: HTTPMethod = .GET, uri: String = "", headers: HTTPHeaders) -> Answer {
+    /// Why a request to a socket's path was not upgraded: the refusal `shouldUpgrade` kept for
+    /// the connection, or, for a request it was not asked about, why it is none.
+    func socketRefusal(connection: ObjectIdentifier? = nil, path: String, method: HTTPMethod = .GET, uri: String = "", headers: HTTPHeaders) -> Answer {
+        if let connection, let kept = refusedUpgrades.removeValue(forKey: connection) { return kept }
         if headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }),
            let problem = Self.upgradeProblem(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)) {
             return .error(.badRequest, problem)
@@ -43,12 +62,8 @@ extension WorldServer {
         guard let user = user(headers) else {
             return .error(.unauthorized, "\(path) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)")
         }
-        if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser {
-            return .error(.tooManyRequests, "\(user.name) holds \(Self.maxSocketsPerUser) sockets already")
-        }
-        if limited(user.name) {
-            return .error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second: slow down")
-        }
+        if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser { return Self.tooManySockets(user.name) }
+        if limited(user.name) { return Self.overRate }
         return .error(.upgradeRequired, "\(path) is a WebSocket: connect with Upgrade: websocket")
     }
 

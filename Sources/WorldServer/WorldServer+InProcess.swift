@@ -18,8 +18,9 @@ extension WorldServer {
         host.advance()
         defer { pump() }
         let path = URLComponents(string: head.uri)?.path ?? ""
-        guard shouldUpgrade(head) != nil else {
-            let refusal = socketRefusal(path: path, method: head.method, uri: head.uri, headers: head.headers)
+        let connection = ObjectIdentifier(channel)
+        guard shouldUpgrade(head, connection: connection) != nil else {
+            let refusal = socketRefusal(connection: connection, path: path, method: head.method, uri: head.uri, headers: head.headers)
             return (Int(refusal.status.code), refusal.body)
         }
         do { try upgraded(channel, head) } catch { return (500, Data("{\"error\":\"\(error)\"}".utf8)) }

@@ -38,6 +38,10 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     private var wake: Scheduled<Void>?
     private var lastCheckpoint: UInt64 = 0
     var socketsByUser: [String: Int] = [:]
+    /// Upgrades refused for the moment's reason (sockets, rate), by connection, until the
+    /// request's answer says it (`socketRefusal`) or the connection closes.
+    var refusedUpgrades: [ObjectIdentifier: Answer] = [:]
+    var refusalsWatched: Set<ObjectIdentifier> = []
     /// Connections open at once, by peer (an IPv4 address, an IPv6 /64): at most
     /// `maxConnections` in all (`--max-connections`), `maxConnectionsPerPeer` a peer
     /// (`--peer-connections`); at the cap, the peer holding the most gives way to a newcomer.
@@ -157,7 +161,18 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: Self.maxFrameBytes,
             shouldUpgrade: { [self] channel, head in
-                channel.eventLoop.makeCompletedFuture { self.shouldUpgrade(head) }
+                channel.eventLoop.makeCompletedFuture {
+                    let connection = ObjectIdentifier(channel)
+                    let headers = self.shouldUpgrade(head, connection: connection)
+                    // Forgotten when the connection closes (once a connection, however many it is refused).
+                    if headers == nil, self.refusedUpgrades[connection] != nil, self.refusalsWatched.insert(connection).inserted {
+                        channel.closeFuture.whenComplete { [self] _ in
+                            self.refusedUpgrades[connection] = nil
+                            self.refusalsWatched.remove(connection)
+                        }
+                    }
+                    return headers
+                }
             },
             upgradePipelineHandler: { [self] channel, head in
                 channel.eventLoop.makeCompletedFuture {
