@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if os(Linux)
+import Glibc
+#endif
 
 /// Tests that wait on the wall clock — a real binary in tmux, a server on a socket — block
 /// their thread while they wait (`usleep`, `waitpid`). Swift's cooperative pool has one thread
@@ -88,7 +91,7 @@ final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
 
 /// Makes the threads that waiting tests run on, from a thread of its own that nothing makes
 /// nicer: its first use comes before `WaitersFirst` lowers any thread.
-final class WaitThreads: @unchecked Sendable {
+public final class WaitThreads: @unchecked Sendable {
     static let shared = WaitThreads()
 
     private let condition = NSCondition()  // guards `requests`
@@ -100,6 +103,7 @@ final class WaitThreads: @unchecked Sendable {
         let named = DispatchSemaphore(value: 0)
         let maker = Thread { [self] in
             Self.name("synchat-maker")
+            Self.atMainNice()
             named.signal()
             make()
         }
@@ -123,11 +127,29 @@ final class WaitThreads: @unchecked Sendable {
             condition.unlock()
             let thread = Thread {
                 Self.name("synchat-wait")
+                Self.atMainNice()
                 body()
             }
             thread.stackSize = 8 << 20
             thread.start()
         }
+    }
+
+    /// Gives the calling thread the main thread's nice. A Linux thread takes its maker's, and
+    /// the thread that first asks for `shared` is the pool's, at whatever nice libdispatch
+    /// gave the priority of the job it was running (a run caught a waiting thread at nice 10,
+    /// the main thread at 0). Lowering a nice needs the privilege to (CAP_SYS_NICE, or root,
+    /// as CI runs); without it the thread keeps what it has.
+    public static func atMainNice() {
+        #if os(Linux)
+        errno = 0
+        let main = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
+        guard errno == 0 else { return }
+        let me: id_t = 0  // on Linux, the calling thread (its nice is its own)
+        errno = 0
+        let mine = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), me)
+        if errno == 0, mine != main { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), me, main) }
+        #endif
     }
 
     /// Names the calling thread as the system sees it (`/proc/self/task/*/comm`): a new thread

@@ -1,5 +1,10 @@
 import Foundation
+import Synchronization
 import Testing
+import TestSupport
+#if os(Linux)
+import Glibc
+#endif
 
 /// What the process suites' traits promise (docs/testing.md, "Suites that drive real
 /// processes"): a test that waits runs on a thread of its own, at the nice the run started
@@ -15,6 +20,27 @@ struct WaitingThreadsTests {
         // Not equal: libdispatch may start a thread of its own higher (nice -4 as root), and
         // the waiting threads are made by one such thread, or by the pool before any lowering.
         #expect(mine <= main && mine < WaitersFirst.poolNice, "this thread's nice \(mine), the main thread's \(main)")
+        #endif
+    }
+
+    @Test("a thread made at nice 10 (the pool's, lowered, or a low priority's) that takes the main thread's nice runs at it: what the maker and each waiting thread do as they start")
+    func atMainNice() throws {
+        #if os(Linux)
+        guard getuid() == 0 else { return }  // lowering a nice needs the privilege; CI runs as root
+        let main = try Self.nice(of: "self")
+        let seen = Mutex<(before: Int, after: Int)?>(nil)
+        let thread = Thread {
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            let before = (try? Self.nice(of: "thread-self")) ?? -99
+            WaitThreads.atMainNice()
+            let after = (try? Self.nice(of: "thread-self")) ?? -99
+            seen.withLock { $0 = (before, after) }
+        }
+        thread.start()
+        let deadline = Date().addingTimeInterval(10)
+        while seen.withLock({ $0 }) == nil, Date() < deadline { usleep(1_000) }
+        let result = try #require(seen.withLock { $0 })
+        #expect(result.before == 10 && result.after == main, "nice \(result.before) → \(result.after), the main thread's \(main)")
         #endif
     }
 
