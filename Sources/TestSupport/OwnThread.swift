@@ -137,9 +137,9 @@ public final class WaitThreads: @unchecked Sendable {
 
     /// Gives the calling thread the main thread's nice. A Linux thread takes its maker's, and
     /// the thread that first asks for `shared` is the pool's, at whatever nice libdispatch
-    /// gave the priority of the job it was running (a run caught a waiting thread at nice 10,
-    /// the main thread at 0). Lowering a nice needs the privilege to (CAP_SYS_NICE, or root,
-    /// as CI runs); without it the thread keeps what it has.
+    /// gave the priority of the job it was running, or that `WaitersFirst` gave it. Lowering
+    /// a nice needs the privilege to (CAP_SYS_NICE, or root, as CI runs); without it the
+    /// thread keeps what it has.
     public static func atMainNice() {
         #if os(Linux)
         errno = 0

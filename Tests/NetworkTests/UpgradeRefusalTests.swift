@@ -25,7 +25,7 @@ struct UpgradeRefusalTests {
         ErrorDocument.message(answer.body, status: Int(answer.status.code))
     }
 
-    @Test("an upgrade refused for the rate is answered 429 saying so, though the bucket refilled before the answer: asked again then, the server said 426 (a clean-clone CI run's hostile client caught it); the kept refusal is the connection's once, and a connection that closes forgets it")
+    @Test("an upgrade refused for the rate is answered 429 saying so, though the bucket refilled before the answer: asked again then, the limiter alone says 426; the kept refusal answers once")
     func rateRefusalKept() throws {
         let pair = try WorldPair(contacts: 1, speed: 60)
         let secret = try ServerLimitsTests.join(pair, "zed")
