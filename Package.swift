@@ -94,7 +94,7 @@ let package = Package(
             name: "WorldClient",
             dependencies: ["SyncCore", "SyncEngine", "AppActions", "Wire", "ServerProtocol",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                           .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         // `synchat server` and its clients in one process, in virtual time (issue 29 #1): the

@@ -323,7 +323,7 @@ public final class LiveApp {
             case .toggleFault(let toggle):
                 // Resolved against the world's faults now, whoever gave them.
                 advanceWorld(to: virtualNow)
-                for d in toggle.directives(from: session.faults) { session.apply(d) }
+                session.toggle(toggle)
             case .setSpeed(let s):
                 setSpeed(s)
             case .togglePause:

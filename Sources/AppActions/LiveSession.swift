@@ -13,6 +13,8 @@ public protocol LiveSession: AnyObject {
     var storage: ChatStorage { get }
     /// Applies one directive now: a key, or a scenario line.
     func apply(_ d: Directive)
+    /// A fault key (`p`, `r`, `x`, `A`): one step from the world's faults now.
+    func toggle(_ t: FaultToggle)
     /// Runs everything due up to `target` (and, on a network, what the network brought).
     func advance(to target: Instant)
     /// Saves what a relaunch resumes from.
@@ -26,6 +28,11 @@ public protocol LiveSession: AnyObject {
 }
 
 extension LiveSession {
+    /// The embedded world's faults change as they are applied: the step is taken at once.
+    public func toggle(_ t: FaultToggle) {
+        for d in t.directives(from: faults) { apply(d) }
+    }
+
     public var scheduler: Scheduler { app.scheduler }
     /// Every event of the app from now on, in order.
     public func subscribe(_ listener: @escaping (TimedEvent) -> Void) { app.subscribe(listener) }

@@ -28,7 +28,7 @@ extension Render {
         guard width >= minWidth, height >= minHeight, !s.showHelp else { return .none }
         let statusRows = statusLines(s.status, width: width).count
         let l = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log, statusRows: statusRows,
-                       stripRows: s.showTimeline ? stripRows : 0)
+                       stripRows: s.showTimeline ? stripRows : 0, noticeRows: noticeLines(s, width: width).count)
         if y == l.composeY { return .compose }
         if s.showLog, y > l.logTop, y < l.stripTop { return .log }
         guard y >= l.contentTop, y < l.contentBottom else { return .none }

@@ -19,17 +19,6 @@ extension Render {
             }
             return
         }
-        // A server that no longer knows the user takes no message: the line says what to do.
-        if case .forgotten(let words) = s.status.link {
-            g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
-            g.put(g.truncate(" " + UntrustedText.visible(words), to: l.width), x: 0, y: y, role: .warning)
-            return
-        }
-        if let notice = s.notice {
-            g.fill(x: 0, y: y, width: l.width, height: 1, role: .warning)
-            g.put(g.truncate(" " + UntrustedText.visible(notice), to: l.width), x: 0, y: y, role: .warning)
-            return
-        }
         if let search = s.search, search.editing {
             drawSearchPrompt(&g, s, search, y: y, width: l.width)
             return
@@ -49,6 +38,40 @@ extension Render {
         }
         if line.isEmpty, !focused {
             g.put("Tab or Enter to write", x: x0, y: y, role: .messageMeta)
+        }
+        // Where the keys go, in words (the focus role's colour may not show: NO_COLOR, a
+        // monochrome terminal).
+        if !focused, let pane = focusWords(s.focus) {
+            let words = " keys: " + pane + " "
+            let at = l.width - TextWidth.of(words)
+            if at > x + 1 { g.put(words, x: at, y: y, role: .messageMeta) }
+        }
+    }
+
+    /// The pane that has the keys, in words (nil: the compose line, whose cursor says so).
+    static func focusWords(_ focus: Focus) -> String? {
+        switch focus {
+        case .list: return "conversations"
+        case .messages: return "messages"
+        case .log: return "sync log"
+        case .compose: return nil
+        }
+    }
+
+    /// A notice, or what a server that no longer knows the user needs done, wrapped to at most
+    /// two rows of its own above the compose line, which stays visible and editable.
+    static func noticeLines(_ s: ViewState, width: Int) -> [String] {
+        let text: String
+        if case .forgotten(let words) = s.status.link { text = words } else if let notice = s.notice { text = notice } else { return [] }
+        let lines = TextWidth.wrap(UntrustedText.visible(text), width: width - 2)
+        guard lines.count > 2 else { return lines.map { " " + $0 } }
+        return [" " + lines[0], " " + TextWidth.truncate(lines[1...].joined(separator: " "), to: width - 2)]
+    }
+
+    static func drawNotice(_ g: inout Grid, _ lines: [String], _ l: Layout) {
+        for (i, line) in lines.enumerated() {
+            g.fill(x: 0, y: l.noticeY + i, width: l.width, height: 1, role: .warning)
+            g.put(line, x: 0, y: l.noticeY + i, role: .warning, maxX: l.width)
         }
     }
 

@@ -18,8 +18,9 @@ public enum Render {
             return g
         }
         let statusRows = statusLines(s.status, width: width)
+        let notice = noticeLines(s, width: width)
         let layout = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log, statusRows: statusRows.count,
-                            stripRows: s.showTimeline ? Self.stripRows : 0)
+                            stripRows: s.showTimeline ? Self.stripRows : 0, noticeRows: notice.count)
         drawTitles(&g, s, layout)
         drawList(&g, s, layout)
         if s.showInspector { drawInspector(&g, s, layout) }
@@ -27,6 +28,7 @@ public enum Render {
         else { drawMessages(&g, s, layout) }
         if s.showLog { drawLog(&g, s, layout) }
         if s.showTimeline { drawTimeline(&g, s, layout) }
+        drawNotice(&g, notice, layout)
         drawCompose(&g, s, layout)
         for (i, line) in statusRows.enumerated() {
             drawStatusLine(&g, line, y: height - statusRows.count + i, width: width)
@@ -72,7 +74,8 @@ public enum Render {
         else { return nil }
         let statusRows = statusLines(s.status, width: width)
         let layout = Layout(width: width, height: height, showLog: s.showLog, logFocused: s.focus == .log,
-                            statusRows: statusRows.count, stripRows: s.showTimeline ? Self.stripRows : 0)
+                            statusRows: statusRows.count, stripRows: s.showTimeline ? Self.stripRows : 0,
+                            noticeRows: noticeLines(s, width: width).count)
         // The status rows show `s.status` alone, which is the last frame's but for the clock:
         // drawn again only when the clock moved (a key typed changes the compose row alone).
         var rows = moved.compose ? [layout.composeY] : []
@@ -117,16 +120,20 @@ public enum Render {
         let composeY: Int
 
         /// The timeline strip's first row (its title), when `T` shows it: just above the
-        /// compose line.
+        /// notice, or the compose line.
         let stripTop: Int
+        /// The notice's first row, just above the compose line (`composeY` when there is none):
+        /// a notice takes rows of its own, so the line being written stays in view.
+        let noticeY: Int
 
-        init(width: Int, height: Int, showLog: Bool, logFocused: Bool = false, statusRows: Int, stripRows: Int = 0) {
+        init(width: Int, height: Int, showLog: Bool, logFocused: Bool = false, statusRows: Int, stripRows: Int = 0, noticeRows: Int = 0) {
             self.width = width
             self.height = height
             listWidth = max(18, min(30, width / 4))
             paneX = listWidth + 1
             composeY = height - 1 - statusRows
-            stripTop = composeY - stripRows
+            noticeY = composeY - noticeRows
+            stripTop = noticeY - stripRows
             // The log takes a third of the screen, half while it has the keys.
             let logHeight = showLog ? max(4, (height - 3 - stripRows) / (logFocused ? 2 : 3)) : 0
             logTop = stripTop - logHeight

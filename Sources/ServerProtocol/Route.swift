@@ -2,6 +2,14 @@ import Foundation
 import SyncCore
 import SyncEngine
 
+/// Headers of the protocol's own.
+public enum ProtocolHeader {
+    /// On an answer the server wrote without reading the request (a connection refused or shed
+    /// by a per-address limit): nothing of it was done, and it may be sent again whatever it
+    /// is, after `Retry-After` seconds (HTTP/2's REFUSED_STREAM, which HTTP/1.1 lacks).
+    public static let requestNotRead = "Synchat-Request-Not-Read"
+}
+
 /// The paths of `synchat server` (docs/server.md), for the server that routes them and the
 /// clients that ask them: one list, so the two cannot drift.
 public enum Route {
@@ -59,16 +67,20 @@ public struct RouteError: Error, Equatable, Sendable, CustomStringConvertible {
 /// The indexer's calls over HTTP, both ways: the path and query a client asks
 /// (`path(for:)`), and the call the server reads from them (`call(path:query:)`).
 public enum IndexerRoute {
+    /// An instant before the world began (a reorg buffer or a look's window reaching back past a
+    /// young server's first minutes) is sent as its beginning, 0: the protocol's instants are
+    /// not negative, and nothing lands before the world is made.
     public static func path(for call: IndexerCall) -> String {
         func direction(_ d: Direction) -> String { d == .incoming ? "in" : "out" }
+        func ms(_ t: Instant) -> Int64 { max(0, t.milliseconds) }
         switch call {
-        case .handshakes(let d, let since): return Route.indexer + "handshakes?direction=\(direction(d))&since=\(since.milliseconds)"
+        case .handshakes(let d, let since): return Route.indexer + "handshakes?direction=\(direction(d))&since=\(ms(since))"
         case .contextual(let a, let d, let since):
-            return Route.indexer + "contextual?address=\(Route.percentEncoded(a.value))&direction=\(direction(d))&since=\(since.milliseconds)"
-        case .payments(let since, let page): return Route.indexer + "payments?since=\(since.milliseconds)&page=\(page)"
+            return Route.indexer + "contextual?address=\(Route.percentEncoded(a.value))&direction=\(direction(d))&since=\(ms(since))"
+        case .payments(let since, let page): return Route.indexer + "payments?since=\(ms(since))&page=\(page)"
         case .messageById(let id): return Route.indexer + "messages/\(Route.percentEncoded(id))"
         case .tip: return Route.indexer + "tip"
-        case .tipCounting(let after, let through): return Route.indexer + "tip?after=\(after.milliseconds)&through=\(through.milliseconds)"
+        case .tipCounting(let after, let through): return Route.indexer + "tip?after=\(ms(after))&through=\(ms(through))"
         }
     }
 

@@ -90,6 +90,8 @@ public struct PushReliability: Sendable {
         case reregisterToken
         /// Rule 4: a re-register was due but the last one is too recent.
         case reregisterSkipped(lastAgo: Interval, nextAllowedIn: Interval)
+        /// The push path closed while these sightings waited for their push: no evidence.
+        case sightingsLetGo(txIds: [String])
     }
 
     public let settings: SyncSettings
@@ -112,6 +114,10 @@ public struct PushReliability: Sendable {
     /// Contacts muted now, and when each contact's mute changed, oldest first.
     private var muted: Set<Address>
     private var muteChanges: [Address: [(at: Instant, muted: Bool)]] = [:]
+    /// Spans in which no push could reach the app whatever push did (the networked client's
+    /// relay socket closed: its server went away, or the client's network did), oldest first;
+    /// the last may still be open (`to` nil).
+    private var unheard: [(from: Instant, to: Instant?)] = []
     /// How many changes of each kind are kept: far more than a day of fault keys.
     private let historyLimit = 512
     /// The app is suspended (launched, or backgrounded): no grace runs out until it is active.
@@ -223,6 +229,34 @@ public struct PushReliability: Sendable {
         return []
     }
 
+    /// The path that brings pushes to the app closed (`open` false) or opened again. A gap in
+    /// it blames no channel: a tx whose push was due while it was closed — it landed within
+    /// the grace before the path closed, or while it was closed — is no evidence (rule 2), and
+    /// the sightings still waiting for a push due in the gap are let go. What landed in the
+    /// gap is the reconnect's catch-up to find (`pushPathWasClosed`), as in any realtime gap.
+    public mutating func pushPathChanged(open: Bool, now: Instant) -> [Action] {
+        if open {
+            if let last = unheard.last, last.to == nil { unheard[unheard.count - 1].to = now }
+            return []
+        }
+        guard unheard.last.map({ $0.to != nil }) ?? true else { return [] }  // closed already
+        unheard.append((now, nil))
+        if unheard.count > historyLimit { unheard.removeFirst() }
+        let letGo = pending.filter { $0.seenAt + settings.pushGrace > now }.map(\.txId)
+        guard !letGo.isEmpty else { return [] }
+        pending.removeAll { $0.seenAt + settings.pushGrace > now }
+        for txId in letGo {
+            pendingIds.remove(txId)
+            decide(txId, now)
+        }
+        return [.sightingsLetGo(txIds: letGo)]
+    }
+
+    /// Whether the push path was closed at some time from `from` on (through now).
+    public func pushPathWasClosed(since from: Instant) -> Bool {
+        unheard.contains { $0.to.map { $0 >= from } ?? true }
+    }
+
     /// A contact was muted or unmuted: its txs that land from now on are no evidence (rule 2).
     public mutating func contactMuteChanged(_ contact: Address, muted isMuted: Bool, now: Instant) {
         guard muted.contains(contact) != isMuted else { return }
@@ -232,9 +266,12 @@ public struct PushReliability: Sendable {
     }
 
     /// Rule 2: a tx is push evidence only if push could have carried it: it landed while push
-    /// was operational, and its sender was not muted then.
+    /// was operational, its sender was not muted then, and the push path to the app was open
+    /// from its landing to the end of its grace (`pushPathChanged`).
     public func pushEligible(from sender: Address, landedAt: Instant) -> Bool {
         guard let change = operationalChanges.last(where: { $0.at <= landedAt }), change.operational else { return false }
+        let due = landedAt + settings.pushGrace
+        if unheard.contains(where: { $0.from <= due && ($0.to.map { $0 >= landedAt } ?? true) }) { return false }
         return !wasMuted(sender, at: landedAt)
     }
 

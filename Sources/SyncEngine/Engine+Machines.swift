@@ -33,6 +33,8 @@ extension Engine {
                 registerToken(reason: "re-register: push unreliable")
             case .reregisterSkipped(let ago, let left):
                 emit(.tokenRegistration("re-register skipped: last one \(ago) ago, next allowed in \(left)"))
+            case .sightingsLetGo:
+                break  // said with the path's change (`pushPathChanged`)
             }
         }
     }
@@ -198,7 +200,7 @@ extension Engine {
     func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
         switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now, running: runs.first?.running,
                               foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
-                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt || pushLeavesSomeOut,
+                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt || pushLeavesSomeOut || pushPathGap,
                               realtimeSinceProof: realtimeCoversProof) {
         case .start(let t, let forced, let kind):
             if kind == .targeted, let tipObjects {
@@ -236,6 +238,20 @@ extension Engine {
         emit(.tokenRegistration("unregister: " + reason))
         effects.append(.unregisterToken)
     }
+
+    /// The push path closed or opened again: the reliability machine stops counting what push
+    /// could not bring. A reconnect after it proves its gap (`pushPathGap`), as while push is in doubt.
+    func pushPathChanged(open: Bool) {
+        var letGo = 0
+        for action in reliability.pushPathChanged(open: open, now: now) {
+            if case .sightingsLetGo(let txIds) = action { letGo += txIds.count }
+        }
+        emit(.pushPath(open: open, letGo: letGo))
+    }
+
+    /// The push path was closed since realtime was last live: push cannot have covered the
+    /// realtime gap a reconnect closes, however reliable it is.
+    var pushPathGap: Bool { reliability.pushPathWasClosed(since: lastLiveEndedAt ?? now) }
 
     func conditionsChanged() {
         let conditions = PushConditions(mode: mode, permissionGranted: permissionGranted, tokenStatus: tokenStatus)

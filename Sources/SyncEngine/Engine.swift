@@ -211,6 +211,7 @@ public final class Engine {
         case .pushMessagesDeleted:
             emit(.pushMessagesDeleted)
             trigger(.messagesDeleted, forced: true)
+        case .pushPath(let open): pushPathChanged(open: open)
         case .tokenStatus(let status): tokenStatusChanged(status)
         case .permission(let granted): permissionChanged(granted)
         case .refreshGranted(let task): backgroundRefreshGranted(task: task)

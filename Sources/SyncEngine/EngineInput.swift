@@ -50,6 +50,9 @@ public enum EngineInput {
     case extensionReceived(Data)
     /// The push service dropped what it held for the device (FCM's "messages deleted").
     case pushMessagesDeleted
+    /// The path that brings pushes to the app closed (`open` false: the networked client's relay
+    /// socket, its server gone) or opened again: a gap that blames no channel.
+    case pushPath(open: Bool)
     case indexerReplied(id: Int, Result<Data, TransportError>)
     case utxoSetReplied(id: Int, Result<[String], TransportError>)
     /// The reply to `.publish`: the message as the network carries it, with what it spent;

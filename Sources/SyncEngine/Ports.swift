@@ -153,6 +153,9 @@ public protocol ClientEndpoint: AnyObject {
     /// The push service dropped notifications it held for the device (FCM's "messages
     /// deleted", sent when the device is reachable again): push lost messages for sure.
     func pushMessagesDeleted()
+    /// The path that brings pushes to the device closed or opened again (the networked
+    /// client's relay socket): no push can count against the channel while it is closed.
+    func pushPathChanged(open: Bool)
     func tokenStatusChanged(_ status: TokenStatus)
     /// The network says who the user's contacts are (the address book a world starts with, a
     /// contact added, another user who joined a server): the app learns those it did not know.

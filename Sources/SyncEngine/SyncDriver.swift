@@ -168,6 +168,7 @@ public final class SyncDriver: ClientEndpoint {
     public func pushDelivered(payload: Data) { handle(.pushDelivered(payload)) }
     public func notificationExtensionReceived(payload: Data) { handle(.extensionReceived(payload)) }
     public func pushMessagesDeleted() { handle(.pushMessagesDeleted) }
+    public func pushPathChanged(open: Bool) { handle(.pushPath(open: open)) }
     public func tokenStatusChanged(_ status: TokenStatus) { handle(.tokenStatus(status)) }
     public func contactsKnown(_ contacts: [Contact]) { handle(.contactsKnown(contacts)) }
     public func backgroundRefreshGranted(task: Int) { handle(.refreshGranted(task: task)) }

@@ -59,6 +59,9 @@ public enum SyncEvent: Equatable, Sendable {
     case refreshLookAsked(objects: Int, why: String)
     /// The push service dropped what it held for the device (FCM's "messages deleted").
     case pushMessagesDeleted
+    /// The push path closed or opened again (`pushPath(open:)`); `letGo`: sightings that
+    /// waited for a push it could no longer bring.
+    case pushPath(open: Bool, letGo: Int)
     case tokenStatus(TokenStatus)
     case tokenRegistration(String)
     indirect case banner(Banner, badge: Int)
@@ -147,6 +150,10 @@ public enum SyncEvent: Equatable, Sendable {
             let tip = "push check: tip " + (latest.map { "\($0) old" } ?? "none")
             guard !moved.isEmpty else { return tip + ": push and realtime brought everything indexed, no sync" }
             return tip + ": \(moved.count) of \(Words.count(of, "object")) \(moved.count == 1 ? "has" : "have") messages no channel brought (\(Self.names(moved))): fetching those; push has the grace to match them"
+        case .pushPath(let open, let letGo):
+            if open { return "push path open again: pushes reach the app; what landed while it was closed is no evidence against push" }
+            let waiting = letGo == 0 ? "" : "; \(Words.count(letGo, "sighting")) waiting for a push it can no longer bring let go"
+            return "push path closed (the server cannot be heard): no push counts against the channel until it opens" + waiting
         case .pushMessagesDeleted:
             return "push service: it dropped the notifications it held while the device was unreachable (messages deleted); a full catch-up, forced"
         case .backgroundRefresh(let s):

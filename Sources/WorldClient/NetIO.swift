@@ -9,8 +9,8 @@ import SyncCore
 import SyncEngine
 import Wire
 
-/// The client's sockets, on swift-nio: HTTP requests (one connection each, `Connection:
-/// close`) and WebSockets. NIO's thread does the I/O; every outcome is posted to the
+/// The client's sockets, on swift-nio: HTTP requests (on a pool of keep-alive connections,
+/// `ConnectionPool`) and WebSockets. NIO's thread does the I/O; every outcome is posted to the
 /// `inbox` and runs on the thread that owns the engine when it calls `drain()`, so the
 /// engine and its runner stay on one thread. `wakeDescriptor` becomes readable when
 /// something is posted: a loop waits on it beside the terminal.
@@ -24,6 +24,8 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     private let lock = NSLock()
     private var posted: [() -> Void] = []
     private let pipe: (read: Int32, write: Int32)
+    /// The keep-alive connections every request goes through (`ConnectionPool`).
+    private var pool: ConnectionPool!
     /// Wall seconds a request may take before it fails.
     public static let requestTimeout: Int64 = 30
     /// Where a network failure's detail goes (`--log`): a person reads `words(for:)`, the
@@ -44,7 +46,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
         } else if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || lower.contains("certificate") || lower.contains("handshake") {
             what = "the TLS handshake with \(host):\(port) failed: its certificate is not trusted here, or it does not speak TLS "
                 + "(a private CA: give --ca FILE; a server without TLS: use http://)"
-        } else if tls == nil, lower.contains("eof") || lower.contains("reset") {
+        } else if tls == nil, !pool.heardPlainHTTP.withLockedValue({ $0 }), lower.contains("eof") || lower.contains("reset") {
             what = "the connection to \(host):\(port) was cut (if the server serves TLS, use https://)"
         } else if lower.contains("timeout") || lower.contains("timed out") {
             what = "\(host):\(port) did not answer in time"
@@ -72,6 +74,9 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
         if Foundation.pipe(&fds) != 0 { fds = [-1, -1] }
         for fd in fds where fd >= 0 { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
         pipe = (fds[0], fds[1])
+        pool = ConnectionPool(loop: self.group.next(), plain: tls == nil) { [unowned self] loop, connection in
+            openPooled(on: loop, connection)
+        }
     }
 
     deinit {
@@ -171,40 +176,35 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     }
 
     private func requestFuture(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) -> EventLoopFuture<Answer> {
-        let loop = group.next()
-        let promise = loop.makePromise(of: Answer.self)
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(.seconds(10))
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { [self] in
-                    if let tls = try tlsHandler() { try channel.pipeline.syncOperations.addHandler(tls) }
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(AnswerCollector(promise: promise, plain: tls == nil))
-                }
-            }
-        bootstrap.connect(host: host, port: port).whenComplete { [host, port] result in
-            switch result {
-            case .failure(let error): promise.fail(error)
-            case .success(let channel):
-                var headers = HTTPHeaders()
-                headers.add(name: "Host", value: "\(host):\(port)")
-                headers.add(name: "Connection", value: "close")
-                headers.add(name: "Content-Length", value: "\(body?.count ?? 0)")
-                if body != nil { headers.add(name: "Content-Type", value: "application/json") }
-                if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
-                channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)), promise: nil)
-                if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-                let timeout = loop.scheduleTask(in: .seconds(Self.requestTimeout)) {
-                    promise.fail(TransportError("no answer in \(Self.requestTimeout) s"))
-                    channel.close(promise: nil)
-                }
-                promise.futureResult.whenComplete { _ in timeout.cancel() }
-            }
-        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "\(host):\(port)")
+        headers.add(name: "Content-Length", value: "\(body?.count ?? 0)")
+        if body != nil { headers.add(name: "Content-Type", value: "application/json") }
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
+        let promise = pool.loop.makePromise(of: Answer.self)
+        let request = PendingRequest(head: head, body: body, promise: promise)
+        pool.loop.execute { [pool] in pool.enqueue(request, timeout: .seconds(Self.requestTimeout)) }
         return promise.futureResult
     }
+
+    /// A new connection of the pool, with its handlers: TLS if any, HTTP, and the connection's own.
+    private func openPooled(on loop: EventLoop, _ connection: PooledConnection) -> EventLoopFuture<NIOCore.Channel> {
+        ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(10))
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls = try tlsHandler() { try channel.pipeline.syncOperations.addHandler(tls) }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(connection)
+                }
+            }
+            .connect(host: host, port: port)
+    }
+
+    /// Connections the pool has opened so far.
+    public var connectionsOpened: Int { (try? pool.loop.submit { [pool] in pool.opened }.wait()) ?? 0 }
 
     // MARK: - WebSockets
 
@@ -229,41 +229,6 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
             }
         }
         return socket
-    }
-}
-
-/// Collects one HTTP answer.
-final class AnswerCollector: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    private let promise: EventLoopPromise<NetIO.Answer>
-    private var status = 0
-    private var body = Data()
-
-    /// Plain http: a server that closes before answering may be speaking TLS.
-    private let plain: Bool
-
-    init(promise: EventLoopPromise<NetIO.Answer>, plain: Bool) {
-        self.promise = promise
-        self.plain = plain
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head): status = Int(head.status.code)
-        case .body(let buffer): body.append(contentsOf: buffer.readableBytesView)
-        case .end:
-            promise.succeed(NetIO.Answer(status: status, body: body))
-            context.close(promise: nil)
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        promise.fail(error)
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(TransportError("the connection closed before the answer" + (plain ? " (if the server serves TLS, use https://)" : "")))
     }
 }
 

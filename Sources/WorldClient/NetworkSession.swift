@@ -85,8 +85,56 @@ public final class NetworkSession: LiveSession {
             // A fault of the network, or a contact's message: the server's world changes, and
             // tells this client its faults.
             let line = d.scenarioText
-            world.fault(line) { [app] refused in
-                if let refused { app.note("server refused \(line): \(refused)") }
+            world.fault(line) { [app] result in
+                if case .failure(let refused) = result { app.note("server refused \(line): \(refused.message)") }
+            }
+        }
+    }
+
+    /// Fault keys waiting for the step before them, oldest first.
+    private var toggles: [FaultToggle] = []
+    /// The faults the server confirmed in answer to the last step, while keys wait.
+    private var confirmed: WorldFaults?
+    private var stepping = false
+
+    /// A fault key steps from the faults the server confirmed: a key pressed while a step is
+    /// on its way waits for its answer (`p p p` quickly gives drop → delay → ok, not the same
+    /// step three times).
+    public func toggle(_ t: FaultToggle) {
+        toggles.append(t)
+        if !stepping { nextToggle() }
+    }
+
+    private func nextToggle() {
+        guard !toggles.isEmpty else {
+            stepping = false
+            confirmed = nil
+            return
+        }
+        stepping = true
+        let t = toggles.removeFirst()
+        send(t.directives(from: confirmed ?? app.faults))
+    }
+
+    /// A step's directives, one after another, each once the last is answered.
+    private func send(_ directives: [Directive]) {
+        guard let d = directives.first else { return nextToggle() }
+        app.applying(d)
+        let line = d.scenarioText
+        world.fault(line) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let faults):
+                if let faults {
+                    confirmed = faults
+                    app.faultsChanged(faults)
+                }
+                send(Array(directives.dropFirst()))
+            case .failure(let refused):
+                app.note("server refused \(line): \(refused.message)" + (toggles.isEmpty ? "" : "; \(toggles.count) fault keys after it dropped"))
+                toggles.removeAll()
+                stepping = false
+                confirmed = nil
             }
         }
     }

@@ -9,7 +9,9 @@ extension NetworkWorld: IndexerPort {
     public func send(_ call: IndexerCall, reply: @escaping (Result<Data, TransportError>) -> Void) {
         io.request(.GET, IndexerRoute.path(for: call), token: secret) { [weak self] result in
             switch result {
-            case .success(let a) where a.status == 200: reply(.success(a.body))
+            case .success(let a) where a.status == 200:
+                self?.serverHeard()
+                reply(.success(a.body))
             case .success(let a):
                 self?.checkKnown(a)
                 reply(.failure(TransportError(a.status == 401 ? self?.unknownWords ?? a.error : a.error)))
@@ -26,6 +28,7 @@ extension NetworkWorld: PublishPort {
             guard let self else { return }
             switch result {
             case .success(let a) where a.status == 200:
+                serverHeard()
                 do {
                     reply(.success(try PublicationDocument.decode(a.body, me: self.me)))
                 } catch {

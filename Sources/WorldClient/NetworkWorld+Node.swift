@@ -97,6 +97,7 @@ extension NetworkWorld: RealtimePort {
                     connection.socket?.close()
                 case .success:
                     connection.subscribed = true
+                    serverHeard()
                     app?.realtimeConnected(connection: connection.id)
                 case .failure(let e):
                     // Said once: the socket's end that follows is not news to the app.

@@ -10,13 +10,15 @@ import Wire
 extension NetworkWorld {
     func openPushRelay() {
         pushOpen = false
+        pushReopen += 1  // a reconnect scheduled before this one is void
         var opened = false
         pushSocket = io.openSocket(Route.push, token: secret, opened: { [weak self] socket in
             guard let self else { return }
             opened = true
             pushOpen = true
             pushBackoff = .seconds(1)
-            link = .reached
+            app?.pushPathChanged(open: true)
+            serverHeard()
             for frame in pushQueue { socket.send(frame) }
             pushQueue.removeAll()
             // Whatever was said while the relay was away (a user who joined before it opened,
@@ -31,15 +33,34 @@ extension NetworkWorld {
             // The relay is the OS's socket, always held: a server that refuses it for the
             // user's secret no longer knows the user (nothing to try again), and one whose
             // opening fails again is gone (its faults are not known meanwhile).
+            if opened { app?.pushPathChanged(open: false) }
             if reason.hasSuffix("HTTP 401") { return link = .forgotten(unknownWords) }
-            if !opened, link == .reached { link = .unreachable }
+            // Unreachable only when nothing else hears the server either: a node subscribed
+            // now is the server answering (the bar never says `live` beside `server unreachable`).
+            if !opened, link == .reached, !nodeSubscribed { link = .unreachable }
             notice?("push relay closed (\(code) \(reason)); again in \(pushBackoff)")
-            // Reconnect with backoff, in wall time (the world's clock may run fast).
+            // Reconnect with backoff, in wall time (the world's clock may run fast); sooner, once
+            // anything else hears the server again (`serverHeard`).
             let wall = Double(pushBackoff.milliseconds)
             pushBackoff = .milliseconds(min(30_000, pushBackoff.milliseconds * 2))
-            scheduler.schedule(after: .milliseconds(Int64(wall * speed)), "push relay reconnect") { [weak self] in self?.openPushRelay() }
+            let reopen = pushReopen
+            scheduler.schedule(after: .milliseconds(Int64(wall * speed)), "push relay reconnect") { [weak self] in
+                if let self, reopen == pushReopen { openPushRelay() }
+            }
         })
     }
+
+    /// The server answered something (the relay opened, the node subscribed, an HTTP answer
+    /// other than 401): it is reached — the one place that says so — and a relay waiting out its
+    /// backoff opens now, so the push path's gap is no longer than the server's absence.
+    func serverHeard() {
+        if case .forgotten = link { return }
+        link = .reached
+        if pushSocket == nil { openPushRelay() }
+    }
+
+    /// Whether the node subscription is up now: the server is answering.
+    var nodeSubscribed: Bool { node?.subscribed ?? false }
 
     func pushFrame(_ data: Data) {
         guard let app, case .notification(let method, let params)? = RPC.read(data) else { return }  // an answer to a request says nothing new

@@ -45,9 +45,10 @@ public final class NetworkWorld {
         "the server no longer knows \(user) (it was restarted without its data?): quit, then join again as a new user (another --profile, or --ephemeral)"
     }
 
-    /// An answer of 401: the server no longer knows the user, for good.
+    /// An answer of 401: the server no longer knows the user, for good. Any other answer: the
+    /// server is heard.
     func checkKnown(_ a: NetIO.Answer) {
-        guard a.status == 401 else { return }
+        guard a.status == 401 else { return serverHeard() }
         link = .forgotten(unknownWords)
     }
     /// Told of a directive of the app the server passed on (`synchat fault --user NAME background`).
@@ -68,6 +69,8 @@ public final class NetworkWorld {
     var pushOpen = false
     var pushQueue: [JSONValue] = []
     var pushBackoff = Interval.seconds(1)
+    /// Counts the relay's openings: a scheduled reconnect runs only if none came since.
+    var pushReopen = 0
 
     /// `os`: the phone's OS on the client's scheduler.
     public init(io: ServerTransport, joined: Joined, os makeOS: (Scheduler) -> DeviceOS,
@@ -146,13 +149,15 @@ public final class NetworkWorld {
         }
     }
 
-    /// Sends a fault directive to the server for this user (`POST /v1/fault`).
-    public func fault(_ directive: String, done: ((String?) -> Void)? = nil) {
+    /// Sends a fault directive to the server for this user (`POST /v1/fault`): `done` gets the
+    /// user's world's faults as the server confirmed them, or why it was refused.
+    public func fault(_ directive: String, done: ((Result<WorldFaults?, TransportError>) -> Void)? = nil) {
         io.request(.POST, Route.fault, body: Data(directive.utf8), token: secret) { result in
             switch result {
-            case .success(let a) where a.status == 200: done?(nil)
-            case .success(let a): done?(a.error)
-            case .failure(let e): done?(e.message)
+            case .success(let a) where a.status == 200:
+                done?(.success(WireValue.parse(a.body)?["faults"].flatMap { FaultsDocument.decode($0) }))
+            case .success(let a): done?(.failure(TransportError(a.error)))
+            case .failure(let e): done?(.failure(e))
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import ServerProtocol
 
 // Where NIO's HTTP/1.1 codec and the RFCs part ways, and what the server does there.
 
@@ -38,14 +39,22 @@ enum ParserReset {
 /// and the connection ends (after a second at most, if the peer reads nothing).
 enum RawAnswer {
     static func write(_ channel: NIOCore.Channel, _ answer: WorldServer.Answer) {
-        var bytes = ByteBuffer(string: "HTTP/1.1 \(answer.status.code) \(answer.status.reasonPhrase)\r\nContent-Type: application/json\r\n"
-                                   + "Content-Length: \(answer.body.count)\r\nConnection: close\r\n\r\n")
-        bytes.writeBytes(answer.body)
+        let bytes = Self.bytes(answer)
         guard let below = try? channel.pipeline.syncOperations.context(handlerType: BackPressureHandler.self) else {
             return channel.close(promise: nil)
         }
         below.writeAndFlush(NIOAny(bytes)).whenComplete { _ in channel.close(promise: nil) }
         RequestHandler.closeSoon(channel)
+    }
+
+    /// The answer's bytes, whole, with `Connection: close`. `notReadRetryAfter`: the answer of a
+    /// request the server did not read, to be sent again after that many seconds.
+    static func bytes(_ answer: WorldServer.Answer, notReadRetryAfter: Int? = nil) -> ByteBuffer {
+        let notRead = notReadRetryAfter.map { "Retry-After: \($0)\r\n\(ProtocolHeader.requestNotRead): 1\r\n" } ?? ""
+        var bytes = ByteBuffer(string: "HTTP/1.1 \(answer.status.code) \(answer.status.reasonPhrase)\r\nContent-Type: application/json\r\n"
+                                   + "Content-Length: \(answer.body.count)\r\n" + notRead + "Connection: close\r\n\r\n")
+        bytes.writeBytes(answer.body)
+        return bytes
     }
 }
 

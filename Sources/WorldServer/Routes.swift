@@ -213,7 +213,11 @@ extension WorldServer {
         }
         if let refused = host.apply(directive, to: user) { return .error(.badRequest, refused) }
         if written > 0, let user { kept(user, written) }
-        return .json(.ok, .object([("applied", .string(directive.scenarioText)), ("user", user.map { .string($0.name) } ?? .null),
-                                   ("at", .int(host.virtualNow.milliseconds))]))
+        var fields: [(String, JSONValue)] = [("applied", .string(directive.scenarioText)), ("user", user.map { .string($0.name) } ?? .null),
+                                             ("at", .int(host.virtualNow.milliseconds))]
+        // The user's world's faults as this directive left them: a client's next fault key
+        // steps from what the server confirmed, not from what it was told before.
+        if let user { fields.append(("faults", FaultsDocument.encode(user.world.faults))) }
+        return .json(.ok, .object(fields))
     }
 }

@@ -120,9 +120,9 @@ final class UpgradeOnAsk: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
 
     private let make: (ChannelPipeline.SynchronousOperations) -> HTTPServerUpgradeHandler?
-    private let firstHead: (NIOCore.Channel) -> Void
+    private let firstHead: (NIOCore.Channel, HTTPRequestHead) -> Void
 
-    private init(firstHead: @escaping (NIOCore.Channel) -> Void,
+    private init(firstHead: @escaping (NIOCore.Channel, HTTPRequestHead) -> Void,
                  make: @escaping (ChannelPipeline.SynchronousOperations) -> HTTPServerUpgradeHandler?) {
         self.make = make
         self.firstHead = firstHead
@@ -132,7 +132,7 @@ final class UpgradeOnAsk: ChannelInboundHandler, RemovableChannelHandler {
     /// with the same encoder and the same HTTP handlers to remove once upgraded. `firstHead` is
     /// told when the connection's first request head is whole, upgrade or not.
     static func replaceUpgradeHandler(in pipeline: ChannelPipeline.SynchronousOperations, upgrade: NIOHTTPServerUpgradeConfiguration,
-                                      firstHead: @escaping (NIOCore.Channel) -> Void) throws {
+                                      firstHead: @escaping (NIOCore.Channel, HTTPRequestHead) -> Void) throws {
         let eager = try pipeline.handler(type: HTTPServerUpgradeHandler.self)
         let stand = UpgradeOnAsk(firstHead: firstHead) { now in
             guard let encoder = try? now.handler(type: HTTPResponseEncoder.self),
@@ -149,7 +149,7 @@ final class UpgradeOnAsk: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
-        firstHead(context.channel)
+        firstHead(context.channel, head)
         if !head.headers[canonicalForm: "upgrade"].isEmpty, let upgrader = make(context.pipeline.syncOperations) {
             do { try context.pipeline.syncOperations.addHandler(upgrader, position: .after(self)) } catch { return context.fireErrorCaught(error) }
         }

@@ -97,6 +97,10 @@ public final class WorldHost {
         world.restore(SavedWorld(seed: saved.seed, clock: clock, tokenStatus: saved.token, contacts: saved.contacts, ledger: saved.ledger))
         let user = User(name: saved.name, secretHash: saved.secretHash, world: world)
         user.persistence = store?.persistence(of: saved.name)
+        // A relay that opens again is told the token as the store kept it: a client whose
+        // token the store lost registers it again, rather than trusting a push that never comes.
+        user.link.restoredToken(world.push.tokenStatus)
+        keepTokens(of: user)
         world.onPublished = { [weak self] message in self?.route(message, from: user) }
         world.os.moveToForeground()
         world.traffic.perHour = trafficPerHour
@@ -113,7 +117,20 @@ public final class WorldHost {
         people.add(Contact(address: user.address, handle: user.name, displayName: user.name))
     }
 
-    /// Writes what is not written as it happens (the tokens). Errors go to `failed`.
+    /// A user's token is written as it changes, before the client is told: a restart never
+    /// forgets a registration it confirmed (a checkpoint every 5 s lost one made just before a
+    /// `kill -9`, and the client waited for pushes the world no longer sent).
+    private func keepTokens(of user: User) {
+        guard let store else { return }
+        let name = user.name
+        user.link.tokenKept = { status in
+            do { try store.saveTokens([(name, status)]) } catch {
+                FileHandle.standardError.write(Data("synchat server: cannot write \(name)'s token: \(error)\n".utf8))
+            }
+        }
+    }
+
+    /// Writes what is not written as it happens (the tokens, again). Errors go to `failed`.
     public func checkpoint() throws {
         try store?.saveTokens(users.map { ($0.name, $0.world.push.tokenStatus) })
     }
@@ -177,6 +194,7 @@ public final class WorldHost {
             }
             user.persistence = store.persistence(of: name)
         }
+        keepTokens(of: user)
         world.onPublished = { [weak self] message in self?.route(message, from: user) }
         // The server's side of the phone is always listening: the client's own OS decides
         // whether the app or its extension takes a push, and refuses to connect in background.
@@ -354,84 +372,4 @@ public final class WorldHost {
             ("played", .array(played.map { .object([("at", .int($0.at.milliseconds)), ("line", .string($0.line))]) })),
         ])
     }
-}
-
-/// Where a user's world calls its app back: the server's side of that user's sockets. The
-/// node's callbacks go to the socket whose subscription opened that connection; pushes and
-/// token changes to the push relay's socket, or wait for it (a phone's push service holds
-/// what it could not deliver, up to `maxHeldPushes`).
-public final class UserLink: ClientEndpoint {
-    /// A node socket's subscription, by the world's connection id.
-    public var subscriptions: [Int: NodeSubscriber] = [:]
-    public weak var pushSocket: PushSubscriber? {
-        didSet {
-            guard let pushSocket else { return }
-            pushSocket.faults(faults)  // a client that connects again learns them anew
-            if let tokenStatus { pushSocket.tokenStatus(tokenStatus) }
-            for p in heldPushes { pushSocket.push(p) }
-            heldPushes.removeAll()
-        }
-    }
-    /// Told when the user's contacts change: another user joined (nil: ask for them all).
-    public var contactsChanged: ((Contact?) -> Void)?
-    public private(set) var tokenStatus: TokenStatus?
-    /// The user's world's faults, as the world told them: each change goes to the client.
-    public var faults = WorldFaults.none {
-        didSet { if faults != oldValue { pushSocket?.faults(faults) } }
-    }
-    public private(set) var heldPushes: [Data] = []
-    public static let maxHeldPushes = 100
-
-    public func appDidBecomeActive() {}
-    public func appDidEnterBackground() {}
-    public func backgroundRefreshGranted(task: Int) {}
-    public func backgroundRefreshExpired(task: Int) {}
-
-    public func realtimeConnected(connection: Int) { subscriptions[connection]?.subscribed(connection: connection) }
-    public func realtimeConnectFailed(connection: Int, error: String) {
-        subscriptions.removeValue(forKey: connection)?.failed(connection: connection, error: error)
-    }
-    public func realtimeDisconnected(connection: Int, error: String) {
-        subscriptions.removeValue(forKey: connection)?.failed(connection: connection, error: error)
-    }
-    public func realtimeNotified(connection: Int, message: NetworkMessage) { subscriptions[connection]?.notify(message) }
-
-    /// The server's world keeps no device model (`push model` is the simulated world's): its
-    /// held pushes are the relay's, above.
-    public func pushMessagesDeleted() {}
-
-    public func pushDelivered(payload: Data) { deliver(payload) }
-    public func notificationExtensionReceived(payload: Data) { deliver(payload) }
-
-    private func deliver(_ payload: Data) {
-        if let pushSocket { return pushSocket.push(payload) }
-        heldPushes.append(payload)
-        if heldPushes.count > Self.maxHeldPushes { heldPushes.removeFirst() }
-    }
-
-    /// The server's clients learn their contacts from joining and `GET /v1/world`.
-    public func contactsKnown(_ contacts: [Contact]) {}
-
-    public func tokenStatusChanged(_ status: TokenStatus) {
-        tokenStatus = status
-        pushSocket?.tokenStatus(status)
-    }
-}
-
-/// A node socket, as the world sees it.
-public protocol NodeSubscriber: AnyObject {
-    func subscribed(connection: Int)
-    func failed(connection: Int, error: String)
-    func notify(_ message: NetworkMessage)
-}
-
-/// A push relay socket, as the world sees it.
-public protocol PushSubscriber: AnyObject {
-    func push(_ payload: Data)
-    func tokenStatus(_ status: TokenStatus)
-    /// A directive of the app for the client to do (`synchat fault --user NAME background`).
-    func directive(_ line: String)
-    /// The faults the user's world has now, each time they change (whoever changed them: the
-    /// user's keys, `synchat fault`, the operator, the world itself) and when the socket opens.
-    func faults(_ faults: WorldFaults)
 }

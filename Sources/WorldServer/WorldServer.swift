@@ -42,10 +42,12 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// request's answer says it (`socketRefusal`) or the connection closes.
     var refusedUpgrades: [ObjectIdentifier: Answer] = [:]
     var refusalsWatched: Set<ObjectIdentifier> = []
-    /// Connections open at once, by peer (an IPv4 address, an IPv6 /64): at most
-    /// `maxConnections` in all (`--max-connections`), `maxConnectionsPerPeer` a peer
-    /// (`--peer-connections`); at the cap, the peer holding the most gives way to a newcomer.
-    public internal(set) var connections = ConnectionTable(maxConnections: 8_192, maxPerPeer: 64)
+    /// Connections open at once, by holder: a peer (an IPv4 address, an IPv6 /64) until a
+    /// request shows a user's secret, then the user. At most `maxConnections` in all
+    /// (`--max-connections`), `maxConnectionsPerPeer` unauthenticated ones a peer
+    /// (`--peer-connections`), `maxConnectionsPerUser` a user (`--user-connections`); at the
+    /// cap, the holder of the most gives way to a newcomer.
+    public internal(set) var connections = ConnectionTable()
     public var maxConnections: Int {
         get { connections.maxConnections }
         set { connections.maxConnections = newValue }
@@ -59,6 +61,10 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     public var maxConnectionsPerPeer: Int {
         get { connections.maxPerPeer }
         set { connections.maxPerPeer = newValue }
+    }
+    public var maxConnectionsPerUser: Int {
+        get { connections.maxPerUser }
+        set { connections.maxPerUser = newValue }
     }
     /// A request's head must arrive whole this long after the connection opened, or after the
     /// head of the body before it (a head that never completes would hold the connection forever).
@@ -124,11 +130,13 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
                 channel.eventLoop.makeCompletedFuture {
                     let peer = Self.peer(channel)
                     let id = ObjectIdentifier(channel)
-                    guard connections.admit(id, peer: peer, close: { [weak channel] in channel?.close(promise: nil) }) != .refused else {
-                        channel.close(promise: nil)
-                        return
+                    let admission = connections.admit(id, peer: peer) { [weak self, weak channel] limit in
+                        if let self, let channel { shed(channel, by: limit, plain: tls == nil) }
                     }
-                    channel.closeFuture.whenComplete { [self] _ in connections.remove(id, peer: peer) }
+                    if case .refused(let limit) = admission {
+                        return try refuse(channel, by: limit, plain: tls == nil)
+                    }
+                    channel.closeFuture.whenComplete { [self] _ in connections.remove(id) }
                     try configureConnection(channel, tls: tls)
                 }
             }
@@ -187,8 +195,8 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(
             withServerUpgrade: upgrade,
             withErrorHandling: false)  // RequestHandler answers the parser's errors, in JSON
-        try UpgradeOnAsk.replaceUpgradeHandler(in: channel.pipeline.syncOperations, upgrade: upgrade) { [self] channel in
-            connections.headRead(ObjectIdentifier(channel), peer: Self.peer(channel))
+        try UpgradeOnAsk.replaceUpgradeHandler(in: channel.pipeline.syncOperations, upgrade: upgrade) { [self] channel, head in
+            connections.headRead(ObjectIdentifier(channel), peer: Self.peer(channel), user: user(head.headers)?.name)
         }
         try channel.pipeline.syncOperations.addHandler(requests)
     }

@@ -11,7 +11,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -364,7 +364,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "regressions", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "team", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "regressions", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -374,7 +374,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -385,6 +385,7 @@ var searchMessages = 1_000_000
 var scalingLines = 1_000_000
 var peersIdle = 60
 var net = (clients: 100, seconds: 30, rate: 120.0, warmup: 5)
+var team = TeamSettings()
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
@@ -404,6 +405,8 @@ if what == "crash", let arg = rest.first {
         }
         i += 2
     }
+} else if what == "team" {
+    team = teamArguments(rest)
 } else if what == "scaling" {
     if rest.count == 2, rest[0] == "--lines", let n = Int(rest[1]), n > 0 { scalingLines = n }
     else if !rest.isEmpty { usage("scaling takes --lines N, not \(rest.joined(separator: " "))") }
@@ -425,6 +428,7 @@ if what == "worlds" { try worldsBench() }  // not in all: a simulated week, and 
 if what == "scaling" { try scalingBench(lines: scalingLines) }  // not in all: a minute or more
 if what == "peers" { peersBench(idleSeconds: peersIdle) }  // not in all: minutes of waiting
 if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate, warmup: net.warmup) }  // not in all: a server and its clients
+if what == "team" { teamBench(bots: team.bots, seconds: team.seconds, speed: team.speed) }  // not in all: a server and its team
 if what == "hostile" { hostileBench(only: rest) }  // not in all: a server under floods, 1 000 joins, a full disk
 if what == "render" || what == "all" { try renderBench() }
 if what == "search" || what == "all" { try searchBench(messages: searchMessages) }

@@ -43,8 +43,11 @@ struct Server: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Keep the world here (world.sqlite): users, secrets, messages, the clock; a restart resumes it. Without it, the world lives in memory.", valueName: "DIR"))
     var data: String?
 
-    @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once (default 64); more are closed as they come.", valueName: "N"))
-    var peerConnectionsText = "64"
+    @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once that have shown no user's secret (default \(ConnectionTable.defaultMaxPerPeer)); more are refused as they come, saying so.", valueName: "N"))
+    var peerConnectionsText = String(ConnectionTable.defaultMaxPerPeer)
+
+    @Option(name: .customLong("user-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one user may hold open at once, from any address (default \(ConnectionTable.defaultMaxPerUser)); its newest closes its oldest.", valueName: "N"))
+    var userConnectionsText = String(ConnectionTable.defaultMaxPerUser)
 
     @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head (default \(ConnectionTable.defaultMaxWaitingPerPeer)); its newest closes its oldest.", valueName: "N"))
     var peerHeadsText = String(ConnectionTable.defaultMaxWaitingPerPeer)
@@ -73,8 +76,8 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute (default 60); more get 429.", valueName: "N"))
     var peerJoinsText = "60"
 
-    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: ArgumentHelp("Connections open at once, all peers together (default 8192); at the cap the peer holding the most gives way.", valueName: "N"))
-    var maxConnectionsText = "8192"
+    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: ArgumentHelp("Connections open at once, all peers together (default \(ConnectionTable.defaultMaxConnections)); at the cap the peer or user holding the most gives way.", valueName: "N"))
+    var maxConnectionsText = String(ConnectionTable.defaultMaxConnections)
 
     @Option(name: .customLong("ping-after"), parsing: .unconditional, help: ArgumentHelp("A node or push socket silent this long is pinged (default 60s).", valueName: "D"))
     var pingAfterText = "60s"
@@ -96,7 +99,7 @@ struct Server: ParsableCommand {
 
     /// The limits of what the server promises (docs/server.md), read from their flags.
     struct Limits {
-        var peer: Int, heads: Int, head: Interval, idle: Interval, joins: Int
+        var peer: Int, user: Int, heads: Int, head: Interval, idle: Interval, joins: Int
         var connections: Int, pingAfter: Interval, pongTimeout: Interval, pendingAnswers: Int, faultMax: Interval, quota: Int, failedInvites: Int
     }
 
@@ -118,6 +121,7 @@ struct Server: ParsableCommand {
             throw ValidationError("--user-quota \(userQuotaText): expected bytes, or a size such as 512KiB, 8MiB, 1GiB")
         }
         return Limits(peer: try count(peerConnectionsText, "--peer-connections", 1...8_192),
+                      user: try count(userConnectionsText, "--user-connections", 1...8_192),
                       heads: try count(peerHeadsText, "--peer-heads", 1...8_192), head: try duration(headTimeoutText, "--head-timeout"),
                       idle: try duration(idleTimeoutText, "--idle-timeout"), joins: try count(peerJoinsText, "--peer-joins", 1...1_000_000),
                       connections: try count(maxConnectionsText, "--max-connections", 1...65_536),
@@ -178,6 +182,7 @@ struct Server: ParsableCommand {
         let server = WorldServer(host: host)
         let limits = try limits()
         server.maxConnectionsPerPeer = limits.peer
+        server.maxConnectionsPerUser = limits.user
         server.maxWaitingPerPeer = limits.heads
         server.headTimeout = .milliseconds(limits.head.milliseconds)
         server.idleTimeout = .milliseconds(limits.idle.milliseconds)

@@ -408,13 +408,20 @@ def ipv6_per_64():
         held = [socket.create_connection(("::1", port), timeout=DEADLINE) for _ in range(4)]
         extra = socket.create_connection(("::1", port), timeout=DEADLINE)
         extra.settimeout(3)
+        said = b""
         try:
-            closed = extra.recv(1) == b""
+            while True:
+                chunk = extra.recv(4096)
+                if not chunk:
+                    closed = True
+                    break
+                said += chunk
         except socket.timeout:
             closed = False
         except OSError:
             closed = True
-        check(closed, "over IPv6, a /64's fifth connection is closed at once (--peer-connections 4)")
+        check(closed and said.startswith(b"HTTP/1.1 503") and b"(--peer-connections 4)" in said,
+              f"over IPv6, a /64's fifth connection is answered 503 naming --peer-connections 4, and closed at once ({said[-90:]!r})")
         for s in held + [extra]:
             s.close()
     finally:
@@ -437,10 +444,18 @@ def heads_per_peer():
         other.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\n")
         time.sleep(0.3)
 
+        said = {}
+
         def ended(s):
             s.settimeout(0.3)
+            got = b""
             try:
-                return s.recv(1) == b""
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        said[s] = got
+                        return True
+                    got += chunk
             except socket.timeout:
                 return False
             except OSError:
@@ -448,6 +463,9 @@ def heads_per_peer():
         states = [ended(s) for s in heads]
         check(states == [True, True, False, False, False, False] and not ended(other),
               f"of 6 unfinished heads from one address at --peer-heads 4, the 2 oldest are closed ({states}); another address's stays")
+        check(all(said.get(s, b"").startswith(b"HTTP/1.1 503") and b"(--peer-heads 4)" in said.get(s, b"")
+                  and b"Synchat-Request-Not-Read: 1" in said.get(s, b"") for s in heads[:2]),
+              "each is first answered 503 naming --peer-heads 4, its request not read")
         status, _, _ = http(port, "GET", "/v1/indexer/tip", source="127.0.13.1")
         check(status == 401, f"a whole request from that address is still answered ({status})")
         for s in heads + [other]:

@@ -33,6 +33,17 @@ struct ProtocolTests {
         }
     }
 
+    @Test("a window or a cursor reaching back before a young server's world began is asked from its beginning: the server refuses negative instants, and nothing lands before 0")
+    func instantsBeforeTheWorld() throws {
+        let early = IndexerRoute.path(for: .tipCounting(after: Instant(milliseconds: -288_955), through: Instant(milliseconds: 311_045)))
+        #expect(early == "/v1/indexer/tip?after=0&through=311045")
+        #expect(IndexerRoute.path(for: .handshakes(.incoming, since: Instant(milliseconds: -600_000))) == "/v1/indexer/handshakes?direction=in&since=0")
+        let parts = try #require(URLComponents(string: early))
+        var query: [String: String] = [:]
+        for item in parts.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        #expect(try IndexerRoute.call(path: parts.percentEncodedPath, query: query) == .tipCounting(after: .zero, through: Instant(milliseconds: 311_045)))
+    }
+
     @Test("a route the indexer has not is 404, a bad parameter 400, each with its reason")
     func indexerRefusals() {
         #expect(throws: RouteError(status: 404, "no such endpoint: /v1/indexer/nothing")) { try IndexerRoute.call(path: "/v1/indexer/nothing", query: [:]) }

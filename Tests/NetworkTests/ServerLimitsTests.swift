@@ -244,20 +244,20 @@ struct ServerLimitsTests {
         var held: [(Connection, String)] = []
         func admit(_ peer: String, _ name: String) -> ConnectionTable.Admission {
             let c = Connection()
-            let admission = table.admit(ObjectIdentifier(c), peer: peer) { closed.append(name) }
-            if admission != .refused { held.append((c, peer)) }
+            let admission = table.admit(ObjectIdentifier(c), peer: peer) { _ in closed.append(name) }
+            if case .refused = admission {} else { held.append((c, peer)) }
             return admission
         }
         for i in 0..<3 { #expect(admit("10.0.0.1", "a\(i)") == .admitted) }
-        #expect(admit("10.0.0.1", "a3") == .refused, "a peer's own limit")
+        #expect(admit("10.0.0.1", "a3") == .refused(.peerConnections(peer: "10.0.0.1", limit: 3)), "a peer's own limit")
         for i in 0..<3 { #expect(admit("10.0.0.2", "b\(i)") == .admitted) }
         #expect(table.count == 6)
-        #expect(admit("10.0.0.3", "c0") == .admittedShedding(peer: "10.0.0.1"))
+        #expect(admit("10.0.0.3", "c0") == .admittedShedding(.peer("10.0.0.1")))
         #expect(closed == ["a0"], "the oldest of the largest holder")
-        #expect(admit("10.0.0.3", "c1") == .admittedShedding(peer: "10.0.0.2"))
-        #expect(admit("10.0.0.3", "c2") == .refused, "2, 2, 2: nobody holds more than the newcomer would")
+        #expect(admit("10.0.0.3", "c1") == .admittedShedding(.peer("10.0.0.2")))
+        #expect(admit("10.0.0.3", "c2") == .refused(.maxConnections(6)), "2, 2, 2: nobody holds more than the newcomer would")
         #expect(table.count == 6 && table.held(by: "10.0.0.3") == 2)
-        for (c, peer) in held { table.remove(ObjectIdentifier(c), peer: peer) }
+        for (c, _) in held { table.remove(ObjectIdentifier(c)) }
         #expect(table.count == 0)
         #expect(ConnectionTable.peer(ofAddress: "2001:db8:0:1::5") == "2001:db8:0:1::/64")
         #expect(ConnectionTable.peer(ofAddress: "2001:db8:0:1:ffff:1:2:3") == ConnectionTable.peer(ofAddress: "2001:db8:0:1::5"))
@@ -275,7 +275,7 @@ struct ServerLimitsTests {
         func admit(_ peer: String, _ name: String) -> ConnectionTable.Admission {
             let c = Connection()
             kept[name] = c
-            return table.admit(ObjectIdentifier(c), peer: peer) { closed.append(name) }
+            return table.admit(ObjectIdentifier(c), peer: peer) { _ in closed.append(name) }
         }
         #expect(admit("10.0.0.1", "a0") == .admitted && admit("10.0.0.1", "a1") == .admitted)
         table.headRead(ObjectIdentifier(kept["a1"]!), peer: "10.0.0.1")
@@ -286,8 +286,47 @@ struct ServerLimitsTests {
         #expect(admit("10.0.0.2", "b0") == .admitted && admit("10.0.0.2", "b1") == .admitted)
         #expect(closed == ["a0"], "another peer's heads are its own")
         #expect(table.held(by: "10.0.0.1") == 3 && table.waiting(by: "10.0.0.1") == 2 && table.count == 5)
-        table.remove(ObjectIdentifier(kept["a0"]!), peer: "10.0.0.1")
+        table.remove(ObjectIdentifier(kept["a0"]!))
         #expect(table.count == 5, "removing a shed connection again changes nothing")
+    }
+
+    @Test("a connection whose head shows a user's secret is the user's, not its address's: fifty users behind one address hold their own connections, a stranger at that address is held to the address's limit, and a user past its own limit loses its oldest")
+    func usersBehindOneAddress() {
+        final class Connection {}
+        var closed: [ConnectionTable.Limit] = []
+        var table = ConnectionTable(maxConnections: 1_000, maxPerPeer: 4, maxWaitingPerPeer: 4, maxPerUser: 8)
+        var kept: [Connection] = []
+        func admit() -> (ObjectIdentifier, ConnectionTable.Admission) {
+            let c = Connection()
+            kept.append(c)
+            return (ObjectIdentifier(c), table.admit(ObjectIdentifier(c), peer: "10.0.0.9") { closed.append($0) })
+        }
+        for user in 0..<50 {
+            for _ in 0..<6 {
+                let (id, admission) = admit()
+                #expect(admission == .admitted)
+                table.headRead(id, peer: "10.0.0.9", user: "u\(user)")
+            }
+        }
+        #expect(table.count == 300 && table.held(by: "10.0.0.9") == 0 && table.held(byUser: "u7") == 6 && closed.isEmpty,
+                "300 connections of 50 users, none of them the address's")
+        var stranger: [ObjectIdentifier] = []
+        for _ in 0..<4 {
+            let (id, admission) = admit()
+            #expect(admission == .admitted)
+            table.headRead(id, peer: "10.0.0.9")  // a head with no secret
+            stranger.append(id)
+        }
+        #expect(admit().1 == .refused(.peerConnections(peer: "10.0.0.9", limit: 4)), "the stranger is held to the address's 4")
+        for id in stranger { table.remove(id) }
+        for _ in 0..<3 {
+            let (id, _) = admit()
+            table.headRead(id, peer: "10.0.0.9", user: "u7")
+        }
+        #expect(table.held(byUser: "u7") == 8 && closed == [.userConnections(user: "u7", limit: 8)], "the ninth closed u7's oldest")
+        #expect(table.held(byUser: "u8") == 6, "nobody else's")
+        for c in kept { table.remove(ObjectIdentifier(c)) }
+        #expect(table.count == 0)
     }
 
     @Test("NIO's upgrade handler (a 16-message buffer from the first byte) is in a connection's pipeline only once its first request asks to upgrade: a plain request is answered without it, an upgrade gets 101")

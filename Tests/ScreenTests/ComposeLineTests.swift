@@ -38,7 +38,8 @@ struct ComposeLineTests {
             $0.notice = "message limit: 16 KiB (16384 bytes); nothing more is added"
         }
         #expect(store.state.compose.utf8Count == limit && store.state.compose.count == limit)
-        #expect(Render.screen(store.state, width: 100, height: 24).text[21] == " message limit: 16 KiB (16384 bytes); nothing more is added")
+        let shown = Render.screen(store.state, width: 100, height: 24).text
+        #expect(shown[20] == " message limit: 16 KiB (16384 bytes); nothing more is added" && shown[21].hasPrefix("to Alice> "), "\(shown[20])\n\(shown[21])")
         store.send(.key(.enter), commands: [.apply(.send(handle: "alice", text: atLimit))]) {
             $0.drafts[alice] = nil
             $0.history.record(atLimit)

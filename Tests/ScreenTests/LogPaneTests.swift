@@ -145,7 +145,8 @@ struct StartNoticesTests {
         #expect(Notices.atStart([warnings[0]]) == warnings[0])
         var s = sampleState()
         _ = ViewModel.reduce(&s, .notice(try #require(Notices.atStart(warnings))))
-        let row = Render.screen(s, width: 200, height: 24).text[21]
+        let rows = Render.screen(s, width: 200, height: 24).text
+        let row = rows[19] + rows[20]  // the notice's two rows, above the compose line
         #expect(row.contains("2 warnings, each in the log (l): keys: keys.toml:3:") && row.contains("keys: keys.toml:7:"), "\(row)")
     }
     @Test("the app's own lines (what the terminal was found to draw) carry the clock's time like the engine's: wrapped and scrolled half out of the pane, every row starts with a time or is indented under one")

@@ -252,11 +252,13 @@ struct ViewModelTests {
         #expect(s.banners.isEmpty)
     }
 
-    @Test("a notice shows until the next key")
+    @Test("a notice shows until the next key, on a row of its own above the compose line, which stays in view")
     func notice() {
         let store = TestStore(listFocused())
+        let before = Render.screen(store.state, width: 100, height: 24).text
         store.send(.notice("theme: unknown key")) { $0.notice = "theme: unknown key" }
-        #expect(Render.screen(store.state, width: 100, height: 24).text[21] == " theme: unknown key")
+        let shown = Render.screen(store.state, width: 100, height: 24).text
+        #expect(shown[20] == " theme: unknown key" && shown[21] == before[21], "\(shown[20])\n\(shown[21])")
         store.send(.key(.down)) {
             $0.notice = nil
             $0.selected = 1
@@ -311,5 +313,32 @@ struct ViewModelTests {
         #expect(ViewInput.from(TimedEvent(at: at(2), event: .observationHit(txId: "abcdef0123", pushOffset: .seconds(2), via: .realtime)))
                 == [.log(LogEntry(time: "08:00:02", text: "observation hit abcdef01 (realtime): push 2s after realtime",
                                   kind: .hit(txId: "abcdef0123", pushOffset: .seconds(2), via: .realtime)))])
+    }
+}
+
+@Suite("Notices beside the compose line")
+struct NoticeRowTests {
+    @Test("a server that forgot the user: at 80 columns its words fit whole in two rows of their own, and the compose line below them stays visible and editable")
+    func forgottenFitsAndComposeStays() {
+        var s = sampleState()  // Alice open, the compose line focused
+        s.status.link = .forgotten("the server no longer knows ty (it was restarted without its data?): quit, then join again as a new user (another --profile, or --ephemeral)")
+        _ = ViewModel.reduce(&s, .paste("still typing"))
+        let rows = Render.screen(s, width: 80, height: 24).text
+        let notice = rows[19] + " " + rows[20]
+        #expect(rows[19].hasPrefix(" the server no longer knows ty") && notice.contains("--ephemeral)"), "\(rows[19])\n\(rows[20])")
+        #expect(rows[21].hasPrefix("to Alice> still typing"), "\(rows[21])")
+    }
+
+    @Test("where the keys go shows in words on the compose line, not only in the focus colour: conversations, messages, sync log; none while writing (the cursor says so)")
+    func focusInWords() {
+        var s = sampleState()
+        #expect(!Render.screen(s, width: 100, height: 24).text[21].contains("keys:"))
+        s.focus = .list
+        #expect(Render.screen(s, width: 100, height: 24).text[21].hasSuffix(" keys: conversations"))
+        s.focus = .messages
+        #expect(Render.screen(s, width: 100, height: 24).text[21].hasSuffix(" keys: messages"))
+        s.showLog = true
+        s.focus = .log
+        #expect(Render.screen(s, width: 100, height: 24).text[21].hasSuffix(" keys: sync log"))
     }
 }
