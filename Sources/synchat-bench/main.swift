@@ -11,7 +11,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|soak [--minutes M] [--bots N] [--tuis N] [--seed S] [--out DIR] [--check]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -181,7 +181,8 @@ func sh(_ cmd: String, raw: Bool = false) -> String {
 
 /// The release `synchat` beside this bench, or nil (with a line saying so).
 func releaseBinary() -> String? {
-    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("synchat").path
+    let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]  // argv[0] may be a bare name
+    let binary = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("synchat").path
     guard FileManager.default.isExecutableFile(atPath: binary) else {
         say("skipped: \(binary) not built (swift build -c release)")
         return nil
@@ -364,7 +365,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "team", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "regressions", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "team", "soak", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "regressions", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -374,7 +375,7 @@ if what == "probe-widths" {
     exit(0)
 }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|soak [--minutes M] [--bots N] [--tuis N] [--seed S] [--out DIR] [--check]|hostile [ATTACK...]|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -386,6 +387,7 @@ var scalingLines = 1_000_000
 var peersIdle = 60
 var net = (clients: 100, seconds: 30, rate: 120.0, warmup: 5)
 var team = TeamSettings()
+var soak = SoakSettings()
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
@@ -407,6 +409,7 @@ if what == "crash", let arg = rest.first {
     }
 } else if what == "team" {
     team = teamArguments(rest)
+} else if what == "soak" { soak = soakArguments(rest)
 } else if what == "scaling" {
     if rest.count == 2, rest[0] == "--lines", let n = Int(rest[1]), n > 0 { scalingLines = n }
     else if !rest.isEmpty { usage("scaling takes --lines N, not \(rest.joined(separator: " "))") }
@@ -429,6 +432,7 @@ if what == "scaling" { try scalingBench(lines: scalingLines) }  // not in all: a
 if what == "peers" { peersBench(idleSeconds: peersIdle) }  // not in all: minutes of waiting
 if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate, warmup: net.warmup) }  // not in all: a server and its clients
 if what == "team" { teamBench(bots: team.bots, seconds: team.seconds, speed: team.speed) }  // not in all: a server and its team
+if what == "soak" { exit(soakBench(soak)) }  // not in all: an hour of chaos
 if what == "hostile" { hostileBench(only: rest) }  // not in all: a server under floods, 1 000 joins, a full disk
 if what == "render" || what == "all" { try renderBench() }
 if what == "search" || what == "all" { try searchBench(messages: searchMessages) }

@@ -124,15 +124,21 @@ struct Bot: ParsableCommand {
         world.step()
         for m in storage.allMessages() where m.message.direction == .outgoing { sent.append(m.txId) }
         if let report {
+            // Encoded by an encoder, never by interpolation: an address or a txId with a quote
+            // or an escape in it stays a string.
             let stored = storage.allMessages()
-            let json = """
-                {"user": "\(user)", "address": "\(world.me.value)", "clock": \(world.scheduler.now.milliseconds), \
-                "stored": [\(stored.map { "\"\($0.txId)\"" }.joined(separator: ", "))], \
-                "incoming": [\(stored.filter { $0.message.direction == .incoming }.map { "\"\($0.txId)\"" }.joined(separator: ", "))], \
-                "sent": [\(sent.map { "\"\($0)\"" }.joined(separator: ", "))], \
-                "reliability": "\(driver.reliability.state.rawValue)", "fullSyncs": \(driver.counters.fullSyncs), \
-                "unsent": \(driver.unsavedChanges)}
-                """
+            let document: [String: Any] = [
+                "user": user, "address": world.me.value, "clock": world.scheduler.now.milliseconds,
+                "stored": stored.map(\.txId), "incoming": stored.filter { $0.message.direction == .incoming }.map(\.txId), "sent": sent,
+                "messages": stored.map { m -> [String: Any] in
+                    ["txId": m.txId, "direction": m.message.direction.rawValue, "blockTime": m.message.blockTime.milliseconds,
+                     "receivedAt": m.receivedAt.milliseconds, "via": m.via.rawValue]
+                },
+                "duplicates": storage.duplicateCount(),
+                "reliability": driver.reliability.state.rawValue, "fullSyncs": driver.counters.fullSyncs, "requests": driver.counters.requests,
+                "unsent": driver.unsavedChanges,
+            ]
+            let json = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
             do { try Data((json + "\n").utf8).write(to: URL(fileURLWithPath: report)) } catch { refuse("bot: cannot write --report \(report): \(error)") }
         }
     }

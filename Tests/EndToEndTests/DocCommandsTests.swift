@@ -3,7 +3,8 @@ import Testing
 
 /// Every command line the docs tell a person to type, typed as written: each line of the
 /// ```sh blocks of README.md and docs/*.md that starts with `synchat`, `swift run synchat` or
-/// `swift run -c release synchat` (never `synchat-bench`), and each `curl` line, run by a shell
+/// `swift run -c release synchat` (never `synchat-bench`, but for its `soak` line, a check run
+/// when `SYNCHAT_DOC_COMMANDS=all`), and each `curl` line, run by a shell
 /// in a folder of its own with `synchat` on its PATH (the built binary) — the arguments as the
 /// docs have them, pipes and redirections included. Held to what it promises by kind: a TUI
 /// line reaches its status bar in tmux; a `simulate` line exits 0; a `server` line prints its
@@ -28,6 +29,8 @@ struct DocCommandsTests {
 
     enum Kind: Equatable {
         case tui, simulate, server, bot, fault, curl, helper
+        /// `synchat-bench soak`: the one bench line the docs promise as a check (docs/reliability.md).
+        case soak
     }
 
     static let root = BuiltProducts.packageRoot
@@ -87,6 +90,9 @@ struct DocCommandsTests {
     /// built `synchat`); nil for a line this test does not run (another tool's).
     static func classify(_ text: String) -> (kind: Kind, command: String)? {
         var command = text
+        for prefix in ["swift run -c release synchat-bench soak ", "synchat-bench soak "] where command.hasPrefix(prefix) {
+            return (.soak, "synchat-bench soak " + command.dropFirst(prefix.count))
+        }
         for prefix in ["swift run -c release synchat ", "swift run synchat "] where command.hasPrefix(prefix) {
             command = "synchat " + command.dropFirst(prefix.count)
         }
@@ -122,7 +128,7 @@ struct DocCommandsTests {
             for line in try Self.lines(of: file) {
                 guard let (kind, command) = Self.classify(line.text) else { continue }
                 counts[kind, default: 0] += 1
-                #expect(!command.hasPrefix("synchat-bench"), "\(line)")
+                #expect(!command.hasPrefix("synchat-bench") || kind == .soak, "\(line)")
             }
         }
         // What the docs hold today; a count going down means a line stopped being found.
@@ -131,6 +137,8 @@ struct DocCommandsTests {
         #expect(counts[.server, default: 0] >= 5, "\(counts)")
         #expect(counts[.bot, default: 0] >= 3 && counts[.fault, default: 0] >= 4 && counts[.curl, default: 0] >= 4, "\(counts)")
         #expect(Self.classify("swift run -c release synchat-bench fuzz") == nil)
+        #expect(Self.classify("swift run -c release synchat-bench soak --minutes 3 --bots 10 --check")?.kind == .soak)
+        #expect(counts[.soak, default: 0] >= 1, "docs/reliability.md's soak line: \(counts)")
         #expect(Self.classify("swift run synchat -- --ephemeral")?.command == "synchat -- --ephemeral")
         #expect(Self.withoutComment("synchat --user ada   # a comment") == "synchat --user ada   ")
         #expect(Self.withoutComment("grep -v '^# ' session.log") == "grep -v '^# ' session.log")
@@ -145,14 +153,17 @@ struct DocCommandsTests {
         try TmuxSession.requireReady()
         let reader = try Reader(file: file)
         defer { reader.close() }
-        var ran = 0
+        var ran = 0, leftToCI = 0
         for line in try Self.lines(of: file) {
             guard let (kind, command) = Self.classify(line.text) else { continue }
-            if Self.isFullMatrix(command), !Self.runsAll { continue }
+            if Self.isFullMatrix(command) || kind == .soak, !Self.runsAll {
+                leftToCI += 1
+                continue
+            }
             try reader.run(kind, command, line)
             ran += 1
         }
-        #expect(ran > 0, "\(file): no line ran")
+        #expect(ran > 0 || leftToCI > 0, "\(file): no line ran")
         for failure in reader.failures { Issue.record(Comment(rawValue: failure)) }
     }
 
@@ -171,6 +182,8 @@ struct DocCommandsTests {
             bin = dir.file("bin")
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: bin + "/synchat", withDestinationPath: TmuxSession.binary)
+            let bench = URL(fileURLWithPath: TmuxSession.binary).deletingLastPathComponent().appendingPathComponent("synchat-bench").path
+            try FileManager.default.createSymbolicLink(atPath: bin + "/synchat-bench", withDestinationPath: bench)
             try FileManager.default.createDirectory(atPath: dir.file("work"), withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: dir.file("work/Scenarios"),
                                                        withDestinationPath: DocCommandsTests.root.appendingPathComponent("Scenarios").path)
@@ -242,6 +255,10 @@ struct DocCommandsTests {
             case .helper:
                 let r = try shell(command)
                 if r.status != 0 { fail(line, "exit \(r.status): \(r.err.suffix(400))") }
+            case .soak:
+                // Its own server, bots and TUIs; `--check` makes a finding its exit status.
+                let r = try shell(foreground, seconds: 1_800)
+                if r.status != 0 { fail(line, "exit \(r.status): \(r.out.suffix(1200)) \(r.err.suffix(400))") }
             case .simulate, .fault, .curl:
                 let r = try shell(foreground)
                 if r.status != 0 { return fail(line, "exit \(r.status): \(r.err.suffix(600))") }

@@ -1,0 +1,140 @@
+import Foundation
+import SimWorld
+
+/// The soak's nemesis (Jepsen's word): one fault every 5–20 s, drawn from the seed, each on its
+/// own clock of wall seconds, staggered so that several may be under way at once. Every fault
+/// keeps a window — from its start to its end plus the time a client needs to find out
+/// (`settle`) — in which a client's failed requests are expected; outside every window, a
+/// failed request is a finding.
+struct SoakNemesis {
+    /// A fault as the report shows it: what, on whom, and its window (wall seconds).
+    struct Fault {
+        var what: String
+        /// The processes or users it touches; empty: everyone (the server).
+        var on: [String]
+        var start: Double
+        var end: Double
+        /// The window in which failures are expected: from `start` to `end + settle`.
+        var settle: Double
+        var windowEnd: Double { end + settle }
+    }
+
+    private var random: RandomStream
+    private let run: SoakRun
+    private(set) var faults: [Fault] = []
+    private var next: Double
+    /// Things to undo at a wall instant: a SIGCONT, a restart, a healing directive.
+    private var pending: [(at: Double, undo: () -> Void)] = []
+    private var nextWrite: [Double]
+    private var written = 0
+
+    /// A client finds a healed fault within this: a reconnect's backoff (up to 30 s), a catch-up.
+    static let settle = 45.0
+
+    init(seed: UInt64, run: SoakRun) {
+        random = RandomStream(seed: seed, concern: "soak nemesis")
+        self.run = run
+        next = 10  // a first fault after the clients joined
+        nextWrite = run.tuis.map { _ in 5 }
+    }
+
+    private mutating func uniform(_ a: Double, _ b: Double) -> Double { a + (b - a) * random.unit() }
+    private mutating func pick<T>(_ xs: [T]) -> T { xs[Int(random.next() % UInt64(xs.count))] }
+
+    /// Runs what is due by now: undos, the TUIs' writing, the next fault.
+    mutating func step() {
+        let now = run.wall
+        let due = pending.filter { $0.at <= now }
+        pending.removeAll { $0.at <= now }
+        for d in due { d.undo() }
+        writeAsTUIs(quiet: false)
+        guard now >= next else { return }
+        next = now + uniform(5, 20)
+        fault(at: now)
+    }
+
+    /// Each TUI writes a line every 20–40 s, as a person types it on its compose line; not
+    /// while it is stopped or restarting. The screen is read first: letters go only to a
+    /// compose line that has the keys (its row then says no `keys: …`), never to a pane where
+    /// they would act as keys (`s`, `p`, `q`…).
+    mutating func writeAsTUIs(quiet: Bool) {
+        guard !quiet else { return }
+        for (i, tui) in run.tuis.enumerated() where run.wall >= nextWrite[i] {
+            nextWrite[i] = run.wall + uniform(20, 40)
+            guard tui.pid > 0, tui.stoppedUntil == nil else { continue }
+            func composeRow() -> String {
+                let rows = run.screen(tui).split(separator: "\n", omittingEmptySubsequences: false)
+                return rows.count > 27 ? String(rows[27]) : ""
+            }
+            _ = sh("\(run.tmux) send-keys -t \(tui.name) Escape")  // a prompt closes; the compose line gives the keys to the list
+            usleep(150_000)
+            let before = composeRow()
+            if before.contains("keys: conversations") || before.hasPrefix("  select a conversation") {
+                _ = sh("\(run.tmux) send-keys -t \(tui.name) Enter")  // opens the selected conversation, to write in it
+                usleep(150_000)
+            }
+            let row = composeRow()
+            guard row.hasPrefix("to "), !row.contains("keys: ") else { continue }
+            written += 1
+            _ = sh("\(run.tmux) send-keys -t \(tui.name) -l 'soak line \(written) from \(tui.name)'")
+            _ = sh("\(run.tmux) send-keys -t \(tui.name) Enter")
+        }
+    }
+
+    private mutating func fault(at now: Double) {
+        let clients = run.bots + run.tuis
+        let kinds = ["server", "client", "sleep", "world", "world"]
+        switch pick(kinds) {
+        case "server":
+            // kill -9 the server and start it again on its data, 1–5 s later.
+            let down = uniform(1, 5)
+            run.server.killHard()
+            faults.append(Fault(what: "server kill -9, down \(Int(down)) s", on: [], start: now, end: now + down, settle: Self.settle))
+            pending.append((now + down, { [run] in
+                run.server.launch()
+            }))
+        case "client" where !clients.isEmpty:
+            let victim = pick(clients)
+            guard victim.stoppedUntil == nil else { return }
+            let down = uniform(1, 5)
+            victim.killHard()
+            faults.append(Fault(what: "\(victim.kind.rawValue) kill -9, down \(Int(down)) s", on: [victim.name], start: now, end: now + down, settle: Self.settle))
+            pending.append((now + down, { victim.launch() }))
+        case "sleep" where !clients.isEmpty:
+            // A laptop asleep: SIGSTOP for 10–90 s, then SIGCONT.
+            let victim = pick(clients)
+            guard victim.stoppedUntil == nil, victim.pid > 0 else { return }
+            let asleep = uniform(10, 90)
+            victim.signal(SIGSTOP)
+            victim.stoppedUntil = now + asleep
+            faults.append(Fault(what: "\(victim.kind.rawValue) asleep (SIGSTOP) \(Int(asleep)) s", on: [victim.name], start: now, end: now + asleep, settle: Self.settle))
+            pending.append((now + asleep, {
+                victim.signal(SIGCONT)
+                victim.stoppedUntil = nil
+            }))
+        case "world" where !clients.isEmpty:
+            // A fault of one user's world through `synchat fault`, lifted 10–60 s later.
+            let victim = pick(clients)
+            let (give, lift) = pick([("push drop 100%", "push up"), ("push delay 90s", "push up"), ("realtime down", "realtime up"),
+                                     ("indexer down", "indexer up"), ("realtime stale", "realtime up"), ("push drop 30%", "push up")])
+            let lasts = uniform(10, 60)
+            run.fault(victim.name, give)
+            faults.append(Fault(what: give, on: [victim.name], start: now, end: now + lasts, settle: Self.settle + 90))
+            pending.append((now + lasts, { [run] in run.fault(victim.name, lift) }))
+        default:
+            break
+        }
+    }
+
+    /// Everything undone at once: the server up, every client running and awake, every world healed.
+    mutating func healAll() {
+        let due = pending
+        pending.removeAll()
+        for d in due { d.undo() }
+        if run.server.pid == 0 { run.server.launch() }
+        for p in run.bots + run.tuis where p.pid == 0 { p.launch() }
+        let now = run.wall
+        for i in faults.indices where faults[i].end > now { faults[i].end = now }
+        run.takeAnchor()
+    }
+}
