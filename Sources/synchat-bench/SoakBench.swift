@@ -52,19 +52,24 @@ final class SoakProcess {
     let start: (Int) -> pid_t?  // incarnation → pid
     private(set) var pid: pid_t = 0
     private(set) var incarnation = 0
+    /// When its last incarnation started, in the run's wall seconds.
+    private(set) var launchedAt = 0.0
+    let clock: () -> Double
     /// Resident memory samples (wall seconds since the start, MB).
     var rss: [(at: Double, mb: Double)] = []
     /// Stopped with SIGSTOP until then.
     var stoppedUntil: Double?
 
-    init(_ kind: Kind, _ name: String, start: @escaping (Int) -> pid_t?) {
+    init(_ kind: Kind, _ name: String, clock: @escaping () -> Double, start: @escaping (Int) -> pid_t?) {
         self.kind = kind
         self.name = name
+        self.clock = clock
         self.start = start
     }
 
     @discardableResult func launch() -> Bool {
         incarnation += 1
+        launchedAt = clock()
         guard let p = start(incarnation) else { return false }
         pid = p
         return true
@@ -117,6 +122,9 @@ final class SoakRun {
 
     /// The world's instant now, from the anchor.
     func worldNow() -> Int64 { anchor.world + Int64((wall - anchor.wall) * 1000 * settings.speed) }
+
+    /// The world's instant at a wall instant (seconds since the start).
+    func worldOf(wall at: Double) -> Int64 { anchor.world + Int64((at - anchor.wall) * 1000 * settings.speed) }
 
     /// Wall seconds since the start of a world instant.
     func wallOf(world ms: Int64) -> Double { anchor.wall + Double(ms - anchor.world) / 1000 / settings.speed }
@@ -222,11 +230,11 @@ func soakBench(_ settings: SoakSettings) -> Int32 {
     try? FileManager.default.removeItem(atPath: run.dir)
     try? FileManager.default.createDirectory(atPath: run.dir, withIntermediateDirectories: true)
     guard run.makeCertificates() else { say("skipped: openssl could not make the certificates"); return 1 }
-    run.server = SoakProcess(.server, "server") { [run] in run.startServer($0) }
+    run.server = SoakProcess(.server, "server", clock: { [run] in run.wall }) { [run] in run.startServer($0) }
     guard run.server.launch(), !run.token.isEmpty else { say("the server did not start: \(run.dir)/server/out-1.log"); return 1 }
     run.takeAnchor()
-    run.bots = (1...max(1, settings.bots)).prefix(settings.bots).map { i in SoakProcess(.bot, "bot\(i)") { [run] in run.startBot(i, $0) } }
-    run.tuis = (1...max(1, settings.tuis)).prefix(settings.tuis).map { i in SoakProcess(.tui, "tui\(i)") { [run] in run.startTUI(i, $0) } }
+    run.bots = (1...max(1, settings.bots)).prefix(settings.bots).map { i in SoakProcess(.bot, "bot\(i)", clock: { [run] in run.wall }) { [run] in run.startBot(i, $0) } }
+    run.tuis = (1...max(1, settings.tuis)).prefix(settings.tuis).map { i in SoakProcess(.tui, "tui\(i)", clock: { [run] in run.wall }) { [run] in run.startTUI(i, $0) } }
     for p in run.bots + run.tuis { p.launch() }
     defer { run.stopAll() }
     var nemesis = SoakNemesis(seed: settings.seed, run: run)

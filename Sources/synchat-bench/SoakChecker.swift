@@ -43,8 +43,6 @@ struct SoakChecker {
     /// lost, unexpected, duplicated or shown sent and never confirmed, and no request failed
     /// outside a fault window.
     mutating func finish() -> Bool {
-        var ledgers: [String: [[String: Any]]] = [:]
-        for p in run.bots + run.tuis { ledgers[p.name] = run.truth(p.name)?["ledger"] as? [[String: Any]] ?? [] }
         for tui in run.tuis {
             tui.rss.append((run.wall, tui.rssMB))
             try? String(run.screen(tui)).write(toFile: run.dir + "/\(tui.name)-last-screen.txt", atomically: true, encoding: .utf8)
@@ -53,6 +51,10 @@ struct SoakChecker {
         for bot in run.bots { bot.signal(SIGTERM) }
         for bot in run.bots where bot.pid > 0 { _ = ChildProcess.wait(bot.pid) }
         usleep(1_000_000)
+        // The ledger is read once every client has stopped sending: read before, a message a
+        // bot sent in its last moments is in its store and not in the ledger read.
+        var ledgers: [String: [[String: Any]]] = [:]
+        for p in run.bots + run.tuis { ledgers[p.name] = run.truth(p.name)?["ledger"] as? [[String: Any]] ?? [] }
         run.stopAll()
         var all: [Figures] = []
         var requests = 0, deliveredToBots = 0
@@ -114,7 +116,12 @@ struct SoakChecker {
             let last = due.keys.compactMap { stored[$0]?.receivedAt }.max() ?? quietStartWorld
             f.convergence = max(0, Double(last - quietStartWorld) / 1000 / run.settings.speed)
         }
-        f.latencies = held.stored.filter { $0.incoming && inLedger[$0.txId] != nil }.map { Double($0.receivedAt - $0.blockTime) / 1000 }
+        // A bot keeps its store in memory: killed and started again, it fetches its history anew,
+        // so only what landed after its last start tells its latency (a TUI's profile keeps the
+        // first arrival across restarts).
+        let since = p.kind == .bot && p.incarnation > 1 ? run.worldOf(wall: p.launchedAt) : Int64.min
+        f.latencies = held.stored.filter { $0.incoming && inLedger[$0.txId] != nil && $0.blockTime >= since }
+            .map { Double($0.receivedAt - $0.blockTime) / 1000 }
         (f.failedInside, f.failedOutside) = failures(p)
         return f
     }
