@@ -45,8 +45,6 @@ final class ConnectionPool: @unchecked Sendable {
     /// Whether a server answered plain HTTP on this pool: then a connection cut before its
     /// answer is no sign of a TLS server.
     let heardPlainHTTP = NIOLockedValueBox(false)
-    /// Connections opened so far (a test reads it).
-    private(set) var opened = 0
 
     init(loop: EventLoop, plain: Bool, connect: @escaping (EventLoop, PooledConnection) -> EventLoopFuture<NIOCore.Channel>) {
         self.loop = loop
@@ -74,7 +72,6 @@ final class ConnectionPool: @unchecked Sendable {
             } else if held < Self.size, unproven == 0 {
                 held += 1
                 unproven += 1
-                opened += 1
                 let connection = PooledConnection(pool: self)
                 connect(loop, connection).whenComplete { [self] result in
                     switch result {

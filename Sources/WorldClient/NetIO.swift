@@ -203,9 +203,6 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
             .connect(host: host, port: port)
     }
 
-    /// Connections the pool has opened so far.
-    public var connectionsOpened: Int { (try? pool.loop.submit { [pool] in pool.opened }.wait()) ?? 0 }
-
     // MARK: - WebSockets
 
     /// Opens a WebSocket to `path`. `opened` runs once it is upgraded; `text` for each text

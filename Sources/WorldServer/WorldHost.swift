@@ -118,8 +118,9 @@ public final class WorldHost {
     }
 
     /// A user's token is written as it changes, before the client is told: a restart never
-    /// forgets a registration it confirmed (a checkpoint every 5 s lost one made just before a
-    /// `kill -9`, and the client waited for pushes the world no longer sent).
+    /// forgets a registration it confirmed. Left to the checkpoint, a registration made in the
+    /// seconds before a `kill -9` would be lost, and the client would wait for pushes the
+    /// restarted world never sends.
     private func keepTokens(of user: User) {
         guard let store else { return }
         let name = user.name

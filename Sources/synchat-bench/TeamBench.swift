@@ -9,18 +9,26 @@ struct TeamSettings {
 
 func teamArguments(_ rest: [String]) -> TeamSettings {
     var team = TeamSettings()
+    let n = positiveFlags(rest, ["--bots", "--seconds", "--speed"], of: "team")
+    team.bots = n["--bots"].map(Int.init) ?? team.bots
+    team.seconds = n["--seconds"].map(Int.init) ?? team.seconds
+    team.speed = n["--speed"] ?? team.speed
+    return team
+}
+
+/// A section's `--flag N` pairs, each among `names` and each a number more than 0; anything
+/// else is one usage line.
+func positiveFlags(_ rest: [String], _ names: [String], of section: String) -> [String: Double] {
+    var values: [String: Double] = [:]
     var i = 0
     while i < rest.count {
-        guard i + 1 < rest.count, let n = Double(rest[i + 1]), n > 0 else { usage("team takes --bots N, --seconds S, --speed X") }
-        switch rest[i] {
-        case "--bots": team.bots = Int(n)
-        case "--seconds": team.seconds = Int(n)
-        case "--speed": team.speed = n
-        default: usage("team takes --bots N, --seconds S, --speed X, not \(rest[i])")
+        guard names.contains(rest[i]), i + 1 < rest.count, let n = Double(rest[i + 1]), n > 0, n.isFinite, n < 1e9 else {
+            usage("\(section) takes \(names.map { "\($0) N" }.joined(separator: ", ")) (each more than 0), not \(rest[i...].joined(separator: " "))")
         }
+        values[rest[i]] = n
         i += 2
     }
-    return team
+    return values
 }
 
 /// `synchat-bench team`: a team behind one address. The release `synchat server` with its

@@ -395,18 +395,9 @@ if what == "crash", let arg = rest.first {
     if rest.count == 2, rest[0] == "--idle", let n = Int(rest[1]), n > 0 { peersIdle = n }
     else if !rest.isEmpty { usage("peers takes --idle SECONDS, not \(rest.joined(separator: " "))") }
 } else if what == "net" {
-    var i = 0
-    while i < rest.count {
-        guard i + 1 < rest.count, let n = Double(rest[i + 1]), n > 0 else { usage("net takes --clients N, --seconds S, --rate R (messages an hour each), --warmup S") }
-        switch rest[i] {
-        case "--clients": net.clients = Int(n)
-        case "--seconds": net.seconds = Int(n)
-        case "--rate": net.rate = n
-        case "--warmup": net.warmup = Int(n)
-        default: usage("net takes --clients N, --seconds S, --rate R, not \(rest[i])")
-        }
-        i += 2
-    }
+    let n = positiveFlags(rest, ["--clients", "--seconds", "--rate", "--warmup"], of: "net")
+    net = (n["--clients"].map(Int.init) ?? net.clients, n["--seconds"].map(Int.init) ?? net.seconds, n["--rate"] ?? net.rate,
+           n["--warmup"].map(Int.init) ?? net.warmup)
 } else if what == "team" {
     team = teamArguments(rest)
 } else if what == "soak" { soak = soakArguments(rest)

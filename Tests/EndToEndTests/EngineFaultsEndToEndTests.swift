@@ -81,7 +81,9 @@ struct MatrixCommandLineTests {
                              (["--head-timeout", "0s"], "--head-timeout"), (["--head-timeout", "soon"], "--head-timeout"),
                              (["--idle-timeout", "2d"], "--idle-timeout"), (["--peer-joins", "-3"], "--peer-joins"),
                              (["--peer-joins", "9999999"], "--peer-joins"), (["--peer-heads", "0"], "--peer-heads"),
-                             (["--peer-heads", "sixteen"], "--peer-heads"), (["--peer-heads", "99999"], "--peer-heads")] {
+                             (["--peer-heads", "sixteen"], "--peer-heads"), (["--peer-heads", "99999"], "--peer-heads"),
+                             (["--user-connections", "0"], "--user-connections"), (["--user-connections", "lots"], "--user-connections"),
+                             (["--user-connections", "99999"], "--user-connections")] {
             let r = try runSynchat(["server", "--port", "0"] + args)
             #expect(r.status == 2, "\(args): \(r.status)")
             #expect(r.err.split(separator: "\n").count == 1 && r.err.contains(flag), "\(args): \(r.err)")

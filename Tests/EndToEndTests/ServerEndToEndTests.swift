@@ -262,15 +262,13 @@ struct ServerEndToEndTests {
     }
 }
 
-/// One HTTP/1.1 exchange on a plain loopback socket (`Connection: close`: the answer ends
-/// with the connection). Written here so that the test shares no client code with the
-/// server and needs no HTTP library; 30 s deadlines.
-func httpExchange(port: Int, request: Data) throws -> (status: Int, data: Data) {
-    struct HTTPFailure: Error, CustomStringConvertible { var description: String }
+struct HTTPFailure: Error, CustomStringConvertible { var description: String }
+
+/// A TCP socket connected to 127.0.0.1:`port`, its reads and writes waiting `seconds` at most.
+func loopbackSocket(port: Int, seconds: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw HTTPFailure(description: "socket: \(errno)") }
-    defer { close(fd) }
-    var timeout = timeval(tv_sec: 30, tv_usec: 0)
+    var timeout = timeval(tv_sec: seconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var address = sockaddr_in()
@@ -280,7 +278,19 @@ func httpExchange(port: Int, request: Data) throws -> (status: Int, data: Data) 
     let connected = withUnsafePointer(to: &address) { p in
         p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard connected == 0 else { throw HTTPFailure(description: "connect to port \(port): \(errno)") }
+    guard connected == 0 else {
+        close(fd)
+        throw HTTPFailure(description: "connect to port \(port): \(errno)")
+    }
+    return fd
+}
+
+/// One HTTP/1.1 exchange on a plain loopback socket (`Connection: close`: the answer ends
+/// with the connection). Written here so that the test shares no client code with the
+/// server and needs no HTTP library; 30 s deadlines.
+func httpExchange(port: Int, request: Data) throws -> (status: Int, data: Data) {
+    let fd = try loopbackSocket(port: port, seconds: 30)
+    defer { close(fd) }
     var sent = 0
     try request.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
         while sent < raw.count {

@@ -76,23 +76,9 @@ struct TeamEndToEndTests {
 /// A plain loopback TCP connection the test drives byte by byte (shares no code with the
 /// client or the server); reads wait 10 s at most.
 final class RawConnection {
-    struct Failure: Error, CustomStringConvertible { var description: String }
     private let fd: Int32
 
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(); throw Failure(description: "connect to port \(port): \(errno)") }
-    }
+    init(port: Int) throws { fd = try loopbackSocket(port: port, seconds: 10) }
 
     deinit { close() }
 
