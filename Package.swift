@@ -131,7 +131,7 @@ let package = Package(
         .target(name: "Config", dependencies: ["ChatUI", "SyncCore", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses", "Config", "ChatUI", "SyncEngine", "SyncCore"]
+            dependencies: ["CNCurses", "Config", "ChatUI", "SyncEngine", "SyncCore", "Spawn"]  // Spawn: what a recorded child inherits
         ),
         // The app's loop: keys and the network's wake-ups in, the reducer, the session's
         // directives, a frame out through TerminalUI (issue 29 #6: it lived inside the adapter).
@@ -167,8 +167,10 @@ let package = Package(
                              .when(platforms: [.linux], configuration: .release)),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["AppActions", "WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
+        .executableTarget(name: "synchat-bench", dependencies: ["AppActions", "FaultProxy", "WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
+        // The soak's connection-level nemesis: a TCP proxy that stalls, resets and cuts.
+        .target(name: "FaultProxy", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
         // ddmin against brute force; SimWorld only for its seeded RandomStream.
         .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimWorld"]),
@@ -182,7 +184,7 @@ let package = Package(
                                                     "WorldServer", .product(name: "GRDB", package: "GRDB.swift")]),
         // The networked half in one process, in virtual time: server and clients through WorldPair.
         // NIOEmbedded: a server socket's timers in virtual time (ServerLimitsTests).
-        .testTarget(name: "NetworkTests", dependencies: ["WorldPair", "WorldServer", "WorldClient", "ServerProtocol", "Wire", "AppActions", "SimWorld", "SyncCore", "SyncEngine",
+        .testTarget(name: "NetworkTests", dependencies: ["FaultProxy", "WorldPair", "WorldServer", "WorldClient", "ServerProtocol", "Wire", "AppActions", "SimWorld", "SyncCore", "SyncEngine",
                                                       "Simulation", "TestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                                                       .product(name: "NIOEmbedded", package: "swift-nio")]),

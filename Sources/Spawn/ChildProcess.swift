@@ -8,7 +8,7 @@ import Foundation
 /// synchronous, and waiting on it from synchronous code deadlocks once every thread of the
 /// cooperative pool (two on a 2-core machine) is a test doing the same (docs/testing.md).
 ///
-/// Standard input is always /dev/null. Output goes to files, and only when asked for, never to
+/// Standard input is always /dev/null, and no other descriptor of the parent reaches the child. Output goes to files, and only when asked for, never to
 /// a pipe: a command that starts a daemon (the first `tmux new-session` starts the tmux
 /// server) would keep a pipe's write end open, and a reader waiting for its end would wait
 /// forever.
@@ -82,6 +82,12 @@ public enum ChildProcess {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         }
+        // The child holds its three standard descriptors and nothing more. SwiftNIO opens its
+        // sockets without close-on-exec (an accepted socket on Linux among them): inherited, a
+        // connection the parent closes stays open in the child, and its peer never learns that it
+        // ended (a proxy's connections, held by a server it restarted, hid a restart from its
+        // clients: the soak's push went quietly deaf).
+        closeInChild(from: 3, &actions)
         var cargs = argv.map { strdup($0) } + [nil]
         defer { for a in cargs { free(a) } }
         // The child starts with no signal blocked and every signal at its default: a test
@@ -101,4 +107,16 @@ public enum ChildProcess {
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
         return pid
     }
+
+    /// Every descriptor from `from` up closed in the child, by glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Swift's Glibc module does not
+    /// show it, so it is looked up by name). Where it is missing, nothing is added.
+    public static func closeInChild(from: Int32, _ actions: inout posix_spawn_file_actions_t) {
+        guard let add = addCloseFrom else { return }
+        _ = add(&actions, from)
+    }
+
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let addCloseFrom: AddCloseFrom? =
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: AddCloseFrom.self) }
 }

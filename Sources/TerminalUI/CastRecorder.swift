@@ -1,6 +1,7 @@
 import CNCurses
 import ChatUI
 import Foundation
+import Spawn
 
 /// `synchat --cast FILE`: the session recorded as an asciicast v2 file — every byte the
 /// terminal received, with its timing — as `asciinema rec` records a program. The chat runs as
@@ -174,6 +175,7 @@ public enum CastRecorder {
         posix_spawn_file_actions_adddup2(&actions, 0, 1)
         posix_spawn_file_actions_adddup2(&actions, 0, 2)
         posix_spawn_file_actions_adddup2(&actions, reportFD, 3)
+        ChildProcess.closeInChild(from: 4, &actions)  // nothing else of the recorder's (ChildProcess says why)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

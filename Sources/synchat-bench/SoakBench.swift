@@ -1,3 +1,4 @@
+import FaultProxy
 import ChatStore
 import Foundation
 import SimWorld
@@ -118,6 +119,12 @@ final class SoakRun {
 
     var wall: Double { Double(now() - t0) / 1e9 }
     var url: String { "https://127.0.0.1:\(port)" }
+    /// Every client reaches the server through the proxy, on its own port (`FaultProxy`).
+    var proxy: FaultProxy!
+    var proxyPorts: [String: Int] = [:]
+    /// The proxy's counts, read before it stops: connections carried, reset, cut.
+    var wire = (accepted: 0, resets: 0, cuts: 0)
+    func clientURL(_ name: String) -> String { "https://127.0.0.1:\(proxyPorts[name] ?? port)" }
     var ca: String { dir + "/tls/ca.pem" }
 
     /// The world's instant now, from the anchor.
@@ -166,7 +173,7 @@ final class SoakRun {
     func startBot(_ i: Int, _ incarnation: Int) -> pid_t? {
         let home = dir + "/bots/bot\(i)"
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        return try? ChildProcess.start(["/usr/bin/env", "XDG_DATA_HOME=\(home)", binary, "bot", "--server", url, "--ca", ca, "--user", "bot\(i)",
+        return try? ChildProcess.start(["/usr/bin/env", "XDG_DATA_HOME=\(home)", binary, "bot", "--server", clientURL("bot\(i)"), "--ca", ca, "--user", "bot\(i)",
                                         "--events", "--rate", "120/h", "--report", home + "/report-\(incarnation).json"],
                                        output: home + "/events-\(incarnation).log")
     }
@@ -174,7 +181,7 @@ final class SoakRun {
     func startTUI(_ i: Int, _ incarnation: Int) -> pid_t? {
         let home = dir + "/tuis/tui\(i)"
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let command = "env TERM=xterm-256color XDG_DATA_HOME=\(home) HOME=\(home) \(binary) --server \(url) --ca \(ca) --user tui\(i) --profile tui\(i)"
+        let command = "env TERM=xterm-256color XDG_DATA_HOME=\(home) HOME=\(home) \(binary) --server \(clientURL("tui\(i)")) --ca \(ca) --user tui\(i) --profile tui\(i)"
         if incarnation == 1 {
             // The pane stays when its program is killed, so that it can be started again in it.
             _ = sh("\(tmux) new-session -d -s tui\(i) -x 120 -y 30 \"\(command)\" \\; set-option -w -t tui\(i) remain-on-exit on")
@@ -208,6 +215,7 @@ final class SoakRun {
     /// Every process ended: the bots (SIGTERM, so each writes its report) are the checker's to
     /// stop; here the server and tmux.
     func stopAll() {
+        proxy.shutdown()
         for p in bots where p.pid > 0 { p.killHard() }
         server.killHard()
         _ = sh("\(tmux) kill-server")
@@ -233,8 +241,17 @@ func soakBench(_ settings: SoakSettings) -> Int32 {
     run.server = SoakProcess(.server, "server", clock: { [run] in run.wall }) { [run] in run.startServer($0) }
     guard run.server.launch(), !run.token.isEmpty else { say("the server did not start: \(run.dir)/server/out-1.log"); return 1 }
     run.takeAnchor()
+    run.proxy = FaultProxy(target: run.port)
     run.bots = (1...max(1, settings.bots)).prefix(settings.bots).map { i in SoakProcess(.bot, "bot\(i)", clock: { [run] in run.wall }) { [run] in run.startBot(i, $0) } }
     run.tuis = (1...max(1, settings.tuis)).prefix(settings.tuis).map { i in SoakProcess(.tui, "tui\(i)", clock: { [run] in run.wall }) { [run] in run.startTUI(i, $0) } }
+    for p in run.bots + run.tuis {
+        guard let port = run.proxy.listen(for: p.name) else {
+            say("the proxy could not listen for \(p.name)")
+            run.proxy.shutdown()
+            return 1
+        }
+        run.proxyPorts[p.name] = port
+    }
     for p in run.bots + run.tuis { p.launch() }
     defer { run.stopAll() }
     var nemesis = SoakNemesis(seed: settings.seed, run: run)

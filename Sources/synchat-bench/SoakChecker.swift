@@ -29,6 +29,8 @@ struct SoakChecker {
         var failedOutside = 0, failedInside = 0
         var convergence: Double?  // seconds after the quiet period began; nil: never
         var latencies: [Double] = []
+        /// Each delivery counted in `latencies`: when it reached the store (wall seconds) and its latency.
+        var deliveries: [(at: Double, latency: Double)] = []
         var examples: [String] = []
     }
 
@@ -55,6 +57,7 @@ struct SoakChecker {
         // bot sent in its last moments is in its store and not in the ledger read.
         var ledgers: [String: [[String: Any]]] = [:]
         for p in run.bots + run.tuis { ledgers[p.name] = run.truth(p.name)?["ledger"] as? [[String: Any]] ?? [] }
+        run.wire = run.proxy.figures
         run.stopAll()
         var all: [Figures] = []
         var requests = 0, deliveredToBots = 0
@@ -120,8 +123,9 @@ struct SoakChecker {
         // so only what landed after its last start tells its latency (a TUI's profile keeps the
         // first arrival across restarts).
         let since = p.kind == .bot && p.incarnation > 1 ? run.worldOf(wall: p.launchedAt) : Int64.min
-        f.latencies = held.stored.filter { $0.incoming && inLedger[$0.txId] != nil && $0.blockTime >= since }
-            .map { Double($0.receivedAt - $0.blockTime) / 1000 }
+        let counted = held.stored.filter { $0.incoming && inLedger[$0.txId] != nil && $0.blockTime >= since }
+        f.latencies = counted.map { Double($0.receivedAt - $0.blockTime) / 1000 }
+        f.deliveries = counted.map { (run.wallOf(world: $0.receivedAt), Double($0.receivedAt - $0.blockTime) / 1000) }
         (f.failedInside, f.failedOutside) = failures(p)
         return f
     }

@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import SimWorld
 
@@ -83,7 +84,7 @@ struct SoakNemesis {
 
     private mutating func fault(at now: Double) {
         let clients = run.bots + run.tuis
-        let kinds = ["server", "client", "sleep", "world", "world"]
+        let kinds = ["server", "client", "sleep", "world", "world", "wire"]
         switch pick(kinds) {
         case "server":
             // kill -9 the server and start it again on its data, 1–5 s later.
@@ -121,8 +122,31 @@ struct SoakNemesis {
             run.fault(victim.name, give)
             faults.append(Fault(what: give, on: [victim.name], start: now, end: now + lasts, settle: Self.settle + 90))
             pending.append((now + lasts, { [run] in run.fault(victim.name, lift) }))
+        case "wire" where !clients.isEmpty:
+            wire(pick(clients), at: now)
         default:
             break
+        }
+    }
+
+    /// A fault of the network between one client and the server, in the proxy: its connections
+    /// stalled for 10–60 s, reset at once, or cut in the middle of what the server sends for 5–30 s.
+    private mutating func wire(_ victim: SoakProcess, at now: Double) {
+        let proxy = run.proxy!
+        switch pick(["stall", "reset", "cut"]) {
+        case "stall":
+            let lasts = uniform(10, 60)
+            proxy.stall(victim.name)
+            faults.append(Fault(what: "connections stalled \(Int(lasts)) s", on: [victim.name], start: now, end: now + lasts, settle: Self.settle))
+            pending.append((now + lasts, { proxy.resume(victim.name) }))
+        case "reset":
+            let reset = proxy.reset(victim.name)
+            faults.append(Fault(what: "\(reset) connections reset", on: [victim.name], start: now, end: now, settle: Self.settle))
+        default:
+            let lasts = uniform(5, 30)
+            proxy.cut(victim.name, armed: true)
+            faults.append(Fault(what: "answers cut mid-way \(Int(lasts)) s", on: [victim.name], start: now, end: now + lasts, settle: Self.settle))
+            pending.append((now + lasts, { proxy.cut(victim.name, armed: false) }))
         }
     }
 
@@ -131,6 +155,7 @@ struct SoakNemesis {
         let due = pending
         pending.removeAll()
         for d in due { d.undo() }
+        run.proxy.healAll()
         if run.server.pid == 0 { run.server.launch() }
         for p in run.bots + run.tuis where p.pid == 0 { p.launch() }
         let now = run.wall

@@ -1,0 +1,19 @@
+import Foundation
+import Spawn
+import Testing
+
+/// What a child process inherits: its three standard descriptors, nothing else of the parent's.
+@Suite("Child processes: only standard input, output and errors are handed on")
+struct ChildProcessTests {
+    @Test("a descriptor the parent holds open without close-on-exec (as SwiftNIO opens its sockets) is not the child's")
+    func nothingInherited() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { for fd in ends { close(fd) } }
+        #expect(fcntl(ends[1], F_GETFD) & FD_CLOEXEC == 0)  // as an accepted NIO socket is
+        let listed = try ChildProcess.run(["/bin/sh", "-c", "ls /proc/$$/fd"], captureOutput: true).out
+        let descriptors = Set(listed.split(separator: "\n").compactMap { Int32($0) })
+        #expect(descriptors.isSuperset(of: [0, 1, 2]))
+        #expect(descriptors.isDisjoint(with: ends), "the child holds \(descriptors.sorted())")
+    }
+}
