@@ -196,7 +196,7 @@ let package = Package(
                                                      "WorldOnDisk", "ChatStore"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"],
-            exclude: ["Regressions", "KnownLosses"]  // scenario files the tests read from disk
+            exclude: ["Regressions"]  // scenario files the tests read from disk
         ),
     ],
     swiftLanguageModes: [.v6]

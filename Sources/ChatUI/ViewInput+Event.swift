@@ -17,7 +17,7 @@ extension ViewInput {
             return [log(e, .decision), .syncMark(.skipped, at: e.at)]
         case .catchUpFinished(_, _, _, let requests, _, _, _) where requests > 0:
             return [log(e, .decision), .syncRequests(requests, at: e.at)]
-        case .tipAsked, .pushCheckAsked, .refreshLookAsked:
+        case .tipAsked, .pushCheckAsked, .refreshLookAsked, .closingLookAsked:
             return [log(e, .decision), .syncRequests(1, at: e.at)]  // (d), (e), (f): one request, outside any sync
         case .observationHit(let txId, let offset, let via):
             return [log(e, .hit(txId: txId, pushOffset: offset, via: via))]

@@ -16,6 +16,9 @@ public struct AppTimeline: Equatable, Sendable {
     /// Time in the foreground while the world had realtime broken (`realtime down`, `stale`,
     /// `flaky`, or the device offline), up to the last change.
     public private(set) var realtimeOutageInForeground = Interval.zero
+    /// Realtime outages that ended in the foreground (the world's realtime whole again): each
+    /// may end with a closing look, one request of the price of looking (docs/spec.md §4).
+    public private(set) var realtimeOutagesEndedInForeground = 0
     private var foreground = false
     private var realtimeBroken = false
     private var lastChange: Instant?
@@ -27,6 +30,7 @@ public struct AppTimeline: Equatable, Sendable {
             && a.network.elementsEqual(b.network) { $0.at == $1.at && $0.online == $1.online }
             && a.indexer.elementsEqual(b.indexer) { $0.at == $1.at && $0.up == $1.up }
             && a.realtimeOutageInForeground == b.realtimeOutageInForeground
+            && a.realtimeOutagesEndedInForeground == b.realtimeOutagesEndedInForeground
     }
 
     /// The app came to the foreground (true) or went to the background.
@@ -43,7 +47,9 @@ public struct AppTimeline: Equatable, Sendable {
         let offline = faults.networkOff
         if (network.last?.online ?? true) == offline { network.append((t, !offline)) }
         if (indexer.last?.up ?? true) == faults.indexer.down { indexer.append((t, !faults.indexer.down)) }
-        realtimeBroken = offline || faults.realtimeBroken || faults.realtime.flakyPercent > 0
+        let broken = offline || faults.realtimeBroken || faults.realtime.flakyPercent > 0
+        if realtimeBroken, !broken, foreground { realtimeOutagesEndedInForeground += 1 }
+        realtimeBroken = broken
     }
 
     private mutating func advance(to t: Instant) {

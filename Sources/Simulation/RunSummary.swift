@@ -31,6 +31,8 @@ public struct RunSummary: Equatable, Sendable {
     /// Seconds in the foreground while the world had realtime broken (`AppTimeline`): what
     /// the matrix prices adaptive's looking by.
     public var realtimeOutageForeground: Double
+    /// Realtime outages that ended in the foreground (`AppTimeline`): each is priced one closing look.
+    public var realtimeOutagesForeground: Int
     /// Seconds from the first push outage (`push drop 100%` or `push down`) to `unreliable`.
     public var timeToUnreliable: Double?
     /// Incoming messages that landed in the first 13 minutes of the first push outage (rule 3
@@ -124,6 +126,7 @@ public struct RunSummary: Equatable, Sendable {
         let timeline = run.session.timeline.closed(at: run.scheduler.now)
         floorLatencyP95 = Self.latencyFloor(world, timeline: timeline).percentile(0.95)
         realtimeOutageForeground = Double(timeline.realtimeOutageInForeground.milliseconds) / 1000
+        realtimeOutagesForeground = timeline.realtimeOutagesEndedInForeground
         wakeUps = world.wakeUps.total
         refreshRuns = world.wakeUps.refreshRuns
         pushesWhileSuspended = world.wakeUps.pushesWhileSuspended
@@ -246,6 +249,7 @@ public struct RunSummary: Equatable, Sendable {
             "\"wake_ups\": \(wakeUps)",
             "\"wake_ups_by_kind\": {\"refresh_runs\": \(refreshRuns), \"pushes_while_suspended\": \(pushesWhileSuspended), \"radio\": \(radioWakeUps)}",
             "\"realtime_outage_fg_s\": \(num(realtimeOutageForeground))",
+            "\"realtime_outages_fg\": \(realtimeOutagesForeground)",
             "\"time_to_unreliable_s\": \(num(timeToUnreliable))",
             "\"overlapping_syncs\": \(overlappingSyncs)",
             "\"push_state_changes\": \(pushStateChanges)",

@@ -67,7 +67,7 @@ public struct RunTimeline: Equatable, Sendable {
                 // A sync's backend requests, counted when it ends (syncs take seconds, a
                 // bucket minutes).
                 requests.append((e.at, (requests.last?.total ?? 0) + made))
-            case .tipAsked, .pushCheckAsked, .refreshLookAsked:
+            case .tipAsked, .pushCheckAsked, .refreshLookAsked, .closingLookAsked:
                 // (d)'s, (e)'s and (f)'s one request, made outside any sync.
                 requests.append((e.at, (requests.last?.total ?? 0) + 1))
             case .catchUpStarted(_, let kind, _, _):

@@ -110,6 +110,9 @@ public enum CatchUpTrigger: String, Sendable, CaseIterable, Codable {
     /// Improvement (e): the indexer's tip showed what push has not brought while realtime is
     /// not live; a targeted sync of the objects that moved.
     case pushCheck = "push-check"
+    /// Improvement (h): the closing look's tips showed what push did not bring in a realtime
+    /// outage it was trusted to cover; a targeted sync of the objects short.
+    case closingLook = "closing-look"
     /// The push service dropped notifications it held (FCM's "messages deleted"): a full,
     /// forced catch-up, as the service's documentation asks.
     case messagesDeleted = "messages-deleted"

@@ -19,7 +19,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     /// Rule 14: `naive` asks for a refresh every 60 s in any mode but `off`, and runs a full sync.
     public var naiveBackgroundRefresh: Bool
 
-    // MARK: adaptive's improvements (a)–(e) (docs/spec.md#policies), each switchable for the ablation
+    // MARK: adaptive's improvements (a)–(h) (docs/spec.md#policies), each switchable for the ablation
 
     /// (a) A push-eligible incoming message first found by a catch-up, older than the grace and
     /// with no push, is a miss: the engine learns while backgrounded.
@@ -53,11 +53,16 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     /// until realtime has been gone for `PushVerifier.verifyInterval`; (c) trails a foreground
     /// realtime outage only while push is in doubt.
     public var pacedLooks: Bool
+    /// (h) The closing look: a foreground realtime outage that push was trusted to cover ends with
+    /// the reconnect's catch-up skipped; once push is overdue for the gap's last message, the
+    /// indexer's tips counted over the gap (one request), and a targeted sync of what push did
+    /// not bring (`ClosingLook`).
+    public var closingLook: Bool
 
     public init(name: String, gated: Bool, deferAppActive: Bool, reactsToUnreliable: Bool, fixedPollInterval: Interval?,
                 naiveBackgroundRefresh: Bool, fetchEvidence: Bool, provenGap: Bool, fullSyncMaxAge: Interval = .hours(6),
                 trailingCatchUp: Bool, checkTipBeforePoll: Bool = false, verifyPushWithoutRealtime: Bool = false,
-                watchPushInBackground: Bool = false, pacedLooks: Bool = false) {
+                watchPushInBackground: Bool = false, pacedLooks: Bool = false, closingLook: Bool = false) {
         self.name = name
         self.gated = gated
         self.deferAppActive = deferAppActive
@@ -72,6 +77,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         self.verifyPushWithoutRealtime = verifyPushWithoutRealtime
         self.watchPushInBackground = watchPushInBackground
         self.pacedLooks = pacedLooks
+        self.closingLook = closingLook
     }
 
     /// The behaviour before these optimisations.
@@ -82,11 +88,12 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
     public static let seed = SyncPolicy(name: "seed", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                         fixedPollInterval: nil, naiveBackgroundRefresh: false,
                                         fetchEvidence: false, provenGap: false, trailingCatchUp: false)
-    /// `seed` plus (a) to (g). The default.
+    /// `seed` plus (a) to (h). The default.
     public static let adaptive = SyncPolicy(name: "adaptive", gated: true, deferAppActive: true, reactsToUnreliable: true,
                                             fixedPollInterval: nil, naiveBackgroundRefresh: false,
                                             fetchEvidence: true, provenGap: true, trailingCatchUp: true, checkTipBeforePoll: true,
-                                            verifyPushWithoutRealtime: true, watchPushInBackground: true, pacedLooks: true)
+                                            verifyPushWithoutRealtime: true, watchPushInBackground: true, pacedLooks: true,
+                                            closingLook: true)
 
     public static let all: [SyncPolicy] = [.naive, .seed, .adaptive]
 
@@ -103,6 +110,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         case "e": p.verifyPushWithoutRealtime = false
         case "f": p.watchPushInBackground = false
         case "g": p.pacedLooks = false
+        case "h": p.closingLook = false
         default: preconditionFailure("no improvement \(improvement)")
         }
         p.name = "\(name)-\(improvement)"
@@ -120,6 +128,7 @@ public struct SyncPolicy: Hashable, Sendable, CustomStringConvertible {
         case "e": p.verifyPushWithoutRealtime = true
         case "f": p.watchPushInBackground = true
         case "g": p.pacedLooks = true
+        case "h": p.closingLook = true
         default: preconditionFailure("no improvement \(improvement)")
         }
         p.name = "\(name)+\(improvement)"

@@ -204,6 +204,7 @@ extension Engine {
             reregisterWhenActive = false
             registerToken(reason: "app active: token \(tokenStatus.rawValue), registering again")
         }
+        closing.enteredForeground(now: now)
         handle(connection.becameActive(now: now))
         updatePoller()
     }
@@ -215,6 +216,7 @@ extension Engine {
         reliability.appSuspended()
         watch.appSuspended()
         gate.enteredBackground()
+        closing.enteredBackground()
         updatePoller()
         handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
     }

@@ -223,6 +223,7 @@ extension Engine {
         case .skip(let t, let ago, let left):
             counters.skipped += 1
             emit(.catchUpSkipped(trigger: t, lastAgo: ago, nextAllowedIn: left))
+            if t == .rpcRestored { closingLookOwed() }
         }
     }
 

@@ -20,6 +20,7 @@ extension Engine {
         }
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
+        if kind == .full { closingLookCovered() }
         fetchAll(objects, runId: id)
         if objects.isEmpty { finish(runId: id, stoppedBy: nil) }
         return id
@@ -66,6 +67,7 @@ extension Engine {
         counters.targetedSyncs += 1
         poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: forced, objects: 1))
+        closingLookCovered()
         afterIndexerLag(.utxoSet(runId: id))
     }
 
@@ -136,6 +138,7 @@ extension Engine {
         case .tip(.poll)?: tipReplied(result: result)
         case .tip(.pushCheck)?: pushCheckReplied(result: result)
         case .tip(.refreshLook)?: refreshLookReplied(result: result)
+        case .tip(.closingLook)?: closingLookReplied(result: result)
         case .page(let object, let call, let since, let page, let runId, let requestedAt)?:
             fetchReplied(object, call: call, since: since, page: page, runId: runId, requestedAt: requestedAt, result: result)
         case .message(let call, let runId, let requestedAt)?:

@@ -97,6 +97,7 @@ extension Engine {
         case .connection: return connection.nextDeadline
         case .poll: return poller.nextDeadline
         case .pushCheck: return verifier.nextDeadline
+        case .closingLook: return closing.nextDeadline
         case .pushWatch: return watch.nextDeadline
         case .refresh: return refresh.nextDeadline
         case .gate: return gate.nextDeadline
@@ -112,6 +113,7 @@ extension Engine {
         case .connection: handle(connection.deadlineReached(now: now))
         case .poll: handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
         case .pushCheck: handle(verifier.deadlineReached(now: now))
+        case .closingLook: closingLookDue()
         case .pushWatch: handle(watch.deadlineReached(now: now))
         case .refresh: handle(refresh.deadlineReached(now: now))
         case .gate: for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
@@ -153,6 +155,8 @@ enum EngineTimer: CaseIterable {
     case poll
     /// (e)'s next check of push (`PushVerifier`).
     case pushCheck
+    /// (h)'s look at a realtime outage push was trusted to cover (`ClosingLook`).
+    case closingLook
     /// (f): push's record of what it lost, judged in the background (`PushWatch`).
     case pushWatch
     /// Rule 14's refresh budget (`BackgroundRefresh`).

@@ -94,7 +94,7 @@ extension Engine {
     /// is what no fetch brings (an item the app would not store, an indexer that counts one
     /// too many): that shortfall is `unfillable` for the window, and only more than it counts.
     func countedShort(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
-        guard policy.pacedLooks, let window = lookCounts, tips.counts != nil else { return [] }
+        guard policy.pacedLooks || policy.closingLook, let window = lookCounts, tips.counts != nil else { return [] }
         let held = heldIncoming(after: window.after, through: window.through)
         if unfillable.after != window.after { unfillable = (window.after, [:]) }
         return objects.filter { object in

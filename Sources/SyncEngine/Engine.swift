@@ -32,6 +32,8 @@ public final class Engine {
     public internal(set) var verifier: PushVerifier
     /// (f), (g): push's pace and record, which say when looking is worth a request.
     public internal(set) var watch: PushWatch
+    /// (h): the look owed to a realtime outage push was trusted to cover.
+    public internal(set) var closing = ClosingLook()
     public internal(set) var notifier: NotificationPresenter
     public internal(set) var mode: NotificationMode
     public internal(set) var tokenStatus: TokenStatus = .none
@@ -164,6 +166,7 @@ public final class Engine {
         self.connection = ConnectionLifecycle(settings: settings, policy: policy)
         self.verifier = PushVerifier(policy: policy)
         self.watch = PushWatch(policy: policy)
+        self.closing.delay = verifier.overdueAfter
         self.notifier = NotificationPresenter(settings: settings, preview: saved?.preview ?? .message)
         self.mode = saved?.mode ?? initialMode
         self.tokenStatus = saved?.tokenStatus ?? .none

@@ -61,7 +61,7 @@ struct PendingRequests {
     }
 }
 
-/// Who asked the indexer's tips: (d)'s poll, (e)'s push check, (f)'s background refresh.
+/// Who asked the indexer's tips: (d)'s poll, (e)'s push check, (f)'s background refresh, (h)'s closing look.
 enum TipPurpose: Equatable {
-    case poll, pushCheck, refreshLook
+    case poll, pushCheck, refreshLook, closingLook
 }

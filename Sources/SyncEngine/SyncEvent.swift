@@ -51,6 +51,12 @@ public enum SyncEvent: Equatable, Sendable {
     case pushCheckAsked(objects: Int)
     /// (e): the tips answered, and the objects (of `of`) past what any channel brought.
     indirect case pushCheckAnswered(age: Interval?, moved: [String], of: Int)
+    /// (h): the closing look of a realtime outage push was trusted to cover: scheduled, dropped.
+    case closingLook(String)
+    /// (h): the closing look asks the indexer's tips counted over the gap (one backend request).
+    case closingLookAsked(objects: Int)
+    /// (h): the tips answered, and the objects (of `of`) short of what the app holds.
+    indirect case closingLookAnswered(age: Interval?, moved: [String], of: Int)
     case backgroundRefresh(String)
     /// (f), (g): push's record: a message push lost.
     case pushWatch(String)
@@ -150,6 +156,14 @@ public enum SyncEvent: Equatable, Sendable {
             let tip = "push check: tip " + (latest.map { "\($0) old" } ?? "none")
             guard !moved.isEmpty else { return tip + ": push and realtime brought everything indexed, no sync" }
             return tip + ": \(moved.count) of \(Words.count(of, "object")) \(moved.count == 1 ? "has" : "have") messages no channel brought (\(Self.names(moved))): fetching those; push has the grace to match them"
+        case .closingLook(let s):
+            return "closing look: \(s)"
+        case .closingLookAsked(let objects):
+            return "closing look: push is overdue for the gap's last message; asking the indexer's tips, counted over the gap, for the \(Words.count(objects, "object"))"
+        case .closingLookAnswered(let latest, let moved, let of):
+            let tip = "closing look: tip " + (latest.map { "\($0) old" } ?? "none")
+            guard !moved.isEmpty else { return tip + ": push brought everything the gap held, no sync" }
+            return tip + ": \(moved.count) of \(Words.count(of, "object")) \(moved.count == 1 ? "holds" : "hold") messages push did not bring (\(Self.names(moved))): fetching those"
         case .pushPath(let open, let letGo):
             if open { return "push path open again: pushes reach the app; what landed while it was closed is no evidence against push" }
             let waiting = letGo == 0 ? "" : "; \(Words.count(letGo, "sighting")) waiting for a push it can no longer bring let go"

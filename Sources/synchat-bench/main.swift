@@ -318,7 +318,7 @@ func ablationBench() throws {
     for file in ["healthy-day.scenario", "offline-mode.scenario", "push-outage.scenario", "blind-spot.scenario"] {
         let scenario = try ScenarioParser.load(path: scenariosDirectory.appendingPathComponent(file).path)
         say("== ablation of adaptive: Scenarios/\(file)")
-        let policies: [SyncPolicy] = [.adaptive] + ["a", "b", "c", "d", "e", "f", "g"].map { SyncPolicy.adaptive.without($0) } + [.seed]
+        let policies: [SyncPolicy] = [.adaptive] + ["a", "b", "c", "d", "e", "f", "g", "h"].map { SyncPolicy.adaptive.without($0) } + [.seed]
         let runs = policies.map { runPolicy(scenario, $0) }
         let header = "policy".padding(toLength: 14, withPad: " ", startingAt: 0)
             + ["requests", "full", "targeted", "lost", "p95 s", "max s", "unreliable after s"].map { $0.leftPad(10) }.joined()
