@@ -88,14 +88,15 @@ let package = Package(
             dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions", "ChatStore", "COpenSSL", "Wire", "ServerProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+                           .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOTLS", package: "swift-nio")]
         ),
         .target(
             name: "WorldClient",
             dependencies: ["SyncCore", "SyncEngine", "AppActions", "Wire", "ServerProtocol",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+                           .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                           .product(name: "NIOTLS", package: "swift-nio")]  // NIOTLS: the handshake's end, before which a request never left
         ),
         // `synchat server` and its clients in one process, in virtual time (issue 29 #1): the
         // real server and client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOTLS
 import ServerProtocol
 import SyncEngine
 
@@ -16,8 +17,12 @@ import SyncEngine
 /// An idle connection is closed after `idleLifetime`, well before the server's idle timeout
 /// (30 s by default), so the client rarely sends on a connection the server is closing; a `GET`
 /// whose reused connection closes before any byte of its answer is sent once more on a new one
-/// (the server had not answered; a `GET` changes nothing). Any other request that loses its
-/// connection fails, as it did with a connection of its own: a publish is not sent twice.
+/// (the server had not answered; a `GET` changes nothing). A request whose new connection ends
+/// before its TLS handshake completes never left the client (nothing is sent before the
+/// handshake): it goes again, whatever its method, after 0.25, 0.5, 1 s, then every 2 s until
+/// its own deadline (a server at its limit of connections waiting for a first request from one
+/// address, `--peer-heads`, closes the oldest, and over TLS it cannot say why). Any other request that loses its connection
+/// fails, as it did with a connection of its own: a publish is not sent twice.
 ///
 /// Every field is touched on `loop` only.
 final class ConnectionPool: @unchecked Sendable {
@@ -72,16 +77,21 @@ final class ConnectionPool: @unchecked Sendable {
             } else if held < Self.size, unproven == 0 {
                 held += 1
                 unproven += 1
-                let connection = PooledConnection(pool: self)
+                let connection = PooledConnection(pool: self, plain: plain)
                 connect(loop, connection).whenComplete { [self] result in
                     switch result {
                     case .success: release(connection)
                     case .failure(let error):
                         // Nothing answers: the oldest waiting request fails with why, as it did with a
                         // connection of its own; the next ones try a connection of their own in turn.
+                        // A server that took the connection and closed it at once (a reset: at a limit
+                        // of its own, over TLS) read nothing of it: the request goes again.
                         held -= 1
                         unproven -= 1
-                        if !queue.isEmpty { queue.removeFirst().finish(.failure(error)) }
+                        if !queue.isEmpty {
+                            let request = queue.removeFirst()
+                            if "\(error)".lowercased().contains("reset") { resendUndelivered(request) } else { request.finish(.failure(error)) }
+                        }
                         dispatch()
                     }
                 }
@@ -124,12 +134,17 @@ final class ConnectionPool: @unchecked Sendable {
     }
 
     /// A connection closed (either side). Its request, if one was under way, is `lost`.
-    func dropped(_ connection: PooledConnection, lost request: PendingRequest?, reused: Bool, answerBegun: Bool, proven: Bool, error: Error? = nil) {
+    /// `undelivered`: the connection ended before its TLS handshake completed, by the other side
+    /// (not a certificate refused): the request never left.
+    func dropped(_ connection: PooledConnection, lost request: PendingRequest?, reused: Bool, answerBegun: Bool, proven: Bool,
+                 undelivered: Bool = false, error: Error? = nil) {
         if let i = idle.firstIndex(where: { $0 === connection }) { idle.remove(at: i) }
         held -= 1
         if !proven { unproven -= 1 }
         if let request {
-            if reused, !answerBegun, request.method == .GET, !request.sentAgain {
+            if undelivered {
+                resendUndelivered(request)
+            } else if reused, !answerBegun, request.method == .GET, !request.sentAgain {
                 request.sentAgain = true
                 queue.insert(request, at: 0)
             } else {
@@ -137,6 +152,15 @@ final class ConnectionPool: @unchecked Sendable {
             }
         }
         dispatch()
+    }
+
+    /// A request that never left (its connection ended before the TLS handshake, or was reset
+    /// as it opened) goes again until its own deadline: after 0.25 s, 0.5 s, 1 s, then every 2 s,
+    /// each with up to a quarter second more, so that a team's clients do not come back together.
+    private func resendUndelivered(_ request: PendingRequest) {
+        request.undeliveredResends += 1
+        let wait = Int64(min(2_000, 125 << min(request.undeliveredResends, 5))) + Int64.random(in: 0...250)
+        notRead(request, again: .milliseconds(wait))
     }
 
     private func cutWords(answerBegun: Bool) -> Error {
@@ -156,6 +180,8 @@ final class PendingRequest: @unchecked Sendable {  // on the pool's loop only
     var connection: PooledConnection?
     /// Sent once more after its reused connection closed before answering.
     var sentAgain = false
+    /// Sent again after connections that ended before their TLS handshake (`ConnectionPool.dropped`).
+    var undeliveredResends = 0
     private var done = false
     var isFinished: Bool { done }
 
@@ -197,8 +223,26 @@ final class PooledConnection: ChannelInboundHandler, @unchecked Sendable {  // o
     var isGone: Bool { gone }
     /// What NIO said went wrong, if anything, before the connection closed.
     private var failure: Error?
+    /// Whether its TLS handshake completed (always, on plain HTTP): before, nothing was sent.
+    private var handshaken: Bool
 
-    init(pool: ConnectionPool) { self.pool = pool }
+    init(pool: ConnectionPool, plain: Bool) {
+        self.pool = pool
+        handshaken = plain
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { handshaken = true }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The connection ended before its handshake, and not because this side refused the
+    /// server's certificate or the server does not speak TLS: the other side closed it.
+    private var closedBeforeHandshake: Bool {
+        guard !handshaken else { return false }
+        let said = failure.map { "\($0)".lowercased() } ?? ""
+        return !["certificate", "verify", "wrong version", "unknown protocol", "alert"].contains { said.contains($0) }
+    }
 
     func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
 
@@ -268,6 +312,6 @@ final class PooledConnection: ChannelInboundHandler, @unchecked Sendable {  // o
         current = nil
         // A reset of a connection the server closed while idle is no failure worth a word: the
         // pool sends a GET again; anything else says what NIO said.
-        pool.dropped(self, lost: lost, reused: served > 0, answerBegun: answerBegun, proven: proven, error: failure)
+        pool.dropped(self, lost: lost, reused: served > 0, answerBegun: answerBegun, proven: proven, undelivered: closedBeforeHandshake, error: failure)
     }
 }

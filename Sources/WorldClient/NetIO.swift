@@ -43,6 +43,12 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
         let what: String
         if lower.contains("connection refused") || lower.contains("econnrefused") || lower.contains("connectionrefused") {
             what = "nothing answers at \(host):\(port) (is synchat server running there?)"
+        } else if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || lower.contains("certificate") || lower.contains("handshake"),
+                  lower.contains("uncleanshutdown") || lower.contains("unexpected eof"), !lower.contains("certificate") {
+            // The other side closed during the handshake: a server at a limit of its own (it
+            // cannot say which before the handshake) more often than a stranger to TLS.
+            what = "\(host):\(port) closed the connection during the TLS handshake (a server at one of its connection limits closes so, "
+                + "over TLS it cannot say which; the request had not left)"
         } else if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || lower.contains("certificate") || lower.contains("handshake") {
             what = "the TLS handshake with \(host):\(port) failed: its certificate is not trusted here, or it does not speak TLS "
                 + "(a private CA: give --ca FILE; a server without TLS: use http://)"
@@ -210,7 +216,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     public func openSocket(_ path: String, token: String, opened: @escaping (ClientSocket) -> Void,
                            text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) -> ClientSocket {
         let socket = WebSocket(post: { [self] in post($0) })
-        let handler = ClientFrameHandler(socket: socket, opened: opened, text: text, closed: closed)
+        let handler = ClientFrameHandler(socket: socket, opened: opened, text: text, closed: closed, words: { [unowned self] in words(for: $0) })
         let bootstrap = ClientBootstrap(group: group.next())
             .connectTimeout(.seconds(10))
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)

@@ -90,7 +90,7 @@ final class UpgradeFailureWatcher: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        handler.finish(code: 1006, reason: "the server refused the socket: \(error)")
+        handler.finish(code: 1006, reason: "the socket did not open: \(handler.words(error))")
         context.close(promise: nil)
     }
 
@@ -112,8 +112,12 @@ public final class ClientFrameHandler: ChannelInboundHandler, @unchecked Sendabl
     private var closeCode: Int?
     private var closeReason = ""
     private let io: NetIOPoster
+    /// A network failure in a person's words (`NetIO.words`).
+    let words: (Error) -> String
 
-    public init(socket: WebSocket, opened: @escaping (ClientSocket) -> Void, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void) {
+    public init(socket: WebSocket, opened: @escaping (ClientSocket) -> Void, text: @escaping (Data) -> Void, closed: @escaping (Int, String) -> Void,
+                words: @escaping (Error) -> String = { "\($0)" }) {
+        self.words = words
         self.socket = socket
         self.opened = opened
         self.text = text

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOTLS
 
 /// What a connection refused or closed by a limit of the `ConnectionTable` is told: the
 /// limit by its flag and value, never a bare close a client must guess about. On plain HTTP
@@ -33,10 +34,12 @@ extension WorldServer {
     }
 
     /// A connection the table closed to keep a limit. One still waiting for its first head
-    /// (`--peer-heads`) is told why on plain HTTP; any other (an answer may be under way, or
-    /// it is a WebSocket) closes.
+    /// (`--peer-heads`) is told why, on plain HTTP and over TLS once its handshake is done
+    /// (before, nothing can be said: it closes, and the client knows that its request never
+    /// left); any other (an answer may be under way, or it is a WebSocket) closes.
     func shed(_ channel: NIOCore.Channel, by limit: ConnectionTable.Limit, plain: Bool) {
-        guard plain, case .peerHeads = limit,
+        let canSay = plain || ((try? channel.pipeline.syncOperations.handler(type: TLSHandshakeSeen.self))?.done ?? false)
+        guard canSay, case .peerHeads = limit,
               let below = try? channel.pipeline.syncOperations.context(handlerType: BackPressureHandler.self) else {
             return channel.close(promise: nil)
         }
@@ -67,4 +70,23 @@ final class RefuseOnOpen: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}  // the request is not read
 
     func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
+}
+
+/// Sits after the TLS handler of a connection: its handshake is done (`done`, and `completed`
+/// is told), so it may send its first request now, and a limit that closes it can first say
+/// which (`shed`).
+final class TLSHandshakeSeen: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private(set) var done = false
+    private let completed: () -> Void
+
+    init(completed: @escaping () -> Void = {}) { self.completed = completed }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event, !done {
+            done = true
+            completed()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
 }

@@ -90,7 +90,10 @@ public struct ConnectionTable {
 
     /// A connection from `peer` wants in; `close` ends it if it is shed later, saying by which
     /// limit. A refused one is not counted.
-    public mutating func admit(_ id: ObjectIdentifier, peer: String, close: @escaping (Limit) -> Void) -> Admission {
+    /// `waiting`: it may send its first request now (false over TLS until the handshake is done,
+    /// `mayRequest`: a handshake's time is bounded by the head timeout and `--peer-connections`,
+    /// and a connection shed by `--peer-heads` after it can be told why).
+    public mutating func admit(_ id: ObjectIdentifier, peer: String, waiting: Bool = true, close: @escaping (Limit) -> Void) -> Admission {
         let mine = Holder.peer(peer)
         let held = byHolder[mine]?.count ?? 0
         guard held < maxPerPeer else { return .refused(.peerConnections(peer: peer, limit: maxPerPeer)) }
@@ -101,13 +104,26 @@ public struct ConnectionTable {
             admission = .admittedShedding(largest)
         }
         admitted += 1
-        byHolder[mine, default: []].append(Entry(id: id, seq: admitted, close: close, waiting: true))
+        byHolder[mine, default: []].append(Entry(id: id, seq: admitted, close: close, waiting: waiting))
         holderOf[id] = mine
         count += 1
-        if waiting(by: peer) > maxWaitingPerPeer {
-            shedOldest(of: mine, by: .peerHeads(peer: peer, limit: maxWaitingPerPeer)) { $0.waiting }
-        }
+        if waiting { keepHeads(of: peer) }
         return admission
+    }
+
+    /// A TLS connection's handshake is done: from now it waits for its first request head.
+    public mutating func mayRequest(_ id: ObjectIdentifier, peer: String) {
+        let from = Holder.peer(peer)
+        guard holderOf[id] == from, let i = byHolder[from]?.firstIndex(where: { $0.id == id }), !byHolder[from]![i].waiting else { return }
+        byHolder[from]![i].waiting = true
+        keepHeads(of: peer)
+    }
+
+    /// `--peer-heads`: past it, the oldest connection of `peer` still waiting for its head closes.
+    private mutating func keepHeads(of peer: String) {
+        if waiting(by: peer) > maxWaitingPerPeer {
+            shedOldest(of: .peer(peer), by: .peerHeads(peer: peer, limit: maxWaitingPerPeer)) { $0.waiting }
+        }
     }
 
     /// A connection's first request head is whole: it no longer counts as waiting, and when

@@ -130,7 +130,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
                 channel.eventLoop.makeCompletedFuture {
                     let peer = Self.peer(channel)
                     let id = ObjectIdentifier(channel)
-                    let admission = connections.admit(id, peer: peer) { [weak self, weak channel] limit in
+                    let admission = connections.admit(id, peer: peer, waiting: tls == nil) { [weak self, weak channel] limit in
                         if let self, let channel { shed(channel, by: limit, plain: tls == nil) }
                     }
                     if case .refused(let limit) = admission {
@@ -159,7 +159,11 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// upgrade to the node's or the push relay's WebSocket. A real socket's (`start`) and the
     /// in-process pair's (`WorldPair`), which puts the same bytes through it.
     public func configureConnection(_ channel: NIOCore.Channel, tls: NIOSSLContext?) throws {
-        if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+        if let tls {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+            let id = ObjectIdentifier(channel), peer = Self.peer(channel)
+            try channel.pipeline.syncOperations.addHandler(TLSHandshakeSeen { [weak self] in self?.connections.mayRequest(id, peer: peer) })
+        }
         // Stop reading a peer that does not read its answers (820 000
         // pipelined requests would take the server to 636 MB): past the high-water mark
         // of what it owes the socket, nothing more is read from it, and the idle

@@ -290,6 +290,30 @@ struct ServerLimitsTests {
         #expect(table.count == 5, "removing a shed connection again changes nothing")
     }
 
+    @Test("over TLS a connection waits for its first head only once its handshake is done: handshakes under way count against --peer-connections, not --peer-heads; done, the oldest of those waiting closes as on plain HTTP")
+    func headsAfterTheHandshake() {
+        final class Connection {}
+        var closed: [String] = []
+        var table = ConnectionTable(maxConnections: 100, maxPerPeer: 5, maxWaitingPerPeer: 2)
+        var kept: [String: Connection] = [:]
+        func admit(_ name: String) -> ConnectionTable.Admission {
+            let c = Connection()
+            kept[name] = c
+            return table.admit(ObjectIdentifier(c), peer: "10.0.0.1", waiting: false) { _ in closed.append(name) }
+        }
+        for name in ["t0", "t1", "t2", "t3", "t4"] { #expect(admit(name) == .admitted) }
+        #expect(closed.isEmpty && table.waiting(by: "10.0.0.1") == 0, "five handshakes under way, none waiting for a head")
+        #expect(admit("t5") == .refused(.peerConnections(peer: "10.0.0.1", limit: 5)))
+        for name in ["t3", "t1"] { table.mayRequest(ObjectIdentifier(kept[name]!), peer: "10.0.0.1") }
+        #expect(closed.isEmpty && table.waiting(by: "10.0.0.1") == 2)
+        table.mayRequest(ObjectIdentifier(kept["t0"]!), peer: "10.0.0.1")
+        #expect(closed == ["t0"], "the oldest connection of those waiting closes (t0 came first; its handshake took longest)")
+        table.mayRequest(ObjectIdentifier(kept["t1"]!), peer: "10.0.0.1")
+        #expect(closed == ["t0"] && table.waiting(by: "10.0.0.1") == 2, "a handshake done twice changes nothing")
+        table.mayRequest(ObjectIdentifier(kept["t0"]!), peer: "10.0.0.1")
+        #expect(closed == ["t0"] && table.held(by: "10.0.0.1") == 4, "nor does a closed one's")
+    }
+
     @Test("a connection whose head shows a user's secret is the user's, not its address's: fifty users behind one address hold their own connections, a stranger at that address is held to the address's limit, and a user past its own limit loses its oldest")
     func usersBehindOneAddress() {
         final class Connection {}
