@@ -358,7 +358,7 @@ public enum FaultMatrix {
         // 3. Never dearer than seed where seed is not blind, but for the price of looking.
         let comparable = withSeed.filter { PolicyGoals.seedNotBlind(seeds[$0.index]!) }
         let dearer = comparable.compactMap { a in PolicyGoals.dearer(adaptive: a.summary, seed: seeds[a.index]!).map { "\(a.index) \($0)" } }
-        out.append(line("3. seed's p95 ≤ 300 s: adaptive ≤ seed's requests and bytes + the price of looking (4 and 2 kB an hour of fg realtime outage, 1 and 1 kB an outage)",
+        out.append(line("3. seed's p95 ≤ 300 s: adaptive ≤ seed's requests and bytes + the price of looking (spec §4)",
                         comparable, dearer))
         let fgUp = adaptive.filter { $0.cell.app == .foreground && $0.cell.indexer == .up && $0.cell.network == .on }
         let slow = fgUp.filter { ($0.summary.latencyP95 ?? 0) > PolicyGoals.foregroundP95 }.map { "\($0.index)" }

@@ -90,7 +90,9 @@ final class ConnectionPool: @unchecked Sendable {
                         unproven -= 1
                         if !queue.isEmpty {
                             let request = queue.removeFirst()
-                            if "\(error)".lowercased().contains("reset") { resendUndelivered(request) } else { request.finish(.failure(error)) }
+                            // (NIO calls a refused connect "connection reset (error set)": ECONNRESET alone is the server's close.)
+                            let said = "\(error)".lowercased()
+                            if said.contains("reset by peer") && !said.contains("refused") { resendUndelivered(request) } else { request.finish(.failure(error)) }
                         }
                         dispatch()
                     }
