@@ -59,6 +59,14 @@ public final class Scheduler {
         cancelled.insert(token.id)
     }
 
+    /// Drops every entry not run yet, and the closures they hold: a run that is over ends the
+    /// cycles its pending timers close (a world's next arrival holds the world, which holds the
+    /// scheduler), which would otherwise keep every world a fuzz loop ran (10.9 GB at 10 000 cases).
+    public func clear() {
+        heap.removeAll()
+        cancelled.removeAll()
+    }
+
     /// The instant of the next live entry, if any.
     public var nextEventTime: Instant? {
         dropCancelledTop()
