@@ -84,6 +84,8 @@ public struct PushReliability: Sendable {
         /// (a): a fetched tx's grace ran out without its push, judged only after a hit on a tx
         /// that landed later: evidence counts in the order it was seen, so it is no miss in a row.
         case observedSuperseded(txId: String, via: EvidenceChannel)
+        /// (a): a hit judged late on a tx seen before a miss already counted: it resets nothing.
+        case observedHitSuperseded(txId: String, via: EvidenceChannel)
         /// Rule 4: run a catch-up now, ignoring the debounce.
         case startForcedCatchUp
         /// Rule 4: re-register the push token.
@@ -106,6 +108,8 @@ public struct PushReliability: Sendable {
     private var pending: [(txId: String, seenAt: Instant, via: EvidenceChannel)] = []
     /// (a): when the latest hit's tx was seen (a fetched tx: when it landed).
     private var lastHitSeenAt: Instant?
+    /// When the tx of the latest miss counted was seen (`hit`'s order of evidence).
+    private var lastMissSeenAt: Instant?
     /// The channels of the current run of consecutive misses, for the log.
     private var missStreak: [EvidenceChannel] = []
     /// When push turned operational or not (rule 1's conditions), oldest first; before the
@@ -218,7 +222,7 @@ public struct PushReliability: Sendable {
             let offset = arrivedAt - seen.seenAt
             // The app may have been suspended past the grace deadline; judge by arrival time.
             if offset <= settings.pushGrace {
-                return hit(txId: txId, offset: offset, via: seen.via, seenAt: seen.seenAt)
+                return hit(txId: txId, offset: offset, via: seen.via, seenAt: seen.seenAt, judgedLate: now - arrivedAt >= settings.pushGrace)
             }
             return miss(txId: txId, via: seen.via, seenAt: seen.seenAt, now: now)
         }
@@ -352,7 +356,12 @@ public struct PushReliability: Sendable {
     // MARK: - Transitions
 
     /// Rule 3: a hit resets the miss count and makes `unknown` / `unreliable` reliable at once.
-    private mutating func hit(txId: String, offset: Interval, via channel: EvidenceChannel, seenAt: Instant) -> [Action] {
+    /// (a): judged late (a push the extension held while suspended), a hit on a tx seen before
+    /// the latest miss counted resets nothing: evidence counts in the order it was seen.
+    private mutating func hit(txId: String, offset: Interval, via channel: EvidenceChannel, seenAt: Instant, judgedLate: Bool = false) -> [Action] {
+        if policy.fetchEvidence, judgedLate, let lastMiss = lastMissSeenAt, seenAt < lastMiss, consecutiveMisses > 0 {
+            return [.observedHitSuperseded(txId: txId, via: channel)]
+        }
         lastHitSeenAt = max(lastHitSeenAt ?? seenAt, seenAt)
         consecutiveMisses = 0
         missStreak = []
@@ -378,6 +387,7 @@ public struct PushReliability: Sendable {
             return [.observedSuperseded(txId: txId, via: channel)]
         }
         consecutiveMisses += 1
+        lastMissSeenAt = max(lastMissSeenAt ?? seenAt, seenAt)
         missStreak.append(channel)
         if missStreak.count > settings.missesToUnreliable { missStreak.removeFirst() }
         var actions: [Action] = [.observedMiss(txId: txId, consecutiveMisses: consecutiveMisses, via: channel)]

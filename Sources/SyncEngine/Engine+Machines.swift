@@ -21,6 +21,8 @@ extension Engine {
                 emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
             case .observedSuperseded(let txId, let via):
                 emit(.observationSuperseded(txId: txId, via: via))
+            case .observedHitSuperseded(let txId, let via):
+                emit(.observationHitSuperseded(txId: txId, via: via))
             case .startForcedCatchUp:
                 if gate.justCaughtUp(now: now, within: settings.pushGrace), runs.isEmpty, let last = gate.lastFullSyncAt {
                     emit(.pushWatch("no forced catch-up: the full one that found these misses finished \(now - last) ago"))

@@ -16,6 +16,8 @@ public enum SyncEvent: Equatable, Sendable {
     case observationMiss(txId: String, consecutiveMisses: Int, threshold: Int, via: EvidenceChannel)
     /// (a): a miss judged after a hit on a later tx: not a miss in a row.
     case observationSuperseded(txId: String, via: EvidenceChannel)
+    /// (a): a hit judged late on a tx seen before a miss already counted: not a sign push works now.
+    case observationHitSuperseded(txId: String, via: EvidenceChannel)
     case catchUpStarted(trigger: CatchUpTrigger, kind: CatchUpGate.SyncKind, forced: Bool, objects: Int)
     case catchUpJoined(trigger: CatchUpTrigger, running: String)
     case catchUpSkipped(trigger: CatchUpTrigger, lastAgo: Interval, nextAllowedIn: Interval)
@@ -115,6 +117,8 @@ public enum SyncEvent: Equatable, Sendable {
             return "observation miss \(tx.prefix(8)) (\(via.rawValue)): no push within grace, \(count)"
         case .observationSuperseded(let tx, let via):
             return "observation miss \(tx.prefix(8)) (\(via.rawValue)): no push within grace, but push brought a tx that landed later: not a miss in a row"
+        case .observationHitSuperseded(let tx, let via):
+            return "observation hit \(tx.prefix(8)) (\(via.rawValue)): its push came in time, but push missed a tx seen after it: no sign that push works now"
         case .catchUpStarted(let trigger, let kind, let forced, let objects):
             return "catch-up started (\(trigger.rawValue)): \(kind.rawValue) sync of \(Words.count(objects, "object"))" + (forced ? ", forced" : "")
         case .catchUpJoined(let trigger, let running):

@@ -157,6 +157,20 @@ struct BackgroundWatchTests {
         #expect(adaptive.backendRequests < seed.backendRequests)
     }
 
+    @Test("(a): judgements held while the app slept are made in the order of what they judge: at the last foreground a hit from before the background resets nothing the background's misses counted, and push is not called unreliable again half an hour after it healed (cell 23 on matrix seed 4107)")
+    func heldJudgementsInOrder() throws {
+        let text = FaultMatrix.cells[23].scenarioText(duration: .hours(3), matrixSeed: 4107)
+        let (run, adaptive) = try measure(text, .adaptive, file: "cell23.scenario")
+        #expect(adaptive.falseUnreliable == 0 && adaptive.messagesLost == 0)
+        let healed = Instant.zero + .minutes(150)
+        let late = run.log.filter { $0.at >= healed }.compactMap { e -> String? in
+            if case .pushState(_, let to, _) = e.event, to == .unreliable { return e.event.line }
+            return nil
+        }
+        #expect(late.isEmpty, "push called unreliable after it healed: \(late)")
+        #expect(run.log.contains { if case .observationHitSuperseded = $0.event { true } else { false } })
+    }
+
     @Test("(g): once push has missed one, a look counts a message younger than 2 min too: a dead push is found within 15 min though the indexer goes down 10 min after (cell 52 on matrix seeds 9 and 10)")
     func youngMessagesOncePushMissed() throws {
         for seed: UInt64 in [9, 10] {
