@@ -365,7 +365,7 @@ extension String {
 
 let what = CommandLine.arguments.dropFirst().first ?? "all"
 let rest = Array(CommandLine.arguments.dropFirst(2))
-let sections = ["policies", "speed", "worlds", "scaling", "peers", "net", "team", "soak", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "regressions", "storm", "crash", "widths", "all"]
+let sections = ["policies", "speed", "worlds", "matrix", "scaling", "peers", "net", "team", "soak", "hostile", "render", "compose", "memory", "store", "search", "firstframe", "startup", "idle", "fuzz", "regressions", "storm", "crash", "widths", "all"]
 // The terminal side of the width probe: runs inside a tmux pane (see WidthBench.swift).
 // The crash harness's child (see CrashHarness.childMain): a writer to be killed.
 if what == "crash-child" { CrashHarness.childMain(rest) }
@@ -376,7 +376,7 @@ if what == "probe-widths" {
 }
 if what == "proxy" { proxyTool(rest) }
 if ["-h", "--help", "help"].contains(what) {
-    say("usage: synchat-bench [policies|speed|worlds|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|soak [--minutes M] [--bots N] [--tuis N] [--seed S] [--out DIR] [--check]|hostile [ATTACK...]|proxy --target PORT NAME...|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
+    say("usage: synchat-bench [policies|speed|worlds|matrix [--seeds A-B]|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|soak [--minutes M] [--bots N] [--tuis N] [--seed S] [--out DIR] [--check]|hostile [ATTACK...]|proxy --target PORT NAME...|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
@@ -389,6 +389,7 @@ var peersIdle = 60
 var net = (clients: 100, seconds: 30, rate: 120.0, warmup: 5)
 var team = TeamSettings()
 var soak = SoakSettings()
+var matrixSeeds: ClosedRange<UInt64> = 1...1000
 if what == "crash", let arg = rest.first {
     guard rest.count == 1, let n = Int(arg), n > 0 else { usage("crash takes one positive number of kills, not \(rest.joined(separator: " "))") }
     kills = n
@@ -402,6 +403,7 @@ if what == "crash", let arg = rest.first {
 } else if what == "team" {
     team = teamArguments(rest)
 } else if what == "soak" { soak = soakArguments(rest)
+} else if what == "matrix" { matrixSeeds = matrixSweepArguments(rest)
 } else if what == "scaling" {
     if rest.count == 2, rest[0] == "--lines", let n = Int(rest[1]), n > 0 { scalingLines = n }
     else if !rest.isEmpty { usage("scaling takes --lines N, not \(rest.joined(separator: " "))") }
@@ -420,6 +422,7 @@ say("synchat-bench — \(ProcessInfo.processInfo.processorCount) cores")
 if what == "policies" || what == "all" { try policiesBench(); try ablationBench() }
 if what == "speed" || what == "all" { try speedBench() }
 if what == "worlds" { try worldsBench() }  // not in all: a simulated week, and the matrix
+if what == "matrix" { try matrixSweepBench(seeds: matrixSeeds) }  // not in all: 1000 grids
 if what == "scaling" { try scalingBench(lines: scalingLines) }  // not in all: a minute or more
 if what == "peers" { peersBench(idleSeconds: peersIdle) }  // not in all: minutes of waiting
 if what == "net" { netBench(clients: net.clients, seconds: net.seconds, rate: net.rate, warmup: net.warmup) }  // not in all: a server and its clients
