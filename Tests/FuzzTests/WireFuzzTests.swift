@@ -72,4 +72,17 @@ struct WireFuzzTests {
         }
         #expect((try? IndexerPage.decode(Data(#"{"messages": [], "nextPage": 2}"#.utf8), for: .payments(since: .zero, page: 0), me: me))?.nextPage == 2)
     }
+
+    @Test("regression: a tip reply is not paged, so it is never \"broken\" by a bad nextPage its reader ignores (wire case 20664: one broken document and not one error event); it is broken another way, and its reader says so")
+    func tipsAreNotPaged() throws {
+        let tips = Data(#"{"tip": 1000, "objects": {"payments": [1000, 1]}}"#.utf8)
+        #expect((try? IndexerTips.read(tips, now: nil)) != nil)
+        for seed: UInt64 in 1...40 {
+            var r = RandomStream(seed: seed, concern: "tips")
+            let broken = WireFuzzer.mutate(.reply(.tipCounting(after: .zero, through: .zero + .seconds(2)), tips), .badNextPage, now: .zero, me: Address("kaspa:qme"), r: &r)
+            #expect(throws: WireError.self, "seed \(seed): \(String(decoding: broken.prefix(80), as: UTF8.self))") { try IndexerTips.read(broken, now: nil) }
+        }
+        let outcome = WireFuzzer.checkEngine(seed: 20664)
+        #expect(outcome.violations.isEmpty, "\(outcome.violations)")
+    }
 }
