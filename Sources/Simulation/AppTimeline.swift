@@ -19,6 +19,9 @@ public struct AppTimeline: Equatable, Sendable {
     /// Realtime outages that ended in the foreground (the world's realtime whole again): each
     /// may end with a closing look, one request of the price of looking (docs/spec.md §4).
     public private(set) var realtimeOutagesEndedInForeground = 0
+    /// Time in the background (after the first launch), up to the last change: the hours push
+    /// alone is trusted with, each priced one look (docs/spec.md §4).
+    public private(set) var background = Interval.zero
     private var foreground = false
     private var realtimeBroken = false
     private var lastChange: Instant?
@@ -31,6 +34,7 @@ public struct AppTimeline: Equatable, Sendable {
             && a.indexer.elementsEqual(b.indexer) { $0.at == $1.at && $0.up == $1.up }
             && a.realtimeOutageInForeground == b.realtimeOutageInForeground
             && a.realtimeOutagesEndedInForeground == b.realtimeOutagesEndedInForeground
+            && a.background == b.background
     }
 
     /// The app came to the foreground (true) or went to the background.
@@ -54,6 +58,7 @@ public struct AppTimeline: Equatable, Sendable {
 
     private mutating func advance(to t: Instant) {
         if let last = lastChange, foreground, realtimeBroken, t > last { realtimeOutageInForeground = realtimeOutageInForeground + (t - last) }
+        if let last = lastChange, !foreground, !lifecycle.isEmpty, t > last { background = background + (t - last) }
         lastChange = t
     }
 

@@ -27,6 +27,9 @@ public enum PolicyGoals {
     /// …and for each realtime outage that ended in the foreground, its closing look ((h)).
     public static let closingLookRequests = 1.0
     public static let closingLookBytes = 1000.0
+    /// …and for each hour in the background, its look while push alone is trusted ((h)).
+    public static let backgroundLookRequestsPerHour = 1.0
+    public static let backgroundLookBytesPerHour = 1000.0
     /// The foreground: adaptive's p95 at most this with the indexer up and the device online,
     /// and a dead push believed `unreliable` within `foregroundPushLag`.
     public static let foregroundP95 = 300.0
@@ -50,11 +53,12 @@ public enum PolicyGoals {
     public static func seedNotBlind(_ s: RunSummary) -> Bool { (s.latencyP95 ?? 0) <= seedNotBlindP95 }
 
     /// What adaptive may spend beyond seed's: the price of looking, for the hours of realtime
-    /// outage in the foreground and a closing look at the end of each (seed's run and
-    /// adaptive's see the same world, so either's outages).
+    /// outage in the foreground, a closing look at the end of each, and a look an hour of
+    /// background (seed's run and adaptive's see the same world, so either's).
     public static func lookingAllowance(_ a: RunSummary) -> (requests: Double, bytes: Double) {
-        let hours = a.realtimeOutageForeground / 3600, outages = Double(a.realtimeOutagesForeground)
-        return (lookingRequestsPerHour * hours + closingLookRequests * outages, lookingBytesPerHour * hours + closingLookBytes * outages)
+        let hours = a.realtimeOutageForeground / 3600, outages = Double(a.realtimeOutagesForeground), background = a.backgroundSeconds / 3600
+        return (lookingRequestsPerHour * hours + closingLookRequests * outages + backgroundLookRequestsPerHour * background,
+                lookingBytesPerHour * hours + closingLookBytes * outages + backgroundLookBytesPerHour * background)
     }
 
     /// Adaptive's requests and bytes within seed's plus the price of looking; nil when they are,
@@ -87,6 +91,6 @@ public enum PolicyGoals {
             cost = "met"
         }
         return "adaptive against seed: p95 ≤ 1.1 × seed's + 60 s: \(slower); requests ≤ seed's + \(fmt(allowed.requests)) "
-            + "and bytes ≤ seed's + \(Int(allowed.bytes.rounded())) (\(fmt(a.realtimeOutageForeground / 60)) min of realtime outage in the foreground, \(Words.count(a.realtimeOutagesForeground, "outage")) ended there): \(cost)"
+            + "and bytes ≤ seed's + \(Int(allowed.bytes.rounded())) (\(fmt(a.realtimeOutageForeground / 60)) min of realtime outage in the foreground, \(Words.count(a.realtimeOutagesForeground, "outage")) ended there, \(fmt(a.backgroundSeconds / 3600)) h in the background): \(cost)"
     }
 }

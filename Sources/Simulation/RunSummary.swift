@@ -33,6 +33,8 @@ public struct RunSummary: Equatable, Sendable {
     public var realtimeOutageForeground: Double
     /// Realtime outages that ended in the foreground (`AppTimeline`): each is priced one closing look.
     public var realtimeOutagesForeground: Int
+    /// Seconds in the background (`AppTimeline`): each hour is priced one look of (h).
+    public var backgroundSeconds: Double
     /// Seconds from the first push outage (`push drop 100%` or `push down`) to `unreliable`.
     public var timeToUnreliable: Double?
     /// Incoming messages that landed in the first 13 minutes of the first push outage (rule 3
@@ -127,6 +129,7 @@ public struct RunSummary: Equatable, Sendable {
         floorLatencyP95 = Self.latencyFloor(world, timeline: timeline).percentile(0.95)
         realtimeOutageForeground = Double(timeline.realtimeOutageInForeground.milliseconds) / 1000
         realtimeOutagesForeground = timeline.realtimeOutagesEndedInForeground
+        backgroundSeconds = Double(timeline.background.milliseconds) / 1000
         wakeUps = world.wakeUps.total
         refreshRuns = world.wakeUps.refreshRuns
         pushesWhileSuspended = world.wakeUps.pushesWhileSuspended
@@ -250,6 +253,7 @@ public struct RunSummary: Equatable, Sendable {
             "\"wake_ups_by_kind\": {\"refresh_runs\": \(refreshRuns), \"pushes_while_suspended\": \(pushesWhileSuspended), \"radio\": \(radioWakeUps)}",
             "\"realtime_outage_fg_s\": \(num(realtimeOutageForeground))",
             "\"realtime_outages_fg\": \(realtimeOutagesForeground)",
+            "\"background_s\": \(num(backgroundSeconds))",
             "\"time_to_unreliable_s\": \(num(timeToUnreliable))",
             "\"overlapping_syncs\": \(overlappingSyncs)",
             "\"push_state_changes\": \(pushStateChanges)",

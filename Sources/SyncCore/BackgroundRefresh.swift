@@ -65,6 +65,14 @@ public struct BackgroundRefresh: Sendable {
     /// (f): the wait asked for after a grant let go because push keeps up: slower than the
     /// safety net's, as a refresh costs the phone a wake-up even when it makes no request.
     public var keepUpInterval: Interval = .minutes(30)
+    /// (h): while push keeps up in the background, a grant looks anyway once this long has
+    /// passed since the background began or the last look: push alone is trusted with the
+    /// night, and a push that loses some of what it should bring keeps up by its pace (the
+    /// 70 % it brings); one look an hour, counted (`IndexerCall.tipCounting`), finds the rest.
+    /// The price of looking's background term (docs/spec.md §4): a request an hour.
+    public var trustedLookEvery: Interval = .hours(1)
+    /// (h): since when push alone has been trusted in this background (its start, or the last look).
+    public private(set) var trustedSince: Instant?
     private var phase: Phase = .foreground
 
     /// A refresh is asked of the OS.
@@ -104,6 +112,7 @@ public struct BackgroundRefresh: Sendable {
     }
 
     public mutating func enteredBackground(mode: NotificationMode, pushState: PushState, now: Instant) -> [Action] {
+        trustedSince = now
         guard needed(mode: mode, pushState: pushState) else {
             phase = .background(requested: false)
             return []
@@ -156,9 +165,11 @@ public struct BackgroundRefresh: Sendable {
             return [.runFullSync]  // the engine tracks the sync; the OS expires the task
         }
         if policy.watchPushInBackground, mode != .off {
-            if mode == .remotePush, keepsUp {
+            let trustedTooLong = policy.closingLook && trustedSince.map { now - $0 >= trustedLookEvery } ?? false
+            if mode == .remotePush, keepsUp, !trustedTooLong {
                 return [.skip(reason: why)] + rerequest(mode: mode, pushState: pushState, now: now, after: keepUpInterval)
             }
+            trustedSince = now
             let end = now + settings.lightSyncBudget
             if inBackground { phase = .lightSync(budgetEndsAt: end) }
             return [.look(budgetEndsAt: end)]

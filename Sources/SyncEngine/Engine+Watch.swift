@@ -193,7 +193,11 @@ extension Engine {
         pending.sent(id, .tip(.refreshLook))
         lookAskedAt = now
         effects.append(.indexer(id: id, call))
-        emit(.refreshLookAsked(objects: fullSyncObjects().count, why: watch.why(reliability.state, now: now, background: true)))
+        var why = watch.why(reliability.state, now: now, background: true)
+        if policy.closingLook, watch.keepsUp(reliability.state, now: now, background: true) {
+            why += "; push alone trusted for \(refresh.trustedLookEvery), a look counts what it brought"  // (h)
+        }
+        emit(.refreshLookAsked(objects: fullSyncObjects().count, why: why))
     }
 
     /// (f): the look's tips: what moved past its cursor, and what push had not brought.

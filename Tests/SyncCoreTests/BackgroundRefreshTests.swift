@@ -74,4 +74,20 @@ struct BackgroundRefreshTests {
         _ = r.enteredForeground(now: at(200))
         #expect(r.conditionsChanged(mode: .remotePush, pushState: .disabled, now: at(210)).isEmpty)  // foreground: nothing to ask
     }
+
+    @Test("(h): while push keeps up, a grant is let go until push has been trusted alone for an hour (since the background began, or the last look); then it looks, and the hour starts again; without (h), every such grant is let go")
+    func aLookAnHour() {
+        func looks(_ actions: [BackgroundRefresh.Action]) -> Bool { actions.contains { if case .look = $0 { true } else { false } } }
+        var r = BackgroundRefresh(policy: .adaptive)
+        _ = r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(1800))))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(3599))))
+        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(3600))))
+        _ = r.lookAnswered(moved: [], unbrought: [], mode: .remotePush, pushState: .reliable, now: at(3601))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(5400))))
+        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(7200))))
+        var without = BackgroundRefresh(policy: SyncPolicy.adaptive.without("h"))
+        _ = without.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
+        #expect(!looks(without.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(7200))))
+    }
 }
