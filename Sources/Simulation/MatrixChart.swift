@@ -76,7 +76,7 @@ public enum MatrixChart {
             case (.off, _):
                 return "mode off: nothing runs in the background, so everything waits for the final foreground"
             case (_, .drop30):
-                return "push delivers 70 % of the traffic, so by its record and its pace it keeps up, and what it lost waits for the morning; finding it would take a look at every refresh all night, and the tips show only each conversation's newest message"
+                return "push delivers 70 % of the traffic, so by its record and its pace it keeps up, and what it lost waits for a look: adaptive counts once an hour of trusting push alone, (h); a policy that does not waits for the morning"
             default:
                 break
             }

@@ -49,20 +49,28 @@ struct MatrixChartTests {
 
     @Test("a caption under the chart for each cell where adaptive is red while naive is not, naming the cell, both p95 and its reason")
     func captions() throws {
-        let hot = MatrixChart.redForAdaptiveOnly(Self.rows)
-        // The matrix has such a cell today: a night whose push loses 30 % (docs/matrix.md says why).
-        #expect(hot.count >= 1, "\(hot.map(\.index))")
+        // The grid had such a cell until round 5 (a night whose push loses 30 %: adaptive 4 h, naive
+        // 12 min); (h) found it, and today none is red for adaptive alone. The caption's rules are
+        // judged on that grid as it was: cell 79's adaptive p95 set back to its 4.6 h.
+        #expect(MatrixChart.redForAdaptiveOnly(FaultMatrixTests.rows).isEmpty)
+        let rows = FaultMatrixTests.rows.map { row -> FaultMatrix.Row in
+            var row = row
+            if row.index == 79 && row.policy == "adaptive" { row.summary.latencyP95 = 16_446 }
+            return row
+        }
+        let hot = MatrixChart.redForAdaptiveOnly(rows)
+        #expect(hot.map(\.index) == [79])
         for h in hot {
-            let a = Self.rows.first { $0.index == h.index && $0.policy == "adaptive" }!, n = Self.rows.first { $0.index == h.index && $0.policy == "naive" }!
+            let a = rows.first { $0.index == h.index && $0.policy == "adaptive" }!, n = rows.first { $0.index == h.index && $0.policy == "naive" }!
             #expect(MatrixChart.isRed(a.summary.latencyP95) && !MatrixChart.isRed(n.summary.latencyP95))
         }
-        let expectedCount = Set(Self.rows.map(\.index)).filter { i in
-            let a = Self.rows.first { $0.index == i && $0.policy == "adaptive" }!.summary.latencyP95
-            let n = Self.rows.first { $0.index == i && $0.policy == "naive" }!.summary.latencyP95
+        let expectedCount = Set(rows.map(\.index)).filter { i in
+            let a = rows.first { $0.index == i && $0.policy == "adaptive" }!.summary.latencyP95
+            let n = rows.first { $0.index == i && $0.policy == "naive" }!.summary.latencyP95
             return (a ?? 0) > 3600 && (n ?? 0) <= 3600
         }.count
         #expect(hot.count == expectedCount)
-        let svg = MatrixChart.svg(Self.rows, title: "fault matrix")
+        let svg = MatrixChart.svg(rows, title: "fault matrix")
         let all = try ChartReadabilityTests.elements(svg)
         let lowestCell = all.filter { $0.name == "rect" && $0.attributes["height"] == "16.0" }.compactMap { Double($0.attributes["y"]!) }.max()!
         let texts = all.filter { $0.name == "text" }
