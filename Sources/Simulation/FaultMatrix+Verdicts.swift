@@ -16,6 +16,9 @@ extension FaultMatrix {
                        + (goal.misses.isEmpty ? "" : " (not: " + goal.misses.map(\.words).joined(separator: "; ") + ")") + (goal.note.map { "; " + $0 } ?? ""))
         }
         out.append("4. wake-ups over the grid: " + v.wakeUps.map { "\($0.policy) \($0.count)" }.joined(separator: ", "))
+        out.append("4. latest delivery over the grid (max, not p95): " + v.worstLatency.map { w in
+            "\(w.policy) \(Interval(milliseconds: Int64(w.seconds * 1000))) (cell \(w.cell))"
+        }.joined(separator: ", "))
         return out
     }
 
@@ -39,6 +42,9 @@ extension FaultMatrix {
         public var falseUnreliable: [Miss] = []
         public var goals: [Goal] = []
         public var wakeUps: [(policy: String, count: Int)] = []
+        /// Each policy's latest delivery over the grid, and its cell: a message is never lost,
+        /// at worst this late (every world ends in the foreground with every fault lifted).
+        public var worstLatency: [(policy: String, seconds: Double, cell: Int)] = []
 
         /// Goal (a) for `policy`: nothing lost or shown twice, and no false `unreliable`.
         public func holdsA(_ policy: String = "adaptive") -> Bool {
@@ -133,6 +139,9 @@ extension FaultMatrix {
         let judged = adaptive.filter { ($0.summary.floorLatencyP95 ?? 0) > 0 }
         line("4. adaptive p95 ≤ 3 × the floor's (where not, docs/matrix.md says why)", judged, overFloor.map { "\($0.index)" })
         v.wakeUps = orderedPolicies(rows).map { p in (p, rows.filter { $0.policy == p }.map(\.summary.wakeUps).reduce(0, +)) }
+        v.worstLatency = orderedPolicies(rows).compactMap { p in
+            rows.filter { $0.policy == p }.compactMap { r in r.summary.latencyMax.map { (r.index, $0) } }.max { $0.1 < $1.1 }.map { (p, $0.1, $0.0) }
+        }
         return v
     }
 

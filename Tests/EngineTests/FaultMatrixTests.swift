@@ -11,6 +11,19 @@ import Testing
 struct FaultMatrixTests {
     static let rows: [FaultMatrix.Row] = (try? FaultMatrix.run()) ?? []
 
+    @Test("never lost, at worst late: in every world of the grid adaptive delivers every message within its time in the background plus 15 min — the grid's longest downtime of the indexer or the network (10 min), (g)'s first look 2 min after push is overdue, and a catch-up — and the matrix prints each policy's latest delivery")
+    func latestDelivery() throws {
+        let adaptive = Self.rows.filter { $0.policy == "adaptive" }
+        #expect(adaptive.count == FaultMatrix.cells.count)
+        for row in adaptive {
+            #expect(row.summary.messagesLost == 0)
+            guard let latest = row.summary.latencyMax else { continue }
+            #expect(latest <= row.summary.backgroundSeconds + 15 * 60, "cell \(row.index): \(latest) s, \(row.summary.backgroundSeconds) s in the background")
+        }
+        let line = try #require(FaultMatrix.verdicts(Self.rows).first { $0.hasPrefix("4. latest delivery over the grid") })
+        for policy in ["naive", "seed", "adaptive"] { #expect(line.contains("\(policy) "), "\(line)") }
+    }
+
     @Test("at least 40 cells, each with its own seed and a scenario that parses, over every value of every axis")
     func grid() throws {
         let cells = FaultMatrix.cells
