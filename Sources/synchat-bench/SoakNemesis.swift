@@ -26,6 +26,8 @@ struct SoakNemesis {
     private var next: Double
     /// Things to undo at a wall instant: a SIGCONT, a restart, a healing directive.
     private var pending: [(at: Double, undo: () -> Void)] = []
+    /// Which fault each pending undo ends, so that its window runs to when the undo really ran.
+    private var pendingEnds: [(at: Double, fault: Int)] = []
     private var nextWrite: [Double]
     private var written = 0
 
@@ -39,6 +41,13 @@ struct SoakNemesis {
         nextWrite = run.tuis.map { _ in 5 }
     }
 
+    /// Holds fault `index`'s window open until what undoes it has run: a server restarted later
+    /// than planned (the nemesis waited on a `synchat fault` that hung) is down until it is.
+    private mutating func undo(_ index: Int, at plannedEnd: Double, _ action: @escaping () -> Void) {
+        pending.append((plannedEnd, action))
+        pendingEnds.append((plannedEnd, index))
+    }
+
     private mutating func uniform(_ a: Double, _ b: Double) -> Double { a + (b - a) * random.unit() }
     private mutating func pick<T>(_ xs: [T]) -> T { xs[Int(random.next() % UInt64(xs.count))] }
 
@@ -48,6 +57,9 @@ struct SoakNemesis {
         let due = pending.filter { $0.at <= now }
         pending.removeAll { $0.at <= now }
         for d in due { d.undo() }
+        let done = run.wall
+        for e in pendingEnds where e.at <= now { faults[e.fault].end = max(faults[e.fault].end, done) }
+        pendingEnds.removeAll { $0.at <= now }
         writeAsTUIs(quiet: false)
         guard now >= next else { return }
         next = now + uniform(5, 20)
@@ -91,16 +103,14 @@ struct SoakNemesis {
             let down = uniform(1, 5)
             run.server.killHard()
             faults.append(Fault(what: "server kill -9, down \(Int(down)) s", on: [], start: now, end: now + down, settle: Self.settle))
-            pending.append((now + down, { [run] in
-                run.server.launch()
-            }))
+            undo(faults.count - 1, at: now + down) { [run] in run.server.launch() }
         case "client" where !clients.isEmpty:
             let victim = pick(clients)
             guard victim.stoppedUntil == nil else { return }
             let down = uniform(1, 5)
             victim.killHard()
             faults.append(Fault(what: "\(victim.kind.rawValue) kill -9, down \(Int(down)) s", on: [victim.name], start: now, end: now + down, settle: Self.settle))
-            pending.append((now + down, { victim.launch() }))
+            undo(faults.count - 1, at: now + down) { victim.launch() }
         case "sleep" where !clients.isEmpty:
             // A laptop asleep: SIGSTOP for 10–90 s, then SIGCONT.
             let victim = pick(clients)
@@ -109,10 +119,10 @@ struct SoakNemesis {
             victim.signal(SIGSTOP)
             victim.stoppedUntil = now + asleep
             faults.append(Fault(what: "\(victim.kind.rawValue) asleep (SIGSTOP) \(Int(asleep)) s", on: [victim.name], start: now, end: now + asleep, settle: Self.settle))
-            pending.append((now + asleep, {
+            undo(faults.count - 1, at: now + asleep) {
                 victim.signal(SIGCONT)
                 victim.stoppedUntil = nil
-            }))
+            }
         case "world" where !clients.isEmpty:
             // A fault of one user's world through `synchat fault`, lifted 10–60 s later.
             let victim = pick(clients)
@@ -121,7 +131,7 @@ struct SoakNemesis {
             let lasts = uniform(10, 60)
             run.fault(victim.name, give)
             faults.append(Fault(what: give, on: [victim.name], start: now, end: now + lasts, settle: Self.settle + 90))
-            pending.append((now + lasts, { [run] in run.fault(victim.name, lift) }))
+            undo(faults.count - 1, at: now + lasts) { [run] in run.fault(victim.name, lift) }
         case "wire" where !clients.isEmpty:
             wire(pick(clients), at: now)
         default:
@@ -138,7 +148,7 @@ struct SoakNemesis {
             let lasts = uniform(10, 60)
             proxy.stall(victim.name)
             faults.append(Fault(what: "connections stalled \(Int(lasts)) s", on: [victim.name], start: now, end: now + lasts, settle: Self.settle))
-            pending.append((now + lasts, { proxy.resume(victim.name) }))
+            undo(faults.count - 1, at: now + lasts) { proxy.resume(victim.name) }
         case "reset":
             let reset = proxy.reset(victim.name)
             faults.append(Fault(what: "\(reset) connections reset", on: [victim.name], start: now, end: now, settle: Self.settle))
@@ -146,7 +156,7 @@ struct SoakNemesis {
             let lasts = uniform(5, 30)
             proxy.cut(victim.name, armed: true)
             faults.append(Fault(what: "answers cut mid-way \(Int(lasts)) s", on: [victim.name], start: now, end: now + lasts, settle: Self.settle))
-            pending.append((now + lasts, { proxy.cut(victim.name, armed: false) }))
+            undo(faults.count - 1, at: now + lasts) { proxy.cut(victim.name, armed: false) }
         }
     }
 
@@ -160,6 +170,8 @@ struct SoakNemesis {
         for p in run.bots + run.tuis where p.pid == 0 { p.launch() }
         let now = run.wall
         for i in faults.indices where faults[i].end > now { faults[i].end = now }
+        for e in pendingEnds { faults[e.fault].end = now }  // undone only now
+        pendingEnds.removeAll()
         run.takeAnchor()
     }
 }
