@@ -72,6 +72,15 @@ struct TeamEndToEndTests {
             #expect(errors.isEmpty, "member\(i + 1): \(errors.prefix(4).joined(separator: "\n"))")
         }
     }
+}
+
+/// The same team over TLS, in a suite of its own so that it runs beside the other real-process
+/// suites rather than after the plain-HTTP team.
+@Suite("A team behind one address over TLS, real processes", .serialized, .timingSensitive)
+struct TLSTeamEndToEndTests {
+    init() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TmuxSession.binary), "build synchat first: \(TmuxSession.binary)")
+    }
 
     @Test("over TLS, connections behind one address past --peer-heads 2: a connection waits for its first request only once its handshake is done, so the one closed is told why (503, not read) and its request goes again; one reset as it opens goes again too: eight users started at once all join and no request of theirs fails (the soak's first hour: 16 of 50 bots could not join)")
     func shedInTheHandshake() throws {
@@ -80,7 +89,7 @@ struct TeamEndToEndTests {
         try TLSEndToEndTests.makeCertificates(in: dir)
         let server = try ServerEndToEndTests.Running(["--peer-heads", "2", "--tls-cert", dir.file("server.pem"), "--tls-key", dir.file("server.key")])
         defer { server.stop() }
-        let outputs = try Self.bots(8, on: server, seconds: 10, in: dir, ca: dir.file("ca.pem"))
+        let outputs = try TeamEndToEndTests.bots(8, on: server, seconds: 8, in: dir, ca: dir.file("ca.pem"))
         var caughtUp = 0
         for (i, out) in outputs.enumerated() {
             let lines = out.split(separator: "\n")
