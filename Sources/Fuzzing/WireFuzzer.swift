@@ -36,8 +36,8 @@ public enum WireFuzzer {
     /// Breaks `doc` by `mutation`. `now` is the client's clock when it will decode it.
     public static func mutate(_ doc: Document, _ mutation: Mutation, now: Instant, me: Address, r: inout RandomStream) -> Data {
         let data = doc.data
-        // A tip reply is not paged: a `nextPage` on it breaks nothing its reader reads (wire case
-        // 20664 counted one as a broken document that no error showed), so it is broken another way.
+        // A tip reply is not paged: a `nextPage` on it breaks nothing its reader reads, so it is
+        // broken another way.
         if mutation == .badNextPage, case .reply(let call, _) = doc, call.kind == "tip" {
             return mutate(doc, [.truncated, .notAnObject, .invalidUTF8][r.int(0...2)], now: now, me: me, r: &r)
         }

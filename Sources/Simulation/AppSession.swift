@@ -74,7 +74,7 @@ public final class AppSession {
 
     /// The session is let go: the cycles it closed are opened (the world's callbacks hold the app,
     /// whose driver holds the world's ports, the world among them; the queue's timers hold the
-    /// world), or every world a fuzz loop ran would stay (10.9 GB at 10 000 cases).
+    /// world), so that a loop of runs holds one world at a time.
     deinit {
         world.onFaultsChanged = nil
         world.persistenceFailed = nil

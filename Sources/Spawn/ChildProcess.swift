@@ -84,9 +84,8 @@ public enum ChildProcess {
         }
         // The child holds its three standard descriptors and nothing more. SwiftNIO opens its
         // sockets without close-on-exec (an accepted socket on Linux among them): inherited, a
-        // connection the parent closes stays open in the child, and its peer never learns that it
-        // ended (a proxy's connections, held by a server it restarted, hid a restart from its
-        // clients: the soak's push went quietly deaf).
+        // connection the parent closes stays open in the child, and its peer never learns that
+        // it ended.
         closeInChild(from: 3, &actions)
         var cargs = argv.map { strdup($0) } + [nil]
         defer { for a in cargs { free(a) } }

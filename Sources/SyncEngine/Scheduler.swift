@@ -61,7 +61,7 @@ public final class Scheduler {
 
     /// Drops every entry not run yet, and the closures they hold: a run that is over ends the
     /// cycles its pending timers close (a world's next arrival holds the world, which holds the
-    /// scheduler), which would otherwise keep every world a fuzz loop ran (10.9 GB at 10 000 cases).
+    /// scheduler).
     public func clear() {
         heap.removeAll()
         cancelled.removeAll()

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOTLS
 import ServerProtocol
 import SyncEngine
@@ -90,9 +91,7 @@ final class ConnectionPool: @unchecked Sendable {
                         unproven -= 1
                         if !queue.isEmpty {
                             let request = queue.removeFirst()
-                            // (NIO calls a refused connect "connection reset (error set)": ECONNRESET alone is the server's close.)
-                            let said = "\(error)".lowercased()
-                            if said.contains("reset by peer") && !said.contains("refused") { resendUndelivered(request) } else { request.finish(.failure(error)) }
+                            if Self.isReset(error) { resendUndelivered(request) } else { request.finish(.failure(error)) }
                         }
                         dispatch()
                     }
@@ -163,6 +162,14 @@ final class ConnectionPool: @unchecked Sendable {
         request.undeliveredResends += 1
         let wait = Int64(min(2_000, 125 << min(request.undeliveredResends, 5))) + Int64.random(in: 0...250)
         notRead(request, again: .milliseconds(wait))
+    }
+
+    /// ECONNRESET: the server closed the connection as it opened. (A refused connect is
+    /// ECONNREFUSED, though NIO's words for it say "connection reset (error set)".)
+    static func isReset(_ error: Error) -> Bool {
+        if let io = error as? IOError { return io.errnoCode == ECONNRESET }
+        if let c = error as? NIOConnectionError { return !c.connectionErrors.isEmpty && c.connectionErrors.allSatisfy { isReset($0.error) } }
+        return false
     }
 
     private func cutWords(answerBegun: Bool) -> Error {
@@ -242,8 +249,12 @@ final class PooledConnection: ChannelInboundHandler, @unchecked Sendable {  // o
     /// server's certificate or the server does not speak TLS: the other side closed it.
     private var closedBeforeHandshake: Bool {
         guard !handshaken else { return false }
-        let said = failure.map { "\($0)".lowercased() } ?? ""
-        return !["certificate", "verify", "wrong version", "unknown protocol", "alert"].contains { said.contains($0) }
+        guard let failure else { return true }  // a clean close
+        if ConnectionPool.isReset(failure) { return true }
+        if case NIOSSLError.uncleanShutdown = failure { return true }
+        // A handshake that failed on its own side (a certificate refused, not TLS) is no close.
+        if case NIOSSLError.handshakeFailed(let e) = failure { return "\(e)".lowercased().contains("unexpected eof") }
+        return false
     }
 
     func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
