@@ -16,7 +16,13 @@ public struct SearchQuery: Hashable, Sendable {
         let terms = Self.words(in: text).map { Self.fold($0) }.filter { !$0.isEmpty }
         guard !terms.isEmpty else { return nil }
         self.terms = terms
+        termScalars = terms.map { Array($0.unicodeScalars) }
+        longestTerm = termScalars.map(\.count).max() ?? 0
     }
+
+    /// The terms as scalars, and the longest one's length, for `matches`.
+    private let termScalars: [[Unicode.Scalar]]
+    private let longestTerm: Int
 
     /// The FTS5 MATCH expression: every term as a quoted prefix (`"hel"* AND "wor"*`); the
     /// quotes make any character literal, so no query is a syntax error.
@@ -24,10 +30,31 @@ public struct SearchQuery: Hashable, Sendable {
         terms.map { "\"" + $0.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"*" }.joined(separator: " AND ")
     }
 
-    /// Whether `text` has every term at the start of one of its words.
+    /// Whether `text` has every term at the start of one of its words. One pass over the
+    /// text's scalars, folding of each word only as much as the longest term needs (a scan
+    /// of a whole history asks this of every message).
     public func matches(_ text: String) -> Bool {
-        let words = Self.words(in: text).map { Self.fold($0) }
-        return terms.allSatisfy { term in words.contains { Self.starts($0, with: term) } }
+        let terms = termScalars, longest = longestTerm
+        var found = [Bool](repeating: false, count: terms.count)
+        var left = terms.count
+        var folded: [Unicode.Scalar] = []
+        folded.reserveCapacity(longest + 4)
+        let scalars = text.unicodeScalars
+        var i = scalars.startIndex
+        while i < scalars.endIndex {
+            guard Self.isTokenScalar(scalars[i]) else { i = scalars.index(after: i); continue }
+            folded.removeAll(keepingCapacity: true)
+            while i < scalars.endIndex, Self.isTokenScalar(scalars[i]) {
+                if folded.count < longest { Self.fold(scalars[i], into: &folded) }
+                i = scalars.index(after: i)
+            }
+            for t in terms.indices where !found[t] && folded.starts(with: terms[t]) {
+                found[t] = true
+                left -= 1
+            }
+            if left == 0 { return true }
+        }
+        return false
     }
 
     /// Where the terms match in `text`: for each word that starts with a term, the part of
@@ -95,6 +122,12 @@ public struct SearchQuery: Hashable, Sendable {
         var out = String.UnicodeScalarView()
         for scalar in s.unicodeScalars { out.append(contentsOf: fold(scalar).unicodeScalars) }
         return String(out)
+    }
+
+    static func fold(_ scalar: Unicode.Scalar, into out: inout [Unicode.Scalar]) {
+        let v = scalar.value
+        if v < 0x80 { out.append((0x41...0x5A).contains(v) ? Unicode.Scalar(UInt8(v + 32)) : scalar); return }
+        if let folded = Self.table.folds[v] { out.append(contentsOf: folded.unicodeScalars) } else { out.append(scalar) }
     }
 
     static func fold(_ scalar: Unicode.Scalar) -> String {
