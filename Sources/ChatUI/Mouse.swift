@@ -47,6 +47,7 @@ extension ViewModel {
     /// wheel scrolls the pane under it, whichever has the keys.
     static func mouse(_ state: inout ViewState, _ event: MouseEvent, area: ScreenArea) -> [Command] {
         state.notice = nil
+        state.noticeUnbidden = false
         if state.search?.editing == true { return [] }
         switch (event.kind, area) {
         case (.click, .conversation(let i)):

@@ -4,7 +4,8 @@ import SyncEngine
 
 /// A key: the help, the prompts, the compose line and the key table's actions.
 extension ViewModel {
-    static func handleKey(_ state: inout ViewState, _ key: Key) -> [Command] {
+    /// `noticeUp`: a notice was on the screen as the key came (`ViewState.noticeUp`).
+    static func handleKey(_ state: inout ViewState, _ key: Key, noticeUp: Bool = false) -> [Command] {
         if state.showHelp {
             // ↑/↓/PgUp/PgDn scroll a help taller than the screen; any other key closes it.
             switch key {
@@ -35,6 +36,9 @@ extension ViewModel {
             if case .char(let ch) = key { insertInDraft(&state, String(ch)) }
             return []
         }
+        // A letter typed while a notice shows only takes the notice away: a person who
+        // starts typing while the keys are elsewhere never breaks push with a `p`.
+        if noticeUp, case .char = key { return [] }
         guard let action = KeyTable.action(for: key, in: state.keys.global) else { return [] }
         return perform(&state, action)
     }

@@ -10,11 +10,15 @@ public enum ViewModel {
     public static func reduce(_ state: inout ViewState, _ input: ViewInput) -> [Command] {
         switch input {
         case .key(let key):
+            let noticeUp = state.noticeUp
             state.notice = nil
+            state.noticeUnbidden = false
+            if case .forgotten = state.status.link { state.forgottenSeen = true }
             if case .char("q") = key {} else if key != .ctrl("c") { state.quitAsked = false }
-            return handleKey(&state, key)
+            return handleKey(&state, key, noticeUp: noticeUp)
         case .paste(let text):
             state.notice = nil
+            state.noticeUnbidden = false
             state.quitAsked = false
             return paste(&state, text)
         case .conversations(let rows):
@@ -111,9 +115,13 @@ public enum ViewModel {
             let ended = phase == .live && state.status.scriptPhase != .live
             state.status.scriptPhase = phase
             // The end of a played scenario is announced where the eye is, not only in the log.
-            if ended { state.notice = Notices.scriptOver }
+            if ended {
+                state.notice = Notices.scriptOver
+                state.noticeUnbidden = true
+            }
             return []
         case .serverLink(let link):
+            if case .forgotten = link {} else { state.forgottenSeen = false }
             state.status.link = link
             return []
         case .truth(let truth):
@@ -194,6 +202,7 @@ public enum ViewModel {
             return []
         case .notice(let text):
             state.notice = text
+            state.noticeUnbidden = false
             return []
         }
     }

@@ -184,6 +184,21 @@ public struct ViewState: Equatable, Sendable {
     public var quitAsked = false
     /// A one-line notice (e.g. a theme warning), shown until the next key.
     public var notice: String?
+    /// The notice came in the middle of things, with no key asking for it (a played
+    /// scenario's end): the next letter only answers it. A notice that answers a key (`n` at
+    /// the newest hit, `q` with an unsent line) or greets the start leaves the next key its own.
+    public var noticeUnbidden = false
+    /// A key came since the server said it no longer knows the user (its words stay shown
+    /// while that is true; only the first letter after they appear is theirs).
+    public var forgottenSeen = false
+
+    /// A notice is on the screen that nobody's key asked for: a letter typed then acts as
+    /// no key, so a person who starts typing as it appears breaks nothing.
+    public var noticeUp: Bool {
+        if notice != nil, noticeUnbidden { return true }
+        if case .forgotten = status.link { return !forgottenSeen }
+        return false
+    }
 
     public static let logCapacity = 2000
 

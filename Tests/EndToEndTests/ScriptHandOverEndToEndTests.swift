@@ -17,6 +17,11 @@ struct ScriptHandOverEndToEndTests {
         t.wait(for: "script ", seconds: 30)
         t.wait(for: "script over: live", seconds: 30)
         t.wait(for: "the scenario is over: the world goes on live")  // announced where the eye is
+        // A letter typed while a notice nobody asked for shows only takes it away.
+        try t.keys("b")
+        t.wait("the notice taken away, still in the foreground", seconds: 20) { screen in
+            !screen.contains("the scenario is over") && screen.contains(" foreground │")
+        }
         try t.keys("b")
         t.wait(for: "background", seconds: 20)
         try t.keys("f")

@@ -68,11 +68,13 @@ struct TimeAndInspectorTests {
         store.send(.script(.live)) {
             $0.status.scriptPhase = .live
             $0.notice = Notices.scriptOver
+            $0.noticeUnbidden = true
         }
-        store.send(.key(.char("j"))) {
+        store.send(.key(.char("j"))) {  // a letter only takes away a notice nobody asked for
             $0.notice = nil
-            $0.selected = 1
+            $0.noticeUnbidden = false
         }
+        store.send(.key(.char("j"))) { $0.selected = 1 }
         store.send(.script(.live))  // said once
     }
 

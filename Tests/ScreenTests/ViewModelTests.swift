@@ -329,6 +329,49 @@ struct NoticeRowTests {
         #expect(rows[21].hasPrefix("to Alice> still typing"), "\(rows[21])")
     }
 
+    @Test("a letter typed while a notice that came in the middle of things shows (a played scenario's end) only takes it away, wherever the keys are: p then breaks nothing, the next p does; in the compose line it is typed as ever; the arrows still act; a notice that answers a key or greets the start leaves the next letter its own")
+    func lettersAnswerTheNotice() {
+        var s = sampleState()
+        s.focus = .list
+        func scriptEnds() {
+            _ = ViewModel.reduce(&s, .script(.playing(from: s.status.clock, duration: .seconds(60))))
+            _ = ViewModel.reduce(&s, .script(.live))
+            #expect(s.notice == Notices.scriptOver)
+        }
+        scriptEnds()
+        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [])
+        #expect(s.notice == nil)
+        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [.toggleFault(.push)])  // the next p is the push key
+        scriptEnds()
+        let selected = s.selected
+        _ = ViewModel.reduce(&s, .key(.down))  // not a letter: it moves, and takes the notice away
+        #expect(s.notice == nil && s.selected != selected)
+        s.focus = .compose
+        scriptEnds()
+        _ = ViewModel.reduce(&s, .key(.char("h")))
+        #expect(s.notice == nil && s.compose.string.hasSuffix("h"))
+        // A notice that answers a key, or the greeting at start: the next letter acts.
+        s.focus = .list
+        _ = ViewModel.reduce(&s, .notice("the newest hit: n goes on to older ones"))
+        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [.toggleFault(.push)])
+        _ = ViewModel.reduce(&s, .notice("on http://127.0.0.1:7420 as ada (joined): the server's clock, x60"))
+        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [.toggleFault(.push)])
+    }
+
+    @Test("the server's 'no longer knows' stays while it is true: only the first letter after it appears is its own, then keys act; it appearing again takes a letter again")
+    func forgottenTakesOneLetter() {
+        var s = sampleState()
+        s.focus = .list
+        let forgotten = ServerLink.forgotten("the server no longer knows ty: quit, then join again")
+        _ = ViewModel.reduce(&s, .serverLink(forgotten))
+        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [])
+        #expect(ViewModel.reduce(&s, .key(.char("p"))) != [])
+        #expect(Render.screen(s, width: 100, height: 24).text.contains { $0.contains("no longer knows ty") })  // still shown
+        _ = ViewModel.reduce(&s, .serverLink(.reached))
+        _ = ViewModel.reduce(&s, .serverLink(forgotten))
+        #expect(ViewModel.reduce(&s, .key(.char("p"))) == [])
+    }
+
     @Test("where the keys go shows in words on the compose line, not only in the focus colour: conversations, messages, sync log; none while writing (the cursor says so)")
     func focusInWords() {
         var s = sampleState()
