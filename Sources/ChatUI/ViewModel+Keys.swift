@@ -170,8 +170,12 @@ extension ViewModel {
                 state.notice = "no unread messages"
                 return []
             }
+            // The keys stay where they were: a second `u` jumps again, never types a "u".
+            let focus = state.focus
             state.selected = i
-            return perform(&state, .open)
+            let opened = perform(&state, .open)
+            state.focus = focus
+            return opened
         case .togglePause: return [.togglePause]
         case .retrySends:
             guard state.outbox.values.contains(where: { $0.contains { if case .failed = $0.state { true } else { false } } }) else {

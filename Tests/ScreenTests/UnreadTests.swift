@@ -24,19 +24,30 @@ struct UnreadTests {
         return s
     }
 
-    @Test("u opens the next conversation with unread messages, after the selection and around; none left: it says so")
+    @Test("u opens the next conversation with unread messages, after the selection and around, and leaves the keys on the list, so u again jumps on; none left: it says so")
     func jump() {
-        let store = TestStore(withUnread())
-        #expect(store.state.selected == 0)
+        var start = withUnread()
+        var list = start.conversations
+        let b = list.firstIndex { $0.address == bob }!
+        list[b].unread = 1
+        _ = ViewModel.reduce(&start, .conversations(list))
+        let store = TestStore(start)
+        #expect(store.state.selected == 0 && store.state.focus == .list)
         let c = store.state.conversations.firstIndex { $0.address == carol }!
-        store.send(.key(.char("u")), commands: [.apply(.open(handle: "carol"))]) {
-            $0.selected = c
-            $0.open = carol
-            $0.focus = .compose
-            $0.newMarker = NewMarker(conversation: carol, unread: 2, txId: "c3")
+        let first = min(b, c), second = max(b, c)
+        let names = [b: "bob", c: "carol"], addresses = [b: bob, c: carol]
+        store.send(.key(.char("u")), commands: [.apply(.open(handle: names[first]!))]) {
+            $0.selected = first
+            $0.open = addresses[first]!
+            $0.newMarker = first == c ? NewMarker(conversation: carol, unread: 2, txId: "c3") : NewMarker(conversation: bob, unread: 1, txId: nil)
         }
-        store.send(.unread(carol, 0)) { $0.conversations[c].unread = 0 }  // the engine read it: its answer to open
-        store.send(.key(.escape)) { $0.focus = .list }
+        store.send(.unread(addresses[first]!, 0)) { $0.conversations[first].unread = 0 }  // the engine read it: its answer to open
+        store.send(.key(.char("u")), commands: [.apply(.open(handle: names[second]!))]) {
+            $0.selected = second
+            $0.open = addresses[second]!
+            $0.newMarker = second == c ? NewMarker(conversation: carol, unread: 2, txId: "c3") : NewMarker(conversation: bob, unread: 1, txId: nil)
+        }
+        store.send(.unread(addresses[second]!, 0)) { $0.conversations[second].unread = 0 }
         store.send(.key(.char("u"))) { $0.notice = "no unread messages" }
     }
 
