@@ -374,12 +374,13 @@ if what == "probe-widths" {
     do { try TerminalProbe.runProbe(input: rest[0], output: rest[1]) } catch { usage("probe-widths: \(error)") }
     exit(0)
 }
-if what == "proxy" { proxyTool(rest) }
-if ["-h", "--help", "help"].contains(what) {
+// `--help` anywhere (`synchat-bench fuzz --help`) is the usage, never an unknown argument.
+if ["-h", "--help", "help"].contains(what) || rest.contains(where: { ["-h", "--help"].contains($0) }) {
     say("usage: synchat-bench [policies|speed|worlds|matrix [--seeds A-B]|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|soak [--minutes M] [--bots N] [--tuis N] [--seed S] [--out DIR] [--check]|hostile [ATTACK...]|proxy --target PORT NAME...|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]")
     say("Prints figures (run it in release: swift run -c release synchat-bench); never fails a build.")
     exit(0)
 }
+if what == "proxy" { proxyTool(rest) }
 guard sections.contains(what) else { usage("unknown section \(what) (expected \(sections.joined(separator: ", ")))") }
 let fuzzCount = what == "fuzz" ? fuzzArguments(rest) : (count: 1_000, from: UInt64(1))
 var kills = 120

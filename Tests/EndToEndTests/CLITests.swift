@@ -309,7 +309,10 @@ struct CLITests {
             #expect(r.err.hasPrefix(message) && r.err.filter { $0 == "\n" }.count == 1, "\(args): \(r.err)")
             #expect(r.out.isEmpty, "\(args): ran anyway")
         }
-        let help = try TmuxSession.spawn([bench, "--help"], captureOutput: true, captureErrors: true)
-        #expect(help.status == 0 && help.out.hasPrefix("usage: synchat-bench"))
+        // --help after any section is the usage too, never an unknown argument (issue 50, 3.6).
+        for args in [["--help"], ["fuzz", "--help"], ["soak", "-h"], ["proxy", "--help"], ["widths", "--help"]] {
+            let help = try TmuxSession.spawn([bench] + args, captureOutput: true, captureErrors: true)
+            #expect(help.status == 0 && help.out.hasPrefix("usage: synchat-bench") && help.err.isEmpty, "\(args): \(help.err)")
+        }
     }
 }
