@@ -31,7 +31,8 @@ extension Render {
             switch m.state {
             case .sending: (status, role, mark) = ("sending…", .messageMeta, "…")
             case .failed(let reason, let at):
-                let wait = at > s.status.clock ? "retry in " + rounded(at - s.status.clock) : "retrying"
+                // Under a second left reads as the retry under way, never "retry in 0ms".
+                let wait = (at - s.status.clock).milliseconds >= 1000 ? "retry in " + rounded(at - s.status.clock) : "retrying"
                 (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)), \(wait) (R: now)", .warning, "!")
             case .refused(let reason):
                 (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)) (R: try again)", .warning, "!")

@@ -42,6 +42,11 @@ struct OutboxScreenTests {
             #expect(g.roles(row: row)[x] == .warning)
         }
         #expect(text[22].contains("1 unsent"))
+        // Under a second to the retry: it is under way, never "retry in 0ms".
+        _ = ViewModel.reduce(&s, .outgoing(Self.message(.failed(reason: "node unreachable", retryAt: s.status.clock + .milliseconds(400)))))
+        text = Render.screen(s, width: 140, height: 24).text
+        #expect(text.contains { $0.contains("not sent: node unreachable, retrying (R: now)") }, "\(text)")
+        #expect(!text.contains { $0.contains("0ms") })
     }
 
     @Test("R retries only when something failed; else it says so")
