@@ -64,9 +64,12 @@ public enum UnsentLines {
             : "your unsent lines to \(names(to)) are kept in the profile; they will be there next time"
     }
 
-    /// What `q` says first when nothing keeps them.
-    public static func wouldBeLost(_ to: [String]) -> String {
-        (to.count == 1 ? "an unsent line to \(names(to)) would be lost" : "unsent lines to \(names(to)) would be lost")
-            + " (nothing is kept): press q again to quit"
+    /// What `q` says first when nothing keeps them: the lines being written (`to`), and the
+    /// messages still waiting to be sent (`waiting`).
+    public static func wouldBeLost(_ to: [String], waiting: [String] = []) -> String {
+        var parts: [String] = []
+        if !to.isEmpty { parts.append(to.count == 1 ? "an unsent line to \(names(to))" : "unsent lines to \(names(to))") }
+        if !waiting.isEmpty { parts.append("\(waiting.count == 1 ? "a message" : "messages") waiting to be sent to \(names(waiting))") }
+        return parts.joined(separator: " and ") + " would be lost (nothing is kept): press q again to quit"
     }
 }

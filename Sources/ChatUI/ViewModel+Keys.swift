@@ -200,11 +200,13 @@ extension ViewModel {
         case .quit:
             // An unsent line is kept with a profile (and the app says so when it ends); with
             // nothing kept (--ephemeral), the first q says what would be lost.
+            // A message the network has not taken yet (sending, failed, refused) is lost the same way.
             let unsent = state.drafts.filter { !$0.value.isEmpty }.keys
-            if !state.keepsDrafts, !unsent.isEmpty, !state.quitAsked {
+            let waiting = state.outbox.filter { $0.value.contains { if case .sent = $0.state { false } else { true } } }.keys
+            if !state.keepsDrafts, !unsent.isEmpty || !waiting.isEmpty, !state.quitAsked {
                 state.quitAsked = true
-                let names = unsent.compactMap { a in state.conversations.first { $0.address == a }?.name }.sorted()
-                state.notice = UnsentLines.wouldBeLost(names)
+                func names(_ a: some Sequence<Address>) -> [String] { a.compactMap { a in state.conversations.first { $0.address == a }?.name }.sorted() }
+                state.notice = UnsentLines.wouldBeLost(names(unsent), waiting: names(waiting))
                 return []
             }
             state.quitting = true

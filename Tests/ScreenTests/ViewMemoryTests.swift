@@ -1,5 +1,6 @@
 import ChatUI
 import SyncCore
+import SyncEngine
 import Testing
 
 /// Where you left off — the open conversation, its scroll and every draft come
@@ -61,6 +62,31 @@ struct ViewMemoryTests {
             $0.quitting = true
             $0.notice = nil
         }
+    }
+
+    @Test("without a profile, q with a message waiting to be sent (failed, sending or refused) asks first and says to whom, as for an unsent line; once it is sent, q quits at once")
+    func quitAsksForTheOutbox() {
+        var s = sampleState()
+        _ = ViewModel.reduce(&s, .key(.escape))
+        let failed = OutgoingMessage(localId: "l1", to: alice, body: "are you there?", createdAt: at(305), failures: 1,
+                                     state: .failed(reason: "node unreachable", retryAt: at(400)))
+        _ = ViewModel.reduce(&s, .outgoing(failed))
+        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [])
+        #expect(s.notice == "a message waiting to be sent to Alice would be lost (nothing is kept): press q again to quit")
+        _ = ViewModel.reduce(&s, .key(.escape))
+        _ = ViewModel.reduce(&s, .key(.enter))
+        _ = ViewModel.reduce(&s, .paste("and a line"))
+        _ = ViewModel.reduce(&s, .key(.escape))
+        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [])
+        #expect(s.notice == "an unsent line to \(s.selectedConversation?.name ?? "") and a message waiting to be sent to Alice would be lost (nothing is kept): press q again to quit")
+        #expect(ViewModel.reduce(&s, .key(.char("q"))) == [.quit])
+        var sent = sampleState()
+        _ = ViewModel.reduce(&sent, .key(.escape))
+        var m = failed
+        m.state = .sent(txId: "tx9")
+        _ = ViewModel.reduce(&sent, .outgoing(failed))
+        _ = ViewModel.reduce(&sent, .outgoing(m))
+        #expect(ViewModel.reduce(&sent, .key(.char("q"))) == [.quit])
     }
 
     @Test("without a profile and with nothing unsent, q quits at once (docs/screen.md, README): it asks only when a line would be lost")
