@@ -44,3 +44,27 @@ public enum Frame: Equatable {
         return .close(code: code, reason: reason)
     }
 }
+
+extension Frame {
+    /// Why a WebSocket closed, in words for a person (the log, the bar): the peer's reason
+    /// when it gave one, else what its close code means (RFC 6455 §7.4.1); 1006 is no code a
+    /// peer sends, but the close a client sees when the connection was lost.
+    public static func closeWords(code: Int?, reason: String) -> String {
+        if !reason.isEmpty { return reason }
+        switch code {
+        case nil: return "closed without a reason"
+        case 1000: return "closed normally"
+        case 1001: return "the server is going away"
+        case 1002: return "a protocol error"
+        case 1003: return "a kind of frame the other side does not take"
+        case 1006: return "the connection was lost"
+        case 1007: return "a frame that is not text it could read"
+        case 1008: return "refused by the server's policy"
+        case 1009: return "a message too big"
+        case 1011: return "the server could not go on"
+        case 1012: return "the server is restarting"
+        case 1013: return "the server is busy: try again later"
+        case let code?: return "closed with code \(code)"
+        }
+    }
+}

@@ -115,7 +115,7 @@ extension NetworkWorld: RealtimePort {
             connection.socket = nil
             guard connection.listened else { return }  // the app was not listening: it learns nothing
             connection.listened = false
-            var why = reason.isEmpty ? "socket closed (\(code))" : reason
+            var why = reason.isEmpty ? "socket closed: " + Frame.closeWords(code: code, reason: reason) : reason
             if reason.hasSuffix("HTTP 401") {
                 checkKnown(NetIO.Answer(status: 401, body: Data()))
                 why = unknownWords

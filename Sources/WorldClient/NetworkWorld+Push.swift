@@ -38,7 +38,7 @@ extension NetworkWorld {
             // Unreachable only when nothing else hears the server either: a node subscribed
             // now is the server answering (the bar never says `live` beside `server unreachable`).
             if !opened, link == .reached, !nodeSubscribed { link = .unreachable }
-            notice?("push relay closed (\(code) \(reason)); again in \(pushBackoff)")
+            notice?("push relay closed: \(Frame.closeWords(code: code, reason: reason)); again in \(pushBackoff)")
             // Reconnect with backoff, in wall time (the world's clock may run fast); sooner, once
             // anything else hears the server again (`serverHeard`).
             let wall = Double(pushBackoff.milliseconds)

@@ -152,4 +152,16 @@ struct ProtocolTests {
             #expect(frame(WebSocketOpcode(encodedWebSocketOpcode: op)!, []) == .refused(code: 1002, reason: "opcode \(op) is reserved"))
         }
     }
+
+    @Test("a close reaches the log in words: the peer's reason when it gave one, else what its code means; never a bare number (push relay closed (1006 …))")
+    func closeWords() {
+        #expect(Frame.closeWords(code: 1006, reason: "") == "the connection was lost")
+        #expect(Frame.closeWords(code: 1008, reason: "") == "refused by the server's policy")
+        #expect(Frame.closeWords(code: 1011, reason: "realtime down") == "realtime down")
+        #expect(Frame.closeWords(code: nil, reason: "") == "closed without a reason")
+        for code in [1000, 1001, 1002, 1003, 1006, 1007, 1008, 1009, 1011, 1012, 1013, 3000, 4999] {
+            let words = Frame.closeWords(code: code, reason: "")
+            #expect(!words.isEmpty && (words.rangeOfCharacter(from: .decimalDigits) == nil || code >= 3000), "\(code): \(words)")
+        }
+    }
 }
