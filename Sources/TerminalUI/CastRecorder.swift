@@ -89,7 +89,7 @@ public enum CastRecorder {
             let fields = mode?.split(separator: "\t", maxSplits: 1).map(String.init) ?? []
             let word = fields.first ?? "safe"
             var header = Asciicast.Header(width: Int(size.ws_col), height: Int(size.ws_row), timestamp: Int(Date().timeIntervalSince1970),
-                                          title: "synchat" + (fields.count > 1 ? " (\(fields[1]))" : ""))
+                                          title: "synchat" + (fields.count > 1 ? ": \(fields[1])" : ""))  // one pair of brackets at most
             header.env = [("TERM", ProcessInfo.processInfo.environment["TERM"] ?? ""), ("SYNCHAT_EMOJI", word)]
             var c = Asciicast(header, sink: sink)
             for (t, bytes) in early { c.output(bytes, at: t) }
