@@ -29,5 +29,17 @@ public enum Clock {
         return two(s / 3600 % 24) + ":" + two(s / 60 % 60) + ":" + two(s % 60)
     }
 
+    /// `text` with every instant the engine wrote into it (`00:14:40.102`, counted from the
+    /// run's start: `Instant.description`) said on the world's clock as the line's own time is
+    /// (`08:14:40.102`): one clock on a line of the log.
+    public static func worldTimes(in text: String) -> String {
+        guard text.contains(":") else { return text }
+        return text.replacing(/\b(\d{2,}):([0-5]\d):([0-5]\d)\.(\d{3})\b/) { m in
+            guard let h = Int64(m.output.1), let mi = Int64(m.output.2), let se = Int64(m.output.3), let ms = Int64(m.output.4) else { return String(m.output.0) }
+            let t = Instant(milliseconds: ((h * 60 + mi) * 60 + se) * 1000 + ms)
+            return time(t) + "." + String(m.output.4)
+        }
+    }
+
     static func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
 }

@@ -41,7 +41,7 @@ extension ViewInput {
     }
 
     static func log(_ e: TimedEvent, _ kind: LogEntry.Kind) -> ViewInput {
-        .log(LogEntry(time: Clock.time(e.at), text: e.event.line, kind: kind))
+        .log(LogEntry(time: Clock.time(e.at), text: Clock.worldTimes(in: e.event.line), kind: kind))
     }
 }
 

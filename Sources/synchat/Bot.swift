@@ -82,7 +82,7 @@ struct Bot: ParsableCommand {
         let driver = session.driver
         // The world's clock as the TUI's status bar shows it (`d1 10:08:55.650`), not the time
         // since the run began that simulate prints: a bot and a screen on one server say one time.
-        if events { driver.subscribe { if $0.event.isDecision { Bot.say(Clock.stamp($0.at) + " " + $0.event.line) } } }
+        if events { driver.subscribe { if $0.event.isDecision { Bot.say(Clock.stamp($0.at) + " " + Clock.worldTimes(in: $0.event.line)) } } }
         session.start()
 
         // Poisson sends, in world time, to another user when there is one.

@@ -316,6 +316,17 @@ struct ViewModelTests {
     }
 }
 
+@Suite("One clock on a line of the log")
+struct LogClockTests {
+    @Test("an instant the engine wrote into a line is said on the world's clock, as the line's own time is: push watch's 'landing at 00:14:40.102' reads 08:14:40.102 at 08:19:40")
+    func oneClock() {
+        let e = TimedEvent(at: at(19 * 60 + 40), event: .pushWatch("lost 806475d5: no push within 5m of it landing at \(at(14 * 60 + 40) + .milliseconds(102))"))
+        #expect(ViewInput.from(e) == [.log(LogEntry(time: "08:19:40", text: "push watch: lost 806475d5: no push within 5m of it landing at 08:14:40.102", kind: .decision))])
+        #expect(Clock.worldTimes(in: "next look in 4m (at 00:16:00.000), since 16:30:00.000") == "next look in 4m (at 08:16:00.000), since 00:30:00.000")
+        #expect(Clock.worldTimes(in: "push 398ms–3.5s after the tx, at 12:34, v1.2.3") == "push 398ms–3.5s after the tx, at 12:34, v1.2.3")
+    }
+}
+
 @Suite("Notices beside the compose line")
 struct NoticeRowTests {
     @Test("a server that forgot the user: at 80 columns its words fit whole in two rows of their own, and the compose line below them stays visible and editable")
