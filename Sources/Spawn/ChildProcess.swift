@@ -30,7 +30,10 @@ public enum ChildProcess {
     }
 
     /// Runs `argv` (its first element looked up on PATH) to its end and says how it ended.
-    /// Output and errors are captured when asked for, and discarded otherwise.
+    /// Output and errors are captured when asked for, and discarded otherwise. The child runs
+    /// in a session of its own, with no controlling terminal: a program that opens `/dev/tty`
+    /// (`asciinema cat` puts it in raw mode) would otherwise stop the whole test run
+    /// (SIGTTOU) when `swift test` runs in a terminal.
     public static func run(_ argv: [String], captureOutput: Bool = false, captureErrors: Bool = false) throws -> Exit {
         let base = NSTemporaryDirectory() + "synchat-child-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let outPath = captureOutput ? base + ".out" : "/dev/null"
@@ -39,7 +42,7 @@ public enum ChildProcess {
             if captureOutput { unlink(outPath) }
             if captureErrors { unlink(errPath) }
         }
-        let pid = try spawn(argv, stdout: outPath, stderr: errPath)
+        let pid = try spawn(argv, stdout: outPath, stderr: errPath, newSession: true)
         let status = wait(pid)
         // Bytes that are not UTF-8 become U+FFFD rather than losing the whole output.
         func read(_ path: String, _ wanted: Bool) -> String {
@@ -70,7 +73,7 @@ public enum ChildProcess {
         return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 
-    private static func spawn(_ argv: [String], stdout: String, stderr: String) throws -> pid_t {
+    private static func spawn(_ argv: [String], stdout: String, stderr: String, newSession: Bool = false) throws -> pid_t {
         precondition(!argv.isEmpty, "ChildProcess: no program to run")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -100,7 +103,9 @@ public enum ChildProcess {
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // glibc's POSIX_SPAWN_SETSID (2.26 and later), which Swift's Glibc module does not show.
+        let setsid: Int32 = newSession ? 0x80 : 0
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | setsid))
         var pid: pid_t = 0
         let rc = posix_spawnp(&pid, argv[0], &actions, &attributes, &cargs, environ)
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }

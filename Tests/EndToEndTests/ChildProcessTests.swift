@@ -16,4 +16,14 @@ struct ChildProcessTests {
         #expect(descriptors.isSuperset(of: [0, 1, 2]))
         #expect(descriptors.isDisjoint(with: ends), "the child holds \(descriptors.sorted())")
     }
+
+    @Test("a child run to its end is in a session of its own, so it has no controlling terminal to stop the run with (asciinema cat opens /dev/tty)")
+    func ownSession() throws {
+        // /proc/self/stat: pid (comm) state ppid pgrp session …
+        let r = try ChildProcess.run(["sh", "-c", "cut -d ' ' -f 6,7 /proc/$$/stat"], captureOutput: true)
+        let fields = r.out.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(r.status == 0 && fields.count == 2, "\(r)")
+        #expect(fields.first != getsid(0), "the child shares the test run's session \(getsid(0))")
+        #expect(fields.last == 0, "the child has a controlling terminal: \(r.out)")
+    }
 }
