@@ -35,10 +35,14 @@ public struct CrashHarness {
         var known: Set<String> = []
         let started = Date()
         for i in 0..<kills {
+            let written = writeMark()
             guard let pid = try? ChildProcess.start([binary, "crash-child", "--store", store, "--seed", String(seed)]) else {
                 report.failures.append("kill \(i + 1): cannot start \(binary)")
                 break
             }
+            // The lifetime counts from the child's first write, not from its start: under load
+            // a child can take most of a second to start, and kills before it writes test nothing.
+            waitForWrite(since: written, pid: pid)
             usleep(useconds_t(Int.random(in: lifetime, using: &generator) * 1000))
             kill(pid, SIGKILL)
             ChildProcess.wait(pid)
@@ -60,6 +64,23 @@ public struct CrashHarness {
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// The store's files as they are now (size and modification time of the database and its
+    /// write-ahead log): a child's write changes it.
+    private func writeMark() -> [String] {
+        [store, store + "-wal"].map { path in
+            var st = stat()
+            guard stat(path, &st) == 0 else { return "\(path): none" }
+            return "\(st.st_size) \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        }
+    }
+
+    /// Waits until the store's files change from `since` (the child wrote), the child ends, or
+    /// 20 s pass.
+    private func waitForWrite(since: [String], pid: pid_t) {
+        let deadline = Date().addingTimeInterval(20)
+        while writeMark() == since, Date() < deadline, kill(pid, 0) == 0 { usleep(5_000) }
     }
 }
 

@@ -30,17 +30,20 @@ final class TmuxSession {
 
     /// Starts a shell in a `width`×`height` pane and runs synchat in it.
     /// `directory`: the shell's (and so synchat's) current directory; the test's by default.
-    convenience init(width: Int = 100, height: Int = 30, arguments: String, environment: [String: String] = [:], directory: String? = nil) throws {
-        try self.init(width: width, height: height, command: "\(Self.binary) \(arguments)", environment: environment, directory: directory)
+    convenience init(width: Int = 100, height: Int = 30, arguments: String, environment: [String: String] = [:], directory: String? = nil,
+                     title: String? = nil) throws {
+        try self.init(width: width, height: height, command: "\(Self.binary) \(arguments)", environment: environment, directory: directory, title: title)
     }
 
     /// Starts a shell in a `width`×`height` pane and types `command` in it, as a person would
     /// (a line of the docs, with `synchat` on the shell's PATH).
-    init(width: Int = 100, height: Int = 30, command: String, environment: [String: String] = [:], directory: String? = nil) throws {
+    /// `title`: the pane's title before the command starts (a test of what the app leaves of it).
+    init(width: Int = 100, height: Int = 30, command: String, environment: [String: String] = [:], directory: String? = nil, title: String? = nil) throws {
         socket = "synchat-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let env = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let start = directory.map { ["-c", $0] } ?? []
         try tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)"] + start + ["env", "PS1=$ ", "TERM=xterm-256color"] + env + ["sh"])
+        if let title { try tmux(["select-pane", "-t", name, "-T", title]) }
         try tmux(["send-keys", "-t", name, "-l", "\(command); echo \"EXIT=$?\""])
         try tmux(["send-keys", "-t", name, "Enter"])
     }
