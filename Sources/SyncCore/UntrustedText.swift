@@ -55,6 +55,32 @@ public enum UntrustedText {
         return out
     }
 
+    /// Text for a place that shows no escape and takes no control: a desktop notification's
+    /// title and body. What `visible` would make visible is dropped here (C0 and C1
+    /// controls, DEL, so every ESC-introduced sequence and BEL, and the bidi controls); new
+    /// lines, tabs and the line and paragraph separators become one space; runs of spaces
+    /// one; cut to `limit` characters with `…`.
+    public static func plain(_ text: String, limit: Int) -> String {
+        var out = String.UnicodeScalarView()
+        var space = false
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x09, 0x0A, 0x0D, 0x2028, 0x2029, 0x20:
+                space = !out.isEmpty
+                continue
+            case 0x00...0x1F, 0x7F, 0x80...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                continue
+            default:
+                if space { out.append(" ") }
+                space = false
+                out.append(scalar)
+            }
+        }
+        let plain = String(out)
+        guard plain.count > limit else { return plain }
+        return String(plain.prefix(max(0, limit - 1))) + "…"
+    }
+
     /// The longest text a log line quotes whole, in characters.
     public static let briefLength = 60
 
