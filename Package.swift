@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimWorld"]),
         .testTarget(
             name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport",
-                                                "TerminalUI", "Config", "App"],  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies
+                                                "TerminalUI", "Config", "App", "WidthCorpus"],  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies; WidthCorpus: public text for the notifications' bytes
             exclude: ["Golden"]  // the golden screens the tests read from disk
         ),
         .testTarget(name: "ThemeTests", dependencies: ["Config", "ChatUI", "TestSupport"]),
