@@ -188,7 +188,8 @@ let package = Package(
         .testTarget(name: "NetworkTests", dependencies: ["FaultProxy", "WorldPair", "WorldServer", "WorldClient", "ServerProtocol", "Wire", "AppActions", "SimWorld", "SyncCore", "SyncEngine",
                                                       "Simulation", "TestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
-                                                      .product(name: "NIOEmbedded", package: "swift-nio")]),
+                                                      .product(name: "NIOEmbedded", package: "swift-nio"),
+                                                      .product(name: "NIOSSL", package: "swift-nio-ssl")]),  // NIOSSL: a close mid-handshake, typed
         // Runs the built `synchat` binary in tmux; `swift build` must come first.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux

@@ -164,6 +164,23 @@ final class ConnectionPool: @unchecked Sendable {
         notRead(request, again: .milliseconds(wait))
     }
 
+    /// How a connection ended before its TLS handshake was done (`failure`: nil for a clean
+    /// close) says whether the other side closed it — a server at one of its limits, which
+    /// over TLS cannot say which, so the request never left and is sent again — or the
+    /// handshake failed on its own terms (a certificate refused, a peer that is not TLS).
+    static func closedInHandshake(_ failure: Error?) -> Bool {
+        guard let failure else { return true }  // a clean close
+        if isReset(failure) { return true }
+        if case NIOSSLError.uncleanShutdown = failure { return true }
+        if case NIOSSLError.handshakeFailed(let e) = failure {
+            // NIOSSL's own word for a close mid-handshake, as it comes under load (a soak's
+            // 50 bots starting at once); BoringSSL's, as it comes from a quiet server.
+            if case BoringSSLError.sslError(let stack) = e, stack.contains(.eofDuringHandshake) { return true }
+            return "\(e)".lowercased().contains("unexpected eof")
+        }
+        return false
+    }
+
     /// ECONNRESET: the server closed the connection as it opened. (A refused connect is
     /// ECONNREFUSED, though NIO's words for it say "connection reset (error set)".)
     static func isReset(_ error: Error) -> Bool {
@@ -247,15 +264,7 @@ final class PooledConnection: ChannelInboundHandler, @unchecked Sendable {  // o
 
     /// The connection ended before its handshake, and not because this side refused the
     /// server's certificate or the server does not speak TLS: the other side closed it.
-    private var closedBeforeHandshake: Bool {
-        guard !handshaken else { return false }
-        guard let failure else { return true }  // a clean close
-        if ConnectionPool.isReset(failure) { return true }
-        if case NIOSSLError.uncleanShutdown = failure { return true }
-        // A handshake that failed on its own side (a certificate refused, not TLS) is no close.
-        if case NIOSSLError.handshakeFailed(let e) = failure { return "\(e)".lowercased().contains("unexpected eof") }
-        return false
-    }
+    private var closedBeforeHandshake: Bool { !handshaken && ConnectionPool.closedInHandshake(failure) }
 
     func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
 

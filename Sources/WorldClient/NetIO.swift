@@ -44,7 +44,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
         if lower.contains("connection refused") || lower.contains("econnrefused") || lower.contains("connectionrefused") {
             what = "nothing answers at \(host):\(port) (is synchat server running there?)"
         } else if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || lower.contains("certificate") || lower.contains("handshake"),
-                  lower.contains("uncleanshutdown") || lower.contains("unexpected eof"), !lower.contains("certificate") {
+                  lower.contains("uncleanshutdown") || lower.contains("unexpected eof") || lower.contains("eof during handshake"), !lower.contains("certificate") {
             // The other side closed during the handshake: a server at a limit of its own (it
             // cannot say which before the handshake) more often than a stranger to TLS.
             what = "\(host):\(port) closed the connection during the TLS handshake (a server at one of its connection limits closes so, "

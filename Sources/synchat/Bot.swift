@@ -68,6 +68,9 @@ struct Bot: ParsableCommand {
     func run() throws {
         let n = try numbers()
         let io = try remote.connect()
+        // With --events, what the network said as it failed, whole (the decision lines give its
+        // words), as a comment line, as the TUI's --log keeps it.
+        if events { io.log = { Bot.say("# " + UntrustedText.visible($0)) } }
         let storage = InMemoryChatStorage()
         // The TUI's session with no screen: directives the server passes on (synchat fault
         // --user NAME background) act as the keys would.

@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOSSL
 import Testing
 import Wire
 @testable import WorldClient
@@ -58,5 +60,19 @@ struct ClientSocketTests {
         ws.close()
         while closed.isEmpty, Date() < deadline { io.wait(milliseconds: 50); io.drain() }
         #expect(closed.count == 1 && closed.first?.0 == 1006 && !opened, "\(closed)")
+    }
+}
+
+@Suite("The pool: a close during the TLS handshake is a request that never left")
+struct HandshakeCloseTests {
+    @Test("a clean close, a reset, NIOSSL's uncleanShutdown and its 'EOF during handshake' (how a close mid-handshake comes under load: the soak's 50 bots starting at once) are the other side closing, so the request is sent again; a refused connect is not")
+    func closedInHandshake() {
+        #expect(ConnectionPool.closedInHandshake(nil))
+        #expect(ConnectionPool.closedInHandshake(IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)")))
+        #expect(ConnectionPool.closedInHandshake(NIOSSLError.uncleanShutdown))
+        #expect(ConnectionPool.closedInHandshake(NIOSSLError.handshakeFailed(.sslError([.eofDuringHandshake]))))
+        #expect(!ConnectionPool.closedInHandshake(IOError(errnoCode: ECONNREFUSED, reason: "connect")))
+        #expect(!ConnectionPool.closedInHandshake(NIOSSLError.handshakeFailed(.sslError([]))))
+        #expect(!ConnectionPool.closedInHandshake(NIOSSLError.handshakeFailed(.zeroReturn)))
     }
 }
