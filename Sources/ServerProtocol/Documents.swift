@@ -122,19 +122,36 @@ public struct JoinAnswer: Equatable, Sendable {
 public struct PublishRequest: Equatable, Sendable {
     public var to: Address
     public var body: String
+    /// The client's own name for this message (its outbox entry), the same at every retry: a
+    /// publish the client gave up on that the network still delivered, and its retry, are one
+    /// message (the server answers the second with the first's publication). Optional: a
+    /// request without one is published as it comes.
+    public var key: String?
+    /// The longest key, in bytes.
+    public static let keyLimit = 100
 
-    public init(to: Address, body: String) {
+    public init(to: Address, body: String, key: String? = nil) {
         self.to = to
         self.body = body
+        self.key = key
     }
 
-    public var document: JSONValue { .object([("to", .string(to.value)), ("body", .string(body))]) }
+    public var document: JSONValue {
+        .object([("to", .string(to.value)), ("body", .string(body))] + (key.map { [("key", .string($0))] } ?? []))
+    }
 
     public static func decode(_ body: Data) throws(RouteError) -> PublishRequest {
         let object = try Body.object(body, "publish")
         guard let to = object["to"]?.string, !to.isEmpty else { throw RouteError("publish: missing \"to\" (an address)") }
         guard let text = object["body"]?.string else { throw RouteError("publish: missing \"body\" (the text)") }
-        return PublishRequest(to: Address(to), body: text)
+        var key: String?
+        if let value = object["key"] {
+            guard let k = value.string, !k.isEmpty, k.utf8.count <= keyLimit else {
+                throw RouteError("publish: \"key\" is a string of 1 to \(keyLimit) bytes, the client's name for the message")
+            }
+            key = k
+        }
+        return PublishRequest(to: Address(to), body: text, key: key)
     }
 }
 

@@ -251,7 +251,9 @@ extension SimulatedWorld: PublishPort {
     /// message that created it.
     /// The node takes the transaction: it fails while the node is down (the realtime fault
     /// `down`), as a submission to an unreachable node does.
-    public func publish(from me: Address, to contact: Address, body: String, reply: @escaping (Result<Publication, TransportError>) -> Void) {
+    /// In process a publish is answered or refused at once, never lost on its way: `key` has
+    /// nothing to tell apart here.
+    public func publish(from me: Address, to contact: Address, body: String, key: String, reply: @escaping (Result<Publication, TransportError>) -> Void) {
         reply(publish(from: me, to: contact, body: body))
     }
 

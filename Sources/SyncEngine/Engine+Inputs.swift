@@ -63,7 +63,7 @@ extension Engine {
         let id = request()
         guard let sending = sends.sending(m.localId, request: id) else { return }
         emit(.outgoing(sending))
-        effects.append(.publish(id: id, to: m.to, body: m.body))
+        effects.append(.publish(id: id, to: m.to, body: m.body, key: m.localId))
     }
 
     /// Tries the outbox again now: the failed entries ("retry now"), or all of it (a launch).

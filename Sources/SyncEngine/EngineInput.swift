@@ -88,7 +88,7 @@ public enum Effect: Equatable, Sendable {
     /// One indexer call (a backend request); reply `.indexerReplied(id, …)`.
     case indexer(id: Int, IndexerCall)
     /// Publish a message; reply `.published(id, …)`.
-    case publish(id: Int, to: Address, body: String)
+    case publish(id: Int, to: Address, body: String, key: String)
     case registerToken
     case unregisterToken
     /// Tell the push service not to push for a contact (or to push again).

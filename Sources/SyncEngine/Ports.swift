@@ -118,7 +118,9 @@ public protocol PublishPort: AnyObject {
     /// Publishes an outgoing message; `reply` gets it as the network will carry it, with the
     /// outputs it spends, or why the network cannot take it now. The in-process world
     /// replies before returning; a network replies later.
-    func publish(from me: Address, to contact: Address, body: String, reply: @escaping (Result<Publication, TransportError>) -> Void)
+    /// `key`: the outbox entry's own name, the same at every retry of it (a server publishes
+    /// one message for one key).
+    func publish(from me: Address, to contact: Address, body: String, key: String, reply: @escaping (Result<Publication, TransportError>) -> Void)
 }
 
 /// Everything the driver needs from the outside world.

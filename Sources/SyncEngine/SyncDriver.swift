@@ -58,12 +58,12 @@ public final class SyncDriver: ClientEndpoint {
             ports.realtime.requestUtxoSet(for: engine.me, since: since) { [weak self] in self?.handle(.utxoSetReplied(id: id, $0)) }
         case .indexer(let id, let call):
             ports.indexer.send(call) { [weak self] in self?.handle(.indexerReplied(id: id, $0)) }
-        case .publish(let id, let to, let body):
+        case .publish(let id, let to, let body, let key):
             // An answer given at once (the in-process world) is handled here, in order with
             // the other effects; one that comes later (a network) is an input of its own.
             var answeredNow: Result<Publication, TransportError>?
             var performing = true
-            ports.network.publish(from: engine.me, to: to, body: body) { [weak self] result in
+            ports.network.publish(from: engine.me, to: to, body: body, key: key) { [weak self] result in
                 if case .success(let publication) = result { self?.lastPublication = publication }
                 if performing { answeredNow = result } else { self?.handle(.published(id: id, result)) }
             }

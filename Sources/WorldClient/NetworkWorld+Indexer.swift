@@ -22,8 +22,8 @@ extension NetworkWorld: IndexerPort {
 }
 
 extension NetworkWorld: PublishPort {
-    public func publish(from me: Address, to contact: Address, body: String, reply: @escaping (Result<Publication, TransportError>) -> Void) {
-        let request = PublishRequest(to: contact, body: body).document.data
+    public func publish(from me: Address, to contact: Address, body: String, key: String, reply: @escaping (Result<Publication, TransportError>) -> Void) {
+        let request = PublishRequest(to: contact, body: body, key: key).document.data
         io.request(.POST, Route.publish, body: request, token: secret) { [weak self] result in
             guard let self else { return }
             switch result {

@@ -182,10 +182,16 @@ extension WorldServer {
         guard user.world.contact(address: request.to) != nil else {
             return .error(.badRequest, "publish: \(request.to.value.prefix(80)) is not a contact of \(user.name)")
         }
+        // The same message again (a retry of a publish that reached us after its client gave up):
+        // the first's answer, one message in the world.
+        if let key = request.key, let p = user.publication(key: key, to: request.to, body: request.body) {
+            return .json(.ok, PublicationDocument.encode(p, me: user.address))
+        }
         if let over = overQuota(user, bytes) { return .error(.insufficientStorage, "publish: \(over)") }
         switch host.publish(for: user, to: request.to, body: request.body) {
         case .success(let p):
             kept(user, bytes)
+            if let key = request.key { user.remember(key: key, to: request.to, body: request.body, p) }
             return .json(.ok, PublicationDocument.encode(p, me: user.address))
         case .failure(let e): return .error(.serviceUnavailable, e.message)  // 503: nothing was confirmed; the client tries again
         }

@@ -48,6 +48,24 @@ public final class WorldHost {
             world.attach(client: link)
             world.onFaultsChanged = { [link] in link.faults = $0 }
         }
+
+        /// The user's last publications by the client's key (`PublishRequest.key`), oldest
+        /// first: a retry of a publish the client gave up on, which the network still
+        /// delivered, is answered with the first's publication, not published again.
+        private var published: [(key: String, to: Address, body: String, publication: Publication)] = []
+        /// How many are kept: far more than an outbox retries at once.
+        static let keptPublications = 256
+
+        /// The publication already made for `key`, if it was for the same recipient and text (a
+        /// key that names another message is a new message: nothing is dropped on a clash).
+        func publication(key: String, to: Address, body: String) -> Publication? {
+            published.last { $0.key == key && $0.to == to && $0.body == body }?.publication
+        }
+
+        func remember(key: String, to: Address, body: String, _ p: Publication) {
+            published.append((key, to, body, p))
+            if published.count > Self.keptPublications { published.removeFirst(published.count - Self.keptPublications) }
+        }
     }
 
     /// Where the world is kept (`--data`), if anywhere.

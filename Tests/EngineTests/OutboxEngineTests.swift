@@ -16,7 +16,7 @@ struct OutboxEngineTests {
     }
 
     static func publishId(_ effects: [Effect]) -> Int? {
-        for case .publish(let id, _, _) in effects { return id }
+        for case .publish(let id, _, _, _) in effects { return id }
         return nil
     }
 
@@ -70,7 +70,7 @@ struct OutboxEngineTests {
         _ = try #require(Self.publishId(h.send(.send(to: Self.alice.address, text: "two"))))  // in flight
         let again = h.send(.retrySends)
         #expect(again.count == 1)
-        #expect(again.allSatisfy { if case .publish(_, _, "one") = $0 { true } else { false } })
+        #expect(again.allSatisfy { if case .publish(_, _, "one", _) = $0 { true } else { false } })
     }
 
     @Test("the outbox is kept in the store: a message the network never took goes out at the next launch")
@@ -86,7 +86,7 @@ struct OutboxEngineTests {
         var effects: [Effect] = []
         while let e = engine.pollEffect() { effects.append(e) }
         #expect(effects.filter { if case .publish = $0 { true } else { false } }.count == 1)
-        #expect(effects.contains { if case .publish(_, SansIOEngineTests.alice.address, "written offline") = $0 { true } else { false } })
+        #expect(effects.contains { if case .publish(_, SansIOEngineTests.alice.address, "written offline", _) = $0 { true } else { false } })
     }
 
     @Test("in the world: a send while the node is down fails, is retried, and lands once the node is back; nothing lost")

@@ -210,7 +210,7 @@ struct SansIOEngineTests {
         h.launchedAndLive()
         _ = h.events()
         let effects = h.send(.send(to: Self.alice.address, text: "hello"))
-        guard case .publish(let id, let to, let body)? = effects.first else { Issue.record("no publish: \(effects)"); return }
+        guard case .publish(let id, let to, let body, _)? = effects.first else { Issue.record("no publish: \(effects)"); return }
         #expect(to == Self.alice.address && body == "hello")
         #expect(h.storage.messageCount() == 0)  // nothing stored before the network took it
         let sent = NetworkMessage(txId: "out1", conversation: Self.alice.address, direction: .outgoing, kind: .contextual, body: "hello",

@@ -79,6 +79,12 @@ struct ProtocolTests {
         #expect(curl.protocolVersion == nil, "a join without a version (curl, a script) says none")
         let publish = PublishRequest(to: Address("kaspa:qbob"), body: "pay 100\u{0}99 EUR\n\u{1B}[2J")
         #expect(try PublishRequest.decode(publish.document.data) == publish)
+        let keyed = PublishRequest(to: Address("kaspa:qbob"), body: "hi", key: "local-1520274-8")
+        #expect(try PublishRequest.decode(keyed.document.data) == keyed)
+        for bad in [#"{"to": "kaspa:qbob", "body": "hi", "key": 7}"#, #"{"to": "kaspa:qbob", "body": "hi", "key": ""}"#,
+                    #"{"to": "kaspa:qbob", "body": "hi", "key": "\#(String(repeating: "k", count: 101))"}"#] {
+            #expect(throws: RouteError.self, "\(bad)") { try PublishRequest.decode(Data(bad.utf8)) }
+        }
         let me = Address("kaspa:qme")
         let message = NetworkMessage(txId: "t1", conversation: Address("kaspa:qbob"), direction: .outgoing, kind: .contextual,
                                      body: "x\u{0}y", blockTime: Instant(milliseconds: 5))

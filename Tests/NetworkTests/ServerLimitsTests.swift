@@ -186,6 +186,29 @@ struct ServerLimitsTests {
         #expect(status == 200)
     }
 
+    @Test("a publish and its retry with the same key are one message: the retry is answered with the first's publication (a request the client gave up on, which the network still delivered, then its outbox's retry: the soak's line published twice); another key, or none, is another message; a key with another text is another message, never dropped")
+    func publishOnceByKey() throws {
+        let pair = try WorldPair(contacts: 1, speed: 60)
+        let secret = try Self.join(pair, "zed")
+        let zed = try #require(pair.host.user(named: "zed"))
+        let alice = try #require(zed.world.contact(handle: "alice")).address
+        func publish(_ body: String, key: String?) throws -> String {
+            let request = String(decoding: PublishRequest(to: alice, body: body, key: key).document.data, as: UTF8.self)
+            let answer = try #require(Self.request(pair, .POST, Route.publish, body: request, token: secret))
+            #expect(answer.status == 200, "\(Self.words(answer))")
+            return try PublicationDocument.decode(answer.body, me: zed.address).message.txId
+        }
+        func outgoing() -> Int { zed.world.history.messageCount }
+        let before = outgoing()
+        let first = try publish("bot47 #8: hello", key: "local-1-8")
+        #expect(try publish("bot47 #8: hello", key: "local-1-8") == first)
+        #expect(outgoing() == before + 1, "the retry published nothing")  // traffic 0: only these land
+        #expect(try publish("bot47 #8: hello", key: "local-1-9") != first)
+        #expect(try publish("another text", key: "local-1-8") != first, "a key that names another message is no repeat")
+        #expect(try publish("bot47 #8: hello", key: nil) != first)
+        #expect(outgoing() == before + 4)
+    }
+
     @Test("a user's quota of kept bytes: past it, 507 saying so, for a publish and for its own receive line; counted again from the world after a restart")
     func quotaOfKeptBytes() throws {
         let dir = try TemporaryDirectory("limits-quota")
