@@ -191,7 +191,7 @@ extension WorldServer {
         switch host.publish(for: user, to: request.to, body: request.body) {
         case .success(let p):
             kept(user, bytes)
-            if let key = request.key { user.remember(key: key, to: request.to, body: request.body, p) }
+            if let key = request.key { user.remember(key: key, p) }
             return .json(.ok, PublicationDocument.encode(p, me: user.address))
         case .failure(let e): return .error(.serviceUnavailable, e.message)  // 503: nothing was confirmed; the client tries again
         }

@@ -52,18 +52,19 @@ public final class WorldHost {
         /// The user's last publications by the client's key (`PublishRequest.key`), oldest
         /// first: a retry of a publish the client gave up on, which the network still
         /// delivered, is answered with the first's publication, not published again.
-        private var published: [(key: String, to: Address, body: String, publication: Publication)] = []
-        /// How many are kept: far more than an outbox retries at once.
-        static let keptPublications = 256
+        private var published: [(key: String, publication: Publication)] = []
+        /// How many are kept: more than an outbox retries at once, few enough that a user
+        /// publishing 16 KiB lines holds at most half a MiB here.
+        static let keptPublications = 32
 
         /// The publication already made for `key`, if it was for the same recipient and text (a
         /// key that names another message is a new message: nothing is dropped on a clash).
         func publication(key: String, to: Address, body: String) -> Publication? {
-            published.last { $0.key == key && $0.to == to && $0.body == body }?.publication
+            published.last { $0.key == key && $0.publication.message.conversation == to && $0.publication.message.body == body }?.publication
         }
 
-        func remember(key: String, to: Address, body: String, _ p: Publication) {
-            published.append((key, to, body, p))
+        func remember(key: String, _ p: Publication) {
+            published.append((key, p))
             if published.count > Self.keptPublications { published.removeFirst(published.count - Self.keptPublications) }
         }
     }

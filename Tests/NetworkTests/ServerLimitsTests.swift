@@ -207,6 +207,10 @@ struct ServerLimitsTests {
         #expect(try publish("another text", key: "local-1-8") != first, "a key that names another message is no repeat")
         #expect(try publish("bot47 #8: hello", key: nil) != first)
         #expect(outgoing() == before + 4)
+        // The server keeps the last 32 keys a user used (a bound a stranger cannot push past):
+        // older than that, a key is a new message again.
+        for i in 0..<32 { _ = try publish("filler \(i)", key: "filler-\(i)") }
+        #expect(try publish("bot47 #8: hello", key: "local-1-8") != first)
     }
 
     @Test("a user's quota of kept bytes: past it, 507 saying so, for a publish and for its own receive line; counted again from the world after a restart")
