@@ -132,14 +132,23 @@ public final class SimulatedWorld {
 
     /// A restored ledger: all of it indexed, incoming outputs unspent except what the
     /// user's sends spent (oldest first, when each was published), as before.
-    func restoreLedger(_ saved: [NetworkMessage]) {
+    /// `noting`: outgoing txIds whose spent output the replay tells (a publication answered
+    /// again after a restart carries what it spent).
+    func restoreLedger(_ saved: [NetworkMessage], noting wanted: Set<String> = []) -> [String: [String]] {
         precondition(history.messageCount == 0, "restoreLedger: a new world's history")
         for m in saved { history.record(m) }
         func walletTime(_ m: NetworkMessage) -> Instant { m.direction == .incoming ? m.blockTime : m.blockTime - timings.confirmation }
+        var spentBy: [String: [String]] = [:]
         for m in saved.sorted(by: { walletTime($0) < walletTime($1) }) {
             indexer.add(m)
-            if m.direction == .incoming { history.receiveOutput(m.txId, landedAt: m.blockTime) } else { _ = spendOldestOutput() }
+            if m.direction == .incoming {
+                history.receiveOutput(m.txId, landedAt: m.blockTime)
+            } else {
+                let spent = spendOldestOutput()
+                if wanted.contains(m.txId) { spentBy[m.txId] = spent.map { [$0] } ?? [] }
+            }
         }
+        return spentBy
     }
 
     /// A contact by handle: the world's own (simulated ones, and people it muted), then the

@@ -1,4 +1,5 @@
 import SyncCore
+import SyncEngine
 
 /// The simulated world as a profile keeps it, so that relaunching the profile resumes the
 /// same world: its contacts, every message, the token, the wallet, and the clock.
@@ -29,12 +30,20 @@ public protocol WorldPersistence: AnyObject {
 extension SimulatedWorld {
     /// Puts back a saved world: contacts, the ledger (every message is indexed by now), the
     /// wallet's outputs and the token. Call before anything runs.
-    public func restore(_ saved: SavedWorld) {
+    /// `noting`: outgoing txIds whose publications are wanted back: each one's message and the
+    /// outputs it spent, as the restored wallet has them.
+    @discardableResult
+    public func restore(_ saved: SavedWorld, noting wanted: Set<String> = []) -> [String: Publication] {
         for c in saved.contacts {
             let restored = addContact(handle: c.handle, displayName: c.displayName, address: c.address)
             if c.muted { push.setMuted(restored.address, true) }  // the push service's list outlives a restart
         }
-        restoreLedger(saved.ledger)
+        let spentBy = restoreLedger(saved.ledger, noting: wanted)
         push.restoreToken(saved.tokenStatus)
+        var publications: [String: Publication] = [:]
+        for m in saved.ledger where m.direction == .outgoing {
+            if let spent = spentBy[m.txId] { publications[m.txId] = Publication(message: m, spent: spent) }
+        }
+        return publications
     }
 }

@@ -188,7 +188,7 @@ extension WorldServer {
             return .json(.ok, PublicationDocument.encode(p, me: user.address))
         }
         if let over = overQuota(user, bytes) { return .error(.insufficientStorage, "publish: \(over)") }
-        switch host.publish(for: user, to: request.to, body: request.body) {
+        switch host.publish(for: user, to: request.to, body: request.body, key: request.key) {
         case .success(let p):
             kept(user, bytes)
             if let key = request.key { user.remember(key: key, p) }

@@ -84,6 +84,11 @@ public final class ServerStore {
         migrator.registerMigration("v3-people-shared") { db in
             try db.execute(sql: "DELETE FROM contact WHERE muted = 0 AND address IN (SELECT address FROM user)")
         }
+        // A publish's key (`PublishRequest.key`) is kept with the sender's row, in the same
+        // transaction: a retry after a restart is answered with the first's publication.
+        migrator.registerMigration("v4-publish-keys") { db in
+            try db.execute(sql: "ALTER TABLE message ADD COLUMN publishKey TEXT")
+        }
         try migrator.migrate(db)
     }
 
@@ -181,6 +186,8 @@ public final class ServerStore {
         public var token: TokenStatus
         public var contacts: [Contact]
         public var ledger: [NetworkMessage]
+        /// The keys of the user's last publishes, oldest first, with the txIds they made.
+        public var publishKeys: [(key: String, txId: String)] = []
     }
 
     /// A new user and its own contacts (the simulated ones), in one transaction.
@@ -219,29 +226,40 @@ public final class ServerStore {
                     return NetworkMessage(txId: try m.text("txId"), conversation: Address(try m.text("conversation")), direction: direction, kind: kind,
                                           body: try m.storedText("body"), blockTime: Instant(milliseconds: try m.int("blockTime")))
                 }
+                let keys = try Row.fetchAll(db, sql: """
+                    SELECT rowid AS r, publishKey, txId FROM message WHERE user = ? AND publishKey IS NOT NULL ORDER BY rowid DESC LIMIT ?
+                    """, arguments: [name, Self.keptPublishKeys]).reversed().map { row in
+                    let m = Reader(store: self, row: row, name: "message row \(row["r"] as Int64? ?? 0) (of \(name))")
+                    return (key: try m.text("publishKey"), txId: try m.text("txId"))
+                }
                 let token = try u.text("token")
                 guard let status = TokenStatus(rawValue: token) else { throw corrupt(u.name, "token \"\(UntrustedText.visible(String(token.prefix(20))))\" is not a token status") }
                 return SavedUser(name: name, secretHash: try u.text("secret"), address: Address(try u.text("address")),
-                                 seed: UInt64(bitPattern: try u.int("seed")), token: status, contacts: contacts, ledger: ledger)
+                                 seed: UInt64(bitPattern: try u.int("seed")), token: status, contacts: contacts, ledger: ledger,
+                                 publishKeys: keys)
             }
         }
     }
 
     /// Messages of several users written as one transaction: all durable, or none (a publish
     /// and its copy in the recipient's world).
-    public func saveMessages(_ rows: [(user: String, message: NetworkMessage)]) throws {
+    /// `key`: the publish's key, kept with the first row (the sender's).
+    public func saveMessages(_ rows: [(user: String, message: NetworkMessage)], key: String? = nil) throws {
         try db.write { db in
-            for (user, m) in rows { try Self.insert(m, of: user, in: db) }
+            for (i, (user, m)) in rows.enumerated() { try Self.insert(m, of: user, key: i == 0 ? key : nil, in: db) }
         }
     }
+
+    /// How many publish keys a user's restore brings back (`WorldHost.User.keptPublications`).
+    static var keptPublishKeys: Int { WorldHost.User.keptPublications }
 
     /// One message row. Its body is kept byte for byte (`StoredText`): bound as a Swift string,
     /// text ends at its first NUL, and a confirmed `pay 100\u{0}99 EUR` would come back from a
     /// restart as `pay 100`.
-    static func insert(_ m: NetworkMessage, of user: String, in db: Database) throws {
+    static func insert(_ m: NetworkMessage, of user: String, key: String? = nil, in db: Database) throws {
         try db.execute(sql: """
-            INSERT OR IGNORE INTO message (user, txId, conversation, direction, kind, body, blockTime) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [user, m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, StoredText.value(m.body), m.blockTime.milliseconds])
+            INSERT OR IGNORE INTO message (user, txId, conversation, direction, kind, body, blockTime, publishKey) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [user, m.txId, m.conversation.value, m.direction.rawValue, m.kind.rawValue, StoredText.value(m.body), m.blockTime.milliseconds, key])
     }
 
     /// One user's world writes into the store.

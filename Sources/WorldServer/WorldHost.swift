@@ -52,7 +52,7 @@ public final class WorldHost {
         /// The user's last publications by the client's key (`PublishRequest.key`), oldest
         /// first: a retry of a publish the client gave up on, which the network still
         /// delivered, is answered with the first's publication, not published again.
-        private var published: [(key: String, publication: Publication)] = []
+        fileprivate(set) var published: [(key: String, publication: Publication)] = []
         /// How many are kept: more than an outbox retries at once, few enough that a user
         /// publishing 16 KiB lines holds at most half a MiB here.
         static let keptPublications = 32
@@ -113,8 +113,12 @@ public final class WorldHost {
         let streamSeed = saved.seed ^ (UInt64(bitPattern: clock.milliseconds) &* 0x9E37_79B9_7F4A_7C15)
         let world = SimulatedWorld(seed: streamSeed, me: saved.address, scheduler: scheduler)
         world.people = people
-        world.restore(SavedWorld(seed: saved.seed, clock: clock, tokenStatus: saved.token, contacts: saved.contacts, ledger: saved.ledger))
+        let publications = world.restore(SavedWorld(seed: saved.seed, clock: clock, tokenStatus: saved.token, contacts: saved.contacts, ledger: saved.ledger),
+                                         noting: Set(saved.publishKeys.map(\.txId)))
         let user = User(name: saved.name, secretHash: saved.secretHash, world: world)
+        // The keys outlive a restart: a publish the server made durable and died before
+        // answering, retried once it is back, is the same message, not a second.
+        user.published = saved.publishKeys.compactMap { k in publications[k.txId].map { (k.key, $0) } }
         user.persistence = store?.persistence(of: saved.name)
         // A relay that opens again is told the token as the store kept it: a client whose
         // token the store lost registers it again, rather than trusting a push that never comes.
@@ -257,7 +261,8 @@ public final class WorldHost {
     /// its copy for a recipient who is another user are written in one transaction before the
     /// world sees them, after whatever the disk could not take before. A full disk fails it
     /// (`NotDurable`) with nothing sent, so the client keeps it in its outbox and tries again.
-    public func publish(for user: User, to contact: Address, body: String) -> Result<Publication, TransportError> {
+    /// `key`: the client's name for the message (`PublishRequest.key`), kept with it.
+    public func publish(for user: User, to contact: Address, body: String, key: String? = nil) -> Result<Publication, TransportError> {
         guard let store else { return user.world.publish(from: user.address, to: contact, body: body) }
         let recipient = byAddress[contact]
         return user.world.publish(from: user.address, to: contact, body: body) { message in
@@ -266,7 +271,7 @@ public final class WorldHost {
                 try recipient?.world.retryPersistence()
                 var rows = [(user: user.name, message: message)]
                 if let recipient { rows.append((recipient.name, Self.copy(of: message, from: user))) }
-                try store.saveMessages(rows)
+                try store.saveMessages(rows, key: key)
             } catch {
                 throw NotDurable(description: "the server cannot write its data directory (\(error)); not sent, try again")
             }

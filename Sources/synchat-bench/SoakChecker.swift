@@ -5,8 +5,8 @@ import SyncCore
 
 /// The soak's judge, from outside: each client's store against the server's ledger
 /// (`/admin/truth`), message by message, as Jepsen's set-full checker reads each element's
-/// timeline. Per client and in total: sent, confirmed, lost, unexpected, duplicated, shown as
-/// sent but never confirmed, failed requests outside every fault window, when the client had
+/// timeline. Per client and in total: sent, confirmed, sent and missing from its sender's
+/// store, lost, unexpected, duplicated, shown as sent but never confirmed, failed requests outside every fault window, when the client had
 /// everything due (convergence), latency quantiles, and requests per delivered message.
 struct SoakChecker {
     let run: SoakRun
@@ -26,6 +26,10 @@ struct SoakChecker {
     struct Figures {
         var name = ""
         var sent = 0, confirmed = 0, lost = 0, unexpected = 0, duplicated = 0, unconfirmed = 0
+        /// Sent before the quiet period and not in the sender's own store: a message the world
+        /// holds in its name that its client never shows (a line published twice, of which the
+        /// client was told one; or an own message its catch-up never brought back).
+        var unseenSent = 0
         var failedOutside = 0, failedInside = 0
         var convergence: Double?  // seconds after the quiet period began; nil: never
         var latencies: [Double] = []
@@ -111,10 +115,13 @@ struct SoakChecker {
         f.confirmed = held.stored.filter { !$0.incoming && inLedger[$0.txId] != nil }.count
         f.unconfirmed = held.stored.filter { !$0.incoming && inLedger[$0.txId] == nil }.count
         f.unexpected = held.stored.filter { $0.incoming && inLedger[$0.txId] == nil }.count
+        let unseen = inLedger.filter { !$0.value.incoming && $0.value.blockTime < quietStartWorld && stored[$0.key] == nil }
+        f.unseenSent = unseen.count
+        f.examples += unseen.keys.sorted().prefix(3).map { "sent \($0) is not in \(p.name)'s own store (landed \(unseen[$0]!.blockTime))" }
         let due = inLedger.filter { $0.value.incoming && $0.value.blockTime < quietStartWorld }
         let missing = due.keys.filter { stored[$0] == nil }
         f.lost = missing.count
-        f.examples = missing.prefix(3).map { "lost \($0) (landed \(due[$0]!.blockTime))" }
+        f.examples += missing.prefix(3).map { "lost \($0) (landed \(due[$0]!.blockTime))" }
         if missing.isEmpty {
             let last = due.keys.compactMap { stored[$0]?.receivedAt }.max() ?? quietStartWorld
             f.convergence = max(0, Double(last - quietStartWorld) / 1000 / run.settings.speed)

@@ -7,7 +7,7 @@ extension SoakChecker {
     func report(_ all: [Figures], requests: (count: Int, delivered: Int)) -> Bool {
         let total = all.reduce(into: Figures(name: "total")) { t, f in
             t.sent += f.sent; t.confirmed += f.confirmed; t.lost += f.lost; t.unexpected += f.unexpected
-            t.duplicated += f.duplicated; t.unconfirmed += f.unconfirmed; t.failedOutside += f.failedOutside
+            t.duplicated += f.duplicated; t.unconfirmed += f.unconfirmed; t.unseenSent += f.unseenSent; t.failedOutside += f.failedOutside
             t.failedInside += f.failedInside; t.latencies += f.latencies; t.deliveries += f.deliveries; t.examples += f.examples
         }
         let converged = all.compactMap(\.convergence)
@@ -16,6 +16,7 @@ extension SoakChecker {
         row("clients judged", "\(all.count)")
         row("messages sent (the ledger's outgoing)", "\(total.sent)")
         row("confirmed (in the sender's store)", "\(total.confirmed)")
+        row("sent, not in the sender's own store", "\(total.unseenSent)", "goal 0")
         row("delivered (in a recipient's store)", "\(delivered)")
         row("lost", "\(total.lost)", "goal 0")
         row("unexpected", "\(total.unexpected)", "goal 0")
@@ -44,7 +45,7 @@ extension SoakChecker {
         writeJSON(all, total: total, requests: requests, converged: converged)
         writeSVG(total.deliveries)
         say("report: \(run.dir)/report.json, \(run.dir)/timeline.svg")
-        return total.lost == 0 && total.unexpected == 0 && total.duplicated == 0 && total.unconfirmed == 0 && total.failedOutside == 0
+        return total.lost == 0 && total.unexpected == 0 && total.duplicated == 0 && total.unconfirmed == 0 && total.unseenSent == 0 && total.failedOutside == 0
     }
 
     /// Processes still running whose command line names the soak's folder (but this one).
@@ -62,7 +63,7 @@ extension SoakChecker {
             let l = f.latencies
             func q(_ p: Double) -> Double { l.isEmpty ? 0 : percentile(l, p) }
             return ["name": f.name, "sent": f.sent, "confirmed": f.confirmed, "delivered": l.count, "lost": f.lost,
-                    "unexpected": f.unexpected, "duplicated": f.duplicated, "shown_sent_never_confirmed": f.unconfirmed,
+                    "unexpected": f.unexpected, "duplicated": f.duplicated, "shown_sent_never_confirmed": f.unconfirmed, "sent_not_in_own_store": f.unseenSent,
                     "failed_outside_faults": f.failedOutside, "failed_inside_faults": f.failedInside,
                     "converged_after_s": f.convergence as Any, "latency_s": ["p50": q(0.5), "p95": q(0.95), "p99": q(0.99), "max": l.max() ?? 0]]
         }

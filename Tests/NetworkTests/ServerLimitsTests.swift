@@ -213,6 +213,33 @@ struct ServerLimitsTests {
         #expect(try publish("bot47 #8: hello", key: "local-1-8") != first)
     }
 
+    @Test("a publish's key outlives a restart: the server made the message durable and died before answering; the retry on the restarted server is answered with the same message and the output it spent, not a second message")
+    func publishOnceByKeyAcrossRestart() throws {
+        let dir = try TemporaryDirectory("limits-publish-key")
+        defer { dir.remove() }
+        let pair = try WorldPair(contacts: 1, speed: 60, store: try ServerStore(directory: dir.file("server")))
+        let secret = try Self.join(pair, "zed")
+        var zed = try #require(pair.host.user(named: "zed"))
+        let alice = try #require(zed.world.contact(handle: "alice")).address
+        func publish(_ body: String, key: String?) throws -> Publication {
+            let request = String(decoding: PublishRequest(to: alice, body: body, key: key).document.data, as: UTF8.self)
+            let answer = try #require(Self.request(pair, .POST, Route.publish, body: request, token: secret))
+            #expect(answer.status == 200, "\(Self.words(answer))")
+            return try PublicationDocument.decode(answer.body, me: zed.address)
+        }
+        let older = try publish("an older line", key: "local-1-7")
+        let first = try publish("bot47 #8: hello", key: "local-1-8")
+        pair.crash()
+        try pair.restart(store: try ServerStore(directory: dir.file("server")))
+        zed = try #require(pair.host.user(named: "zed"))
+        let before = zed.world.history.messageCount
+        #expect(try publish("bot47 #8: hello", key: "local-1-8") == first, "the same message, the same spent output")
+        #expect(try publish("an older line", key: "local-1-7") == older)
+        #expect(zed.world.history.messageCount == before, "the retries published nothing")
+        #expect(try publish("bot47 #8: hello", key: "local-1-9").message.txId != first.message.txId, "another key is another message")
+        pair.host.store?.close()
+    }
+
     @Test("a user's quota of kept bytes: past it, 507 saying so, for a publish and for its own receive line; counted again from the world after a restart")
     func quotaOfKeptBytes() throws {
         let dir = try TemporaryDirectory("limits-quota")
