@@ -59,6 +59,9 @@ public final class LiveApp {
     private let memory: MemoryStore?
     private var savedMemory: String?
     private var bellDue = false
+    /// Desktop notifications asked for since the last frame, as the terminal takes them.
+    private var notificationsDue: [[UInt8]] = []
+    private var notificationId = 0
     /// `--bell`.
     public var bell = false {
         didSet { state.bellEnabled = bell }
@@ -183,6 +186,10 @@ public final class LiveApp {
         _ = ViewModel.reduce(&state, .emojiWidths(terminal.emoji.widths))
         _ = ViewModel.reduce(&state, .logLine(terminal.emoji.report))
         eventLog?("# " + terminal.emoji.report)
+        let notify = terminal.notifyChoice
+        _ = ViewModel.reduce(&state, .notifyBy(notify.method, passthrough: notify.passthrough))
+        _ = ViewModel.reduce(&state, .logLine(notify.report))
+        eventLog?("# " + notify.report)
         for n in notices {
             _ = ViewModel.reduce(&state, .logLine(n))
             eventLog?("# " + n)  // not an event: a comment line, so replays compare the events alone
@@ -207,6 +214,8 @@ public final class LiveApp {
                 case .paste(let text):
                     perform(ViewModel.reduce(&state, .paste(text)))
                     absorb()
+                case .focus(let focused):
+                    perform(ViewModel.reduce(&state, .focus(focused)))
                 }
                 taken += 1
                 input = state.quitting || taken >= Self.keysPerFrame ? nil : terminal.read(timeoutMs: 0)
@@ -253,6 +262,8 @@ public final class LiveApp {
         // Outside the grid: the title, and the bell at most once a frame.
         terminal.setTitle(state.terminalTitle)
         if bellDue { terminal.bell(); bellDue = false }
+        for bytes in notificationsDue { terminal.notify(bytes) }
+        notificationsDue.removeAll()
         let (w, h) = terminal.size
         if shownState == state, terminal.hasFrame(width: w, height: h) { return }  // nothing moved since the last frame
         if let shown = shownState, terminal.redraw({ g in g.width == w && g.height == h ? Render.redraw(&g, state, since: shown) : nil }) {
@@ -334,6 +345,15 @@ public final class LiveApp {
                 session.inspect(on)
             case .bell:
                 bellDue = true
+            case .notify(let title, let body):
+                let a = state.attention
+                if a.method == .bell { bellDue = true; continue }
+                notificationId += 1
+                // At most a few a frame: a catch-up that brings many conversations at once
+                // does not flood the desktop (each conversation has its one a second already).
+                if notificationsDue.count < 4 {
+                    notificationsDue.append(DesktopNotification.bytes(a.method, title: title, body: body, id: notificationId, passthrough: a.passthrough))
+                }
             case .search(let query, let conversation):
                 // The store's full-text index: all of the history, not only what is loaded.
                 let found = session.search(query, in: conversation, limit: 1000)

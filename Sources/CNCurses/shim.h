@@ -100,10 +100,14 @@ static inline int synchat_can_address_cursor(const char *term) {
 /// defined with `define_key`): past every code curses has of its own.
 static inline int synchat_key_paste_start(void) { return KEY_MAX + 1; }
 static inline int synchat_key_paste_end(void) { return KEY_MAX + 2; }
+/// Focus reporting's `ESC [I` (focus in) and `ESC [O` (focus out).
+static inline int synchat_key_focus_in(void) { return KEY_MAX + 3; }
+static inline int synchat_key_focus_out(void) { return KEY_MAX + 4; }
 
-/// Bracketed paste off again (it is on while the TUI runs), as a signal handler may: one write.
+/// Bracketed paste and focus reporting off again (they are on while the TUI runs), as a
+/// signal handler may: one write.
 static inline void synchat_paste_mode_off(void) {
-    static const char off[] = "\033[?2004l";
+    static const char off[] = "\033[?2004l\033[?1004l";
     ssize_t written = write(STDOUT_FILENO, off, sizeof off - 1);
     (void)written;
 }

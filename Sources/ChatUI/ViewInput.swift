@@ -22,6 +22,9 @@ public enum Command: Equatable, Sendable {
     case search(SearchQuery, in: Address?)
     /// Ring the terminal's bell (a message while you look elsewhere, `--bell`).
     case bell
+    /// A desktop notification (`--notify`), while the terminal is unfocused: the app writes it
+    /// after the frame, by the method chosen at start (`DesktopAttention`).
+    case notify(title: String, body: String)
     case quit
 }
 
@@ -85,6 +88,10 @@ public enum ViewInput: Equatable, Sendable {
     /// A sync ended having made `n` backend requests, for the timeline strip.
     case syncRequests(Int, at: Instant)
     case notice(String)
+    /// The terminal gained (true) or lost the focus (focus reporting: `CSI I`, `CSI O`).
+    case focus(Bool)
+    /// How desktop notifications reach the terminal (`--notify`, chosen at start).
+    case notifyBy(DesktopNotification.Method, passthrough: Bool)
 }
 
 /// A paste as the compose line takes it.

@@ -54,12 +54,16 @@ public enum ViewModel {
                 rows[c].lastActivity = max(rows[c].lastActivity ?? .zero, row.blockTime)
                 _ = reduce(&state, .conversations(rows))
             }
+            // Away from the terminal (it lost the focus, or never says): the desktop is told,
+            // the open conversation's messages too.
+            let listed = state.conversations.first { $0.address == conversation }
+            let notified = state.attention.message(row, in: listed, status: state.status).map { [$0] } ?? []
             // Read as it came (`reading`): the engine marked it read when it stored it (it
             // knows the conversation on screen), at the message's own instant.
-            if reading { return [] }
+            if reading { return notified }
             // Looking elsewhere: the bell, if asked for and the preview shows anything at all.
-            if !row.outgoing, state.bellEnabled, state.status.preview != .hidden { return [.bell] }
-            return []
+            if !row.outgoing, state.bellEnabled, state.status.preview != .hidden { return notified + [.bell] }
+            return notified
         case .unread(let conversation, let count):
             if let c = state.conversations.firstIndex(where: { $0.address == conversation }) {
                 state.conversations[c].unread = count
@@ -88,7 +92,7 @@ public enum ViewModel {
         case .banner(let banner):
             state.banners.append(banner)
             if state.banners.count > 20 { state.banners.removeFirst() }
-            return []
+            return state.attention.banner(banner).map { [$0] } ?? []
         case .engineStatus(let status):
             let cameBack = state.status.lifecycle != .foreground && status.lifecycle == .foreground
             state.status.engine = status
@@ -110,6 +114,7 @@ public enum ViewModel {
         case .clock(let now, let speed):
             state.status.clock = now
             state.status.speed = speed
+            if state.attention.since == nil { state.attention.since = now }
             return []
         case .script(let phase):
             let ended = phase == .live && state.status.scriptPhase != .live
@@ -203,6 +208,13 @@ public enum ViewModel {
         case .notice(let text):
             state.notice = text
             state.noticeUnbidden = false
+            return []
+        case .focus(let focused):
+            state.attention.focused = focused
+            return []
+        case .notifyBy(let method, let passthrough):
+            state.attention.method = method
+            state.attention.passthrough = passthrough
             return []
         }
     }

@@ -170,6 +170,8 @@ public struct ViewState: Equatable, Sendable {
     public var quitting = false
     /// `--bell`: a message in a conversation you are not reading rings the terminal's bell.
     public var bellEnabled = false
+    /// Whether the terminal has the focus, and the desktop notifications while it has not.
+    public var attention = DesktopAttention()
 
     /// The terminal's title: the app's own words and the unread count, never a message or a
     /// name; no count when the preview is `hidden`.

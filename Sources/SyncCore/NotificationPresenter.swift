@@ -17,7 +17,7 @@ public struct Banner: Hashable, Sendable {
     }
 }
 
-public struct NotificationPresenter: Sendable {
+public struct NotificationPresenter: Hashable, Sendable {
     public enum Decision: Equatable, Sendable {
         /// Show this banner.
         case show(Banner)

@@ -213,20 +213,24 @@ public enum CastRecorder {
     }
 
     /// `arguments` without `--cast FILE` (or `--cast=FILE`), and with `--emoji safe` unless
-    /// the width mode was asked for (`--emoji`, or `SYNCHAT_EMOJI` in `environment`).
+    /// the width mode was asked for (`--emoji`, or `SYNCHAT_EMOJI` in `environment`), and
+    /// `--notify off` unless notifications were (`--notify`, `SYNCHAT_NOTIFY`): a cast played
+    /// later must not pop its notifications on its viewer's desktop.
     public static func childArguments(_ arguments: [String], environment: [String: String]) -> [String] {
         var out: [String] = []
         var i = 0
         var asked = environment["SYNCHAT_EMOJI"].map { !$0.isEmpty } ?? false
+        var notifyAsked = environment["SYNCHAT_NOTIFY"].map { !$0.isEmpty } ?? false
         while i < arguments.count {
             let a = arguments[i]
             if a == "--cast" { i += 2; continue }
             if a.hasPrefix("--cast=") { i += 1; continue }
             if a == "--emoji" || a.hasPrefix("--emoji=") { asked = true }
+            if a == "--notify" || a.hasPrefix("--notify=") { notifyAsked = true }
             out.append(a)
             i += 1
         }
-        return asked ? out : out + ["--emoji", "safe"]
+        return out + (asked ? [] : ["--emoji", "safe"]) + (notifyAsked ? [] : ["--notify", "off"])
     }
 }
 

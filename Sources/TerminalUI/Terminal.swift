@@ -51,8 +51,13 @@ public final class Terminal {
         }
         _ = TextWidth.localeReady
         // Asked before curses takes the terminal: its replies are read here, not as keys.
-        let (finding, typed) = TerminalProbe.run(emojiRequest, input: STDIN_FILENO, output: STDOUT_FILENO)
+        let env = ProcessInfo.processInfo.environment
+        let inTmux = !(env["TMUX"] ?? "").isEmpty
+        // Inside tmux the queries reach tmux, not the terminal: tmux is asked instead.
+        let (finding, replies, typed) = TerminalProbe.run(emojiRequest, identifying: notifyRequest == .auto && !inTmux,
+                                                          input: STDIN_FILENO, output: STDOUT_FILENO)
         emoji = finding
+        notifyChoice = Self.chooseNotifications(notifyRequest, term: term, environment: env, replies: replies)
         CastRecorder.tellRecorder(finding, request: emojiRequest)
         if emojiRequest != .safe, finding.report.contains("no answer") {
             lateRepliesUntil = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
@@ -86,6 +91,11 @@ public final class Terminal {
         _ = define_key("\u{1B}[200~", synchat_key_paste_start())
         _ = define_key("\u{1B}[201~", synchat_key_paste_end())
         writeRaw("\u{1B}[?2004h")
+        // Focus reporting: the terminal says when its window gains and loses the focus, so a
+        // notification reaches the desktop only while you are away (`DesktopAttention`).
+        _ = define_key("\u{1B}[I", synchat_key_focus_in())
+        _ = define_key("\u{1B}[O", synchat_key_focus_out())
+        writeRaw("\u{1B}[?1004h")
         _ = synchat_mouse(mouse ? 1 : 0)
         // No typeahead check in a refresh: ncursesw would cut a frame short when a key waits,
         // and a frame drawn in passes (see draw) must always be finished. Keys waiting are all
@@ -117,10 +127,17 @@ public final class Terminal {
         case paste(String)
         case resize
         case mouse(MouseEvent)
+        /// The terminal's window gained (true) or lost the focus.
+        case focus(Bool)
     }
 
     /// Clicks and the wheel are reported (`--no-mouse` leaves the terminal's own selection).
     public var mouse = true
+    /// `--notify`: how desktop notifications reach the terminal, asked for.
+    public var notifyRequest = DesktopNotification.Request.auto
+    /// What `open` chose for `notifyRequest`, with why.
+    public internal(set) var notifyChoice = DesktopNotification.choose(.off, .init())
+
     private var titleShown: String?
 
     /// Sets the terminal's title (OSC 2). The text is the app's own — never a message or a
@@ -187,6 +204,8 @@ public final class Terminal {
             case KEY_ENTER: return .key(.enter)
             case KEY_BTAB: return .key(.tab)
             case synchat_key_paste_start(): return .paste(readPaste())
+            case synchat_key_focus_in(): return .focus(true)
+            case synchat_key_focus_out(): return .focus(false)
             default: return nil
             }
         }

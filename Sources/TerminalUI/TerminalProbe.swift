@@ -1,4 +1,5 @@
 import ChatUI
+import SyncCore
 import Foundation
 
 /// Asks the terminal, once at start and before curses takes it, how it draws emoji sequences
@@ -39,15 +40,21 @@ public enum TerminalProbe {
     ]
 
     /// The bytes the probe writes: nothing of it stays on screen (the line is erased before DA1).
-    public static func query(measuring: Bool) -> [UInt8] {
+    /// `identifying` (`--notify auto`): XTVERSION (`CSI > q`) and kitty's OSC 99 query, in the
+    /// same round trip, before the fence.
+    public static func query(measuring: Bool, identifying: Bool = false) -> [UInt8] {
         var s = "\u{1B}[?2027$p"
         if measuring {
             for sample in samples { s += "\r" + sample + "\u{1B}[6n" }
             s += "\r\u{1B}[2K"
         }
+        if identifying { s += "\u{1B}[>q" + "\u{1B}]99;i=\(osc99QueryId):p=?;\u{1B}\\" }
         s += "\u{1B}[c"
         return Array(s.utf8)
     }
+
+    /// The id of the OSC 99 query (its answer carries it back).
+    static let osc99QueryId = "synchat"
 
     /// What the probe found.
     public struct Finding: Equatable, Sendable {
@@ -106,15 +113,16 @@ public enum TerminalProbe {
     /// Runs the probe on the terminal (`input`, `output`: its descriptors), before curses
     /// starts. Bytes that came and were no reply (keys typed meanwhile) are returned, to be
     /// given back to curses.
-    public static func run(_ request: Request, input: Int32, output: Int32, timeoutMs: Int = 300) -> (Finding, leftover: [UInt8]) {
-        guard request != .safe else { return (decide(.safe, TerminalReplies()), []) }
+    public static func run(_ request: Request, identifying: Bool = false, input: Int32, output: Int32,
+                           timeoutMs: Int = 300) -> (Finding, replies: TerminalReplies, leftover: [UInt8]) {
+        guard request != .safe || identifying else { return (decide(.safe, TerminalReplies()), TerminalReplies(), []) }
         var saved = termios()
-        guard tcgetattr(input, &saved) == 0 else { return (decide(request, TerminalReplies()), []) }
+        guard tcgetattr(input, &saved) == 0 else { return (decide(request, TerminalReplies()), TerminalReplies(), []) }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON)
         _ = tcsetattr(input, TCSANOW, &raw)
         defer { _ = tcsetattr(input, TCSANOW, &saved) }
-        let bytes = query(measuring: request == .auto)
+        let bytes = query(measuring: request == .auto, identifying: identifying)
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBufferPointer { Foundation.write(output, $0.baseAddress! + written, $0.count - written) }
@@ -134,7 +142,7 @@ public enum TerminalProbe {
             replies.feed(buffer[0..<n])
         }
         replies.finish()
-        return (decide(request, replies), replies.leftover)
+        return (decide(request, replies), replies, replies.leftover)
     }
 }
 
@@ -150,6 +158,15 @@ public struct TerminalReplies: Equatable, Sendable {
     public private(set) var columns: [Int] = []
     /// DA1 answered: every earlier reply has come.
     public private(set) var fenced = false
+    /// XTVERSION's answer (`DCS > | TEXT ST`): the terminal's name and version, as plain text.
+    public private(set) var version: String?
+    /// kitty answered OSC 99's query (`OSC 99 ; i=synchat : p=? ; … ST`).
+    public private(set) var answersOSC99 = false
+    /// Inside a string reply (OSC or DCS) since its `ESC ]` or `ESC P`: its bytes so far.
+    private var string: [UInt8]?
+    /// The string's last byte was ESC (the first half of ST).
+    private var stringEscape = false
+    static let longestString = 512
     /// Bytes that were no reply.
     public private(set) var leftover: [UInt8] = []
     /// A sequence begun and not ended yet (ESC, then maybe `[` and the rest).
@@ -160,6 +177,15 @@ public struct TerminalReplies: Equatable, Sendable {
 
     public mutating func feed<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         for b in bytes {
+            if string != nil {
+                take(stringByte: b)
+                continue
+            }
+            if pending == [0x1B], b == UInt8(ascii: "]") || b == UInt8(ascii: "P") {
+                string = [b]
+                pending = []
+                continue
+            }
             if pending.isEmpty {
                 if b == 0x1B { pending = [b] } else { leftover.append(b) }
                 continue
@@ -195,6 +221,31 @@ public struct TerminalReplies: Equatable, Sendable {
     public mutating func finish() {
         if pending == [0x1B] { leftover.append(0x1B) }
         pending = []
+        string = nil
+    }
+
+    /// One byte of a string reply: it ends at ST (`ESC \`) or BEL; one too long is read to
+    /// its end and dropped (never given back as keys).
+    private mutating func take(stringByte b: UInt8) {
+        guard var s = string else { return }
+        defer { stringEscape = b == 0x1B }
+        if b == 0x07 || (b == UInt8(ascii: "\\") && stringEscape) {
+            if b != 0x07, s.last == 0x1B { s.removeLast() }
+            string = nil
+            if s.count <= Self.longestString { finishedString(s) }
+            return
+        }
+        if s.count <= Self.longestString + 1 { s.append(b) }
+        string = s
+    }
+
+    private mutating func finishedString(_ s: [UInt8]) {
+        let text = String(decoding: s.dropFirst(), as: UTF8.self)
+        if s.first == UInt8(ascii: "P"), text.hasPrefix(">|") {
+            version = UntrustedText.plain(String(text.dropFirst(2)), limit: 80)
+        } else if s.first == UInt8(ascii: "]"), text.hasPrefix("99;"), text.contains("i=\(TerminalProbe.osc99QueryId)"), text.contains("p=?") {
+            answersOSC99 = true
+        }
     }
 
     private mutating func finished(_ seq: [UInt8]) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatUI
 import Foundation
 import TerminalUI
 
@@ -20,6 +21,20 @@ extension Chat {
         }
         if let env = ProcessInfo.processInfo.environment["SYNCHAT_EMOJI"], !env.isEmpty {
             guard let r = TerminalProbe.Request(rawValue: env) else { throw ValidationError("SYNCHAT_EMOJI=\(env): expected auto, full or safe") }
+            return r
+        }
+        return .auto
+    }
+
+    /// `--notify`, else `SYNCHAT_NOTIFY`, else `auto`; a bad value of either is one line, exit 2.
+    func notifyRequest() throws -> DesktopNotification.Request {
+        let expected = DesktopNotification.Request.allCases.map(\.rawValue).joined(separator: ", ")
+        if let notify {
+            guard let r = DesktopNotification.Request(rawValue: notify) else { throw ValidationError("--notify \(notify): expected \(expected)") }
+            return r
+        }
+        if let env = ProcessInfo.processInfo.environment["SYNCHAT_NOTIFY"], !env.isEmpty {
+            guard let r = DesktopNotification.Request(rawValue: env) else { throw ValidationError("SYNCHAT_NOTIFY=\(env): expected \(expected)") }
             return r
         }
         return .auto

@@ -40,6 +40,9 @@ struct Chat: ParsableArguments {
     @Flag(name: .long, help: "Ring the terminal's bell when a message comes in a conversation you are not reading (not with preview hidden).")
     var bell = false
 
+    @Option(name: .long, help: ArgumentHelp("Desktop notifications while the terminal is unfocused: auto (ask the terminal, else by what it is, else the bell), osc99 (kitty), osc777 (foot, urxvt), osc9 (WezTerm, iTerm2, Ghostty), bell or off. Default: SYNCHAT_NOTIFY, else auto.", valueName: "HOW"))
+    var notify: String?
+
     @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own selection); by default a click opens or focuses, the wheel scrolls.")
     var noMouse = false
 
@@ -104,6 +107,7 @@ struct Chat: ParsableArguments {
             throw ValidationError("--policy \(policy): expected naive, seed or adaptive")
         }
         _ = try emojiRequest()
+        _ = try notifyRequest()
         if let mode, NotificationMode(rawValue: mode) == nil {
             throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
         }
@@ -163,6 +167,7 @@ struct Chat: ParsableArguments {
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
         terminal.emojiRequest = try emojiRequest()
+        terminal.notifyRequest = try notifyRequest()
         do {
             try terminal.open()
         } catch let e as Terminal.OpenError {

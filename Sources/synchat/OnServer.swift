@@ -72,6 +72,7 @@ extension Chat {
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
         terminal.emojiRequest = try emojiRequest()
+        terminal.notifyRequest = try notifyRequest()
         do { try terminal.open() } catch let e as Terminal.OpenError { refuse(e.description) }
         let hello = "on \(url) as \(user)\(isNew ? " (joined)" : ""): the server's clock, x\(world.speed.formatted())"
         app.loop(terminal: terminal, notices: [hello] + themeWarnings.map { "theme: " + $0 } + keyWarnings.map { "keys: " + $0 })

@@ -1,5 +1,6 @@
 import ChatUI
 import Foundation
+import TerminalUI
 import Testing
 
 /// The asciicast v2 writer: a header line and an event a line, every line JSON, each event's
@@ -57,5 +58,12 @@ struct AsciicastTests {
             cast.finish(at: 3.5)
         }
         #expect(lines.dropFirst() == ["[1.500000, \"o\", \"a\"]\n", "[2.000001, \"r\", \"90x28\"]\n", "[3.500000, \"o\", \"\u{FFFD}\"]\n"])
+    }
+
+    @Test("a cast's child draws safe widths and sends no desktop notification unless asked (--emoji, --notify, or their variables): a cast played later must not pop notifications on its viewer's desktop")
+    func castChild() {
+        #expect(CastRecorder.childArguments(["--cast", "a.cast", "--speed", "60"], environment: [:]) == ["--speed", "60", "--emoji", "safe", "--notify", "off"])
+        #expect(CastRecorder.childArguments(["--cast=a.cast", "--notify", "osc777"], environment: [:]) == ["--notify", "osc777", "--emoji", "safe"])
+        #expect(CastRecorder.childArguments(["--cast", "a.cast"], environment: ["SYNCHAT_NOTIFY": "bell", "SYNCHAT_EMOJI": "full"]).isEmpty)
     }
 }

@@ -106,4 +106,23 @@ struct TerminalProbeTests {
         #expect(q.hasPrefix("\u{1B}[?2027$p") && q.hasSuffix("\r\u{1B}[2K\u{1B}[c"))
         #expect(q.components(separatedBy: "\u{1B}[6n").count - 1 == TerminalProbe.samples.count)
     }
+
+    @Test("what the terminal is: XTVERSION's answer (DCS > | NAME ST) and kitty's answer to the OSC 99 query, ended by ST or BEL, split anywhere; a name with escapes read as plain text; a string reply too long dropped, never keys")
+    func identity() {
+        let kitty = "\u{1B}P>|kitty(0.26.5)\u{1B}\\" + "\u{1B}]99;i=synchat:p=?;a=focus,report:o=always,unfocused:u=0,1,2\u{1B}\\" + Self.tmux
+        let whole = Self.replies([kitty])
+        #expect(whole.version == "kitty(0.26.5)" && whole.answersOSC99 && whole.fenced && whole.leftover.isEmpty)
+        var bytewise = TerminalReplies()
+        for b in Array(kitty.utf8) { bytewise.feed([b]) }
+        bytewise.finish()
+        #expect(bytewise == whole)
+        let foot = Self.replies(["\u{1B}P>|foot(1.13.1)\u{07}x" + Self.foot])
+        #expect(foot.version == "foot(1.13.1)" && !foot.answersOSC99 && foot.leftover == Array("x".utf8))
+        let hostile = Self.replies(["\u{1B}P>|evil\u{9B}2J\u{1B}[31m\u{1B}\\" + Self.tmux])
+        #expect(hostile.version.map { !$0.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } } == true)
+        let long = Self.replies(["\u{1B}]99;i=synchat:p=?;" + String(repeating: "a", count: 5000) + "\u{1B}\\ab" + Self.tmux])
+        #expect(!long.answersOSC99 && long.leftover == Array("ab".utf8) && long.fenced)
+        #expect(!Self.replies(["\u{1B}]99;i=other:p=?;\u{1B}\\" + Self.tmux]).answersOSC99, "another program's query")
+        #expect(TerminalProbe.query(measuring: false, identifying: true).count > TerminalProbe.query(measuring: false).count)
+    }
 }
