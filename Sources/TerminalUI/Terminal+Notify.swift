@@ -24,7 +24,7 @@ extension Terminal {
               exit.status == 0 else { return ([], nil) }
         let parts = exit.out.trimmingCharacters(in: .newlines).split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else { return ([], nil) }
-        return (Array(parts[0..<2]).filter { !$0.isEmpty }, parts[2] == "on" || parts[2] == "all")
+        return (Array(parts[0..<2]).filter { !$0.isEmpty }, ["on", "all", "1"].contains(parts[2]))  // a flag option reads 1 in a format
     }
 
     /// A desktop notification's bytes (`DesktopNotification.bytes`), written after the frame
