@@ -66,6 +66,10 @@ public final class LiveApp {
     public var bell = false {
         didSet { state.bellEnabled = bell }
     }
+    /// `--links on|off`: URLs in messages as hyperlinks (OSC 8).
+    public var links = true {
+        didSet { state.linksEnabled = links }
+    }
 
     /// The wall clock, in nanoseconds: the system's monotonic clock, or a test's.
     private let wallClock: () -> UInt64

@@ -19,11 +19,17 @@ public struct ANSIScreen: Sendable {
         let whole = shown.map { $0.width != grid.width || $0.height != grid.height } ?? true
         if whole { out += "\u{1B}[0m\u{1B}[?25l\u{1B}[H\u{1B}[2J" }
         var role: Role?
-        for y in 0..<grid.height where whole || grid.row(y) != shown!.row(y) {
+        for y in 0..<grid.height where whole || grid.row(y) != shown!.row(y) || links(grid, y) != links(shown!, y) {
             out += "\u{1B}[\(y + 1);1H"
+            let rowLinks = links(grid, y)
+            var open: GridLink?
             for x in 0..<grid.width {
                 let cell = grid[x, y]
                 guard cell.width > 0 else { continue }
+                // A link's cells between its OSC 8 sequences (a cast holds them: a demo's links
+                // work in asciinema's player).
+                if let o = open, x >= o.x + o.width { out += Links.close; open = nil }
+                if open == nil, let link = rowLinks.first(where: { $0.x == x }) { out += Links.open(link.url, id: link.id); open = link }
                 if cell.role != role {
                     out += sgr[cell.role] ?? "\u{1B}[0m"
                     role = cell.role
@@ -32,9 +38,12 @@ public struct ANSIScreen: Sendable {
                 let end = x + Int(cell.width)
                 if cell.whole || cell.isolated, end < grid.width { out += "\u{1B}[\(y + 1);\(end + 1)H" }
             }
+            if open != nil { out += Links.close }
         }
         shown = grid
         if !out.isEmpty { out += "\u{1B}[0m" }
         return out
     }
+
+    private func links(_ g: Grid, _ y: Int) -> [GridLink] { g.links.filter { $0.y == y } }
 }

@@ -75,6 +75,9 @@ public struct Grid: Equatable, Sendable {
     /// How emoji sequences are drawn on this screen (`put` draws them so, and the render
     /// measures with it).
     public let emoji: EmojiWidths
+    /// The hyperlinks over the cells (`Links`): the terminal adapter writes them after the
+    /// frame; a grid's text is the same with or without them.
+    public var links: [GridLink] = []
 
     public init(width: Int, height: Int, emoji: EmojiWidths = .safe) {
         self.width = max(0, width)

@@ -18,6 +18,7 @@ extension Render {
         let textX = 9  // " HH:MM c "
         let textWidth = max(10, l.paneWidth - 1 - textX)
         var lines: [(text: String, x: Int, role: Role, meta: String?, mark: String?)] = []  // newest first
+        var rowLinks: [Int: [(start: Int, count: Int, url: String, id: String)]] = [:]  // line index → its links
         var needed = height + s.scroll
         // A search in this conversation: its words are highlighted, and the current hit is
         // brought into view (found in the full history the store searched).
@@ -57,7 +58,9 @@ extension Render {
             let rows = messageRows(g, who: who, body: body, width: textWidth)
             let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
             let first = lines.count
+            let links = s.linksEnabled ? linkSegments(rows, body: body, id: m.txId) : [:]
             for (k, row) in rows.enumerated().reversed() {
+                if let found = links[k] { rowLinks[lines.count] = found }
                 if search != nil { bodyStarts[lines.count] = row.bodyStart }
                 lines.append((row.text, textX + row.indent, role, k == 0 ? Clock.hhmm(m.blockTime) : nil, k == 0 ? mark(m.channel) : nil))
             }
@@ -100,6 +103,11 @@ extension Render {
             if let query = search?.query, let bodyStart = bodyStarts[row] {
                 highlight(&g, line.text, query: query, from: bodyStart, x: l.paneX + line.x, y: y, maxX: l.width)
             }
+            for link in rowLinks[row] ?? [] {
+                let x = l.paneX + line.x + g.columns(String(line.text.prefix(link.start)))
+                let width = min(link.count, l.width - x)
+                if width > 0 { g.links.append(GridLink(x: x, y: y, width: width, url: link.url, id: link.id)) }
+            }
         }
 
         if list.isEmpty {
@@ -132,6 +140,21 @@ extension Render {
             return [(prefix + rows[0], 0, prefix.count)] + rows.dropFirst().map { ($0, indent, 0) }
         }
         return g.wrap(who + ":", width: width).map { ($0, 0, $0.count) } + rows.map { ($0, indent, 0) }
+    }
+
+    /// The links of a message's rows (`messageRows`), by row: each URL of the body (`Links`),
+    /// one segment a row it spans, one id across them (the message's id and the URL's place).
+    static func linkSegments(_ rows: [(text: String, indent: Int, bodyStart: Int)], body: String, id: String)
+        -> [Int: [(start: Int, count: Int, url: String, id: String)]] {
+        guard body.contains("http") || body.contains("mailto:") else { return [:] }
+        let urls = Links.find(Array(body))
+        guard !urls.isEmpty else { return [:] }
+        let safe = String(id.unicodeScalars.filter { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" }.prefix(24))
+        var out: [Int: [(start: Int, count: Int, url: String, id: String)]] = [:]
+        for seg in Links.segments(rows.map { (Array($0.text), $0.bodyStart) }, urls: urls) {
+            out[seg.row, default: []].append((seg.start, seg.count, seg.url, "\(safe)-\(seg.index)"))
+        }
+        return out
     }
 
     /// The channel that first brought a message (docs/screen.md).

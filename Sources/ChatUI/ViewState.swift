@@ -170,6 +170,8 @@ public struct ViewState: Equatable, Sendable {
     public var quitting = false
     /// `--bell`: a message in a conversation you are not reading rings the terminal's bell.
     public var bellEnabled = false
+    /// URLs in messages are hyperlinks (OSC 8); `--links off` draws them as plain text.
+    public var linksEnabled = true
     /// Whether the terminal has the focus, and the desktop notifications while it has not.
     public var attention = DesktopAttention()
 

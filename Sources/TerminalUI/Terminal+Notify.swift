@@ -1,3 +1,4 @@
+import CNCurses
 import ChatUI
 import Foundation
 import Spawn
@@ -32,5 +33,29 @@ extension Terminal {
     public func notify(_ bytes: [UInt8]) {
         guard isOpen, !bytes.isEmpty else { return }
         _ = bytes.withUnsafeBufferPointer { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    /// The hyperlinks (OSC 8) of the rows a frame wrote: over the cells curses drew, the same
+    /// characters in the same colours, between the link's opening and closing sequences; then
+    /// curses' cursor put back where it believes it is. A terminal without OSC 8 (tmux 3.3
+    /// drops it) shows exactly the screen it had.
+    func writeLinks(of grid: Grid, in rows: Set<Int>) {
+        for link in grid.links where rows.contains(link.y) {
+            var out = "\u{1B}[\(link.y + 1);\(link.x + 1)H" + Links.open(link.url, id: link.id)
+            var role: Role?
+            var end = link.x
+            for x in link.x..<min(grid.width, link.x + link.width) where grid[x, link.y].width > 0 {
+                let cell = grid[x, link.y]
+                guard !cell.whole, !cell.isolated else { break }
+                if cell.role != role {
+                    out += sgr[cell.role] ?? "\u{1B}[0m"
+                    role = cell.role
+                }
+                out.append(cell.character)
+                end = x + Int(cell.width)
+            }
+            writeRaw(out + Links.close + "\u{1B}[0m")
+            synchat_replace_cursor(Int32(link.y), Int32(min(end, grid.width - 1)))
+        }
     }
 }

@@ -25,7 +25,7 @@ public final class Terminal {
     /// Until when (uptime, ns) replies the probe stopped waiting for may still come in as keys.
     private var lateRepliesUntil: UInt64 = 0
     /// The SGR sequence of each role, for what the adapter writes itself (whole emoji sequences).
-    private var sgr: [Role: String] = [:]
+    var sgr: [Role: String] = [:]
 
     public init(theme: Theme) {
         self.theme = theme
@@ -157,7 +157,7 @@ public final class Terminal {
         _ = beep()
     }
 
-    private func writeRaw(_ s: String) {
+    func writeRaw(_ s: String) {
         // Straight to the descriptor: curses has flushed its frame (a refresh writes it all).
         _ = s.utf8CString.withUnsafeBufferPointer { p in Foundation.write(STDOUT_FILENO, p.baseAddress, p.count - 1) }
     }
@@ -378,6 +378,7 @@ public final class Terminal {
             doupdate()
             synchat_replace_cursor(Int32(y), Int32(min(x + Int(cell.width), width - 1)))
         }
+        writeLinks(of: grid, in: rows)
         guard grid.emoji.whole else { return }
         for y in rows.sorted() {
             for x in 0..<width where grid[x, y].whole {

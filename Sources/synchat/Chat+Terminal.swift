@@ -39,4 +39,13 @@ extension Chat {
         }
         return .auto
     }
+
+    /// `--links on|off` (default on); another value is one line, exit 2.
+    func linksWanted() throws -> Bool {
+        switch links {
+        case nil, "on": return true
+        case "off": return false
+        case let other?: throw ValidationError("--links \(other): expected on or off")
+        }
+    }
 }

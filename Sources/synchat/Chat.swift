@@ -43,6 +43,9 @@ struct Chat: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Desktop notifications while the terminal is unfocused: auto (ask the terminal, else by what it is, else the bell), osc99 (kitty), osc777 (foot, urxvt), osc9 (WezTerm, iTerm2, Ghostty), bell or off. Default: SYNCHAT_NOTIFY, else auto.", valueName: "HOW"))
     var notify: String?
 
+    @Option(name: .long, help: ArgumentHelp("URLs in messages (http, https, mailto) as hyperlinks the terminal can open (OSC 8): on (default) or off.", valueName: "on|off"))
+    var links: String?
+
     @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own selection); by default a click opens or focuses, the wheel scrolls.")
     var noMouse = false
 
@@ -108,6 +111,7 @@ struct Chat: ParsableArguments {
         }
         _ = try emojiRequest()
         _ = try notifyRequest()
+        _ = try linksWanted()
         if let mode, NotificationMode(rawValue: mode) == nil {
             throw ValidationError("--mode \(mode): expected remote-push, background-fetch or off")
         }
@@ -164,6 +168,7 @@ struct Chat: ParsableArguments {
         let (keys, keyWarnings) = KeyFile.load()
         let app = LiveApp(session: session, player: player, speed: speed, eventLog: eventLog, recorder: recorder, memory: memory, keys: keys)
         app.bell = bell
+        app.links = try linksWanted()
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
         terminal.emojiRequest = try emojiRequest()

@@ -69,6 +69,7 @@ extension Chat {
         let (keys, keyWarnings) = KeyFile.load()
         let app = LiveApp(session: session, speed: world.speed, eventLog: eventLog, memory: memory, keys: keys)
         app.bell = bell
+        app.links = try linksWanted()
         let terminal = Terminal(theme: chosenTheme)
         terminal.mouse = !noMouse
         terminal.emojiRequest = try emojiRequest()

@@ -63,4 +63,15 @@ struct NotifyEndToEndTests {
         let found = try #require(Self.notifications(read()), "a passthrough wrapper not whole")
         #expect(found == ["Bob|hi ^[]52;c;cHduZWQ=^G there"], "exactly one, Bob's, its escapes as plain text: \(found)")
     }
+
+    @Test("a bad --notify, SYNCHAT_NOTIFY or --links is one line and exit 2, naming what is expected", .timeLimit(.minutes(1)))
+    func badValues() throws {
+        let bad = try runSynchat(["--notify", "desktop"])
+        #expect(bad.status == 2 && bad.err == "synchat: --notify desktop: expected auto, osc99, osc777, osc9, bell, off (see synchat --help)\n", "\(bad.err)")
+        let env = try TmuxSession.spawn(["env", "SYNCHAT_NOTIFY=\u{1B}]0;x", TmuxSession.binary, "--ephemeral"], captureOutput: true, captureErrors: true)
+        #expect(env.status == 2 && env.err.hasPrefix("synchat: SYNCHAT_NOTIFY="), "\(env.err)")
+        #expect(!env.err.contains("\u{1B}"), "the terminal gets no raw escape: \(env.err.debugDescription)")
+        let links = try runSynchat(["--links", "maybe"])
+        #expect(links.status == 2 && links.err == "synchat: --links maybe: expected on or off (see synchat --help)\n", "\(links.err)")
+    }
 }
