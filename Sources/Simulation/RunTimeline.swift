@@ -141,6 +141,32 @@ public struct RunTimeline: Equatable, Sendable {
         return instants.filter { $0 > start && $0 <= end }.max()
     }
 
+    /// The last instant anything drawn happens: a change (`lastChange`), a request or bytes
+    /// served. Nil when nothing happens after the start.
+    public var lastActivity: Instant? {
+        let instants = [lastChange, requests.last?.at, bytes.last?.at].compactMap { $0 }.filter { $0 > start && $0 <= end }
+        return instants.max()
+    }
+
+    /// The timeline up to `instant` (not past its end): every span that runs on past it ends
+    /// there; what happened after it is left out.
+    public func cut(at instant: Instant) -> RunTimeline {
+        guard instant < end else { return self }
+        var t = self
+        t.end = instant
+        func clip<V>(_ spans: [Span<V>]) -> [Span<V>] {
+            spans.filter { $0.from < instant }.map { var s = $0; s.to = min(s.to, instant); return s }
+        }
+        t.lifecycle = clip(lifecycle)
+        t.push = clip(push)
+        t.faults = clip(faults)
+        t.beliefLag = clip(beliefLag)
+        t.marks = marks.filter { $0.at <= instant }
+        t.requests = requests.filter { $0.at <= instant }
+        t.bytes = bytes.filter { $0.at <= instant }
+        return t
+    }
+
     /// All backend requests of the run.
     public var totalRequests: Int { requests.last?.total ?? 0 }
 }

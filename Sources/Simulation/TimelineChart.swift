@@ -22,14 +22,19 @@ public enum TimelineChart {
     public static func svg(_ runs: [(policy: String, timeline: RunTimeline)], title: String, lane: Lane = .requests) -> String {
         let start = runs.map(\.timeline.start).min() ?? .zero
         let runEnd = max(runs.map(\.timeline.end).max() ?? start, start + .seconds(1))
-        let end = drawnEnd(start: start, runEnd: runEnd, lastChange: runs.compactMap(\.timeline.lastChange).max())
+        let end = drawnEnd(start: start, runEnd: runEnd, lastChange: runs.compactMap(\.timeline.lastActivity).max())
+        // A run that goes on long after its last change (a scenario's settle) is drawn to a
+        // tenth past that change, not to its end: the axis is spent on what happens. The axis
+        // says where the run went on to.
+        let runs = runs.map { (policy: $0.policy, timeline: $0.timeline.cut(at: end)) }
+        let goesOn = runEnd > end ? runEnd : nil
         let plot = width - left - right
         func x(_ t: Instant) -> Double { left + plot * Double((t - start).milliseconds) / Double((end - start).milliseconds) }
-        let height = top + Double(runs.count) * panelHeight + 40
+        let height = top + Double(runs.count) * panelHeight + 46
         var out: [String] = []
         out.append(##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(Int(width))" height="\##(Int(height))" viewBox="0 0 \##(Int(width)) \##(Int(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">"##)
         out.append(##"<rect width="100%" height="100%" fill="#ffffff"/>"##)
-        out.append(text(left, 24, title, size: 16, weight: "bold"))
+        out.append(text(left, 26, title, size: 20, weight: "bold"))
         out.append(contentsOf: legend(y: 48, lane: lane))
         // The shared requests scale: the busiest bucket of any policy.
         let bucketed = runs.map { run in
@@ -44,7 +49,7 @@ public enum TimelineChart {
             out.append(contentsOf: panel(run.policy, run.timeline, bucketed[i], peak: peak, bucketSpan: bucketSpan, y0: y0, x: x, lane: lane,
                                          drawnEnd: end))
         }
-        out.append(contentsOf: axis(start: start, end: end, y: top + Double(runs.count) * panelHeight + 4, x: x))
+        out.append(contentsOf: axis(start: start, end: end, y: top + Double(runs.count) * panelHeight + 4, x: x, goesOn: goesOn))
         out.append("</svg>")
         return out.joined(separator: "\n") + "\n"
     }
@@ -56,8 +61,7 @@ public enum TimelineChart {
     /// paler, behind a dashed line that says where the run ended.
     static func drawnEnd(start: Instant, runEnd: Instant, lastChange: Instant?) -> Instant {
         guard let lastChange, lastChange > start else { return runEnd }
-        let needed = start + .milliseconds(Int64((Double((lastChange - start).milliseconds) / 0.9).rounded(.up)))
-        return max(runEnd, needed)
+        return start + .milliseconds(Int64((Double((lastChange - start).milliseconds) / 0.9).rounded(.up)))
     }
 
     /// The opacity of what is drawn past the run's end: the state it ended in, held.
@@ -79,14 +83,15 @@ public enum TimelineChart {
         var out: [String] = []
         let axisEnd = max(drawnEnd ?? t.end, t.end)
         out.append(##"<rect x="4" y="\##(f(y0 + 4))" width="\##(f(width - 8))" height="\##(f(panelHeight - 8))" fill="none" stroke="#e0e0e0"/>"##)
-        out.append(text(12, y0 + 20, policy, size: 14, weight: "bold"))
+        out.append(text(12, y0 + 21, policy, size: 16, weight: "bold"))
         let total = lane == .bytes ? "\(t.totalBytes) backend bytes" : "\(t.totalRequests) backend requests"
-        out.append(text(12 + 9 * Double(policy.count) + 8, y0 + 20, total, size: 11, fill: "#555555"))
+        out.append(text(12 + SVGTextWidth.of(policy, size: 16, bold: true) + 10, y0 + 21, total, size: 13, fill: "#555555"))
         for (label, row) in [("faults", faultRow), ("app", lifecycleRow), ("push", pushRow), ("catch-ups", marksRow)] {
-            out.append(text(left - 8, y0 + row.y + min(row.h, 12) - 2, label, size: 10, fill: "#555555", anchor: "end"))
+            // The faults' label at the foot of its two lanes, clear of the panel's header.
+            out.append(text(left - 8, y0 + row.y + (label == "faults" ? row.h - 4 : min(row.h, 12) - 1), label, size: 12, fill: "#555555", anchor: "end"))
         }
-        out.append(text(left - 8, y0 + barsRow.y + 10, lane.rawValue, size: 10, fill: "#555555", anchor: "end"))
-        out.append(text(left - 8, y0 + barsRow.y + 22, "per \(bucketSpan)", size: 10, fill: "#555555", anchor: "end"))
+        out.append(text(left - 8, y0 + barsRow.y + 12, lane.rawValue, size: 12, fill: "#555555", anchor: "end"))
+        out.append(text(left - 8, y0 + barsRow.y + 27, "per \(bucketSpan)", size: 12, fill: "#555555", anchor: "end"))
         // Faults: a shaded span across the whole panel, and a bar with its name in the faults
         // row, on the first of two lanes free at its start (faults at once sit one above the
         // other); a name longer than its room is cut.
@@ -109,8 +114,8 @@ public enum TimelineChart {
             }
             // The name stays inside its own bar (a name past the bar's end would read as a
             // longer fault): cut to fit with `…`, or left to the bar's tooltip.
-            if let label = fitted(p.label, in: (p.held ?? p.x1) - p.x0 - 4, size: 9) {
-                out.append(text(p.x0 + 2, laneY + faultRow.h / 2 - 3, label, size: 9, fill: "#7f0000"))
+            if let label = fitted(p.label, in: (p.held ?? p.x1) - p.x0 - 4, size: 10) {
+                out.append(text(p.x0 + 2, laneY + faultRow.h / 2 - 2, label, size: 10, fill: "#7f0000"))
             }
         }
         for span in t.lifecycle {
@@ -134,8 +139,8 @@ public enum TimelineChart {
             out.append(##"<line x1="\##(f(xe))" y1="\##(f(y0 + faultRow.y - 4))" x2="\##(f(xe))" y2="\##(f(y0 + barsRow.y + barsRow.h))" stroke="#424242" stroke-dasharray="3 3"/>"##)
             // The note on the side of the line that has room for it.
             let note = "run ends: its last state, held", room = x(axisEnd) - xe
-            let right = SVGTextWidth.of(note, size: 9) + 6 <= room
-            out.append(text(right ? xe + 3 : xe - 3, y0 + 14, note, size: 9, fill: "#424242", anchor: right ? "start" : "end"))
+            let right = SVGTextWidth.of(note, size: 12) + 6 <= room
+            out.append(text(right ? xe + 3 : xe - 3, y0 + 15, note, size: 12, fill: "#424242", anchor: right ? "start" : "end"))
         }
         for span in t.beliefLag {
             let x0 = x(span.from), x1 = max(x(span.to), x0 + 2)
@@ -150,7 +155,8 @@ public enum TimelineChart {
         let baseY = y0 + barsRow.y + barsRow.h
         out.append(##"<line x1="\##(f(left))" y1="\##(f(baseY))" x2="\##(f(width - right))" y2="\##(f(baseY))" stroke="#9e9e9e"/>"##)
         out.append(##"<line x1="\##(f(left))" y1="\##(f(baseY - barsRow.h))" x2="\##(f(width - right))" y2="\##(f(baseY - barsRow.h))" stroke="#eeeeee"/>"##)
-        out.append(text(width - right + 2, baseY - barsRow.h + 4, "\(peak)", size: 9, fill: "#777777"))
+        // The scale says what its top is, in words.
+        out.append(text(left - 8, y0 + barsRow.y + 42, "top line: \(peak)", size: 12, fill: "#555555", anchor: "end"))
         for (i, n) in buckets.enumerated() where n > 0 {
             let h = barsRow.h * Double(n) / Double(peak)
             out.append(##"<rect x="\##(f(left + Double(i) * w + 0.5))" y="\##(f(baseY - h))" width="\##(f(max(1, w - 1)))" height="\##(f(h))" fill="#5c6bc0"/>"##)
@@ -193,8 +199,8 @@ public enum TimelineChart {
         var x = left
         func item(_ shape: String, _ label: String) {
             out.append(shape)
-            out.append(text(x + 14, y + 4, label, size: 11))
-            x += 22 + 6.4 * Double(label.count)
+            out.append(text(x + 14, y + 5, label, size: 13))
+            x += 22 + SVGTextWidth.of(label, size: 13)
         }
         item(markShape(.full, x: x + 4, y: y), "full catch-up")
         item(markShape(.targeted, x: x + 4, y: y), "targeted (proven gap)")
@@ -206,8 +212,8 @@ public enum TimelineChart {
         let y2 = y + 20
         func swatch(_ colour: String, _ label: String) {
             out.append(band(x, x + 10, y2 - 5, 10, colour))
-            out.append(text(x + 14, y2 + 4, label, size: 11))
-            x += 22 + 6.4 * Double(label.count)
+            out.append(text(x + 14, y2 + 5, label, size: 13))
+            x += 22 + SVGTextWidth.of(label, size: 13)
         }
         swatch(lifecycleColours[.foreground]!, "foreground")
         swatch(lifecycleColours[.background]!, "background")
@@ -217,7 +223,7 @@ public enum TimelineChart {
     }
 
     /// The time axis: ticks at a round step that gives about ten labels.
-    static func axis(start: Instant, end: Instant, y: Double, x: (Instant) -> Double) -> [String] {
+    static func axis(start: Instant, end: Instant, y: Double, x: (Instant) -> Double, goesOn: Instant? = nil) -> [String] {
         let total = (end - start).milliseconds
         let steps: [Int64] = [10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400].map { $0 * 1000 }
         let step = steps.first { total / $0 <= 12 } ?? 86_400_000
@@ -226,10 +232,11 @@ public enum TimelineChart {
         while t <= total {
             let at = start + .milliseconds(t)
             out.append(##"<line x1="\##(f(x(at)))" y1="\##(f(y))" x2="\##(f(x(at)))" y2="\##(f(y + 5))" stroke="#616161"/>"##)
-            out.append(text(x(at), y + 18, clock(.milliseconds(t)), size: 10, fill: "#424242", anchor: "middle"))
+            out.append(text(x(at), y + 19, clock(.milliseconds(t)), size: 13, fill: "#424242", anchor: "middle"))
             t += step
         }
-        out.append(text(width - right, y + 32, "virtual time (h:mm)", size: 10, fill: "#757575", anchor: "end"))
+        let said = goesOn.map { "virtual time (h:mm); nothing changes from here to the run's end at \(clock($0 - start))" } ?? "virtual time (h:mm)"
+        out.append(text(width - right, y + 36, said, size: 12, fill: "#616161", anchor: "end"))
         return out
     }
 

@@ -57,10 +57,15 @@ struct CastOptions: ParsableArguments {
 }
 
 extension Simulate {
+    /// How much of the settle a cast shows: the story is the script; the settle after it is
+    /// the engine's quiet tail, which a cast shows for a moment (the bar says `script
+    /// settling`), not for its whole length (the demo's 15 minutes were half its cast).
+    static func castTail(settle: Interval) -> Interval { min(settle, .seconds(30)) }
+
     /// `--cast FILE`: the scenario in virtual time, a frame of the screen every tenth of a
     /// second of the cast (`--speed` simulated seconds a second), each written as the bytes a
-    /// terminal receives (`ANSIScreen`) into the cast (`Asciicast`), until the script and its
-    /// settle end, or a `quit` line.
+    /// terminal receives (`ANSIScreen`) into the cast (`Asciicast`), until the script ends and
+    /// 30 s of its settle (`castTail`), or a `quit` line.
     func runCast(_ options: CastOptions) throws {
         let path = options.cast!
         let (width, height) = try options.size()
@@ -81,7 +86,7 @@ extension Simulate {
         var screen = ANSIScreen(sgr: Theme.default.sgr(colours: 256))
         let start = run.startedAt
         let every = Interval(milliseconds: max(1, Int64((100 * speed).rounded())))
-        app.frames(width: width, height: height, emoji: widths, every: every, until: run.scriptEnd + scenario.settle) { t, grid in
+        app.frames(width: width, height: height, emoji: widths, every: every, until: run.scriptEnd + Self.castTail(settle: scenario.settle)) { t, grid in
             let bytes = screen.frame(grid)
             if !bytes.isEmpty { cast.output(Array(bytes.utf8), at: Double((t - start).milliseconds) / 1000 / speed) }
         }

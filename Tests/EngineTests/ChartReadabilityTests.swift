@@ -53,12 +53,16 @@ struct ChartReadabilityTests {
         let drawn = red.compactMap { Double($0.attributes["width"] ?? "") }.reduce(0, +)
         #expect(drawn >= plot / 10, "push unreliable is \(drawn) px of a \(plot) px axis")
         #expect(svg.contains("run ends: its last state, held"))
-        // A run whose last change is far from its end is drawn to its end, nothing held.
+        // A run whose last change is far from its end (a scenario's settle) is drawn to a tenth
+        // past that change, not to its end, and the axis says where the run went on to.
         var long = t
         long.end = .zero + .hours(1)
         long.push[1].to = long.end
-        #expect(!TimelineChart.svg([("adaptive", long)], title: "long").contains("run ends"))
-        #expect(TimelineChart.drawnEnd(start: .zero, runEnd: long.end, lastChange: long.lastChange) == long.end)
+        let longSVG = TimelineChart.svg([("adaptive", long)], title: "long")
+        #expect(!longSVG.contains("run ends"))
+        let last = try #require(long.lastActivity)
+        #expect(TimelineChart.drawnEnd(start: .zero, runEnd: long.end, lastChange: last) < long.end)
+        #expect(longSVG.contains("nothing changes from here to the run") && longSVG.contains("end at 1:00"))
     }
 
     @Test("a fault's name never runs past its own bar: cut with … or left to the bar's tooltip, measured by DejaVu Sans's own advances")
@@ -68,7 +72,7 @@ struct ChartReadabilityTests {
             let svg = TimelineChart.svg([("adaptive", tail)], title: "t")
             let all = try Self.elements(svg)
             let bars = all.filter { $0.name == "rect" && $0.attributes["fill-opacity"] == "0.35" && $0.attributes["fill"] == "#e53935" }
-            let labels = all.filter { $0.name == "text" && $0.attributes["font-size"] == "9" && $0.attributes["fill"] == "#7f0000" }
+            let labels = all.filter { $0.name == "text" && $0.attributes["font-size"] == "10" && $0.attributes["fill"] == "#7f0000" }
             #expect(!labels.isEmpty)
             for label in labels {
                 let x = Double(label.attributes["x"]!)!, y = Double(label.attributes["y"]!)!
@@ -79,7 +83,7 @@ struct ChartReadabilityTests {
                 // The bar, with the pale part it is held by past the run's end.
                 let held = all.first { $0.name == "rect" && $0.attributes["fill-opacity"] == "0.16" && $0.attributes["y"] == bar.attributes["y"] }
                 let end = Double(bar.attributes["x"]!)! + Double(bar.attributes["width"]!)! + (held.map { Double($0.attributes["width"]!)! } ?? 0)
-                let width = font.width(label.text, size: 9)
+                let width = font.width(label.text, size: 10)
                 #expect(x + width <= end, "\"\(label.text)\" ends at \(x + width), its bar at \(end)")
                 #expect(["push drop 100%", "realtime down"].contains(label.text) || label.text.hasSuffix("…"))
             }
