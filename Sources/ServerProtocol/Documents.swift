@@ -47,11 +47,33 @@ public struct WorldDocument: Equatable, Sendable {
         [("clock", .int(clock.milliseconds)), ("speed", .string(speed.formatted(.number.grouping(.never)))), ("contacts", .array(contacts))]
     }
 
+    /// The speeds a client runs a world at: a server's `--speed` is held to the same.
+    public static let speeds: ClosedRange<Double> = 0.001...10_000
+    /// The clocks a client runs a world at: from its start to 100 years on (a clock near
+    /// `Int64.max` would overflow at its first step).
+    public static let clocks: ClosedRange<Int64> = 0...(100 * 365 * 86_400_000)
+
     public static func decode(_ root: WireValue) -> WorldDocument? {
-        guard let clock = root["clock"]?.int64.map({ Instant(milliseconds: $0) }),
-              let speed = root["speed"]?.string.flatMap(Double.init), speed > 0,
-              let list = root["contacts"]?.array, let contacts = ContactDocument.decode(list) else { return nil }
-        return WorldDocument(clock: clock, speed: speed, contacts: contacts, people: ContactDocument.people(list))
+        try? decoding(root)
+    }
+
+    /// The document, or why it is not one a client can run (a speed of `inf` or `1e300`, a
+    /// clock past 100 years): refused in words, never a world that traps at its first step.
+    public static func decoding(_ root: WireValue) throws(RouteError) -> WorldDocument {
+        if root["clock"] != nil, root["clock"]?.int64 == nil {
+            throw RouteError("the server's clock is not a whole number of ms this client can run (from 0 to 100 years)")
+        }
+        guard let clock = root["clock"]?.int64, let speedText = root["speed"]?.string, let speed = Double(speedText),
+              let list = root["contacts"]?.array, let contacts = ContactDocument.decode(list) else {
+            throw RouteError("the server's world is not a synchat server's (clock, speed, contacts)")
+        }
+        guard speed.isFinite, speeds.contains(speed) else {
+            throw RouteError("the server's clock runs at x\(UntrustedText.visible(String(speedText.prefix(24)))), which this client cannot run (from x\(speeds.lowerBound) to x\(Int(speeds.upperBound)))")
+        }
+        guard clocks.contains(clock) else {
+            throw RouteError("the server's clock is at \(clock) ms, which this client cannot run (from 0 to 100 years)")
+        }
+        return WorldDocument(clock: Instant(milliseconds: clock), speed: speed, contacts: contacts, people: ContactDocument.people(list))
     }
 }
 
@@ -111,9 +133,10 @@ public struct JoinAnswer: Equatable, Sendable {
         guard let root = WireValue.parse(body) else { throw RouteError("the answer to join is not a synchat server's") }
         let version = root["protocol"]?.int64.flatMap { Int(exactly: $0) } ?? 0
         guard version == ProtocolVersion.current else { throw RouteError(ProtocolVersion.mismatch(server: version)) }
-        guard let user = root["user"]?.string, let address = root["address"]?.string, let world = WorldDocument.decode(root) else {
+        guard let user = root["user"]?.string, let address = root["address"]?.string else {
             throw RouteError("the answer to join is not a synchat server's")
         }
+        let world = try WorldDocument.decoding(root)
         return JoinAnswer(user: user, address: Address(address), secret: root["secret"]?.string, protocolVersion: version, world: world)
     }
 }

@@ -19,7 +19,7 @@ struct Chat: ParsableArguments {
     var seedText: String?
 
     @Option(name: .customLong("speed"), parsing: .unconditional,
-            help: ArgumentHelp("Simulated seconds per wall second, more than 0 and at most 10000 (default 10); + and - change it live.", valueName: "N"))
+            help: ArgumentHelp("Simulated seconds per wall second, from 0.001 to 10000 (default 10); + and - change it live.", valueName: "N"))
     var speedText: String?
 
     @Option(name: .long, help: "Sync policy: naive, seed or adaptive.")

@@ -28,7 +28,7 @@ struct Server: ParsableCommand {
     var seedText: String?
 
     @Option(name: .customLong("speed"), parsing: .unconditional,
-            help: ArgumentHelp("Simulated seconds per wall second, more than 0 and at most 10000.", valueName: "N"))
+            help: ArgumentHelp("Simulated seconds per wall second, from 0.001 to 10000.", valueName: "N"))
     var speedText = "1"
 
     @Option(name: .customLong("contacts"), parsing: .unconditional, help: ArgumentHelp("Simulated contacts of each user, 0 to 20.", valueName: "N"))

@@ -19,7 +19,7 @@ struct CastOptions: ParsableArguments {
     var sizeText: String?
 
     @Option(name: .customLong("speed"), parsing: .unconditional,
-            help: ArgumentHelp("With --cast: simulated seconds per second of the cast, more than 0 and at most 10000 (default 30).", valueName: "N"))
+            help: ArgumentHelp("With --cast: simulated seconds per second of the cast, from 0.001 to 10000 (default 30).", valueName: "N"))
     var speedText: String?
 
     @Option(name: .customLong("emoji"), help: ArgumentHelp("With --cast: safe (default: split as every terminal draws alike, for players you cannot ask) or full (whole, one cell pair each); the header says which.", valueName: "safe|full"))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ServerProtocol
 
 // The executable is thin: argument parsing and wiring (docs/design.md).
 
@@ -51,8 +52,9 @@ enum CommandLineNumber {
     }
 
     static func speed(_ text: String) throws -> Double {
-        guard let v = Double(text), v.isFinite, v > 0, v <= 10_000 else {
-            throw ValidationError("--speed \(text): must be more than 0 and at most 10000")
+        // The speeds a client runs a world at (`WorldDocument.speeds`): a server's are held to them.
+        guard let v = Double(text), v.isFinite, WorldDocument.speeds.contains(v) else {
+            throw ValidationError("--speed \(text): must be from 0.001 to 10000")
         }
         return v
     }

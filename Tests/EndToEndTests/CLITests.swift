@@ -222,11 +222,13 @@ struct CLITests {
     @Test("a bad number is one line saying what is wrong with it, exit code 2, negative numbers included")
     func badNumbers() throws {
         let demo = TmuxSession.packageRoot.appendingPathComponent("Scenarios/demo.scenario").path
-        let speed = "must be more than 0 and at most 10000"
+        let speed = "must be from 0.001 to 10000"
         let seed = "expected a whole number from 0 to 18446744073709551615"
         let cases: [([String], String)] = [
             (["--speed", "-5"], "--speed -5: \(speed)"),
             (["--speed", "0"], "--speed 0: \(speed)"),
+            (["--speed", "0.0005"], "--speed 0.0005: \(speed)"),
+            (["--speed", "inf"], "--speed inf: \(speed)"),
             (["--speed", "10001"], "--speed 10001: \(speed)"),
             (["--speed", "fast"], "--speed fast: \(speed)"),
             (["--speed", "nan"], "--speed nan: \(speed)"),

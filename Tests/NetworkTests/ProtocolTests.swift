@@ -170,4 +170,27 @@ struct ProtocolTests {
             #expect(!words.isEmpty && (words.rangeOfCharacter(from: .decimalDigits) == nil || code >= 3000), "\(code): \(words)")
         }
     }
+
+    @Test("a join answer whose clock no client can run is refused in one line naming it, never a world that traps at its first step: a speed of inf, nan, 1e300, 1e20, 0 or -1; a clock near Int64.max or before 0")
+    func absurdClock() throws {
+        func answer(speed: String, clock: String = "1000") -> Data {
+            Data(#"{"user":"zed","address":"kaspa:qzed","protocol":\#(ProtocolVersion.current),"clock":\#(clock),"speed":"\#(speed)","contacts":[]}"#.utf8)
+        }
+        #expect(try JoinAnswer.decode(answer(speed: "60")).world.speed == 60)
+        for speed in ["inf", "nan", "1e300", "1e20", "0", "-1", "0.0001"] {
+            #expect(throws: RouteError.self, "x\(speed)") { try JoinAnswer.decode(answer(speed: speed)) }
+            do { _ = try JoinAnswer.decode(answer(speed: speed)) } catch {
+                #expect(error.message.hasPrefix("the server's clock runs at x\(speed), which this client cannot run"), "\(error.message)")
+            }
+        }
+        for clock in ["9223372036854775807", "-5"] {
+            do { _ = try JoinAnswer.decode(answer(speed: "1", clock: clock)); Issue.record("clock \(clock) taken") } catch {
+                #expect(error.message.hasPrefix("the server's clock") && error.message.hasSuffix("this client can run (from 0 to 100 years)") || error.message.hasSuffix("which this client cannot run (from 0 to 100 years)"), "\(error.message)")
+            }
+        }
+        let escaped = String(decoding: answer(speed: "\\u001b]0;x"), as: UTF8.self)
+        do { _ = try JoinAnswer.decode(Data(escaped.utf8)) } catch {
+            #expect(!error.message.unicodeScalars.contains { $0.value == 0x1B }, "the server's words reach the terminal escaped")
+        }
+    }
 }
