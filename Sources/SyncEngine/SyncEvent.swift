@@ -99,7 +99,18 @@ public enum SyncEvent: Equatable, Sendable {
         }
     }
 
+    /// The event in the log's words (`simulate --events`, the TUI's sync log, `--log`, `bot
+    /// --events`): the one edge where an event becomes text, so every word in it that came from
+    /// the network (a txId, a close reason, a contact's name) is made visible here, never
+    /// written to a terminal raw (an ESC shows as `^[`).
     public var line: String {
+        let raw = rawLine
+        // Most lines are printable ASCII, and stay as they are without a copy.
+        if raw.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return raw }
+        return UntrustedText.visible(raw)
+    }
+
+    private var rawLine: String {
         switch self {
         case .launched(let n, let push, let mode):
             return "launched: \(n) stored messages, push \(push.rawValue), mode \(mode.rawValue)"

@@ -110,7 +110,7 @@ struct Bot: ParsableCommand {
         signal(SIGTERM) { _ in botStopRequested = 1 }
         signal(SIGINT) { _ in botStopRequested = 1 }
         let deadline = n.duration.map { DispatchTime.now().uptimeNanoseconds + UInt64($0 * 1e9) }
-        Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(world.me.value)\(isNew ? " (joined)" : ""), clock \(Clock.stamp(world.scheduler.now)), speed x\(world.speed.formatted())")
+        Bot.say("synchat bot: \(user) on \(n.host):\(n.port) as \(UntrustedText.visible(world.me.value))\(isNew ? " (joined)" : ""), clock \(Clock.stamp(world.scheduler.now)), speed x\(world.speed.formatted())")
         while botStopRequested == 0, !session.quitRequested {
             if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline { break }
             world.step()
