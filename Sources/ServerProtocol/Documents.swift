@@ -102,7 +102,8 @@ public struct JoinRequest: Equatable, Sendable {
         let object = try Body.object(body, "join")
         guard let user = object["user"]?.string else { throw RouteError("join: missing \"user\" (a name)") }
         var version: Int?
-        if let raw = object["protocol"] {
+        // `"protocol": null` is no version, as a missing one is: taken as the server's.
+        if let raw = object["protocol"], raw != .null {
             guard let v = raw.int64, let n = Int(exactly: v) else { throw RouteError("join: \"protocol\" is a whole number (this server speaks \(ProtocolVersion.current))") }
             version = n
         }

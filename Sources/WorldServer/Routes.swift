@@ -209,6 +209,11 @@ extension WorldServer {
         do { directive = try Directive(parsing: text) } catch {
             return .error(.badRequest, "\(error)")
         }
+        // A message is at most 16 KiB on every path into the server's world: a contact's line
+        // an operator or a user scripts is held to what a publish is.
+        if case .receive(_, let text) = directive, text.utf8.count > MessageLimits.maxBodyBytes {
+            return .error(.payloadTooLarge, "receive: a message is at most \(MessageLimits.maxBodyBytes) bytes; this one is \(text.utf8.count)")
+        }
         var written = 0  // bytes of text a user's own receive line makes its contact write
         if own, let user {
             if let overlong = overlong(directive) { return .error(.badRequest, overlong) }

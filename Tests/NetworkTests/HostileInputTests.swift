@@ -1,0 +1,36 @@
+import Foundation
+import ServerProtocol
+import SyncCore
+import Testing
+import Wire
+import WorldPair
+import WorldServer
+
+/// Issue 52, the server's side: what a careless or hostile peer sends is held to the
+/// protocol's own limits on every path, and the documents say what the code does.
+@Suite("The server against careless input: every path held to the protocol")
+struct HostileInputTests {
+    @Test("a receive line (a user's own POST /v1/fault, and the operator's /admin/fault) is held to a message's 16 KiB, as a publish is: 413 saying so, nothing written")
+    func receiveIsAMessage() throws {
+        let pair = try WorldPair(contacts: 1, speed: 60)
+        let secret = try ServerLimitsTests.join(pair, "zed")
+        let zed = try #require(pair.host.user(named: "zed"))
+        let before = zed.world.history.messageCount
+        let long = "receive alice \"\(String(repeating: "y", count: MessageLimits.maxBodyBytes + 1))\""
+        let own = ServerLimitsTests.request(pair, .POST, Route.fault, body: long, token: secret)
+        #expect(own?.status == 413)
+        #expect(ServerLimitsTests.words(own).hasPrefix("receive: a message is at most 16384 bytes; this one is 16385"), "\(ServerLimitsTests.words(own))")
+        let operatorLine = ServerLimitsTests.request(pair, .POST, Route.adminFault(user: "zed"), body: long, token: pair.server.adminToken)
+        #expect(operatorLine?.status == 413, "\(ServerLimitsTests.words(operatorLine))")
+        let fits = "receive alice \"\(String(repeating: "y", count: MessageLimits.maxBodyBytes))\""
+        #expect(ServerLimitsTests.request(pair, .POST, Route.fault, body: fits, token: secret)?.status == 200)
+        pair.run(milliseconds: 2_000)
+        #expect(zed.world.history.messageCount == before + 1, "only the line that fits was written")
+    }
+
+    @Test("a join whose \"protocol\" is null is one without a version, taken as the server's (as docs/server.md says); a version that is not a number is refused")
+    func protocolNull() throws {
+        #expect(try JoinRequest.decode(Data(#"{"user":"ada","protocol":null}"#.utf8)).protocolVersion == nil)
+        #expect(throws: RouteError.self) { try JoinRequest.decode(Data(#"{"user":"ada","protocol":"1"}"#.utf8)) }
+    }
+}
