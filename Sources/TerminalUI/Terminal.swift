@@ -13,7 +13,7 @@ public final class Terminal {
     }
 
     private var screen: OpaquePointer?
-    private var window: UnsafeMutablePointer<WINDOW>?
+    private(set) var window: UnsafeMutablePointer<WINDOW>?
     private var previous: Grid?
     private let theme: Theme
     private var pairs: [Role: (attrs: attr_t, pair: Int16)] = [:]
@@ -217,32 +217,6 @@ public final class Terminal {
             guard let scalar = UnicodeScalar(UInt32(wch)), wch >= 32 else { return nil }
             return .key(.char(Character(scalar)))
         }
-    }
-
-    /// The most of a paste kept: four times the message limit (the rest is read and dropped).
-    static let pasteLimit = 4 * MessageLimits.maxBodyBytes
-
-    /// After the paste's start: its text up to its end (`ESC [201~`), or up to a second with
-    /// nothing more, should the end never come. Keys curses would make of what is pasted (an
-    /// arrow's sequence in it) are dropped.
-    private func readPaste() -> String {
-        guard let window else { return "" }
-        wtimeout(window, 1000)
-        var text = String.UnicodeScalarView()
-        var kept = 0
-        while true {
-            var wch: wint_t = 0
-            let r = wget_wch(window, &wch)
-            if r == ERR { break }
-            if r == synchat_key_code_yes() {
-                if Int32(wch) == synchat_key_paste_end() { break }
-                continue
-            }
-            guard let scalar = UnicodeScalar(UInt32(wch)), kept < Self.pasteLimit else { continue }
-            text.append(scalar)
-            kept += scalar.utf8.count
-        }
-        return String(text)
     }
 
     /// After an ESC: whether Enter (CR or LF) came with it, in the same read, as Alt-Enter

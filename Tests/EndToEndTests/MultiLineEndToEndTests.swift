@@ -79,4 +79,22 @@ struct MultiLineEndToEndTests {
         #expect(!shell.contains("[200~"), "bracketed paste left on:\n\(shell)")
         try t.keys("C-d")
     }
+
+    @Test("a paste that holds the paste's own end marker stays text: what follows ESC [201~ in the same write is pasted too, never keys (ESC p faulted push, q q quit)", .timeLimit(.minutes(1)))
+    func pasteCannotEndItself() throws {
+        let t = try TmuxSession(width: 120, height: 30, arguments: "--ephemeral --speed 10")
+        defer { t.close() }
+        t.wait(for: "Conversations")
+        t.wait(for: "Alice")
+        try t.keys("Enter")
+        try t.keys("Tab")
+        t.wait(for: "to Alice>")
+        try t.tmux(["set-buffer", "-b", "evil", "hi\u{1B}[201~\u{1B}p q q\u{1B}[200~ rest"])
+        try t.tmux(["paste-buffer", "-p", "-b", "evil", "-t", t.name])
+        let screen = t.wait(for: "to Alice> hi^[p q q rest")
+        let status = screen.split(separator: "\n").suffix(2).joined(separator: "\n")
+        #expect(!status.contains("push drop") && !screen.contains("EXIT="), "the paste acted as keys:\n\(screen)")
+        try t.keys("Escape", "q", "q")  // the second q: quit with the unsent line (--ephemeral keeps none)
+        t.wait(for: "EXIT=0")
+    }
 }
