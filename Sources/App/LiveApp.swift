@@ -215,8 +215,9 @@ public final class LiveApp {
                     perform(ViewModel.reduce(&state, .mouse(event, Render.area(state, width: w, height: h, x: event.x, y: event.y))))
                 case .key(let key):
                     take(key)
-                case .paste(let text):
+                case .paste(let text, let replaced):
                     perform(ViewModel.reduce(&state, .paste(text)))
+                    if replaced > 0 { perform(ViewModel.reduce(&state, .notice(Notices.pasteNotUTF8(replaced)))) }
                     absorb()
                 case .focus(let focused):
                     perform(ViewModel.reduce(&state, .focus(focused)))

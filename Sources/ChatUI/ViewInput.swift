@@ -132,5 +132,10 @@ public enum Notices {
         "the clock is the server's: x\(Render.speedWord(speed)), not paused, stepped or changed from here"
     }
 
+    /// A paste that held bytes that are not UTF-8: kept, each as `�`, and said.
+    public static func pasteNotUTF8(_ n: Int) -> String {
+        "the paste held \(n == 1 ? "a byte" : "\(n) bytes") that \(n == 1 ? "is" : "are") not UTF-8, each kept as \u{FFFD}"
+    }
+
     public static func tooLongToSend(bytes: Int) -> String { limit + "; this line is \(bytes) bytes, nothing was sent" }
 }

@@ -123,8 +123,9 @@ public final class Terminal {
 
     public enum Input: Equatable {
         case key(Key)
-        /// What the terminal said was pasted, as it came (CR for its new lines, most often).
-        case paste(String)
+        /// What the terminal said was pasted, as it came (CR for its new lines, most often);
+        /// `replaced`: bytes that were not UTF-8, each kept as U+FFFD.
+        case paste(String, replaced: Int)
         case resize
         case mouse(MouseEvent)
         /// The terminal's window gained (true) or lost the focus.
@@ -203,7 +204,9 @@ public final class Terminal {
             case KEY_DC: return .key(.delete)
             case KEY_ENTER: return .key(.enter)
             case KEY_BTAB: return .key(.tab)
-            case synchat_key_paste_start(): return .paste(readPaste())
+            case synchat_key_paste_start():
+                let (text, replaced) = readPaste()
+                return .paste(text, replaced: replaced)
             case synchat_key_focus_in(): return .focus(true)
             case synchat_key_focus_out(): return .focus(false)
             default: return nil

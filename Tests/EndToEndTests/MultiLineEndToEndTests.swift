@@ -97,4 +97,23 @@ struct MultiLineEndToEndTests {
         try t.keys("Escape", "q", "q")  // the second q: quit with the unsent line (--ephemeral keeps none)
         t.wait(for: "EXIT=0")
     }
+
+    @Test("a paste with a byte that is not UTF-8 keeps what came before it and the byte as U+FFFD, and says so; nothing of it acts as keys or is sent", .timeLimit(.minutes(1)))
+    func pasteNotUTF8() throws {
+        let dir = try TemporaryDirectory("paste-bytes")
+        defer { dir.remove() }
+        FileManager.default.createFile(atPath: dir.file("bad"), contents: Data([0x61, 0x62, 0xFF, 0x63, 0x64, 0x20, 0x71, 0x20, 0x71]))
+        let t = try TmuxSession(width: 120, height: 30, arguments: "--ephemeral --speed 10")
+        defer { t.close() }
+        t.wait(for: "Alice")
+        try t.keys("Enter")
+        try t.keys("Tab")
+        t.wait(for: "to Alice>")
+        try t.tmux(["load-buffer", "-b", "bad", dir.file("bad")])
+        try t.tmux(["paste-buffer", "-p", "-b", "bad", "-t", t.name])
+        let screen = t.wait(for: "the paste held a byte that is not UTF-8, each kept as \u{FFFD}")
+        #expect(screen.contains("to Alice> ab\u{FFFD}") && !screen.contains("EXIT="), "\(screen)")
+        try t.keys("Escape", "q", "q")
+        t.wait(for: "EXIT=0")
+    }
 }
