@@ -3,6 +3,10 @@ import SyncCore
 
 /// Syncs (rule 9): starting, fetching page by page, proving a gap, finishing.
 extension Engine {
+    /// The most pages of one object a sync follows (25 payments a page: 25 000 payments in one
+    /// catch-up; the cursor keeps what was stored, so a retry goes on from there).
+    public static let mostPagesASync = 1000
+
     // MARK: - Syncs (rule 9)
 
     @discardableResult
@@ -207,7 +211,19 @@ extension Engine {
                     }
                 }
                 if let object, let next = reply.nextPage {
-                    fetch(object, since: since, page: next, runId: runId)
+                    // A page says the next one follows: only page + 1, after a page that held
+                    // something, and not past the most a sync follows (an indexer that says
+                    // "more" forever would keep the sync going forever). Else the sync stops
+                    // here, incomplete (its cursor kept what it stored), and is retried.
+                    let page: Int = if case .payments(_, let p) = call { p } else { -1 }
+                    if next == page + 1, !reply.messages.isEmpty, next < Self.mostPagesASync {
+                        fetch(object, since: since, page: next, runId: runId)
+                    } else {
+                        runs.failed(runId)
+                        let why = next >= Self.mostPagesASync ? "past the \(Self.mostPagesASync) pages a sync follows"
+                            : reply.messages.isEmpty ? "after an empty page" : "not page \(page + 1)"
+                        emit(.error(source: "indexer", message: "page \(page) of \(object) says page \(next) follows, \(why); the catch-up is incomplete"))
+                    }
                 } else if let object {
                     // (g): the object's last page: what the indexer had indexed of it by then
                     // is held, or is what no fetch brings (`countedShort`).
