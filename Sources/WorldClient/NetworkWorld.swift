@@ -67,6 +67,8 @@ public final class NetworkWorld {
     /// The push relay's socket, and what waits for it to open.
     var pushSocket: ClientSocket?
     var pushOpen = false
+    /// A `GET /v1/world` in flight; another asked for meanwhile; a retry waiting.
+    var contactsAsking = false, contactsAskAgain = false, contactsRetryPending = false
     var pushQueue: [JSONValue] = []
     var pushBackoff = Interval.seconds(1)
     /// Counts the relay's openings: a scheduled reconnect runs only if none came since.
@@ -123,14 +125,31 @@ public final class NetworkWorld {
     /// Asks the server for the user's contacts again. Not answered, it asks again 5 s (of the
     /// wall clock) later while the push relay is open — a client that may have missed a
     /// `contactsChanged` never waits for contacts forever; a relay that opens again asks anyway.
+    ///
+    /// One at a time: asked again while one is in flight (a burst of `contactsChanged`), it is
+    /// asked once more when that one ends, and a failure waits for one retry, not one each
+    /// (a server repeating the frame made a request a frame, thousands of descriptors at once).
     public func refreshContacts() {
+        guard !contactsAsking else { contactsAskAgain = true; return }
+        contactsAsking = true
         io.request(.GET, Route.world, token: secret) { [weak self] result in
             guard let self else { return }
+            contactsAsking = false
+            defer {
+                if contactsAskAgain {
+                    contactsAskAgain = false
+                    refreshContacts()
+                }
+            }
             guard case .success(let a) = result, a.status == 200,
                   let root = WireValue.parse(a.body), let document = WorldDocument.decode(root) else {
                 if case .forgotten = link { return }  // nothing to ask a server that no longer knows the user
+                guard !contactsRetryPending else { return }
+                contactsRetryPending = true
                 scheduler.schedule(after: .milliseconds(Int64(5_000 * speed)), "ask for the contacts again") { [weak self] in
-                    if let self, pushOpen { refreshContacts() }
+                    guard let self else { return }
+                    contactsRetryPending = false
+                    if pushOpen { refreshContacts() }
                 }
                 return
             }

@@ -228,9 +228,12 @@ public final class InProcessTransport: ServerTransport {
     /// The next requests to a path that a test wants cut (`[path: how many]`): each fails as
     /// a connection cut before its answer would.
     public var cutNext: [String: Int] = [:]
+    /// Requests sent, by path (what a test counts).
+    public private(set) var sent: [String: Int] = [:]
 
     public func request(_ method: HTTPMethod, _ path: String, body: Data?, token: String?,
                         reply: @escaping (Result<NetIO.Answer, TransportError>) -> Void) {
+        sent[path, default: 0] += 1
         guard let server else { return post { reply(.failure(Self.refused)) } }
         if let n = cutNext[path], n > 0 {
             cutNext[path] = n - 1

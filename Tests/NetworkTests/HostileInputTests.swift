@@ -33,4 +33,23 @@ struct HostileInputTests {
         #expect(try JoinRequest.decode(Data(#"{"user":"ada","protocol":null}"#.utf8)).protocolVersion == nil)
         #expect(throws: RouteError.self) { try JoinRequest.decode(Data(#"{"user":"ada","protocol":"1"}"#.utf8)) }
     }
+
+    @Test("a burst of contactsChanged (5 000 frames) asks GET /v1/world once at a time, not once a frame; failing, it waits for one retry at a time, not one each")
+    func contactsChangedCoalesced() throws {
+        let pair = try WorldPair(contacts: 1, speed: 60)
+        let ada = try pair.join("ada")
+        pair.run(milliseconds: 2_000)
+        let before = ada.transport.sent[Route.world, default: 0]
+        for _ in 0..<5_000 { ada.world.refreshContacts() }
+        pair.run(milliseconds: 2_000)
+        let asked = ada.transport.sent[Route.world, default: 0] - before
+        #expect(asked == 2, "one in flight and one more for all the frames that came meanwhile: \(asked)")
+        // The server failing every one: a retry at a time.
+        ada.transport.cutNext[Route.world] = 1_000_000
+        let failing = ada.transport.sent[Route.world, default: 0]
+        for _ in 0..<5_000 { ada.world.refreshContacts() }
+        pair.run(milliseconds: 60_000)
+        let retried = ada.transport.sent[Route.world, default: 0] - failing
+        #expect(retried <= 20, "one request at a time, a retry each 5 s of the world's clock at x60: \(retried)")
+    }
 }
