@@ -70,7 +70,14 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
 
     /// `group`: an event loop group shared by many clients in one process (a bench); by
     /// default the client has one thread of its own.
-    public init(host: String, port: Int, group: MultiThreadedEventLoopGroup? = nil, tls: NIOSSLContext? = nil) {
+    /// How long a WebSocket may take from its connection to the server's `101`: a server that
+    /// accepts and never answers the opening is a socket closed (1006), so the reconnect's
+    /// backoff runs, not a `connecting` forever.
+    let openingTimeout: TimeAmount
+
+    public init(host: String, port: Int, group: MultiThreadedEventLoopGroup? = nil, tls: NIOSSLContext? = nil,
+                openingTimeout: TimeAmount = .seconds(15)) {
+        self.openingTimeout = openingTimeout
         self.host = host
         self.port = port
         self.tls = tls
@@ -229,6 +236,12 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
             case .success(let channel):
                 socket.attach(channel)
                 WebSocket.sendOpening(channel, host: host, port: port, path: path, token: token)
+                let wait = self.openingTimeout
+                channel.eventLoop.scheduleTask(in: wait) {
+                    guard !socket.state.upgraded else { return }
+                    handler.finish(code: 1006, reason: "no answer to the WebSocket opening in \(wait.nanoseconds / 1_000_000_000) s")
+                    channel.close(promise: nil)
+                }
             }
         }
         return socket

@@ -63,6 +63,21 @@ struct ClientSocketTests {
     }
 }
 
+@Suite("NetIO: a WebSocket opening the server never answers")
+struct SocketOpeningTimeoutTests {
+    @Test("a server that accepts and never answers the opening: the socket is closed (1006, saying why) once the opening's time is up, so the reconnect's backoff runs, not 'connecting' forever")
+    func openingTimesOut() throws {
+        let server = try ClientSocketTests.SilentServer()
+        let io = NetIO(host: "127.0.0.1", port: server.port, openingTimeout: .milliseconds(300))
+        var closed: [(Int, String)] = []
+        _ = io.openSocket("/v1/node", token: "x", opened: { _ in Issue.record("opened") }, text: { _ in }, closed: { closed.append(($0, $1)) })
+        let deadline = Date().addingTimeInterval(20)
+        while closed.isEmpty, Date() < deadline { io.wait(milliseconds: 50); io.drain() }
+        #expect(closed.count == 1 && closed.first?.0 == 1006, "\(closed)")
+        #expect(closed.first?.1.hasPrefix("no answer to the WebSocket opening in ") == true, "\(closed)")
+    }
+}
+
 @Suite("The pool: a close during the TLS handshake is a request that never left")
 struct HandshakeCloseTests {
     @Test("a clean close, a reset, NIOSSL's uncleanShutdown and its 'EOF during handshake' (how a close mid-handshake comes under load: the soak's 50 bots starting at once) are the other side closing, so the request is sent again; a refused connect is not")
