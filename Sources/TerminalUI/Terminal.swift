@@ -65,8 +65,14 @@ public final class Terminal {
         guard let s = synchat_newterm() else {
             throw OpenError(description: "unknown terminal type TERM=\(shown)")
         }
-        // Keys typed while the probe waited go to curses, as if they came now (its input is a stack).
-        for scalar in String(decoding: typed, as: UTF8.self).unicodeScalars.reversed() { _ = unget_wch(wchar_t(bitPattern: scalar.value)) }
+        // Keys typed while the probe waited go to curses, as if they came now (its input is a
+        // stack): an arrow as the arrow, not Esc, `[` and a letter.
+        for typedAhead in TypedAhead.read(typed).reversed() {
+            switch typedAhead {
+            case .scalar(let scalar): _ = unget_wch(wchar_t(bitPattern: scalar.value))
+            case .key(let key): if let code = Self.cursesCode(key) { _ = ungetch(code) }
+            }
+        }
         if finding.enableClustering { writeRaw("\u{1B}[?2027h") }
         screen = s
         set_term(s)
@@ -103,6 +109,23 @@ public final class Terminal {
         typeahead(-1)
         curs_set(0)
         setUpColours()
+    }
+
+    /// The curses key code `read` turns back into `key`.
+    static func cursesCode(_ key: Key) -> Int32? {
+        switch key {
+        case .up: KEY_UP
+        case .down: KEY_DOWN
+        case .left: KEY_LEFT
+        case .right: KEY_RIGHT
+        case .home: KEY_HOME
+        case .end: KEY_END
+        case .pageUp: KEY_PPAGE
+        case .pageDown: KEY_NPAGE
+        case .delete: KEY_DC
+        case .tab: KEY_BTAB
+        default: nil
+        }
     }
 
     /// Puts the terminal back. Safe to call more than once.

@@ -120,6 +120,7 @@ public enum TerminalProbe {
         guard tcgetattr(input, &saved) == 0 else { return (decide(request, TerminalReplies()), TerminalReplies(), []) }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON)
+        raw.c_iflag &= ~tcflag_t(ICRNL)  // an Enter typed meanwhile stays CR (Enter), not LF (Ctrl-J)
         _ = tcsetattr(input, TCSANOW, &raw)
         defer { _ = tcsetattr(input, TCSANOW, &saved) }
         let bytes = query(measuring: request == .auto, identifying: identifying)
@@ -228,6 +229,20 @@ public struct TerminalReplies: Equatable, Sendable {
     /// its end and dropped (never given back as keys).
     private mutating func take(stringByte b: UInt8) {
         guard var s = string else { return }
+        // Only the replies asked for begin so (`OSC 99 ;`, `DCS > |`): anything else is a key
+        // with Alt typed meanwhile (Alt-P, Alt-]), given back as it came.
+        let expected = Array((s[0] == UInt8(ascii: "]") ? "]99;" : "P>|").utf8)
+        if s.count < expected.count {
+            if b == expected[s.count] {
+                s.append(b)
+                string = s
+                return
+            }
+            string = nil
+            leftover += [0x1B] + s
+            feed([b])
+            return
+        }
         defer { stringEscape = b == 0x1B }
         if b == 0x07 || (b == UInt8(ascii: "\\") && stringEscape) {
             if b != 0x07, s.last == 0x1B { s.removeLast() }
@@ -276,5 +291,44 @@ public struct TerminalReplies: Equatable, Sendable {
     static func number(_ s: Substring) -> Int? {
         guard !s.isEmpty, s.count <= 6, s.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return Int(s)
+    }
+}
+
+/// What was typed while the probe waited, as curses would have read it: a key's escape
+/// sequence (an arrow, Home, PgUp) is that key, not Esc, `[` and a letter; the rest is text.
+public enum TypedAhead: Equatable, Sendable {
+    case key(Key)
+    case scalar(Unicode.Scalar)
+
+    /// The sequences of the keys a person may type in the probe's 300 ms.
+    static let sequences: [(bytes: [UInt8], key: Key)] = ([
+        ("\u{1B}[A", .up), ("\u{1B}[B", .down), ("\u{1B}[C", .right), ("\u{1B}[D", .left),
+        ("\u{1B}OA", .up), ("\u{1B}OB", .down), ("\u{1B}OC", .right), ("\u{1B}OD", .left),
+        ("\u{1B}[H", .home), ("\u{1B}[F", .end), ("\u{1B}OH", .home), ("\u{1B}OF", .end),
+        ("\u{1B}[1~", .home), ("\u{1B}[4~", .end), ("\u{1B}[7~", .home), ("\u{1B}[8~", .end),
+        ("\u{1B}[5~", .pageUp), ("\u{1B}[6~", .pageDown), ("\u{1B}[3~", .delete), ("\u{1B}[Z", .tab),
+    ] as [(String, Key)]).map { (Array($0.0.utf8), $0.1) }
+
+    /// `bytes` (the probe's leftover) as keys and text, in order.
+    public static func read(_ bytes: [UInt8]) -> [TypedAhead] {
+        var out: [TypedAhead] = []
+        var i = 0
+        var text: [UInt8] = []
+        func flush() {
+            for scalar in String(decoding: text, as: UTF8.self).unicodeScalars { out.append(.scalar(scalar)) }
+            text = []
+        }
+        while i < bytes.count {
+            if bytes[i] == 0x1B, let match = sequences.first(where: { bytes[i...].starts(with: $0.bytes) }) {
+                flush()
+                out.append(.key(match.key))
+                i += match.bytes.count
+                continue
+            }
+            text.append(bytes[i])
+            i += 1
+        }
+        flush()
+        return out
     }
 }

@@ -126,3 +126,24 @@ struct TerminalProbeTests {
         #expect(TerminalProbe.query(measuring: false, identifying: true).count > TerminalProbe.query(measuring: false).count)
     }
 }
+
+/// Keys typed while the probe waited (issue 52 #14): an arrow stays an arrow, Enter stays
+/// Enter, an Alt key is not taken for the start of a reply.
+@Suite("Keys typed during the probe")
+struct TypedAheadTests {
+    @Test("arrows (CSI and SS3), Home, End, PgUp, Delete and Shift-Tab come back as those keys; letters, Enter (CR) and an Alt key as they came")
+    func keys() {
+        let typed = Array("\u{1B}[A\u{1B}OBjj\r\u{1B}[5~\u{1B}[3~\u{1B}x\u{1B}[Z".utf8)
+        #expect(TypedAhead.read(typed) == [.key(.up), .key(.down), .scalar("j"), .scalar("j"), .scalar("\r"), .key(.pageUp), .key(.delete),
+                                            .scalar("\u{1B}"), .scalar("x"), .key(.tab)])
+    }
+
+    @Test("Alt-P and Alt-] typed while the probe waits are given back, not read as the start of a reply; a real reply after them is still read")
+    func altKeysAreNoReplies() {
+        var r = TerminalReplies()
+        r.feed(Array("\u{1B}pj\u{1B}Pq\u{1B}]x\u{1B}P>|foot(1.13.1)\u{1B}\\".utf8) + Array(TerminalProbeTests.tmux.utf8))
+        r.finish()
+        #expect(r.leftover == Array("\u{1B}pj\u{1B}Pq\u{1B}]x".utf8), "\(String(decoding: r.leftover, as: UTF8.self).debugDescription)")
+        #expect(r.version == "foot(1.13.1)" && r.fenced)
+    }
+}
