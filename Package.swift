@@ -141,6 +141,7 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "ServerProtocol",  // the speeds a client runs a world at (--speed)
                 "Fuzzing",  // simulate --shrink: the scenario shrinker and the invariants
                 "SimWorld",
                 "SyncCore",
