@@ -181,7 +181,7 @@ final class SoakRun {
     func startTUI(_ i: Int, _ incarnation: Int) -> pid_t? {
         let home = dir + "/tuis/tui\(i)"
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let command = "env TERM=xterm-256color XDG_DATA_HOME=\(home) HOME=\(home) \(binary) --server \(clientURL("tui\(i)")) --ca \(ca) --user tui\(i) --profile tui\(i)"
+        let command = "env TERM=xterm-256color XDG_DATA_HOME=\(home) HOME=\(home) \(binary) --server \(clientURL("tui\(i)")) --ca \(ca) --user tui\(i) --profile tui\(i) --log \(home)/events.log"
         if incarnation == 1 {
             // The pane stays when its program is killed, so that it can be started again in it.
             _ = sh("\(tmux) new-session -d -s tui\(i) -x 120 -y 30 \"\(command)\" \\; set-option -w -t tui\(i) remain-on-exit on")

@@ -59,6 +59,35 @@ struct RestartBlameTests {
         pair.host.store?.close()
     }
 
+    @Test("a message that landed just before the server was killed (its realtime sighting and its push lost with it) is fetched at the reconnect, not minutes later: the push path was closed in the gap, so push is in doubt and the reconnect proves the gap (adaptive's UTXO set) instead of trusting push")
+    func gapWithThePushPathClosed() throws {
+        let dir = try TemporaryDirectory("restart-gap")
+        defer { dir.remove() }
+        let pair = try WorldPair(contacts: 1, trafficPerHour: 0, speed: 60, store: try ServerStore(directory: dir.file("server")))
+        let ada = try pair.join("ada")
+        #expect(pair.run(upTo: 120_000) { ada.session.driver.engine.status.realtime == .live && ada.session.driver.engine.status.token == .active })
+        // Push reliable first, from a few messages that came both ways.
+        for i in 0..<4 {
+            PairFaultTests.fault(pair, "receive alice \"warm \(i)\"", user: "ada")
+            pair.run(milliseconds: 300)
+        }
+        #expect(pair.run(upTo: 60_000) { ada.session.driver.engine.status.push == .reliable }, "push never became reliable")
+        // A message lands, and the server dies before the node or the push service tell anyone.
+        PairFaultTests.fault(pair, "receive alice \"the last word\"", user: "ada")
+        let world = try #require(pair.host.user(named: "ada")).world
+        #expect(pair.run(upTo: 60_000) { world.ledger.contains { $0.body == "the last word" && $0.blockTime <= pair.host.virtualNow } })
+        let txId = try #require(world.ledger.last { $0.body == "the last word" }?.txId)
+        #expect(!ada.session.storage.hasMessage(txId: txId), "realtime brought it before the crash: the test shows nothing")
+        pair.crash()
+        pair.run(milliseconds: 20)
+        try pair.restart(store: try ServerStore(directory: dir.file("server")))
+        // Back within seconds of the wall clock: x60 makes 2 minutes of the world's clock 2 s.
+        let ok = pair.run(upTo: 1_500) { ada.session.storage.hasMessage(txId: txId) }
+        #expect(ok,
+                "not fetched within 90 s of the world's clock after the restart: \(ada.session.log.suffix(6).map(\.line))")
+        pair.host.store?.close()
+    }
+
     @Test("a token the server confirmed is on disk before the client is told: killed a moment after a join (no checkpoint), the server comes back with the token active, and tells a relay that opens again")
     func tokenSurvivesAKill() throws {
         let dir = try TemporaryDirectory("restart-token")
