@@ -56,9 +56,12 @@ public struct ClosingLook: Sendable, Equatable {
 
     /// A reconnect's catch-up was skipped while push was trusted with the gap `window`: a look
     /// is due `delay` from now (a later gap moves it, and joins its window).
-    public mutating func gapLeftToPush(_ gap: Window, now: Instant) {
+    /// `pushCannotCover`: the push path was closed during the gap (the server could not be
+    /// heard, or was restarted): no push is coming for what landed then, so the look is due
+    /// now, not once push is overdue.
+    public mutating func gapLeftToPush(_ gap: Window, now: Instant, pushCannotCover: Bool = false) {
         window = gap.merged(window)
-        due = now + delay
+        due = pushCannotCover ? now : now + delay
     }
 
     /// A catch-up (full, or a proof of the whole gap) started: it covers every gap that ended

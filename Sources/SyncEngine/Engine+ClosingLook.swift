@@ -11,6 +11,12 @@ extension Engine {
         guard policy.closingLook, connection.lifecycle == .foreground else { return }
         let ended = lastLiveEndedAt ?? now
         // Counted from the reorg buffer before the gap, as a fetch would ask (rule 9).
+        // The push path closed in the gap (a server restart loses the pushes in flight): the
+        // look cannot wait for pushes that are not coming.
+        if pushPathGap {
+            closing.gapLeftToPush(ClosingLook.Window(after: ended - settings.reorgRewind, through: now), now: now, pushCannotCover: true)
+            return emit(.closingLook("the reconnect's catch-up was skipped for a \(now - ended) gap in which the push path was closed too; the indexer's tips counted over it now"))
+        }
         closing.gapLeftToPush(ClosingLook.Window(after: ended - settings.reorgRewind, through: now), now: now)
         emit(.closingLook("the reconnect's catch-up was skipped with push trusted for a \(now - ended) gap; the indexer's tips counted over it in \(closing.delay), once push is overdue for its last message"))
     }

@@ -13,13 +13,16 @@ struct SansIOEngineTests {
     /// An engine on an empty in-memory store, with one contact.
     final class Harness {
         let engine: Engine
-        let storage = InMemoryChatStorage()
-        var now = Instant.zero
+        let storage: InMemoryChatStorage
+        var now: Instant
         var requests: [Int: IndexerCall] = [:]
 
-        init(policy: SyncPolicy = .seed, mode: NotificationMode = .remotePush) {
+        /// `storage`: a profile kept from an earlier run (a relaunch), at `now`.
+        init(policy: SyncPolicy = .seed, mode: NotificationMode = .remotePush, storage: InMemoryChatStorage = InMemoryChatStorage(), now: Instant = .zero) {
+            self.storage = storage
+            self.now = now
             try? storage.upsertContact(SansIOEngineTests.alice)
-            engine = Engine(policy: policy, me: SansIOEngineTests.me, storage: storage, initialMode: mode, now: .zero)
+            engine = Engine(policy: policy, me: SansIOEngineTests.me, storage: storage, initialMode: mode, now: now)
         }
 
         /// Handles an input at `now` and returns the effects it asked for.
