@@ -102,7 +102,7 @@ struct MultiLineEndToEndTests {
     func pasteNotUTF8() throws {
         let dir = try TemporaryDirectory("paste-bytes")
         defer { dir.remove() }
-        FileManager.default.createFile(atPath: dir.file("bad"), contents: Data([0x61, 0x62, 0xFF, 0x63, 0x64, 0x20, 0x71, 0x20, 0x71]))
+        _ = FileManager.default.createFile(atPath: dir.file("bad"), contents: Data([0x61, 0x62, 0xFF, 0x63, 0x64, 0x20, 0x71, 0x20, 0x71]))
         let t = try TmuxSession(width: 120, height: 30, arguments: "--ephemeral --speed 10")
         defer { t.close() }
         t.wait(for: "Alice")
