@@ -42,6 +42,9 @@ struct RecordEndToEndTests {
             try t.keys(key)
             logged(shows)
         }
+        // The line written while realtime was down goes out once it is back; q before that
+        // would ask first (a message waiting to be sent would be lost with --ephemeral).
+        t.wait("the message sent", seconds: 60) { !$0.contains("not sent:") && !$0.contains("sending…") }
         try t.keys("q")
         t.wait(for: "EXIT=0")
         // The events, without the `#` notes (what the terminal was found to draw, warnings).
