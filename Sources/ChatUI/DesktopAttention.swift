@@ -18,8 +18,6 @@ public struct DesktopAttention: Hashable, Sendable {
     /// history a first catch-up brings is not news.
     public var since: Instant?
     var presenter = NotificationPresenter()
-    /// Notifications asked for so far (the status of a test, the log's count).
-    public private(set) var sent = 0
 
     public init() {}
 
@@ -45,8 +43,5 @@ public struct DesktopAttention: Hashable, Sendable {
         return notify(b.title, b.body)
     }
 
-    private mutating func notify(_ title: String, _ body: String) -> Command {
-        sent += 1
-        return .notify(title: title, body: body)
-    }
+    private func notify(_ title: String, _ body: String) -> Command { .notify(title: title, body: body) }
 }

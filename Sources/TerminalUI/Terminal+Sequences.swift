@@ -3,8 +3,9 @@ import ChatUI
 import Foundation
 import Spawn
 
-/// Desktop notifications, the terminal's side (docs/screen.md#desktop-notifications): what the
-/// terminal is, found at start, and the notification's bytes written after a frame.
+/// What the adapter writes outside curses' cells, after a frame: desktop notifications
+/// (docs/screen.md#desktop-notifications; what the terminal is, found at start) and hyperlinks
+/// (docs/screen.md#links).
 extension Terminal {
     /// `--notify` chosen for this terminal: its answers to the probe, its environment, and
     /// inside tmux what tmux says of its client.
