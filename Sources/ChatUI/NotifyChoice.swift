@@ -35,6 +35,15 @@ extension DesktopNotification {
             self.tmuxClient = tmuxClient
             self.tmuxPassthrough = tmuxPassthrough
         }
+
+        /// In a tmux pane, as far as can be told: `$TMUX` is set, unless tmux could not be asked
+        /// and the terminal itself answered XTVERSION as something else (a `$TMUX` left behind
+        /// by a shell started from tmux; tmux answers XTVERSION as tmux).
+        var runsInTmux: Bool {
+            guard insideTmux else { return false }
+            guard tmuxPassthrough == nil, tmuxClient.isEmpty, let version, !version.isEmpty else { return true }
+            return version.lowercased().contains("tmux")
+        }
     }
 
     /// The method, whether it is wrapped for tmux, and one line for the log saying why.
@@ -53,18 +62,18 @@ extension DesktopNotification {
         func choice(_ m: Method, _ why: String) -> Choice {
             var method = m, why = why
             // tmux drops a sequence it is not told to pass on: the bell gets through.
-            if id.insideTmux, [.osc99, .osc777, .osc9].contains(m), id.tmuxPassthrough != true, request == .auto {
+            if id.runsInTmux, [.osc99, .osc777, .osc9].contains(m), id.tmuxPassthrough != true, request == .auto {
                 method = .bell
                 why += "; inside tmux without allow-passthrough on, so the bell (set -g allow-passthrough on)"
             }
-            let wrapped = id.insideTmux && [.osc99, .osc777, .osc9].contains(method)
+            let wrapped = id.runsInTmux && [.osc99, .osc777, .osc9].contains(method)
             let words = method == .off ? "notifications: off (\(why))"
                 : "notifications: \(method.rawValue) (\(why))\(wrapped ? ", through tmux's passthrough" : ""), only while the terminal is unfocused"
             return Choice(method: method, passthrough: wrapped, report: words)
         }
         if request != .auto, let m = Method(rawValue: request.rawValue) { return choice(m, "--notify \(request.rawValue)") }
         if id.answersOSC99 { return choice(.osc99, "the terminal answered OSC 99's query") }
-        let named: [(String, String?)] = id.insideTmux
+        let named: [(String, String?)] = id.runsInTmux
             ? id.tmuxClient.map { ("tmux's client terminal", $0) }
             : [("XTVERSION", id.version), ("TERM_PROGRAM", id.termProgram), ("TERM", id.term)]
         for (source, value) in named {

@@ -13,7 +13,7 @@ extension Terminal {
                                     replies: TerminalReplies) -> DesktopNotification.Choice {
         var identity = DesktopNotification.Identity(term: term, termProgram: env["TERM_PROGRAM"], version: replies.version,
                                                     answersOSC99: replies.answersOSC99, insideTmux: !(env["TMUX"] ?? "").isEmpty)
-        if identity.insideTmux, request == .auto { (identity.tmuxClient, identity.tmuxPassthrough) = askTmux(pane: env["TMUX_PANE"]) }
+        if identity.insideTmux { (identity.tmuxClient, identity.tmuxPassthrough) = askTmux(pane: env["TMUX_PANE"]) }
         return DesktopNotification.choose(request, identity)
     }
 

@@ -118,4 +118,15 @@ struct DesktopAttentionTests {
         let asked = DesktopNotification.choose(.osc777, Identity(term: "tmux-256color", insideTmux: true, tmuxPassthrough: false))
         #expect(asked.method == .osc777 && asked.passthrough, "asked by name: done as asked, wrapped")
     }
+
+    @Test("a $TMUX left behind (tmux cannot be asked, the terminal answers XTVERSION as itself): not inside tmux, the terminal's own answer")
+    func staleTmux() {
+        let stale = DesktopNotification.choose(.auto, Identity(term: "foot", version: "foot(1.13.1)", insideTmux: true))
+        #expect(stale.method == .osc777 && !stale.passthrough, "\(stale.report)")
+        #expect(stale.report.contains("XTVERSION says foot"))
+        let asked = DesktopNotification.choose(.osc777, Identity(term: "foot", version: "foot(1.13.1)", insideTmux: true))
+        #expect(!asked.passthrough, "never wrapped for a tmux that is not there")
+        let real = DesktopNotification.choose(.auto, Identity(term: "tmux-256color", version: "tmux 3.3a", insideTmux: true))
+        #expect(real.method == .bell, "tmux answers XTVERSION as tmux: still inside it, and it could not say what is outside")
+    }
 }

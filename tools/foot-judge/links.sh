@@ -69,13 +69,8 @@ done
 kill \$sway
 INSIDE
 chmod 755 "$work/inside.sh"
-if [ "$(id -u)" -eq 0 ]; then
-  id synchat-judge >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin synchat-judge
-  chown -R synchat-judge "$work"
-  timeout 120 runuser -u synchat-judge -- "$work/inside.sh"
-else
-  timeout 120 "$work/inside.sh"
-fi
+. "$here/inside.sh"
+run_inside "$work"
 for run in on off; do
   touch "$work/opened-$run"
   [ -s "$work/url-mode-$run.png" ] && cp "$work/url-mode-$run.png" "$out/links-$run.png"

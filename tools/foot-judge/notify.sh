@@ -51,7 +51,7 @@ mkdir -p "$work/config/foot"
 printf '[main]\nfont=monospace:size=11\nnotify=%s ${title} ${body}\nnotify-focus-inhibit=no\n' "$work/note.sh" > "$work/config/foot/foot.ini"
 # No focus-events: tmux would tell the pane its client has the focus (it cannot know better:
 # foot without a keyboard never says), and a focused window gets no notification.
-printf 'set -g allow-passthrough on\nset -g status off\n' > "$work/tmux.conf"
+printf 'set -g allow-passthrough on\nset -g status off\nset -g default-shell /bin/sh\n' > "$work/tmux.conf"
 
 cat > "$work/inside.sh" <<INSIDE
 #!/usr/bin/env bash
@@ -78,13 +78,8 @@ kill \$sway
 INSIDE
 chmod 755 "$work/inside.sh"
 
-if [ "$(id -u)" -eq 0 ]; then
-  id synchat-judge >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin synchat-judge
-  chown -R synchat-judge "$work"
-  timeout 120 runuser -u synchat-judge -- "$work/inside.sh"
-else
-  timeout 120 "$work/inside.sh"
-fi
+. "$here/inside.sh"
+run_inside "$work"
 
 want_alice='Alice|lunch at one?'
 want_bob='Bob^[]0,pwned^G|hi ^[]52;c;cHduZWQ=^G there; semi;colons'
@@ -98,6 +93,8 @@ for name in foot tmux; do
   sed 's/^/  /' "$notes" | LC_ALL=C.UTF-8 cat -v
   if [ "$(wc -l < "$notes")" -ne 2 ] || ! grep -qxF "$want_alice" "$notes" || ! grep -qxF "$want_bob" "$notes"; then
     echo "notify-judge ($name): expected exactly two lines: '$want_alice' and '$want_bob' (none for muted carol)" >&2
+    echo "notify-judge ($name): the last of foot's log:" >&2
+    tail -3 "$work/foot-$name.log" | sed 's/^/  /' >&2
     failed=1
   fi
   if LC_ALL=C grep -q "$(printf '\033')\|$(printf '\007')" "$notes"; then

@@ -63,13 +63,8 @@ kill \$sway
 INSIDE
 chmod 755 "$work/inside.sh"
 
-if [ "$(id -u)" -eq 0 ]; then
-  id synchat-judge >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin synchat-judge
-  chown -R synchat-judge "$work"
-  timeout 120 runuser -u synchat-judge -- "$work/inside.sh"
-else
-  timeout 120 "$work/inside.sh"
-fi
+. "$here/inside.sh"
+run_inside "$work"
 [ -s "$work/foot.png" ] || { echo "foot-judge: no screenshot (sway: $(tail -3 "$work/sway.log"))" >&2; exit 1; }
 cp "$work/foot.png" "$out/foot.png"
 echo "foot-judge: $(foot --version 2>/dev/null | head -1)"
