@@ -363,4 +363,18 @@ extension Directive {
             return .app
         }
     }
+
+    /// What a server may ask a client to do (docs/server.md#directives-a-server-may-send): the
+    /// app's lifecycle and sync, as the operator's test keys do. Never to publish as its user
+    /// (`send`), rename or add a contact, mute, change what the screen shows or quit: the server
+    /// refuses to pass them on, and the client refuses them if one comes.
+    public var aServerMayAsk: Bool {
+        switch self {
+        case .foreground, .background, .sync, .retry, .mode: return true
+        default: return false
+        }
+    }
+
+    /// The words that say so, where a directive is refused for it.
+    public static let whatAServerMayAsk = "a server may ask a client only to go to the background or foreground, sync, retry or change its notification mode"
 }

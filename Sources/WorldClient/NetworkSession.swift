@@ -36,7 +36,12 @@ public final class NetworkSession: LiveSession {
         world.onDirective = { [weak self] line in
             guard let self else { return }
             do {
-                apply(try Directive(parsing: line))
+                let d = try Directive(parsing: line)
+                guard d.aServerMayAsk else {
+                    app.note("the server asked for \(UntrustedText.visible(String(line.prefix(80)))): refused: \(Directive.whatAServerMayAsk)")
+                    return
+                }
+                apply(d)
             } catch {
                 app.note("the server sent a directive that does not parse: \(UntrustedText.visible(String(line.prefix(80))))")
             }

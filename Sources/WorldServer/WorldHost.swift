@@ -348,8 +348,9 @@ public final class WorldHost {
                 for u in user.map({ [$0] }) ?? users { u.world.apply(change) }
                 return nil
             }
-            // A directive of the app (background, sync, send…): the user's client does it,
+            // A directive of the app a server may pass on (background, sync…): the user's client does it,
             // told through the push relay its OS holds.
+            guard d.aServerMayAsk else { return "\(d.scenarioText): not passed on: \(Directive.whatAServerMayAsk)" }
             guard let user else { return "\(d.scenarioText): a directive of the app: name the user whose client should do it (?user=NAME)" }
             guard let socket = user.link.pushSocket else {
                 return "\(d.scenarioText): a directive of the app, and no client of \(user.name) is connected to do it"

@@ -1,3 +1,4 @@
+import AppActions
 import Foundation
 import ServerProtocol
 import SyncCore
@@ -51,5 +52,30 @@ struct HostileInputTests {
         pair.run(milliseconds: 60_000)
         let retried = ada.transport.sent[Route.world, default: 0] - failing
         #expect(retried <= 20, "one request at a time, a retry each 5 s of the world's clock at x60: \(retried)")
+    }
+
+    @Test("a server may ask a client only for the app's lifecycle and sync: the server refuses to pass on send, contact, mute, open or quit (400 saying what it may), and a client refuses them if a server sends one anyway")
+    func directivesAServerMaySend() throws {
+        let pair = try WorldPair(contacts: 1, speed: 60)
+        let ada = try pair.join("ada")
+        pair.run(milliseconds: 2_000)
+        for line in ["send alice \"from the server\"", "contact alice \"Mallory\"", "mute alice", "open alice", "quit", "preview hidden"] {
+            let answer = ServerLimitsTests.request(pair, .POST, Route.adminFault(user: "ada"), body: line, token: pair.server.adminToken)
+            #expect(answer?.status == 400, "\(line): \(ServerLimitsTests.words(answer))")
+            #expect(ServerLimitsTests.words(answer).contains(Directive.whatAServerMayAsk), "\(line): \(ServerLimitsTests.words(answer))")
+        }
+        #expect(ServerLimitsTests.request(pair, .POST, Route.adminFault(user: "ada"), body: "background", token: pair.server.adminToken)?.status == 200)
+        pair.run(milliseconds: 2_000)
+        #expect(!ada.world.os.foreground, "background is the app's lifecycle: passed on and done")
+        // A server that passes them on anyway: the client does none of it.
+        let sent = ada.session.storage.allMessages().filter { $0.message.direction == .outgoing }.count
+        let socket = try #require(pair.host.user(named: "ada")?.link.pushSocket)
+        socket.directive("send alice \"from the server\"")
+        socket.directive("quit")
+        pair.run(milliseconds: 10_000)
+        #expect(ada.session.storage.allMessages().filter { $0.message.direction == .outgoing }.count == sent, "nothing published as ada")
+        #expect(!ada.session.app.quitRequested)
+        let refused = ada.session.app.log.filter { $0.event.line.contains("refused: \(Directive.whatAServerMayAsk)") }
+        #expect(refused.count == 2, "\(ada.session.app.log.suffix(5).map(\.event.line))")
     }
 }
