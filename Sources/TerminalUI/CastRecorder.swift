@@ -73,7 +73,11 @@ public enum CastRecorder {
         cfmakeraw(&raw)
         tcsetattr(STDIN_FILENO, TCSANOW, &raw)
         defer { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
-        let signals = SignalPipe.open([SIGWINCH, SIGTERM, SIGHUP, SIGINT, SIGQUIT])
+        let signals = SignalPipe.open([SIGWINCH, SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGTSTP])
+        // The modes the child set (the alternate screen, the mouse…), read from what it writes:
+        // put back at the end whatever the child did, and around a stop.
+        var modes = TerminalModes()
+        defer { writeAll(STDOUT_FILENO, modes.resetBytes) }
 
         let started = DispatchTime.now().uptimeNanoseconds
         func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
@@ -110,6 +114,7 @@ public enum CastRecorder {
                 let got = buffer.withUnsafeMutableBufferPointer { Foundation.read(master, $0.baseAddress, $0.count) }
                 if got <= 0 { break relay }  // the child's side is closed: it ended
                 let bytes = Array(buffer[0..<got])
+                modes.read(bytes)
                 writeAll(STDOUT_FILENO, bytes)
                 if cast != nil { cast!.output(bytes, at: now()) } else { early.append((now(), bytes)) }
             }
@@ -128,7 +133,27 @@ public enum CastRecorder {
             }
             if fds[2].revents != 0 {
                 for sig in signals.drain() {
-                    if sig == SIGWINCH {
+                    if sig == SIGTSTP {
+                        // Stopped as a shell stops a job (kill -TSTP): the chat is held, the
+                        // terminal given back as the shell had it; at `fg`, taken again and
+                        // the chat drawn whole at the terminal's size then.
+                        kill(child, SIGSTOP)
+                        writeAll(STDOUT_FILENO, modes.resetBytes)
+                        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+                        kill(getpid(), SIGSTOP)
+                        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+                        writeAll(STDOUT_FILENO, modes.restoreBytes)
+                        var resumed = winsize()
+                        _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &resumed)
+                        if resumed.ws_col != size.ws_col || resumed.ws_row != size.ws_row {
+                            size = resumed
+                            _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+                            if cast == nil { startCast(mode: nil) }
+                            cast!.resize(width: Int(size.ws_col), height: Int(size.ws_row), at: now())
+                        }
+                        kill(child, SIGCONT)
+                        kill(child, SIGWINCH)  // a full redraw: the screen it had is gone
+                    } else if sig == SIGWINCH {
                         _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
                         _ = ioctl(master, UInt(TIOCSWINSZ), &size)  // the child gets its own SIGWINCH
                         if cast == nil { startCast(mode: nil) }
@@ -147,6 +172,7 @@ public enum CastRecorder {
                     guard poll(&p, 1, 50) > 0 else { break }
                     let got = buffer.withUnsafeMutableBufferPointer { Foundation.read(master, $0.baseAddress, $0.count) }
                     if got <= 0 { break }
+                    modes.read(buffer[0..<got])
                     writeAll(STDOUT_FILENO, Array(buffer[0..<got]))
                     if cast == nil { startCast(mode: nil) }
                     cast!.output(Array(buffer[0..<got]), at: now())

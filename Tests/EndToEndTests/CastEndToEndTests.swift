@@ -145,4 +145,38 @@ struct CastEndToEndTests {
         // What the terminal got: the screen's own escapes, the alternate screen entered and left.
         #expect(out.contains("\u{1B}[?1049h") && out.contains("\u{1B}[?1049l"))
     }
+
+    @Test("synchat --cast puts the terminal back whatever the chat does: stopped (kill -TSTP) the shell gets its screen, cooked, and at fg the chat is drawn whole and takes keys; killed in the alternate screen with the mouse on, nothing is left set",
+          .timeLimit(.minutes(1)))
+    func castRestoresTheTerminal() throws {
+        let dir = try TemporaryDirectory("cast-restore")
+        defer { dir.remove() }
+        let t = try TmuxSession(width: 100, height: 30, arguments: "--ephemeral --cast \(dir.file("r.cast"))")
+        defer { t.close() }
+        t.wait(for: "? help")
+        func flags() throws -> String {
+            try t.tmux(["display-message", "-p", "-t", t.name, "alt=#{alternate_on} mouse=#{mouse_any_flag} cursor=#{cursor_flag} keypad=#{keypad_cursor_flag}"],
+                       output: true).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let chat = "alt=1 mouse=1 cursor=0 keypad=1", shell = "alt=0 mouse=0 cursor=1 keypad=0"
+        #expect(try flags() == chat)
+        let recorder = try #require(try t.appPid())
+        kill(recorder, SIGTSTP)
+        t.wait(for: "Stopped")
+        #expect(try flags() == shell)
+        try t.type("stty -a | grep -o -- ' -*icanon'")
+        try t.keys("Enter")
+        t.wait(for: " icanon")  // the shell's terminal is cooked (canonical), not the chat's raw
+        try t.type("fg")
+        try t.keys("Enter")
+        t.wait("the chat drawn whole again") { $0.contains("Conversations") && $0.contains("? help") && !$0.contains("Stopped") }
+        #expect(try flags() == chat)
+        try t.keys("?")
+        t.wait(for: "send the app to the background")
+        let child = try #require(TmuxSession.run(["pgrep", "-P", "\(recorder)"], output: true).split(separator: "\n").first.flatMap { pid_t($0) })
+        kill(child, SIGKILL)
+        // (The shell ran the line's `echo EXIT` when the job stopped: the recorder's end is its process's.)
+        #expect(t.poll(seconds: 30) { _ in kill(recorder, 0) != 0 }, "the recorder ends with its chat")
+        #expect(try flags() == shell, "the alternate screen left, the mouse off, the cursor shown, the keypad normal")
+    }
 }
