@@ -275,7 +275,9 @@ public final class LiveApp {
             shownState = state
             return
         }
-        terminal.draw(Render.screen(state, width: w, height: h))
+        let frame = Render.screen(state, width: w, height: h)
+        terminal.draw(frame)
+        if let shown = frame.messageScroll, shown < state.scroll { perform(ViewModel.reduce(&state, .messagesShown(scroll: shown))) }
         shownState = state
     }
 

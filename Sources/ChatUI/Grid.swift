@@ -78,6 +78,9 @@ public struct Grid: Equatable, Sendable {
     /// The hyperlinks over the cells (`Links`): the terminal adapter writes them after the
     /// frame; a grid's text is the same with or without them.
     public var links: [GridLink] = []
+    /// The message pane's scroll as drawn: the view's, or less when it asked for more than
+    /// there is (`ViewInput.messagesShown`).
+    public var messageScroll: Int?
 
     public init(width: Int, height: Int, emoji: EmojiWidths = .safe) {
         self.width = max(0, width)

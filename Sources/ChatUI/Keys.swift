@@ -34,7 +34,7 @@ public enum Key: Hashable, Sendable {
 /// What a key does. One table maps keys to actions and also generates the help overlay, so
 /// the two cannot drift (docs/keys.md, bubbles' `key.Binding`).
 public enum KeyAction: String, Hashable, Sendable, CaseIterable {
-    case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd
+    case focusNext, moveUp, moveDown, open, scrollUp, scrollDown, scrollEnd, scrollOldest, toggleFold
     case background, foreground, cyclePushFault, toggleRealtime, makeStale, toggleIndexer, expireToken, toggleNetwork
     case syncNow, cycleMode, cyclePreview, toggleLog, faster, slower, toggleHelp, openBanner, quit
     case togglePause, step, toggleInspector, retrySends, toggleLogFilter, toggleTimeline, nextUnread
@@ -98,6 +98,8 @@ public enum KeyTable {
         KeyBinding(keys: [.pageUp], help: "scroll the messages (or the focused log) back", action: .scrollUp),
         KeyBinding(keys: [.pageDown], help: "scroll forward", action: .scrollDown),
         KeyBinding(keys: [.end], help: "jump to the newest message (or log line)", action: .scrollEnd),
+        KeyBinding(keys: [.home], help: "jump to the oldest message", action: .scrollOldest),
+        KeyBinding(keys: [.char("z")], help: "show long messages whole, or folded to their first rows", action: .toggleFold),
         KeyBinding(keys: [.char("a")], help: "add a contact by address", action: .addContact),
         KeyBinding(keys: [.char("E")], help: "rename the selected contact", action: .renameContact),
         KeyBinding(keys: [.char("M")], help: "mute / unmute the selected contact", action: .toggleMute),

@@ -39,7 +39,7 @@ extension Render {
                 (status, role, mark) = ("not sent: \(UntrustedText.visible(reason)) (R: try again)", .warning, "!")
             case .sent: continue
             }
-            let rows = messageRows(g, who: "you", body: UntrustedText.visible(m.body, newlines: .kept) + " · " + status, width: textWidth)
+            let rows = messageRows(g, who: "you", body: UntrustedText.visible(m.body, newlines: .kept) + " · " + status, width: textWidth).rows
             for (k, row) in rows.enumerated().reversed() {
                 lines.append((row.text, textX + row.indent, background ? .messageDimmed : role, k == 0 ? Clock.hhmm(m.createdAt) : nil, k == 0 ? mark : nil))
             }
@@ -55,9 +55,14 @@ extension Render {
             case .handshake: body = "(handshake) " + m.text
             case .payment: body = "(payment) " + m.text
             }
-            let rows = messageRows(g, who: who, body: body, width: textWidth)
+            // Folded unless asked whole (`z`), and unless it is the search's current hit.
+            let (rows, more) = messageRows(g, who: who, body: body, width: textWidth, fold: !s.wholeMessages && m.txId != target)
             let role: Role = background ? .messageDimmed : m.outgoing ? .messageOutgoing : .messageIncoming
             let first = lines.count
+            if let more {
+                let indent = rows.last?.indent ?? 0
+                lines.append((g.truncate(more, to: max(1, textWidth - indent)), textX + indent, background ? .messageDimmed : .messageMeta, nil, nil))
+            }
             let links = s.linksEnabled ? linkSegments(rows, body: body, id: m.txId) : [:]
             for (k, row) in rows.enumerated().reversed() {
                 if let found = links[k] { rowLinks[lines.count] = found }
@@ -88,6 +93,7 @@ extension Render {
         // Scrolled back: the bottom row is the indicator's own, so that it covers no text.
         let hintRows = scroll > 0 ? 1 : 0
         let visible = Array(lines.dropFirst(scroll).prefix(height - hintRows))
+        g.messageScroll = scroll
         // Newest at the bottom of the pane.
         for (i, line) in visible.enumerated() {
             let y = l.contentBottom - 1 - hintRows - i
@@ -125,22 +131,56 @@ extension Render {
     /// under the body, past the sender, so that a message reads as one block (WeeChat aligns
     /// its messages so). A sender too long to indent under (a third of the width) has the
     /// body's rows indented by two. `bodyStart`: the character where the body starts in `text`.
-    static func messageRows(_ g: Grid, who: String, body: String, width: Int) -> [(text: String, indent: Int, bodyStart: Int)] {
+    ///
+    /// `fold`: a body of more than `foldsPast` rows shows its first `foldedRows`, and `more`
+    /// says what is hidden (`z` shows messages whole). Only what is shown is laid out, so a
+    /// message of 16 KiB of emoji or 16 000 lines costs a few rows' work a frame.
+    static func messageRows(_ g: Grid, who: String, body: String, width: Int, fold: Bool = false)
+        -> (rows: [(text: String, indent: Int, bodyStart: Int)], more: String?) {
         let prefix = who + ": "
         let prefixWidth = g.columns(prefix)
         let underBody = prefixWidth <= width / 3
         let indent = underBody ? prefixWidth : 2
         let bodyWidth = max(1, width - indent)
         var rows: [String] = []
-        for line in body.split(separator: "\n", omittingEmptySubsequences: false) {
-            let wrapped = g.wrap(String(line), width: bodyWidth)
-            rows.append(contentsOf: wrapped.isEmpty ? [""] : wrapped)
+        var rowLine: [Int] = []  // the body's line each row is of
+        let most = fold ? foldsPast + 1 : Int.max  // enough to know whether it folds
+        var cut = false
+        for (n, line) in body.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let room = most - rows.count
+            if room <= 0 { cut = true; break }
+            // A row holds a character at least: `room` rows of characters cover what `room` rows show.
+            let head = fold ? line.prefix(room * bodyWidth) : line
+            var wrapped = g.wrap(String(head), width: bodyWidth)
+            if wrapped.isEmpty { wrapped = [""] }
+            let kept = wrapped.prefix(room)
+            rows.append(contentsOf: kept)
+            rowLine.append(contentsOf: Array(repeating: n, count: kept.count))
+            if wrapped.count > room || head.endIndex != line.endIndex { cut = true; break }
+        }
+        var more: String?
+        if cut {
+            rows = Array(rows.prefix(foldedRows))
+            let lastLine = rowLine[rows.count - 1]
+            let lines = body.utf8.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+            if lines - lastLine - 1 > 0 {
+                more = "⋯ \(Words.count(lines - lastLine - 1, "more line")) · z: whole messages"
+            } else {
+                let shown = rows.reduce(0) { $0 + $1.count }
+                more = "⋯ about \(Words.count(max(1, body.count - shown - lastLine), "more character")) · z: whole messages"
+            }
         }
         if underBody {
-            return [(prefix + rows[0], 0, prefix.count)] + rows.dropFirst().map { ($0, indent, 0) }
+            return ([(prefix + rows[0], 0, prefix.count)] + rows.dropFirst().map { ($0, indent, 0) }, more)
         }
-        return g.wrap(who + ":", width: width).map { ($0, 0, $0.count) } + rows.map { ($0, indent, 0) }
+        return (g.wrap(who + ":", width: width).map { ($0, 0, $0.count) } + rows.map { ($0, indent, 0) }, more)
     }
+
+    /// A body of more than this many rows is folded (`messageRows`); a row or two more than
+    /// the rows a folded one shows is not worth folding.
+    static let foldsPast = 12
+    /// The rows a folded message shows.
+    static let foldedRows = 10
 
     /// The links of a message's rows (`messageRows`), by row: each URL of the body (`Links`),
     /// one segment a row it spans, one id across them (the message's id and the URL's place).

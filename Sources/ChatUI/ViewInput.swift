@@ -81,6 +81,9 @@ public enum ViewInput: Equatable, Sendable {
     case keys(KeyMap)
     /// A click or the wheel, over the area of the screen under it (`Render.area`).
     case mouse(MouseEvent, ScreenArea)
+    /// How far back the message pane could be scrolled, as the last frame found it: a view
+    /// scrolled past the oldest message (`Home`, PgUp at the top) is held there.
+    case messagesShown(scroll: Int)
     /// What a search found, newest first.
     case searchResults(SearchQuery, [SearchState.Hit])
     /// A catch-up started (its kind) or was skipped, for the timeline strip.

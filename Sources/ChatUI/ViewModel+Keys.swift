@@ -109,6 +109,10 @@ extension ViewModel {
             if state.focus == .log { scrollLog(&state, by: 10) } else { state.scroll += 10 }
         case .scrollDown:
             if state.focus == .log { scrollLog(&state, by: -10) } else { state.scroll = max(0, state.scroll - 10) }
+        case .scrollOldest:
+            state.scroll = ViewState.oldest  // the frame finds how far that is (.messagesShown)
+        case .toggleFold:
+            state.wholeMessages.toggle()
         case .scrollEnd:
             if state.focus == .log { scrollLog(&state, by: -state.logScroll) } else { state.scroll = 0 }
         case .background: return [.apply(.background)]

@@ -136,6 +136,10 @@ public enum ViewModel {
         case .emojiWidths(let widths):
             state.emojiWidths = widths
             return []
+        case .messagesShown(let scroll):
+            // Only once the whole history is loaded: before, older pages come as it scrolls.
+            if let open = state.open, !state.partialHistory.contains(open), state.scroll > scroll { state.scroll = scroll }
+            return []
         case .searchResults(let query, let hits):
             guard var search = state.search, search.query == query else { return [] }  // an older search's answer
             let keep = search.currentHit?.txId

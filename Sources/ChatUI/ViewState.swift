@@ -133,6 +133,11 @@ public struct ViewState: Equatable, Sendable {
     /// Lines scrolled back from the newest message (0: at the bottom).
     public var scroll = 0
     public var showLog = true
+    /// Long messages shown whole (`z`); else folded to their first rows (docs/screen.md).
+    public var wholeMessages = false
+    /// `scroll` set by `Home`: as far back as there is. The frame says where that is
+    /// (`Grid.messageScroll`), and the view takes it (`.messagesShown`).
+    public static let oldest = Int.max / 8
     /// The sync log's entries, oldest first, at most `logCapacity`.
     public var log: [LogEntry] = []
     /// Entries ever appended: entry `i` of `log` is number `logCount - log.count + i`.

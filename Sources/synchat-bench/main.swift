@@ -115,6 +115,7 @@ func renderBench() throws {
     _ = ViewModel.reduce(&stripped, .key(.char("T")))
     let stripTimes = frameTimes(stripped)
     row("render 200x60 with the timeline strip, median", fmt(percentile(stripTimes, 0.5)), "goal ≤ 1 ms")
+    longMessageFrames(state)
 
     // The inspector (`i`) in place of the messages, with this world's 402 cursors.
     var inspected = state
