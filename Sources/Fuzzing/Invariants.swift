@@ -134,8 +134,8 @@ public enum Invariants {
         for (at, call) in run.world.indexer.calls {
             let object: SyncObject, since: Instant
             switch call {
-            case .handshakes(let d, let s): object = .handshakes(d); since = s
-            case .contextual(let a, let d, let s): object = .contextual(a, d); since = s
+            case .handshakes(let d, let s, let page) where page == 0: object = .handshakes(d); since = s
+            case .contextual(let a, let d, let s, let page) where page == 0: object = .contextual(a, d); since = s
             case .payments(let s, let page) where page == 0: object = .payments; since = s
             default: continue
             }

@@ -74,9 +74,11 @@ public enum IndexerRoute {
         func direction(_ d: Direction) -> String { d == .incoming ? "in" : "out" }
         func ms(_ t: Instant) -> Int64 { max(0, t.milliseconds) }
         switch call {
-        case .handshakes(let d, let since): return Route.indexer + "handshakes?direction=\(direction(d))&since=\(ms(since))"
-        case .contextual(let a, let d, let since):
+        case .handshakes(let d, let since, let page):
+            return Route.indexer + "handshakes?direction=\(direction(d))&since=\(ms(since))" + (page > 0 ? "&page=\(page)" : "")
+        case .contextual(let a, let d, let since, let page):
             return Route.indexer + "contextual?address=\(Route.percentEncoded(a.value))&direction=\(direction(d))&since=\(ms(since))"
+                + (page > 0 ? "&page=\(page)" : "")
         case .payments(let since, let page): return Route.indexer + "payments?since=\(ms(since))&page=\(page)"
         case .messageById(let id): return Route.indexer + "messages/\(Route.percentEncoded(id))"
         case .tip: return Route.indexer + "tip"
@@ -104,6 +106,11 @@ public enum IndexerRoute {
             guard let n = Int64(text), n >= 0 else { throw RouteError("\(name) must be a non-negative integer, not \"\(text.prefix(40))\"") }
             return n
         }
+        func page() throws(RouteError) -> Int {
+            let page = try number("page", default: 0)
+            guard page <= 1_000_000 else { throw RouteError("page is too large") }
+            return Int(page)
+        }
         func only(_ allowed: Set<String>) throws(RouteError) {
             if let extra = query.keys.sorted().first(where: { !allowed.contains($0) }) {
                 throw RouteError("unknown parameter \(extra.prefix(40)) (expected: \(allowed.sorted().joined(separator: ", ")))")
@@ -113,17 +120,15 @@ public enum IndexerRoute {
         let rest = String(path.dropFirst(Route.indexer.count))
         switch rest {
         case "handshakes":
-            try only(["direction", "since"])
-            return .handshakes(try direction(), since: Instant(milliseconds: try number("since", default: 0)))
+            try only(["direction", "since", "page"])
+            return .handshakes(try direction(), since: Instant(milliseconds: try number("since", default: 0)), page: try page())
         case "contextual":
-            try only(["address", "direction", "since"])
+            try only(["address", "direction", "since", "page"])
             guard let a = query["address"], !a.isEmpty else { throw RouteError("missing parameter address") }
-            return .contextual(Address(a), try direction(), since: Instant(milliseconds: try number("since", default: 0)))
+            return .contextual(Address(a), try direction(), since: Instant(milliseconds: try number("since", default: 0)), page: try page())
         case "payments":
             try only(["since", "page"])
-            let page = try number("page", default: 0)
-            guard page <= 1_000_000 else { throw RouteError("page is too large") }
-            return .payments(since: Instant(milliseconds: try number("since", default: 0)), page: Int(page))
+            return .payments(since: Instant(milliseconds: try number("since", default: 0)), page: try page())
         case "tip":
             try only(["after", "through"])
             guard query["after"] != nil || query["through"] != nil else { return .tip }

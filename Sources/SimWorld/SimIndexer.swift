@@ -115,10 +115,16 @@ public final class SimIndexer: IndexerPort {
         var nextPage: Int?
         let found: [NetworkMessage]
         switch call {
-        case .handshakes(let d, let since):
-            found = history.indexed(.handshakes(d), since: since, offset: 0, limit: nil).messages
-        case .contextual(let a, let d, let since):
-            found = history.indexed(.contextual(a, d), since: since, offset: 0, limit: nil).messages
+        case .handshakes(let d, let since, let page):
+            let size = timings.conversationPageSize
+            let (messages, more) = history.indexed(.handshakes(d), since: since, offset: page * size, limit: size)
+            found = messages
+            if more { nextPage = page + 1 }
+        case .contextual(let a, let d, let since, let page):
+            let size = timings.conversationPageSize
+            let (messages, more) = history.indexed(.contextual(a, d), since: since, offset: page * size, limit: size)
+            found = messages
+            if more { nextPage = page + 1 }
         case .payments(let since, let page):
             let size = timings.paymentsPageSize
             let (messages, more) = history.indexed(.payments, since: since, offset: page * size, limit: size)

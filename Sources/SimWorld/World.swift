@@ -19,6 +19,10 @@ public struct WorldTimings: Sendable {
     public var refreshMinimum = Interval.minutes(15)
     public var refreshExpiry = Interval.seconds(30)
     public var paymentsPageSize = 25
+    /// Messages a page of handshakes or of one conversation: what keeps an answer under the
+    /// client's cap (`MessageLimits.maxAnswerBytes`) when every message is as long as it may
+    /// be and every byte of it escaped.
+    public var conversationPageSize = MessageLimits.conversationPageSize
     public var paymentShare = 0.08
 
     public init() {}

@@ -133,4 +133,11 @@ public enum Lifecycle: String, Sendable, Codable {
 /// push's preview, and keeps the compose line small enough to edit at once.
 public enum MessageLimits {
     public static let maxBodyBytes = 16 * 1024
+    /// The most a client reads of one HTTP answer (docs/server.md#what-the-server-promises): a
+    /// page of the indexer holds at most `conversationPageSize` messages (25 payments), each at
+    /// most 16 KiB, which JSON's escapes make at most 6 times longer (`\u0001`).
+    public static let maxAnswerBytes = 8 * 1024 * 1024
+    /// Messages a page of handshakes or of one conversation's: 64 × (16 KiB × 6 + its fields)
+    /// stays under `maxAnswerBytes`.
+    public static let conversationPageSize = 64
 }

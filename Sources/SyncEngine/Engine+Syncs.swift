@@ -125,8 +125,8 @@ extension Engine {
     func fetch(_ object: SyncObject, since: Instant, page: Int, runId: Int) {
         let call: IndexerCall
         switch object {
-        case .handshakes(let d): call = .handshakes(d, since: since)
-        case .contextual(let a, let d): call = .contextual(a, d, since: since)
+        case .handshakes(let d): call = .handshakes(d, since: since, page: page)
+        case .contextual(let a, let d): call = .contextual(a, d, since: since, page: page)
         case .payments: call = .payments(since: since, page: page)
         }
         counters.requestsByKind[call.kind, default: 0] += 1
@@ -215,7 +215,7 @@ extension Engine {
                     // something, and not past the most a sync follows (an indexer that says
                     // "more" forever would keep the sync going forever). Else the sync stops
                     // here, incomplete (its cursor kept what it stored), and is retried.
-                    let page: Int = if case .payments(_, let p) = call { p } else { -1 }
+                    let page = call.page ?? -1
                     if next == page + 1, !reply.messages.isEmpty, next < Self.mostPagesASync {
                         fetch(object, since: since, page: next, runId: runId)
                     } else {

@@ -7,8 +7,10 @@ import SyncCore
 
 /// One indexer call (docs/spec.md#terms). Each is one backend request.
 public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
-    case handshakes(Direction, since: Instant)
-    case contextual(Address, Direction, since: Instant)
+    /// `page`: the page of the answer (docs/server.md: an object's messages a page at a time,
+    /// page 0 first, the next only when a page says it follows).
+    case handshakes(Direction, since: Instant, page: Int = 0)
+    case contextual(Address, Direction, since: Instant, page: Int = 0)
     case payments(since: Instant, page: Int)
     case messageById(String)
     /// The latest indexed block time of any message to or from the user (docs/spec.md#terms), for
@@ -20,11 +22,19 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
     /// it brought. The same one request as `tip`.
     case tipCounting(after: Instant, through: Instant)
 
+    /// The page it asks for, for a call of an object's messages.
+    public var page: Int? {
+        switch self {
+        case .handshakes(_, _, let p), .contextual(_, _, _, let p), .payments(_, let p): return p
+        case .messageById, .tip, .tipCounting: return nil
+        }
+    }
+
     /// The request kind used to count backend requests.
     public var kind: String {
         switch self {
-        case .handshakes(let d, _): return d == .incoming ? "handshakes_in" : "handshakes_out"
-        case .contextual(_, let d, _): return d == .incoming ? "contextual_in" : "contextual_out"
+        case .handshakes(let d, _, _): return d == .incoming ? "handshakes_in" : "handshakes_out"
+        case .contextual(_, let d, _, _): return d == .incoming ? "contextual_in" : "contextual_out"
         case .payments: return "payments"
         case .messageById: return "message_by_id"
         case .tip, .tipCounting: return "tip"
@@ -33,8 +43,9 @@ public enum IndexerCall: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .handshakes(_, let since): return "\(kind) since \(since.milliseconds)"
-        case .contextual(let a, let d, let since): return "contextual_\(d == .incoming ? "in" : "out") \(a.value) since \(since.milliseconds)"
+        case .handshakes(_, let since, let page): return "\(kind) since \(since.milliseconds)" + (page > 0 ? " page \(page)" : "")
+        case .contextual(let a, let d, let since, let page):
+            return "contextual_\(d == .incoming ? "in" : "out") \(a.value) since \(since.milliseconds)" + (page > 0 ? " page \(page)" : "")
         case .payments(let since, let page): return "payments since \(since.milliseconds) page \(page)"
         case .messageById(let id): return "message_by_id \(id)"
         case .tip: return "tip"

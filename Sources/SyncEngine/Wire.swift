@@ -114,10 +114,10 @@ public struct IndexerPage: Sendable {
 
     private static func check(call: IndexerCall, kind: MessageKind, direction: Direction, conversation: String, blockTime: Instant, at: String) throws {
         switch call {
-        case .handshakes(let d, let since):
+        case .handshakes(let d, let since, _):
             guard kind == .handshake, direction == d else { throw WireError("\(at): not a \(d.rawValue) handshake") }
             guard blockTime >= since else { throw WireError("\(at): blockTime before the requested start") }
-        case .contextual(let a, let d, let since):
+        case .contextual(let a, let d, let since, _):
             guard kind == .contextual, direction == d, conversation == a.value else {
                 throw WireError("\(at): not a \(d.rawValue) contextual message of \(a.value)")
             }

@@ -6,6 +6,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import ServerProtocol
+import SyncCore
 import SyncEngine
 
 /// The client's keep-alive connections to its server, as a browser keeps them to a host: at
@@ -306,6 +307,16 @@ final class PooledConnection: ChannelInboundHandler, @unchecked Sendable {  // o
                 pool.proven()
             }
         case .body(let buffer):
+            guard let request = current else { return }  // an answer given up on (over the cap, or late)
+            // An answer is read up to the most the protocol has (`MessageLimits.maxAnswerBytes`):
+            // past it, the request fails in words and the connection goes, the rest unread.
+            guard body.count + buffer.readableBytes <= MessageLimits.maxAnswerBytes else {
+                current = nil
+                body = Data()
+                request.finish(.failure(TransportError(
+                    "the server's answer is longer than the \(MessageLimits.maxAnswerBytes / (1 << 20)) MiB a client reads; not read")))
+                return context.close(promise: nil)
+            }
             body.append(contentsOf: buffer.readableBytesView)
         case .end:
             let request = current

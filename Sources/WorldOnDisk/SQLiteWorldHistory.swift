@@ -136,10 +136,11 @@ public final class SQLiteWorldHistory: WorldHistory {
         file.write("INSERT INTO call (at, name, direction, address, since, page, txId) VALUES (?, ?, ?, ?, ?, ?, ?)") { s in
             file.int(s, 1, at.milliseconds)
             switch call {
-            case .handshakes(let d, let since):
-                file.text(s, 2, "handshakes"); file.text(s, 3, d.rawValue); file.int(s, 5, since.milliseconds)
-            case .contextual(let a, let d, let since):
+            case .handshakes(let d, let since, let page):
+                file.text(s, 2, "handshakes"); file.text(s, 3, d.rawValue); file.int(s, 5, since.milliseconds); file.int(s, 6, Int64(page))
+            case .contextual(let a, let d, let since, let page):
                 file.text(s, 2, "contextual"); file.text(s, 3, d.rawValue); file.text(s, 4, a.value); file.int(s, 5, since.milliseconds)
+                file.int(s, 6, Int64(page))
             case .payments(let since, let page):
                 file.text(s, 2, "payments"); file.int(s, 5, since.milliseconds); file.int(s, 6, Int64(page))
             case .messageById(let id):
@@ -159,8 +160,8 @@ public final class SQLiteWorldHistory: WorldHistory {
             let since = Instant(milliseconds: file.int(s, 4))
             let call: IndexerCall
             switch file.column(s, 1) {
-            case "handshakes": call = .handshakes(direction, since: since)
-            case "contextual": call = .contextual(Address(file.column(s, 3)), direction, since: since)
+            case "handshakes": call = .handshakes(direction, since: since, page: Int(file.int(s, 5)))
+            case "contextual": call = .contextual(Address(file.column(s, 3)), direction, since: since, page: Int(file.int(s, 5)))
             case "payments": call = .payments(since: since, page: Int(file.int(s, 5)))
             case "messageById": call = .messageById(file.column(s, 6))
             case "tipCounting": call = .tipCounting(after: since, through: Instant(milliseconds: file.int(s, 5)))

@@ -156,7 +156,7 @@ struct CatchUpEngineTests {
             """, until: .minutes(15)) { run in
             let alice = run.contact("alice").address
             run.world.indexer.failingCalls = { call in
-                if case .contextual(let a, .incoming, _) = call { return a == alice }
+                if case .contextual(let a, .incoming, _, _) = call { return a == alice }
                 return false
             }
         }
@@ -188,7 +188,7 @@ struct CatchUpEngineTests {
         #expect(run.storage.cursor(.contextual(alice, .incoming)).lastFetchedBlockTime == a.blockTime)
         // Rule 9: that request started 600 s before bob's recent cursor.
         let rewound = run.world.indexer.calls.filter { $0.at == t(16) }.compactMap { entry -> Instant? in
-            if case .contextual(let addr, .incoming, let since) = entry.call, addr == bob { return since } else { return nil }
+            if case .contextual(let addr, .incoming, let since, _) = entry.call, addr == bob { return since } else { return nil }
         }
         #expect(rewound == [b.blockTime - .seconds(600)])
         run.checkInvariants()
@@ -240,7 +240,7 @@ extension IndexerLagEngineTests {
         let a = try #require(run.incoming(from: "alice").first)
         let alice = run.contact("alice").address
         let calls = run.world.indexer.calls.compactMap { entry -> (Instant, Instant)? in
-            if case .contextual(let addr, .incoming, let since) = entry.call, addr == alice { return (entry.at, since) } else { return nil }
+            if case .contextual(let addr, .incoming, let since, _) = entry.call, addr == alice { return (entry.at, since) } else { return nil }
         }
         // The reply at 5m02s held the message (indexed at 5m01s), yet the cursor stops 3 s
         // before the request: a message of the same block time may still have been indexing.

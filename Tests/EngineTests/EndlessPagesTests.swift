@@ -59,3 +59,33 @@ struct EndlessPagesTests {
         }
     }
 }
+
+/// A conversation's messages come a page at a time (docs/server.md#the-indexer-over-http), so
+/// that an answer stays under the most a client reads (`MessageLimits.maxAnswerBytes`).
+@Suite("A conversation's catch-up, a page at a time")
+struct ConversationPagesTests {
+    @Test("150 messages missed while every live channel was down: three pages of contextual_in (64, 64, 22), every message stored once, the cursor at the last")
+    func threePages() throws {
+        let lines = (0..<150).map { "at \(60 + $0)s receive alice \"missed \($0)\"" }.joined(separator: "\n")
+        let run = try simulate("""
+            duration 30m
+            at 30s realtime down
+            at 30s push drop 100%
+            \(lines)
+            at 10m realtime up
+            at 10m push drop 0%
+            at 11m sync
+            """)
+        let pages = run.world.indexer.calls.compactMap { entry -> Int? in
+            if case .contextual(let a, .incoming, _, let page) = entry.call, run.world.contacts.first(where: { $0.handle == "alice" })?.address == a {
+                return entry.at >= .zero + .minutes(11) ? page : nil
+            }
+            return nil
+        }
+        #expect(pages == [0, 1, 2], "\(pages)")
+        let missed = run.storage.allMessages().filter { $0.message.body.hasPrefix("missed ") }
+        #expect(missed.count == 150 && Set(missed.map(\.txId)).count == 150)
+        run.checkInvariants()
+        run.checkNothingLost()
+    }
+}

@@ -462,7 +462,7 @@ struct SansIOEngineTests {
         h.launchedAndLive(answering: false)
         let object = SyncObject.contextual(Self.alice.address, .incoming)
         func aliceIn() throws -> Int {
-            try #require(h.requests.first { if case .contextual(_, .incoming, _) = $0.value { true } else { false } }).key
+            try #require(h.requests.first { if case .contextual(_, .incoming, _, _) = $0.value { true } else { false } }).key
         }
         h.writes.removeAll()
         let broken = try aliceIn()

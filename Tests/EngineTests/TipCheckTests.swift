@@ -59,8 +59,8 @@ struct TipCheckTests {
                 guard case .tipsAnswered(_, let moved, _) = e.event else { Issue.record("\(lines[i])"); continue }
                 let until: Instant = run.log[(i + 1)...].first(where: { $0.line.contains("polling: asking") })?.at ?? Instant(milliseconds: .max)
                 let asked = calls.filter { $0.at >= e.at && $0.at < until && $0.call.kind != "tip" }.map { c -> String in
-                    if case .contextual(let a, let d, _) = c.call { return SyncObject.contextual(a, d).description }
-                    if case .handshakes(let d, _) = c.call { return SyncObject.handshakes(d).description }
+                    if case .contextual(let a, let d, _, _) = c.call { return SyncObject.contextual(a, d).description }
+                    if case .handshakes(let d, _, _) = c.call { return SyncObject.handshakes(d).description }
                     return "payments"
                 }
                 #expect(asked.sorted() == moved.sorted(), "\(lines[i])")

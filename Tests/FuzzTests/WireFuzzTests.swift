@@ -45,7 +45,7 @@ struct WireFuzzTests {
         let run = ScenarioRun(scenario: scenario, policy: .adaptive)
         var lied = false
         run.world.indexer.rewriteReply = { [unowned run] call, data in
-            guard !lied, case .contextual(_, .incoming, _) = call,
+            guard !lied, case .contextual(_, .incoming, _, _) = call,
                   var root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
                   var messages = root["messages"] as? [[String: Any]], !messages.isEmpty else { return nil }
             lied = true

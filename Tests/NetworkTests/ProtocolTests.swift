@@ -50,7 +50,7 @@ struct ProtocolTests {
         #expect(throws: RouteError("direction must be in or out, not \"up\"")) {
             try IndexerRoute.call(path: "/v1/indexer/handshakes", query: ["direction": "up"])
         }
-        #expect(throws: RouteError("unknown parameter x (expected: direction, since)")) {
+        #expect(throws: RouteError("unknown parameter x (expected: direction, page, since)")) {
             try IndexerRoute.call(path: "/v1/indexer/handshakes", query: ["direction": "in", "x": "1"])
         }
         // The tips' count window: both ends or neither, in order, numbers.
@@ -192,5 +192,29 @@ struct ProtocolTests {
         do { _ = try JoinAnswer.decode(Data(escaped.utf8)) } catch {
             #expect(!error.message.unicodeScalars.contains { $0.value == 0x1B }, "the server's words reach the terminal escaped")
         }
+    }
+
+    @Test("the indexer's words: a contextual or handshakes path with a page is read back as that call; a page past a million is refused")
+    func routes() throws {
+        let a = Address("kaspa:alice")
+        for call in [IndexerCall.contextual(a, .incoming, since: .zero + .seconds(5), page: 2), .handshakes(.outgoing, since: .zero, page: 1),
+                     .contextual(a, .outgoing, since: .zero)] {
+            let path = IndexerRoute.path(for: call)
+            let (route, query) = try #require(Self.splitPath(path))
+            #expect(try IndexerRoute.call(path: route, query: query) == call, "\(path)")
+        }
+        #expect(!IndexerRoute.path(for: .contextual(a, .incoming, since: .zero)).contains("page"), "page 0 is the protocol's default: not sent")
+        #expect(throws: RouteError.self) { try IndexerRoute.call(path: Route.indexer + "contextual", query: ["address": "a", "direction": "in", "page": "1000001"]) }
+    }
+
+    static func splitPath(_ path: String) -> (String, [String: String])? {
+        let parts = path.split(separator: "?", maxSplits: 1)
+        guard let route = parts.first else { return nil }
+        var query: [String: String] = [:]
+        for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            if kv.count == 2 { query[kv[0]] = kv[1].removingPercentEncoding ?? kv[1] }
+        }
+        return (String(route), query)
     }
 }
