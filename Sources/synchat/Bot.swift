@@ -85,7 +85,8 @@ struct Bot: ParsableCommand {
         let driver = session.driver
         // The world's clock as the TUI's status bar shows it (`d1 10:08:55.650`), not the time
         // since the run began that simulate prints: a bot and a screen on one server say one time.
-        if events { driver.subscribe { if $0.event.isDecision { Bot.say(Clock.stamp($0.at) + " " + Clock.worldTimes(in: $0.event.line)) } } }
+        // The session's own lines too (`world: …`: a directive done or refused, the server's news).
+        if events { session.app.subscribe { if $0.event.isDecision { Bot.say(Clock.stamp($0.at) + " " + Clock.worldTimes(in: $0.event.line)) } } }
         session.start()
 
         // Poisson sends, in world time, to another user when there is one.
