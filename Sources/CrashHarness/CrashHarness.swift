@@ -40,9 +40,11 @@ public struct CrashHarness {
                 report.failures.append("kill \(i + 1): cannot start \(binary)")
                 break
             }
-            // The lifetime counts from the child's first write, not from its start: under load
-            // a child can take most of a second to start, and kills before it writes test nothing.
-            waitForWrite(since: written, pid: pid)
+            // The lifetime counts from the child's fifth write, not from its start: under load
+            // a child can take most of a second to start and to get past opening its store, and
+            // kills before it writes messages test nothing (a full `swift test` beside two busy
+            // cores left 7 messages in 8 kills when the count began at the first write).
+            waitForWrites(Self.writesBeforeTheClock, since: written, pid: pid)
             usleep(useconds_t(Int.random(in: lifetime, using: &generator) * 1000))
             kill(pid, SIGKILL)
             ChildProcess.wait(pid)
@@ -76,11 +78,19 @@ public struct CrashHarness {
         }
     }
 
-    /// Waits until the store's files change from `since` (the child wrote), the child ends, or
-    /// 20 s pass.
-    private func waitForWrite(since: [String], pid: pid_t) {
+    /// The child's writes (changes of the store's files, each a commit or more) before its
+    /// lifetime starts counting.
+    static let writesBeforeTheClock = 5
+
+    /// Waits until the store's files have changed `count` times from `since` (the child
+    /// wrote), the child ends, or 20 s pass.
+    private func waitForWrites(_ count: Int, since: [String], pid: pid_t) {
         let deadline = Date().addingTimeInterval(20)
-        while writeMark() == since, Date() < deadline, kill(pid, 0) == 0 { usleep(5_000) }
+        var last = since, seen = 0
+        while seen < count, Date() < deadline, kill(pid, 0) == 0 {
+            let now = writeMark()
+            if now != last { seen += 1; last = now } else { usleep(2_000) }
+        }
     }
 }
 
