@@ -42,8 +42,7 @@ public struct CrashHarness {
             }
             // The lifetime counts from the child's fifth write, not from its start: under load
             // a child can take most of a second to start and to get past opening its store, and
-            // kills before it writes messages test nothing (a full `swift test` beside two busy
-            // cores left 7 messages in 8 kills when the count began at the first write).
+            // kills before it writes messages test nothing.
             waitForWrites(Self.writesBeforeTheClock, since: written, pid: pid)
             usleep(useconds_t(Int.random(in: lifetime, using: &generator) * 1000))
             kill(pid, SIGKILL)

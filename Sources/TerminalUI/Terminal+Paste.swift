@@ -5,7 +5,7 @@ import SyncCore
 /// Bracketed paste, read as one edit (docs/keys.md): the text between the terminal's
 /// `ESC [200~` and `ESC [201~`, never keys. Read from the terminal's bytes here, not through
 /// curses: curses answers a byte that is not UTF-8 with ERR and drops what it had read behind
-/// it, so a paste lost everything after its first bad byte.
+/// it.
 extension Terminal {
     /// The most of a paste kept: four times the message limit (the rest is read and dropped).
     static let pasteLimit = 4 * MessageLimits.maxBodyBytes

@@ -13,7 +13,8 @@ Modes:
   absurd-clock     the join's answer says speed 1e300
   silent-sockets   joins fine; the node's and the relay's upgrades are never answered
   endless-pages    joins fine; payments say "nextPage": n + 1 forever
-  contacts-flood   joins fine; the relay sends 5 000 contactsChanged frames
+  contacts-flood   joins fine; the relay sends 5 000 contactsChanged frames (stdout says
+                   "world N" at each GET /v1/world: a client that coalesces asks a few times)
   directives       joins fine; the relay asks the client to send as its user, rename a
                    contact and quit
 """
@@ -27,6 +28,7 @@ import sys
 ESC = "\x1b"
 EVIL = f"{ESC}]52;c;cHduZWQ={chr(7)}{ESC}]0;pwned{chr(7)}\u202e{chr(7)}{ESC}[2J"
 LIMIT = 64 << 20  # the most any endless answer writes
+WORLD_ASKED = 0  # GET /v1/world requests, each said on stdout ("world N") for the test to count
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "escapes"
 ADDRESS = "kaspa:qme" + (EVIL if MODE == "escapes" else "")
@@ -171,6 +173,9 @@ async def handle(reader, writer):
                 user = json.loads(body or b"{}").get("user", "zed")
                 await write_json(writer, "201 Created", join_answer(user))
             elif path == "/v1/world":
+                global WORLD_ASKED
+                WORLD_ASKED += 1
+                print(f"world {WORLD_ASKED}", flush=True)
                 answer = join_answer("zed")
                 del answer["secret"], answer["user"]
                 await write_json(writer, "200 OK", answer)
