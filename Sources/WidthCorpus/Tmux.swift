@@ -49,15 +49,31 @@ public final class Tmux {
         return child
     }
 
+    /// What `quiescentCapture` got.
+    public enum Capture: Equatable {
+        /// A whole frame.
+        case screen(String)
+        /// The program ran on without once waiting for input while it was tried (a busy
+        /// stretch, a loaded machine): no frame this time; try again.
+        case busy
+        /// The program has gone.
+        case gone
+    }
+
     /// A screen that is a whole frame, never one torn between two writes: the program is
     /// stopped (SIGSTOP) at a moment it waits for input in poll (its last frame written out
     /// whole), tmux is read until it has taken in all of it, then the program goes on
-    /// (SIGCONT). Nil when no such moment came (the program has gone, say).
-    public func quiescentCapture(pid: pid_t, attempts: Int = 200) -> String? {
-        for _ in 0..<attempts {
-            guard kill(pid, SIGSTOP) == 0 else { return nil }
+    /// (SIGCONT). Tried for `seconds`; `.busy` when no such moment came in that time, `.gone`
+    /// when the program has exited.
+    public func quiescentCapture(pid: pid_t, seconds: Double = 2) -> Capture {
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            guard kill(pid, SIGSTOP) == 0 else { return .gone }
             defer { kill(pid, SIGCONT) }
-            guard Self.poll(seconds: 1, every: 200, until: { Self.state(pid) == "T" }) else { continue }
+            guard Self.poll(seconds: 1, every: 200, until: { Self.state(pid) == "T" }) else {
+                if Self.state(pid) == nil || Self.state(pid) == "Z" { return .gone }
+                continue
+            }
             // Waiting for input: poll(7) with a timeout (a poll with none is a check inside a
             // refresh), select(23), pselect6(270), ppoll(271), or a wait restarted after our last stop (219).
             guard let (number, args) = Self.syscall(pid), [7, 23, 219, 270, 271].contains(number), number != 7 || args.count > 2 && args[2] != "0x0" else {
@@ -68,11 +84,11 @@ public final class Tmux {
             var last = capture()
             while true {
                 let next = capture()
-                if next == last { return next }
+                if next == last { return .screen(next) }
                 last = next
             }
-        }
-        return nil
+        } while Date() < deadline
+        return kill(pid, 0) == 0 && Self.state(pid) != "Z" ? .busy : .gone
     }
 
     static func state(_ pid: pid_t) -> Character? {

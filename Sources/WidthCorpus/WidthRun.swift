@@ -16,6 +16,13 @@ public struct WidthRun {
         public var unreadable: [Int: String] = [:]
         public var examples: [String] = []
         public var seconds = 0.0
+        /// Tries at a whole frame that found synchat busy for two seconds on end.
+        public var busy = 0
+        /// The pane, when synchat exited before the last message showed.
+        public var exited: String?
+        /// The last screen captured, and whether the last message showed on it.
+        public var last = ""
+        public var settled = false
     }
 
     public let binary: String
@@ -109,7 +116,9 @@ public struct WidthRun {
         var finished = 0
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline, finished < 5 {
-            guard let s = tmux.quiescentCapture(pid: pid) else { break }
+            let capture = tmux.quiescentCapture(pid: pid)
+            if capture == .gone { throw Corpus.FormatError(description: "synchat exited while the scenario played: \(tmux.capture())") }
+            guard case .screen(let s) = capture else { continue }
             if s != screens.last { screens.append(s) }
             if done(s) { finished += 1 }
             usleep(20_000)
@@ -152,10 +161,20 @@ public struct WidthRun {
         let deadline = Date().addingTimeInterval(playSeconds * 3 + 60)
         var lastReport = Date()
         var settled = 0
+        var busy = 0
+        var exited: String?
         // Each screen a whole frame (Tmux.quiescentCapture): a frame torn between two writes
         // is no verdict on the layout.
         while Date() < deadline, settled < 5 {
-            guard let s = tmux.quiescentCapture(pid: pid) else { break }
+            let capture = tmux.quiescentCapture(pid: pid)
+            if capture == .gone {
+                exited = tmux.capture()
+                break
+            }
+            guard case .screen(let s) = capture else {
+                busy += 1
+                continue
+            }
             if s != screens.last { screens.append(s) }
             if s.contains(marker) { settled += 1 }
             if Date().timeIntervalSince(lastReport) > 15 {
@@ -173,6 +192,10 @@ public struct WidthRun {
         var result = Result()
         result.strings = entries.count
         result.screens = screens.count
+        result.busy = busy
+        result.exited = exited
+        result.last = screens.last ?? ""
+        result.settled = settled >= 5
         var seen = Set<Int>()
         for s in screens {
             let v = judge.judge(s)

@@ -54,6 +54,8 @@ func widthsBench(arguments: [String]) {
         row("screens broken", "\(r.broken)", "goal 0")
         row("messages never seen whole (the run outpaced the captures)", "\(r.unseen.count)")
         row("messages not readable", "\(r.unreadable.count)")
+        row("tries at a whole frame that found synchat busy 2 s on end", "\(r.busy)")
+        if let gone = r.exited { say("  synchat exited before the last message showed:\n\(gone)") }
         row("wall time", String(format: "%.0f s", r.seconds))
         for (p, n) in r.problems.sorted(by: { $0.value > $1.value }) { say("  \(n) screens: \(p)") }
         if !r.brokenClasses.isEmpty {

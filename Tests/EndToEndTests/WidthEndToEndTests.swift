@@ -68,6 +68,23 @@ struct WidthEndToEndTests {
         #expect(problems.count == 1, "only row 1 is broken: \(problems)")
     }
 
+    @Test("a whole frame or why not: a program that never waits for input is busy (tried again, not the end of the run), one that has exited is gone", .timeLimit(.minutes(1)))
+    func quiescentCaptureSaysWhy() throws {
+        let tmux = Tmux(tag: "quiescent")
+        defer { tmux.close() }
+        let pid = try tmux.startStoppable(width: 40, height: 10, argv: ["sh", "-c", "echo spinning; while :; do :; done"])
+        #expect(tmux.quiescentCapture(pid: pid, seconds: 1) == .busy)
+        kill(pid, SIGKILL)
+        #expect(Tmux.poll(seconds: 10) { kill(pid, 0) != 0 })
+        #expect(tmux.quiescentCapture(pid: pid, seconds: 1) == .gone)
+        let idle = Tmux(tag: "quiescent-idle")
+        defer { idle.close() }
+        let waiting = try idle.startStoppable(width: 40, height: 10, argv: ["python3", "-c", "import select; print('waiting', flush=True); select.select([0], [], [], 60)"])
+        #expect(Tmux.poll(seconds: 10) { idle.capture().contains("waiting") })
+        guard case .screen(let s) = idle.quiescentCapture(pid: waiting) else { Issue.record("no frame from a program waiting in select"); return }
+        #expect(s.contains("waiting"))
+    }
+
     @Test("the bytes on the wire: every cell of a cluster drawn in several cells (an Indic conjunct) is followed by an absolute cursor move", .timeLimit(.minutes(1)))
     func cursorReplacedAfterSplitClusters() throws {
         let dir = NSTemporaryDirectory() + "synchat-width-bytes-\(getpid())"
@@ -108,11 +125,13 @@ struct WidthEndToEndTests {
         run.speed = 20
         run.emoji = size.2
         let r = try run.run()
+        #expect(r.exited == nil, "synchat exited before the last message showed:\n\(r.exited ?? "")")
+        #expect(r.settled, "the last message never showed (\(r.busy) busy stretches); the last screen:\n\(r.last)")
         #expect(r.screens > 100, "too few screens captured: \(r.screens)")
         #expect(r.broken == 0, "\(r.broken) of \(r.screens) screens broken: \(r.problems)\n\(r.examples.prefix(2).joined(separator: "\n\n"))")
         #expect(r.unreadable.isEmpty, "\(r.unreadable.sorted { $0.key < $1.key }.prefix(5))")
         // A message the captures missed proves nothing either way; a handful at most.
-        #expect(r.unseen.count <= r.strings / 50, "messages never seen whole: \(r.unseen)")
+        #expect(r.unseen.count <= r.strings / 50, "messages never seen whole: \(r.unseen) (\(r.screens) screens, \(r.busy) busy stretches of 2 s); the last screen:\n\(r.last)")
     }
 
     @Test("Scenarios/hostile.scenario passes the same judge on every screen, at 120x36 (emoji whole, measured) and 80x24 (--emoji safe)", .timeLimit(.minutes(2)),
