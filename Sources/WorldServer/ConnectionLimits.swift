@@ -23,6 +23,8 @@ extension WorldServer {
                 + "was closed before its request was read"
         case .userConnections(let user, let n):
             return "\(user) holds \(n) connections (--user-connections \(n)): its oldest, this one, was closed"
+        case .peerRate(let peer, let n):
+            return "\(peer) opened more than \(n) connections a second (--peer-rate \(n)): this one was refused; try again in a moment"
         }
     }
 

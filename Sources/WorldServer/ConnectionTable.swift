@@ -47,6 +47,8 @@ public struct ConnectionTable {
         case peerHeads(peer: String, limit: Int)
         /// `--user-connections`: connections of one user.
         case userConnections(user: String, limit: Int)
+        /// `--peer-rate`: new connections of one address a second (TLS handshakes among them).
+        case peerRate(peer: String, perSecond: Int)
     }
 
     private struct Entry {
@@ -70,6 +72,13 @@ public struct ConnectionTable {
     public static let defaultMaxPerUser = 32
     /// `--max-connections`'s default.
     public static let defaultMaxConnections = 8_192
+    /// `--peer-rate`'s default: new connections one address may open a second, in bursts of
+    /// `peerRateBurst` times as many. Fifty clients behind one address starting at once open
+    /// about 400 (a pool of up to 6 each, its node and push sockets) over a few seconds; a
+    /// ClientHello-and-close flood from one address held the event loop at 98 % with the
+    /// server's signature and key exchange for each (another user's p50 2.2 s).
+    public static let defaultPeerRate = 100
+    public static let peerRateBurst = 4
 
     public init(maxConnections: Int = defaultMaxConnections, maxPerPeer: Int = defaultMaxPerPeer,
                 maxWaitingPerPeer: Int = defaultMaxWaitingPerPeer, maxPerUser: Int = defaultMaxPerUser) {

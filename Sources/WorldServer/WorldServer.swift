@@ -129,6 +129,13 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     let peer = Self.peer(channel)
+                    // Before anything is built for it (a pipeline, a TLS handshake's key
+                    // exchange and signature): one address's flood of new connections costs
+                    // the loop an accept and a close each past its rate.
+                    guard newConnections.allow(peer, now: monotonic()) else {
+                        refusedByRate(peer)
+                        return try refuse(channel, by: .peerRate(peer: peer, perSecond: connectionsPerSecondPerPeer), plain: tls == nil)
+                    }
                     let id = ObjectIdentifier(channel)
                     let admission = connections.admit(id, peer: peer, waiting: tls == nil) { [weak self, weak channel] limit in
                         if let self, let channel { shed(channel, by: limit, plain: tls == nil) }
@@ -252,6 +259,33 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         didSet { joins = RateLimiter(perSecond: Double(joinsPerMinute) / 60, burst: Double(joinsPerMinute)) }
     }
     var joins = RateLimiter<String>(perSecond: 1, burst: 60)
+
+    /// New connections one peer address may open a second (`--peer-rate`), in bursts of
+    /// `ConnectionTable.peerRateBurst` times as many; past it a connection is refused as it comes.
+    public var connectionsPerSecondPerPeer = ConnectionTable.defaultPeerRate {
+        didSet { newConnections = Self.newConnectionLimiter(connectionsPerSecondPerPeer) }
+    }
+    var newConnections = WorldServer.newConnectionLimiter(ConnectionTable.defaultPeerRate)
+    static func newConnectionLimiter(_ n: Int) -> RateLimiter<String> {
+        RateLimiter(perSecond: Double(n), burst: Double(n * ConnectionTable.peerRateBurst))
+    }
+    /// Connections refused by `--peer-rate` since the log last said so, by peer; the log says
+    /// it at most once a minute.
+    var refusedByRate: [String: Int] = [:]
+    var saidRefusedByRate: UInt64?
+
+    /// Counts a connection `--peer-rate` refused, and says so in the log at most once a minute:
+    /// an operator learns of a flood (or of a team that needs a higher rate) without a line per connection.
+    func refusedByRate(_ peer: String) {
+        refusedByRate[peer, default: 0] += 1
+        let now = monotonic()
+        if let said = saidRefusedByRate, now &- said < 60_000_000_000 { return }
+        saidRefusedByRate = now
+        let top = refusedByRate.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        log("connections refused past --peer-rate \(connectionsPerSecondPerPeer) (new connections a second from one address): \(top)"
+            + (refusedByRate.count > 3 ? " and \(refusedByRate.count - 3) more addresses" : ""))
+        refusedByRate = [:]
+    }
 
     /// Wrong invites the whole server takes a minute, from every address together, in a burst
     /// as large (`--failed-invites`), however many addresses guess. Past it, every

@@ -14,7 +14,7 @@ import Spawn
 let hostileAttacks: [(name: String, run: @Sendable (String) -> Void)] = [
     ("floods", floods), ("crowd", crowds), ("slow", slowRequests), ("frames", controlFloods),
     ("invites", invitesGuessed), ("joins", joinsAndRestart), ("bodies", bodiesAcrossRestart),
-    ("quota", quota), ("disk", fullDisk), ("together", together),
+    ("quota", quota), ("disk", fullDisk), ("together", together), ("handshakes", connectionFloods),
 ]
 
 func hostileBench(only names: [String] = []) {

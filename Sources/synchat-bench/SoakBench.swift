@@ -137,20 +137,7 @@ final class SoakRun {
     func wallOf(world ms: Int64) -> Double { anchor.wall + Double(ms - anchor.world) / 1000 / settings.speed }
 
     /// The CA and the server's certificate, by the docs' recipe (docs/server.md, TLS).
-    func makeCertificates() -> Bool {
-        let tls = dir + "/tls"
-        try? FileManager.default.createDirectory(atPath: tls, withIntermediateDirectories: true)
-        let recipe = """
-            cd '\(tls)' && \
-            openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 30 -subj "/CN=soak CA" \
-              -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" && \
-            openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=localhost" && \
-            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nbasicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature,keyEncipherment\\nextendedKeyUsage=serverAuth\\n' > ext.cnf && \
-            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 30 -extfile ext.cnf
-            """
-        let r = try? ChildProcess.run(["/bin/sh", "-c", recipe], captureOutput: true, captureErrors: true)
-        return r?.status == 0
-    }
+    func makeCertificates() -> Bool { makeTestCertificates(in: dir + "/tls") }
 
     /// The server, on its data folder; waits for its first line and reads its admin token.
     func startServer(_ incarnation: Int) -> pid_t? {
@@ -280,4 +267,20 @@ func soakBench(_ settings: SoakSettings) -> Int32 {
     var checker = SoakChecker(run: run, faults: nemesis.faults, quietStartWorld: quietStart)
     let verdict = checker.finish()
     return settings.check && !verdict ? 1 : 0
+}
+
+/// A CA (`ca.pem`) and a server certificate for 127.0.0.1 and localhost signed by it
+/// (`server.pem`, `server.key`) in `tls`, by the docs' recipe (docs/server.md, TLS).
+func makeTestCertificates(in tls: String) -> Bool {
+    try? FileManager.default.createDirectory(atPath: tls, withIntermediateDirectories: true)
+    let recipe = """
+        cd '\(tls)' && \
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 30 -subj "/CN=soak CA" \
+          -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" && \
+        openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=localhost" && \
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nbasicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature,keyEncipherment\\nextendedKeyUsage=serverAuth\\n' > ext.cnf && \
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 30 -extfile ext.cnf
+        """
+    let r = try? ChildProcess.run(["/bin/sh", "-c", recipe], captureOutput: true, captureErrors: true)
+    return r?.status == 0
 }

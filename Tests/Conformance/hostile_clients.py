@@ -475,6 +475,91 @@ def heads_per_peer():
         stop(server)
 
 
+def new_connections_per_peer():
+    """One address opens at most --peer-rate new connections a second, in bursts of four times
+    as many: past it a connection is refused as it comes, before anything is built for it (on
+    plain HTTP answered 503 naming --peer-rate, its request not read; over TLS closed before a
+    handshake the server would pay a key exchange and a signature for). Another address is
+    unaffected, and the rate refills."""
+    server, port, _ = start_server("--peer-rate", "5", "--peer-heads", "200", "--peer-connections", "200")
+    try:
+        t0 = time.monotonic()
+        held = [socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.14.1", 0)) for _ in range(60)]
+        elapsed = time.monotonic() - t0
+        other = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.14.2", 0))
+        time.sleep(0.3)
+        said = []
+        for s in held + [other]:
+            s.settimeout(0.3)
+            got = b""
+            try:
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    got += chunk
+            except socket.timeout:
+                got = b"(open)"
+            except OSError:
+                pass
+            said.append(got)
+        kept = sum(1 for g in said[:-1] if g == b"(open)")
+        refused = [g for g in said[:-1] if g.startswith(b"HTTP/1.1 503")]
+        most = 20 + 5 * (elapsed + 0.3) + 1
+        check(20 <= kept <= most and len(refused) == 60 - kept,
+              f"60 connections at once from one address at --peer-rate 5: {kept} kept (a burst of 20, then 5 a second: at most {most:.0f}), the rest refused ({len(refused)})")
+        check(all(b"(--peer-rate 5)" in g and b"Synchat-Request-Not-Read: 1" in g for g in refused),
+              "each refused one is answered 503 naming --peer-rate 5, its request not read")
+        check(said[-1] == b"(open)", "another address's connection at the same moment is kept")
+        for s in held + [other]:
+            s.close()
+        time.sleep(1.2)
+        status, _, _ = http(port, "GET", "/v1/indexer/tip", source="127.0.14.1")
+        check(status == 401, f"a second later the rate has refilled: a request from that address is answered ({status})")
+    finally:
+        stop(server)
+    log = server.stdout.read()
+    check("connections refused past --peer-rate 5" in log and "127.0.14.1" in log,
+          "the server's log names the address refused past --peer-rate")
+    handshakes_per_peer()
+
+
+def handshakes_per_peer():
+    """Over TLS the same limit holds before the handshake: a refused connection closes without a
+    ServerHello, an admitted one completes its handshake."""
+    import ssl
+    import tempfile
+    with tempfile.TemporaryDirectory() as tls:
+        made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/key.pem", "-out", tls + "/cert.pem",
+                               "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                              capture_output=True)
+        if made.returncode != 0:
+            print("skip  openssl could not make a certificate: the TLS half did not run")
+            return
+        server, port, _ = start_server("--peer-rate", "5", "--peer-heads", "200", "--peer-connections", "200",
+                                       "--tls-cert", tls + "/cert.pem", "--tls-key", tls + "/key.pem")
+        try:
+            ctx = ssl.create_default_context(cafile=tls + "/cert.pem")
+            done, failed = 0, 0
+            t0 = time.monotonic()
+            raws = [socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.14.3", 0)) for _ in range(40)]
+            elapsed = time.monotonic() - t0
+            kept = []
+            for raw in raws:
+                try:
+                    kept.append(ctx.wrap_socket(raw, server_hostname="localhost"))
+                    done += 1
+                except (ssl.SSLError, OSError):
+                    failed += 1
+            most = 20 + 5 * (elapsed + 1) + 1
+            check(20 <= done <= most and failed == 40 - done,
+                  f"40 TLS connections at once from one address at --peer-rate 5: {done} handshakes done (at most {most:.0f}), {failed} closed before the handshake")
+            for s in kept:
+                s.close()
+        finally:
+            stop(server)
+
+
 def memory_a_socket():
     """What a held connection costs the server, and that it is given back: 2 000 upgraded node
     sockets (250 users, 8 each, from 32 addresses) cost at most 6.5 KB of resident memory each
@@ -938,6 +1023,7 @@ def main():
     slow_requests_and_quota()
     memory_a_socket()
     heads_per_peer()
+    new_connections_per_peer()
     print(f"{len(failures)} failed" if failures else "all hold")
     sys.exit(1 if failures else 0)
 
