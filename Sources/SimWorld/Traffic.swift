@@ -33,6 +33,19 @@ public final class Traffic {
         scheduleNextArrival()
     }
 
+    /// Nothing arrives while paused (a server's user who is away: contacts that write forever to
+    /// someone who never comes back made the server grow until it stopped answering). The
+    /// arrival already drawn is dropped when it comes; `unpause` draws the next from then.
+    public private(set) var paused = false
+
+    public func pause() { paused = true }
+
+    public func unpause() {
+        guard paused else { return }
+        paused = false
+        if started, !chainRunning { scheduleNextArrival() }
+    }
+
     /// Traffic goes on after its stop (a played scenario handed over to the live world).
     public func resume(perHour rate: Double) {
         perHour = rate
@@ -42,7 +55,7 @@ public final class Traffic {
 
     private func scheduleNextArrival() {
         chainRunning = false
-        guard perHour > 0 else { return }
+        guard perHour > 0, !paused else { return }
         let wait = arrivals.exponential(perHour: perHour)
         let pick = arrivals.next()
         let payment = arrivals.chance(timings.paymentShare)
@@ -52,6 +65,7 @@ public final class Traffic {
         chainRunning = true
         scheduler.schedule(at: at, "arrival") { [self] in
             if let stop = stopsAt, scheduler.now >= stop { chainRunning = false; return }
+            if paused { chainRunning = false; return }
             // Simulated contacts only: the people among the contacts (the other users of a
             // server) write for themselves.
             let writers = world.map { w in w.people == nil ? w.contacts : w.contacts.filter { !w.isPerson($0.address) } } ?? []

@@ -66,6 +66,7 @@ extension WorldServer {
         guard allow(user.name) else {
             return reply(.error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second (an answer costs one more each \(Self.bytesPerRequest / 1024) KB): slow down"))
         }
+        host.seen(user)
         let reply: (Answer) -> Void = { [self, reply] answer in
             charge(user.name, answerBytes: answer.body.count)
             reply(answer)
@@ -107,9 +108,17 @@ extension WorldServer {
             guard let u = host.user(named: name) else { return .error(.notFound, "no user named \(name.prefix(40))") }
             user = u
         }
-        if let extra = query.keys.first(where: { $0 != "user" }) { return .error(.badRequest, "unknown parameter \(extra.prefix(40)) (expected: user)") }
+        if let extra = query.keys.first(where: { $0 != "user" && $0 != "page" }) {
+            return .error(.badRequest, "unknown parameter \(extra.prefix(40)) (expected: user, or page)")
+        }
+        var page = 0
+        if let text = query["page"] {
+            guard user == nil else { return .error(.badRequest, "page is for the whole server's truth; one user's is one page") }
+            guard let n = Int(text), (0...1_000_000).contains(n) else { return .error(.badRequest, "page \(text.prefix(20)): expected 0 to 1000000") }
+            page = n
+        }
         switch (method, path) {
-        case (.GET, Route.adminTruth): return .json(.ok, user.map { host.truth(of: $0) } ?? host.truth)
+        case (.GET, Route.adminTruth): return .json(.ok, user.map { host.truth(of: $0) } ?? host.truth(page: page))
         case (.POST, Route.adminFault): return fault(body, user: user)
         case (_, Route.adminTruth), (_, Route.adminFault): return .error(.methodNotAllowed, "\(method) \(path): use \(path == Route.adminTruth ? "GET" : "POST")")
         default: return .error(.notFound, "no such endpoint: \(path.prefix(100))")
@@ -144,7 +153,7 @@ extension WorldServer {
             case .badName: return .error(.badRequest, "join: a user name is 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
             case .nameOfAContact: return .error(.conflict, "join: \(name) is the name of a simulated contact; choose another")
             case .wrongSecret: return .error(.unauthorized, "join: \(name) exists; rejoining needs Authorization: Bearer SECRET (the secret of its first join, kept in its profile)")
-            case .full: return .error(.serviceUnavailable, "join: the server holds \(WorldHost.maxUsers) users already")
+            case .full: return .error(.serviceUnavailable, "join: the server holds \(host.maxUsers) users already (--max-users \(host.maxUsers))")
             case .storeFailed: return .error(.serviceUnavailable, "join: the server cannot write its data directory now; try again")
             }
         }

@@ -74,7 +74,11 @@ extension WorldServer {
         guard let user = user(head.headers) else { throw ChannelError.inputClosed }
         let name = user.name
         socketsByUser[name, default: 0] += 1
-        channel.closeFuture.whenComplete { [self] _ in socketsByUser[name, default: 1] -= 1 }
+        host.seen(user)
+        channel.closeFuture.whenComplete { [self] _ in
+            socketsByUser[name, default: 1] -= 1
+            if let user = host.user(named: name) { host.seen(user) }  // away counts from the last socket's end
+        }
         try channel.pipeline.syncOperations.addHandler(SocketSilence(pingAfter: pingAfter, pongWithin: pongTimeout))
         try channel.pipeline.syncOperations.addHandler(FrameRules())
         try channel.pipeline.syncOperations.addHandler(

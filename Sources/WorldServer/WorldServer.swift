@@ -241,6 +241,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
         let now = monotonic()
         if now - lastCheckpoint > 5_000_000_000 {
             lastCheckpoint = now
+            host.pauseAway { socketsByUser[$0.name, default: 0] > 0 }
             HeapTrim.now()
             do { try host.checkpoint() } catch { FileHandle.standardError.write(Data("synchat server: cannot write the data directory: \(error)\n".utf8)) }
         }

@@ -7,7 +7,9 @@ import Spawn
 /// - under each flood, a normal user's latency (GET /v1/world on its own keep-alive
 ///   connection, from another peer address) and the server's growth in resident memory;
 /// - 1 000 joins on `--data`, and a restart that resumes those 1 000 users;
-/// - a full disk (a 1 MiB tmpfs; needs root): how many confirmed publishes a restart lost.
+/// - a full disk (a 1 MiB tmpfs; needs root): how many confirmed publishes a restart lost;
+/// - one address's connection floods (`handshakes`); users who never come back (`idle-users`,
+///   ten minutes: not in a whole run, named only).
 ///
 /// The clients are plain POSIX sockets written here (`RawSocket`): no code of the server's.
 /// The attacks, in the order a whole run makes them; `hostile crowd slow` runs only those named.
@@ -15,6 +17,7 @@ let hostileAttacks: [(name: String, run: @Sendable (String) -> Void)] = [
     ("floods", floods), ("crowd", crowds), ("slow", slowRequests), ("frames", controlFloods),
     ("invites", invitesGuessed), ("joins", joinsAndRestart), ("bodies", bodiesAcrossRestart),
     ("quota", quota), ("disk", fullDisk), ("together", together), ("handshakes", connectionFloods),
+    ("idle-users", idleUsers),
 ]
 
 func hostileBench(only names: [String] = []) {

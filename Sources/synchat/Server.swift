@@ -55,6 +55,12 @@ struct Server: ParsableCommand {
     @Option(name: .customLong("peer-rate"), parsing: .unconditional, help: ArgumentHelp("New connections one peer address may open a second, TLS handshakes among them, in bursts of \(ConnectionTable.peerRateBurst) times as many (default \(ConnectionTable.defaultPeerRate)); more are refused as they come, saying so.", valueName: "N"))
     var peerRateText = String(ConnectionTable.defaultPeerRate)
 
+    @Option(name: .customLong("max-users"), parsing: .unconditional, help: ArgumentHelp("Users the server holds at most (default \(WorldHost.defaultMaxUsers)); a first join past it is refused, saying so.", valueName: "N"))
+    var maxUsersText = String(WorldHost.defaultMaxUsers)
+
+    @Option(name: .customLong("away-after"), parsing: .unconditional, help: ArgumentHelp("A user with no request and no socket for this long is away: its simulated contacts stop writing until it is back (default 1m).", valueName: "D"))
+    var awayAfterText = "1m"
+
     @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request (default 10s).", valueName: "D"))
     var headTimeoutText = "10s"
 
@@ -102,7 +108,7 @@ struct Server: ParsableCommand {
 
     /// The limits of what the server promises (docs/server.md), read from their flags.
     struct Limits {
-        var peer: Int, user: Int, heads: Int, rate: Int, head: Interval, idle: Interval, joins: Int
+        var peer: Int, user: Int, heads: Int, rate: Int, users: Int, away: Interval, head: Interval, idle: Interval, joins: Int
         var connections: Int, pingAfter: Interval, pongTimeout: Interval, pendingAnswers: Int, faultMax: Interval, quota: Int, failedInvites: Int
     }
 
@@ -125,7 +131,8 @@ struct Server: ParsableCommand {
         }
         return Limits(peer: try count(peerConnectionsText, "--peer-connections", 1...8_192),
                       user: try count(userConnectionsText, "--user-connections", 1...8_192),
-                      heads: try count(peerHeadsText, "--peer-heads", 1...8_192), rate: try count(peerRateText, "--peer-rate", 1...100_000), head: try duration(headTimeoutText, "--head-timeout"),
+                      heads: try count(peerHeadsText, "--peer-heads", 1...8_192), rate: try count(peerRateText, "--peer-rate", 1...100_000),
+                      users: try count(maxUsersText, "--max-users", 1...1_000_000), away: try duration(awayAfterText, "--away-after", upTo: .hours(24 * 7)), head: try duration(headTimeoutText, "--head-timeout"),
                       idle: try duration(idleTimeoutText, "--idle-timeout"), joins: try count(peerJoinsText, "--peer-joins", 1...1_000_000),
                       connections: try count(maxConnectionsText, "--max-connections", 1...65_536),
                       pingAfter: try duration(pingAfterText, "--ping-after"), pongTimeout: try duration(pongTimeoutText, "--pong-timeout"),
@@ -188,6 +195,8 @@ struct Server: ParsableCommand {
         server.maxConnectionsPerUser = limits.user
         server.maxWaitingPerPeer = limits.heads
         server.connectionsPerSecondPerPeer = limits.rate
+        host.maxUsers = limits.users
+        host.awayAfterMs = limits.away.milliseconds
         server.headTimeout = .milliseconds(limits.head.milliseconds)
         server.idleTimeout = .milliseconds(limits.idle.milliseconds)
         server.joinsPerMinute = limits.joins

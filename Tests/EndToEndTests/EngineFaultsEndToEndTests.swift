@@ -84,7 +84,9 @@ struct MatrixCommandLineTests {
                              (["--peer-heads", "sixteen"], "--peer-heads"), (["--peer-heads", "99999"], "--peer-heads"),
                              (["--user-connections", "0"], "--user-connections"), (["--user-connections", "lots"], "--user-connections"),
                              (["--user-connections", "99999"], "--user-connections"), (["--peer-rate", "0"], "--peer-rate"),
-                             (["--peer-rate", "ten"], "--peer-rate"), (["--peer-rate", "1e9"], "--peer-rate")] {
+                             (["--peer-rate", "ten"], "--peer-rate"), (["--peer-rate", "1e9"], "--peer-rate"),
+                             (["--max-users", "0"], "--max-users"), (["--max-users", "many"], "--max-users"), (["--away-after", "0s"], "--away-after"),
+                             (["--away-after", "never"], "--away-after"), (["--away-after", "30d"], "--away-after")] {
             let r = try runSynchat(["server", "--port", "0"] + args)
             #expect(r.status == 2, "\(args): \(r.status)")
             #expect(r.err.split(separator: "\n").count == 1 && r.err.contains(flag), "\(args): \(r.err)")
