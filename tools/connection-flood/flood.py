@@ -13,7 +13,9 @@ Used by `synchat-bench hostile handshakes` (docs/benchmarks.md). Against a runni
   TLS ClientHello (made once, replayed: the attacker does no crypto) then closes; `connect`
   closes at once; `none` is the baseline.
 
-Prints one JSON object: the user's answers, their p50, p95 and max in milliseconds, failures,
+`--print-hello` prints the ClientHello's bytes in hex, for a flood written in another
+language (the bench's own, in Swift, opens several times as many connections a second as
+Python can). Otherwise prints one JSON object: the user's answers, their p50, p95 and max in milliseconds, failures,
 and the flood's connections opened.
 """
 import argparse
@@ -109,13 +111,19 @@ def percentile(values, p):
 
 def main():
     a = argparse.ArgumentParser()
-    a.add_argument("--port", type=int, required=True)
+    a.add_argument("--port", type=int)
+    a.add_argument("--print-hello", action="store_true", help="print a ClientHello's bytes in hex, and nothing else")
     a.add_argument("--ca")
     a.add_argument("--seconds", type=float, default=4)
     a.add_argument("--flood", choices=["hello", "connect", "none"], default="hello")
     a.add_argument("--secret")
     a.add_argument("--workers", type=int, default=2, help="processes flooding, all from 127.0.0.3")
     args = a.parse_args()
+    if args.print_hello:
+        print(client_hello().hex())
+        return 0
+    if args.port is None:
+        a.error("--port is needed")
 
     user = User(args.port, args.ca, "127.0.0.2")
     secret = args.secret
