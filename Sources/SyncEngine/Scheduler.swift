@@ -93,6 +93,20 @@ public final class Scheduler {
         return true
     }
 
+    /// Runs at most `limit` of the entries due up to `end`. True when none due is left (and
+    /// `now` is then `end`); false when some wait for the next call (a server's event loop
+    /// answers its sockets between two calls instead of running a world's backlog at once).
+    public func run(until end: Instant, atMost limit: Int) -> Bool {
+        var ran = 0
+        while let next = nextEventTime, next <= end {
+            guard ran < limit else { return false }
+            runNext()
+            ran += 1
+        }
+        if end > now { now = end }
+        return true
+    }
+
     /// Runs every entry due up to `end`, then sets `now` to `end`.
     public func run(until end: Instant) {
         while let next = nextEventTime, next <= end {

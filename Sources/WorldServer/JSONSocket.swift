@@ -44,7 +44,7 @@ class JSONSocket: ChannelInboundHandler {
         }
         switch frame {
         case .text(let bytes):
-            server.host.advance()
+            server.catchUp()
             defer { server.pump() }
             guard let object = WireValue.parse(Data(bytes))?.object else {
                 return error(nil, "a frame must be one JSON object (\(bytes.count) bytes were not)")

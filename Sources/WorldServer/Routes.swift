@@ -38,7 +38,7 @@ extension WorldServer {
     /// may have kept.
     func handle(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data, peer: String = "?", connection: ObjectIdentifier? = nil,
                 reply: @escaping (Answer) -> Void) {
-        host.advance()
+        catchUp()
         defer { pump() }
         guard uri.utf8.count <= Self.maxURIBytes else { return reply(.error(.uriTooLong, "the request line is longer than \(Self.maxURIBytes) bytes")) }
         guard let parts = URLComponents(string: uri) else { return reply(.error(.badRequest, "not a valid request path")) }

@@ -178,6 +178,14 @@ public final class WorldHost {
         scheduler.run(until: virtualNow)
     }
 
+    /// Runs at most `limit` of what is due by now; true when the world has caught up.
+    public func advance(atMost limit: Int) -> Bool {
+        scheduler.run(until: virtualNow, atMost: limit)
+    }
+
+    /// What a real server runs of its world between two looks at its sockets.
+    public static let eventsPerTurn = 2_000
+
     /// Wall milliseconds until the world has something due (at most a second).
     public var wallMillisecondsToNextEvent: Int64 {
         guard let next = scheduler.nextEventTime else { return 1000 }

@@ -235,9 +235,18 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     }
 
     /// Runs the world up to now, then sleeps until its next event (at most a second).
+    /// Brings the world up to now before a request is answered: all of it in process (virtual
+    /// time: nothing runs by itself), a bounded step on a real server (its pump runs the rest).
+    func catchUp() {
+        if selfDriven { _ = host.advance(atMost: WorldHost.eventsPerTurn) } else { host.advance() }
+    }
+
     func pump() {
-        host.advance()
-        guard selfDriven else { return }
+        guard selfDriven else { return host.advance() }
+        // A bounded step: a world far behind (thousands of users at ×60) is caught up over
+        // several turns of the loop, which answers its sockets between them; the whole
+        // backlog at once kept the loop for 20 minutes, and no join was answered.
+        let caughtUp = host.advance(atMost: WorldHost.eventsPerTurn)
         let now = monotonic()
         if now - lastCheckpoint > 5_000_000_000 {
             lastCheckpoint = now
@@ -246,7 +255,7 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
             do { try host.checkpoint() } catch { FileHandle.standardError.write(Data("synchat server: cannot write the data directory: \(error)\n".utf8)) }
         }
         wake?.cancel()
-        wake = loop.scheduleTask(in: .milliseconds(host.wallMillisecondsToNextEvent)) { [self] in pump() }
+        wake = loop.scheduleTask(in: .milliseconds(caughtUp ? host.wallMillisecondsToNextEvent : 0)) { [self] in pump() }
     }
 
     /// What a first join must show (`"invite"` in its body), or nil for a server open to

@@ -69,3 +69,27 @@ struct AwayUsersTests {
         #expect(try writes() == first, "nothing changed: nothing written")
     }
 }
+
+@Suite("A world caught up in bounded steps")
+struct BoundedStepsTests {
+    @Test("run(until:atMost:) runs at most that many entries a call, says whether it caught up, and ends where run(until:) would: the same entries, the same order")
+    func boundedSteps() throws {
+        func world(_ speed: Double) throws -> (WorldHost, AwayUsersTests.Wall) {
+            let wall = AwayUsersTests.Wall()
+            let host = try WorldHost(seed: 3, contacts: 4, trafficPerHour: 300, speed: speed, wallClock: { wall.ms })
+            for i in 0..<6 { _ = try host.join(name: "u\(i)", secret: nil) }
+            return (host, wall)
+        }
+        let (whole, wallA) = try world(60)
+        let (stepped, wallB) = try world(60)
+        wallA.ms += 60_000
+        wallB.ms += 60_000
+        whole.advance()
+        var calls = 0
+        while !stepped.advance(atMost: 200) { calls += 1 }
+        #expect(calls >= 2, "an hour of 6 users at 300 an hour each is more than 200 entries: \(calls) calls")
+        #expect(stepped.users.map { AwayUsersTests.incoming($0) } == whole.users.map { AwayUsersTests.incoming($0) })
+        #expect(stepped.users.map { $0.world.ledger.map(\.txId) } == whole.users.map { $0.world.ledger.map(\.txId) })
+        #expect(stepped.scheduler.now == whole.scheduler.now)
+    }
+}
