@@ -37,7 +37,7 @@ public final class WorldHost {
         public var address: Address { world.me }
         /// The wall clock (Unix ms) when the user last made a request or held a socket: its
         /// contacts stop writing once it has been away `WorldHost.awayAfterMs` (`awayAt`).
-        fileprivate(set) var lastSeenWallMs: Int64 = 0
+        var lastSeenWallMs: Int64 = 0
         /// The world's writes into the server's store (the world holds it weakly).
         var persistence: WorldPersistence? {
             didSet { world.persistence = persistence }
@@ -213,37 +213,11 @@ public final class WorldHost {
     public var maxUsers = WorldHost.defaultMaxUsers
     public static let defaultMaxUsers = 10_000
 
-    // MARK: - Away
-
     /// How long a user may go without a request or a socket before its simulated contacts stop
     /// writing (`--away-after`, wall milliseconds). Contacts that wrote forever to users who
     /// never came back made an idle server grow until it stopped answering (2 000 users: 48 %
     /// CPU, the data folder +44 % in 40 s; about 5 000 at ×60: no join answered for 20 min).
     public var awayAfterMs: Int64 = 60_000
-
-    /// The user made a request or holds a socket now: back from away, its contacts write again
-    /// (from now: nothing is made up for the time away).
-    public func seen(_ user: User) {
-        user.lastSeenWallMs = wallClock()
-        guard user.world.traffic.paused else { return }
-        advance()
-        user.world.traffic.unpause()
-    }
-
-    /// Pauses the contacts of every user away longer than `awayAfterMs`, except those
-    /// `present` (holding a socket). Returns how many are away now.
-    @discardableResult
-    public func pauseAway(present: (User) -> Bool) -> Int {
-        let now = wallClock()
-        var away = 0
-        for user in users {
-            if user.world.traffic.paused { away += 1; continue }
-            guard now - user.lastSeenWallMs >= awayAfterMs, !present(user) else { continue }
-            user.world.traffic.pause()
-            away += 1
-        }
-        return away
-    }
 
     /// The user of that name, created at its first join (a new secret, returned once and
     /// kept nowhere: the server stores its hash); a later join must show that secret.
@@ -413,55 +387,5 @@ public final class WorldHost {
             socket.directive(d.scenarioText)
             return nil
         }
-    }
-
-    /// Ground truth of one user (`GET /admin/truth?user=NAME`): the ledger, requests by kind,
-    /// pushes sent and dropped; what a test needs to count lost and duplicated messages as
-    /// `simulate` does.
-    public func truth(of user: User) -> JSONValue {
-        let world = user.world
-        return .object([
-            ("user", .string(user.name)),
-            ("address", .string(world.me.value)),
-            ("contacts", .array(world.allContacts.map { c in
-                .object([("handle", .string(c.handle)), ("address", .string(c.address.value)), ("person", .int(world.isPerson(c.address) ? 1 : 0))])
-            })),
-            ("ledger", .array(world.ledger.map { m in
-                .object([("txId", .string(m.txId)), ("conversation", .string(m.conversation.value)),
-                         ("direction", .string(m.direction.rawValue)), ("kind", .string(m.kind.rawValue)),
-                         ("blockTime", .int(m.blockTime.milliseconds))])
-            })),
-            ("requests", .object(world.indexer.requestsByKind.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
-            ("pushes", .object([("sent", .int(Int64(world.push.sent))), ("dropped", .int(Int64(world.push.dropped)))])),
-            ("realtimeDelivered", .int(Int64(world.node.deliveredCount))),
-            // Node subscriptions the server holds for the user's sockets (one a socket at most).
-            ("nodeSubscriptions", .int(Int64(user.link.subscriptions.count))),
-            // The faults the user's world has now, by field (the truth a client given the
-            // operator's token sets beside its engine's beliefs), and in words for people.
-            ("faults", FaultsDocument.encode(world.faults)),
-            ("faultWords", .array(world.faults.words.map { .string($0) })),
-        ])
-    }
-
-    /// Users a page of the whole server's truth holds (`GET /admin/truth?page=N`): one
-    /// request for every user's ledger at once took a server of 5 000 users to 6.2 GB.
-    public static let truthPageSize = 100
-
-    /// Ground truth of the whole server (`GET /admin/truth`), a page of users at a time, in
-    /// the order they joined: `userCount`, this `page`, and `nextPage` while there are more.
-    public func truth(page: Int = 0) -> JSONValue {
-        let from = min(users.count, page * Self.truthPageSize)
-        let to = min(users.count, from + Self.truthPageSize)
-        var fields: [(String, JSONValue)] = [
-            ("clock", .int(virtualNow.milliseconds)),
-            ("speed", .string(speed.formatted())),
-            ("seed", .int(Int64(bitPattern: seed))),
-            ("userCount", .int(Int64(users.count))),
-            ("page", .int(Int64(page))),
-            ("users", .array(users[from..<to].map { truth(of: $0) })),
-            ("played", .array(played.map { .object([("at", .int($0.at.milliseconds)), ("line", .string($0.line))]) })),
-        ]
-        if to < users.count { fields.append(("nextPage", .int(Int64(page + 1)))) }
-        return .object(fields)
     }
 }

@@ -5,15 +5,17 @@ import Spawn
 /// come back (issue 52 #1), minute by minute: the server's CPU, resident memory and data
 /// folder, then a new user's join timed. Users are joined from 64 loopback addresses (the
 /// per-address join limit is the server's own, raised for the bench).
-/// `SYNCHAT_BENCH_IDLE_USERS` (default 10 000) and `SYNCHAT_BENCH_IDLE_MINUTES` (default 10).
+/// `SYNCHAT_BENCH_IDLE_USERS` (default 10 000), `SYNCHAT_BENCH_IDLE_MINUTES` (default 10), and
+/// `SYNCHAT_BENCH_AWAY_AFTER` (the server's `--away-after`; `168h`: nobody is ever away, as before).
 func idleUsers(_ binary: String) {
     let env = ProcessInfo.processInfo.environment
     let count = env["SYNCHAT_BENCH_IDLE_USERS"].flatMap(Int.init) ?? 10_000
     let minutes = env["SYNCHAT_BENCH_IDLE_MINUTES"].flatMap(Int.init) ?? 10
+    let away = env["SYNCHAT_BENCH_AWAY_AFTER"] ?? "1m"
     let dir = NSTemporaryDirectory() + "synchat-bench-idle-users-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    say("== \(count) users joined on --data who never come back, idle for \(minutes) minutes (goal: CPU ≤ 5 %, memory and data folder flat, a join within 100 ms)")
-    guard let server = BenchServer.start(binary, ["--speed", "1", "--open", "--peer-joins", "1000000", "--max-users", "\(count + 10)", "--data", dir]) else { return }
+    say("== \(count) users joined on --data who never come back, idle for \(minutes) minutes, --away-after \(away) (goal: CPU ≤ 5 %, memory and data folder flat, a join within 100 ms)")
+    guard let server = BenchServer.start(binary, ["--speed", "1", "--open", "--peer-joins", "1000000", "--max-users", "\(count + 10)", "--away-after", away, "--data", dir]) else { return }
     defer { server.stop() }
     let t0 = now()
     var joined = 0
