@@ -39,8 +39,16 @@ func idleUsers(_ binary: String) {
         cpu = next
         last = now()
     }
-    let j0 = now()
-    let ok = server.join("latecomer", from: "127.0.9.200") != nil
-    hrow("a join after the idle minutes", ok ? String(format: "%.1f ms", Double(now() - j0) / 1e6) : "failed", "goal: ≤ 100 ms")
+    // Each of three joins timed from its request to the end of its answer (every user is a
+    // contact: the answer holds them all).
+    var joins: [Double] = []
+    for i in 0..<3 {
+        let body = "{\"user\": \"latecomer\(i)\"}"
+        let j0 = now()
+        let answer = RawSocket.exchange(port: server.port, from: "127.0.9.200", "POST /v1/join HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        if answer?.status == 201 { joins.append(Double(now() - j0) / 1e6) }
+        if i == 0 { hrow("  its answer", "\((answer?.body.count ?? 0) / 1024) KB") }
+    }
+    hrow("a join after the idle minutes, three", joins.count == 3 ? joins.map { String(format: "%.1f ms", $0) }.joined(separator: ", ") : "failed", "goal: ≤ 100 ms")
     hrow("the most CPU in a minute after the first", String(format: "%.1f %%", worst), "goal: ≤ 5 %")
 }
