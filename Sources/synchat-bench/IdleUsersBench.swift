@@ -6,16 +6,19 @@ import Spawn
 /// folder, then a new user's join timed. Users are joined from 64 loopback addresses (the
 /// per-address join limit is the server's own, raised for the bench).
 /// `SYNCHAT_BENCH_IDLE_USERS` (default 10 000), `SYNCHAT_BENCH_IDLE_MINUTES` (default 10), and
-/// `SYNCHAT_BENCH_AWAY_AFTER` (the server's `--away-after`; `168h`: nobody is ever away, as before).
+/// `SYNCHAT_BENCH_AWAY_AFTER` (the server's `--away-after`; `168h`: nobody is ever away, as
+/// before), `SYNCHAT_BENCH_SPEED` (the server's `--speed`, default 60: a minute of the world a
+/// second, each user's contacts writing 24 messages an hour of it).
 func idleUsers(_ binary: String) {
     let env = ProcessInfo.processInfo.environment
     let count = env["SYNCHAT_BENCH_IDLE_USERS"].flatMap(Int.init) ?? 10_000
     let minutes = env["SYNCHAT_BENCH_IDLE_MINUTES"].flatMap(Int.init) ?? 10
     let away = env["SYNCHAT_BENCH_AWAY_AFTER"] ?? "1m"
+    let speed = env["SYNCHAT_BENCH_SPEED"] ?? "60"
     let dir = NSTemporaryDirectory() + "synchat-bench-idle-users-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    say("== \(count) users joined on --data who never come back, idle for \(minutes) minutes, --away-after \(away) (goal: CPU ≤ 5 %, memory and data folder flat, a join within 100 ms)")
-    guard let server = BenchServer.start(binary, ["--speed", "1", "--open", "--peer-joins", "1000000", "--max-users", "\(count + 10)", "--away-after", away, "--data", dir]) else { return }
+    say("== \(count) users joined on --data who never come back, idle for \(minutes) minutes, --speed \(speed), --away-after \(away) (goal: CPU ≤ 5 %, memory and data folder flat, a join within 100 ms)")
+    guard let server = BenchServer.start(binary, ["--speed", speed, "--open", "--peer-joins", "1000000", "--max-users", "\(count + 10)", "--away-after", away, "--data", dir]) else { return }
     defer { server.stop() }
     let t0 = now()
     var joined = 0
