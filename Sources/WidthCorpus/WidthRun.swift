@@ -27,7 +27,7 @@ public struct WidthRun {
 
     public let binary: String
     public let probe: [String]
-    public let entries: [CorpusEntry]
+    public var entries: [CorpusEntry]
     public let width: Int
     public let height: Int
     /// Simulated seconds per wall second, and between two bodies / two rounds of names.

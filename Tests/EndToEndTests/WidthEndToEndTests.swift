@@ -122,7 +122,8 @@ struct WidthEndToEndTests {
           arguments: [(120, 36, "auto"), (80, 24, "safe")])
     func corpusInTmux(size: (Int, Int, String)) throws {
         var run = WidthRun(binary: TmuxSession.binary, probe: Self.probe, entries: try Self.sample(), width: size.0, height: size.1)
-        run.speed = 20
+        // SYNCHAT_WIDTH_TEST_SPEED=120 outpaces the captures on purpose: the replay below runs.
+        run.speed = Int(ProcessInfo.processInfo.environment["SYNCHAT_WIDTH_TEST_SPEED"] ?? "") ?? 20
         run.emoji = size.2
         let r = try run.run()
         #expect(r.exited == nil, "synchat exited before the last message showed:\n\(r.exited ?? "")")
@@ -130,8 +131,23 @@ struct WidthEndToEndTests {
         #expect(r.screens > 100, "too few screens captured: \(r.screens)")
         #expect(r.broken == 0, "\(r.broken) of \(r.screens) screens broken: \(r.problems)\n\(r.examples.prefix(2).joined(separator: "\n\n"))")
         #expect(r.unreadable.isEmpty, "\(r.unreadable.sorted { $0.key < $1.key }.prefix(5))")
-        // A message the captures missed proves nothing either way; a handful at most.
-        #expect(r.unseen.count <= r.strings / 50, "messages never seen whole: \(r.unseen) (\(r.screens) screens, \(r.busy) busy stretches of 2 s); the last screen:\n\(r.last)")
+        // A message the captures missed (it came and scrolled away while synchat, or the
+        // machine, was busy: five in a row in one CI run) proves nothing either way: its
+        // strings are played again, alone, and judged as the first time. Every string is seen
+        // whole at least once, but a handful.
+        var unseen = r.unseen
+        if !unseen.isEmpty {
+            let expected = run.scenario().expected
+            let missed = Set(unseen.compactMap { expected[$0]?.entry?.text })
+            var again = run
+            again.entries = run.entries.filter { missed.contains($0.text) }
+            let r2 = try again.run()
+            #expect(r2.broken == 0, "played again: \(r2.broken) of \(r2.screens) screens broken: \(r2.problems)\n\(r2.examples.prefix(2).joined(separator: "\n\n"))")
+            #expect(r2.unreadable.isEmpty, "played again: \(r2.unreadable.sorted { $0.key < $1.key }.prefix(5))")
+            let expectedAgain = again.scenario().expected
+            unseen = r2.unseen.compactMap { expectedAgain[$0]?.entry?.text }.map { t in r.unseen.first { expected[$0]?.entry?.text == t } ?? -1 }
+        }
+        #expect(unseen.count <= r.strings / 50, "messages never seen whole, played twice: \(unseen) (first run: \(r.unseen), \(r.screens) screens, \(r.busy) busy stretches of 2 s); the last screen:\n\(r.last)")
     }
 
     @Test("Scenarios/hostile.scenario passes the same judge on every screen, at 120x36 (emoji whole, measured) and 80x24 (--emoji safe)", .timeLimit(.minutes(2)),
