@@ -36,7 +36,7 @@ public final class WorldHost {
         public let link: UserLink
         public var address: Address { world.me }
         /// The wall clock (Unix ms) when the user last made a request or held a socket: its
-        /// contacts stop writing once it has been away `WorldHost.awayAfterMs` (`awayAt`).
+        /// contacts stop writing once it has been away `WorldHost.awayAfterMs` (`pauseAway`).
         var lastSeenWallMs: Int64 = 0
         /// The world's writes into the server's store (the world holds it weakly).
         var persistence: WorldPersistence? {

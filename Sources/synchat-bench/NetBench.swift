@@ -109,11 +109,17 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
     row("server CPU, whole run", String(format: "%.2f s", serverCPU))
     row("clients' CPU (this process, \(clients) engines)", String(format: "%.2f s", clientsCPU))
     row("server resident memory", rssText(pid))
-    if let token = line.firstMatch(of: /admin token ([0-9a-f]{32})/).map({ String($0.1) }),
-       let answer = try? NetIO(host: "127.0.0.1", port: port, group: group).requestNow(.GET, "/admin/truth", token: token),
-       let truth = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any], let users = truth["users"] as? [[String: Any]] {
+    if let token = line.firstMatch(of: /admin token ([0-9a-f]{32})/).map({ String($0.1) }) {
+        // The truth comes 100 users a page: every page, followed by its nextPage.
+        var users: [[String: Any]] = []
+        var page: Int? = 0
+        while let p = page, let answer = try? NetIO(host: "127.0.0.1", port: port, group: group).requestNow(.GET, "/admin/truth?page=\(p)", token: token),
+              let truth = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any] {
+            users += truth["users"] as? [[String: Any]] ?? []
+            page = truth["nextPage"] as? Int
+        }
         let requests = users.reduce(0) { $0 + (($1["requests"] as? [String: Int])?.values.reduce(0, +) ?? 0) }
-        row("backend requests, all users", "\(requests)")
+        row("backend requests, all users", "\(requests) (\(users.count) users)")
     }
 }
 

@@ -394,6 +394,23 @@ def silent_sockets():
         stop(server)
 
 
+def until_closed(s, wait):
+    """Reads `s` until the peer closes it or `wait` seconds pass with nothing: whether it was
+    closed (an end of stream or a reset), and the bytes that came before."""
+    s.settimeout(wait)
+    got = b""
+    try:
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                return True, got
+            got += chunk
+    except socket.timeout:
+        return False, got
+    except OSError:
+        return True, got
+
+
 def ipv6_per_64():
     """IPv6 peers count per /64 (on ::1, the loopback's own /64): its connections are held to
     --peer-connections like one address's."""
@@ -408,19 +425,7 @@ def ipv6_per_64():
     try:
         held = [socket.create_connection(("::1", port), timeout=DEADLINE) for _ in range(4)]
         extra = socket.create_connection(("::1", port), timeout=DEADLINE)
-        extra.settimeout(3)
-        said = b""
-        try:
-            while True:
-                chunk = extra.recv(4096)
-                if not chunk:
-                    closed = True
-                    break
-                said += chunk
-        except socket.timeout:
-            closed = False
-        except OSError:
-            closed = True
+        closed, said = until_closed(extra, 3)
         check(closed and said.startswith(b"HTTP/1.1 503") and b"(--peer-connections 4)" in said,
               f"over IPv6, a /64's fifth connection is answered 503 naming --peer-connections 4, and closed at once ({said[-90:]!r})")
         for s in held + [extra]:
@@ -448,19 +453,10 @@ def heads_per_peer():
         said = {}
 
         def ended(s):
-            s.settimeout(0.3)
-            got = b""
-            try:
-                while True:
-                    chunk = s.recv(4096)
-                    if not chunk:
-                        said[s] = got
-                        return True
-                    got += chunk
-            except socket.timeout:
-                return False
-            except OSError:
-                return True
+            closed, got = until_closed(s, 0.3)
+            if closed:
+                said[s] = got
+            return closed
         states = [ended(s) for s in heads]
         check(states == [True, True, False, False, False, False] and not ended(other),
               f"of 6 unfinished heads from one address at --peer-heads 4, the 2 oldest are closed ({states}); another address's stays")
@@ -490,19 +486,8 @@ def new_connections_per_peer():
         time.sleep(0.3)
         said = []
         for s in held + [other]:
-            s.settimeout(0.3)
-            got = b""
-            try:
-                while True:
-                    chunk = s.recv(4096)
-                    if not chunk:
-                        break
-                    got += chunk
-            except socket.timeout:
-                got = b"(open)"
-            except OSError:
-                pass
-            said.append(got)
+            closed, got = until_closed(s, 0.3)
+            said.append(got if closed else b"(open)")
         kept = sum(1 for g in said[:-1] if g == b"(open)")
         refused = [g for g in said[:-1] if g.startswith(b"HTTP/1.1 503")]
         most = 20 + 5 * (elapsed + 0.3) + 1
