@@ -39,6 +39,17 @@ public enum PolicyGoals {
     /// reach only if it could for this long: one it could reach for a few seconds (the indexer
     /// going down just after it landed) no client looking at that pace is sure to see.
     public static let fastestLook = PushVerifier(policy: .adaptive).verifyInterval
+    /// Never lost, at worst late: adaptive delivers every message within its time in the
+    /// background plus this, where the device is online and the indexer up some time after the
+    /// message landed. The rules give it: a message younger than push's 2 min when a look counted
+    /// (`PushVerifier.overdueAfter`), hidden behind a newer tip push brought, waits for the next
+    /// look, at most the trust's 15 min on (`trustedLookFirst`); a catch-up fetches it within the
+    /// last minute. (The grid's longest downtime of the indexer or the network, 10 min, with the
+    /// first look 2 min after it, fits within it.)
+    public static let latestBeyondBackground: Interval = {
+        let v = PushVerifier(policy: .adaptive)
+        return v.trustedLookFirst + v.overdueAfter + .minutes(1)
+    }()
     /// Where adaptive's p95 is more than this many times the floor's, docs/matrix.md says why.
     public static let floorFactor = 3.0
 

@@ -16,7 +16,9 @@
 // keeping up, the next one twice as far (up to `longestInterval`); after one that found what
 // push had not brought, `verifyInterval` later; after one that left a young tip to push,
 // once push is overdue for it, if that is sooner (`Watch.oldestOwed`); and once push keeps up
-// (`PushWatch`), only when it has been silent for longer than the traffic makes likely.
+// (`PushWatch`), when it has been silent for longer than the traffic makes likely, and once,
+// `trustedLookFirst` into the trust: a push that loses 30 % can deliver twenty in a row by
+// chance, and a look counts what landed over the whole outage, so the streak ends at that look.
 //
 //     idle ──foreground, realtime not live, push not unreliable──▶ waiting(due) ──due──▶ look ──answered──▶ waiting(next due)
 //       ▲                                                             │
@@ -53,10 +55,13 @@ public struct PushVerifier: Sendable {
         public var keepsUp: Bool
         public var silenceEndsAt: Instant?
         public var oldestOwed: Instant?
-        public init(keepsUp: Bool, silenceEndsAt: Instant?, oldestOwed: Instant? = nil) {
+        /// Push lost a message lately (`PushWatch.losing`): trust earned after it is confirmed anew.
+        public var losing: Bool
+        public init(keepsUp: Bool, silenceEndsAt: Instant?, oldestOwed: Instant? = nil, losing: Bool = false) {
             self.keepsUp = keepsUp
             self.silenceEndsAt = silenceEndsAt
             self.oldestOwed = oldestOwed
+            self.losing = losing
         }
     }
 
@@ -77,6 +82,15 @@ public struct PushVerifier: Sendable {
     /// long enough that a downtime is not asked every minute, short enough that the first look
     /// after it comes within a few minutes.
     public var longestRetryInterval: Interval = .minutes(4)
+    /// (g): once push keeps up, how long it is trusted alone in an outage before one look counts
+    /// what landed since realtime stopped (`trustConfirmed`). A push that loses 30 % delivers
+    /// twenty in a row about once in a thousand tries, and a world gives it many tries; a look a
+    /// quarter of an hour on ends such a streak (about 7 messages, each lost with 30 %: 0.7^7.5,
+    /// one in fourteen passes it). One look per trust earned: within the price of looking, 4 an
+    /// hour of realtime outage in the foreground (docs/spec.md §4).
+    public var trustedLookFirst: Interval = .minutes(15)
+    /// (g): a look since push came to keep up showed it keeping up (false once it loses one).
+    private var trustConfirmed = false
     /// Checks are running (the first look was due).
     public private(set) var active = false
     /// The next check (or, before the first, when it will be due).
@@ -117,7 +131,10 @@ public struct PushVerifier: Sendable {
     public mutating func conditionsChanged(foreground: Bool, notLiveSince since: Instant?, pushState: PushState, pushFailing: Bool? = nil,
                                            polling: Bool, watch: Watch? = nil, now: Instant) -> [Action] {
         self.pushState = pushState
-        if let watch { self.watch = watch }
+        if let watch {
+            self.watch = watch
+            if watch.losing { trustConfirmed = false }
+        }
         let failing = pushFailing ?? (pushState == .unreliable)
         guard policy.verifyPushWithoutRealtime, foreground, let since, !failing, !polling else {
             notLiveSince = nil
@@ -147,6 +164,11 @@ public struct PushVerifier: Sendable {
         var due: Instant?
         if watch.keepsUp {
             due = watch.silenceEndsAt
+            // Trust earned is confirmed once, by a look that counts the outage's messages.
+            if !trustConfirmed {
+                let confirm = max(lastLookAt ?? since, since) + trustedLookFirst
+                due = min(due ?? confirm, confirm)
+            }
         } else {
             due = lastLookAt.map { $0 + interval } ?? earliest
             // A silence counts once: after a look that followed it, the interval rules.
@@ -195,6 +217,8 @@ public struct PushVerifier: Sendable {
     /// `watch`: push's pace and record after it.
     public mutating func lookAnswered(_ look: Look, watch: Watch, now: Instant) -> [Action] {
         guard policy.pacedLooks, active, let since = notLiveSince else { return [] }
+        // A look that showed push keeping up, trusted before it too, confirms the trust.
+        if watch.losing || look == .unbrought { trustConfirmed = false } else if watch.keepsUp, self.watch.keepsUp { trustConfirmed = true }
         self.watch = watch
         failedLookAt = nil
         failedLooks = 0
@@ -205,12 +229,10 @@ public struct PushVerifier: Sendable {
             reason = "the tips showed what push had not brought: next look in \(verifyInterval)"
         case .clean(let pushes) where pushes > 0:
             wait = min(interval * 2, longestInterval)
-            reason = watch.keepsUp ? "push keeps up: a look only if it is silent for longer than the traffic makes likely"
-                : "push kept up: next look in \(interval)"
+            reason = watch.keepsUp ? trustedReason : "push kept up: next look in \(interval)"
         case .quiet:
             wait = max(interval, min(interval * 2, longestQuietInterval))
-            reason = watch.keepsUp ? "push keeps up: a look only if it is silent for longer than the traffic makes likely"
-                : "nothing landed since the last look: next look in \(interval)"
+            reason = watch.keepsUp ? trustedReason : "nothing landed since the last look: next look in \(interval)"
         case .clean:
             reason = "nothing new: next look in \(interval)"
         }
@@ -219,5 +241,10 @@ public struct PushVerifier: Sendable {
             return [.scheduled(at: dueAt, reason: "push may still bring a message that landed at \(owed): next look when it is overdue")]
         }
         return [.scheduled(at: dueAt, reason: reason)]
+    }
+
+    private var trustedReason: String {
+        trustConfirmed ? "push keeps up: a look only if it is silent for longer than the traffic makes likely"
+            : "push keeps up: a look if it is silent for longer than the traffic makes likely, or in \(trustedLookFirst) to count what it brought"
     }
 }

@@ -7,7 +7,7 @@ extension Engine {
     /// What `PushVerifier` needs of the watch, as of now.
     var watchView: PushVerifier.Watch {
         PushVerifier.Watch(keepsUp: watch.keepsUp(reliability.state, now: now), silenceEndsAt: watch.silenceEndsAt(),
-                           oldestOwed: watch.oldestOwed)
+                           oldestOwed: watch.oldestOwed, losing: watch.losing)
     }
 
     /// (g): realtime has been live since before what the app last proved stored (`provenThrough`):

@@ -311,16 +311,25 @@ struct PushWatchTests {
         #expect(v.nextDeadline == at(630))
     }
 
-    @Test("(g): once push keeps up, a look only when it has been silent for longer than the traffic makes likely; without (g), every minute")
+    @Test("(g): once push keeps up, one look 15 min into the trust counts what it brought (a lossy push's lucky streak ends there); after it, a look only when push has been silent for longer than the traffic makes likely; a loss makes the next trust earn its look again; without (g), every minute")
     func silenceOnly() {
         var v = paced()
         _ = v.deadlineReached(now: at(120))
-        let keeps = PushVerifier.Watch(keepsUp: true, silenceEndsAt: at(1000))
+        let keeps = PushVerifier.Watch(keepsUp: true, silenceEndsAt: at(3000))
         #expect(v.lookAnswered(.clean(pushes: 5), watch: keeps, now: at(121))
-                == [.scheduled(at: at(1000), reason: "push keeps up: a look only if it is silent for longer than the traffic makes likely")])
+                == [.scheduled(at: at(1020), reason: "push keeps up: a look if it is silent for longer than the traffic makes likely, or in 15m to count what it brought")])
+        _ = v.deadlineReached(now: at(1020))
+        #expect(v.lookAnswered(.clean(pushes: 8), watch: keeps, now: at(1021))
+                == [.scheduled(at: at(3000), reason: "push keeps up: a look only if it is silent for longer than the traffic makes likely")])
         _ = v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false,
-                                watch: PushVerifier.Watch(keepsUp: true, silenceEndsAt: nil), now: at(200))
+                                watch: PushVerifier.Watch(keepsUp: true, silenceEndsAt: nil), now: at(1100))
         #expect(v.nextDeadline == nil)
+        // Push lost one, then earned its trust again: that trust is looked at 15 min after the last look.
+        _ = v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false,
+                                watch: PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, losing: true), now: at(1200))
+        _ = v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false,
+                                watch: PushVerifier.Watch(keepsUp: true, silenceEndsAt: nil), now: at(1300))
+        #expect(v.nextDeadline == at(1920))
         var e = PushVerifier(policy: SyncPolicy.adaptive.without("g"))
         _ = e.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, now: at(0))
         #expect(e.nextDeadline == at(60))
