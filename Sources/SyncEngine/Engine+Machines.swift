@@ -216,9 +216,11 @@ extension Engine {
             counters.joined += 1
             // The inspector lists who joined a catch-up (a background refresh's light sync is not one).
             if let first = runs.first, first.id != refreshRunId { runs.join(first.id, trigger: t) }
-            // (g): a proof started before this reconnect's gap began: its UTXO set was asked before
-            // what landed in the gap, so the reconnect asks again once it ends.
-            if policy.pacedLooks, t == .rpcRestored, running.kind == .targeted, let ended = lastLiveEndedAt, running.startedAt < ended {
+            // (g): a targeted sync does not cover this reconnect's gap (the node's or the
+            // subscription's): a proof's UTXO set was asked before some of what landed in it, and a
+            // fetch of the objects a look named leaves the others out. The reconnect asks again
+            // once it ends.
+            if policy.pacedLooks, t == .rpcRestored || t == .subscriptionRestart, running.kind == .targeted {
                 reconnectAfterRun = t
             }
             emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger.rawValue)"))
