@@ -159,9 +159,12 @@ public enum Invariants {
         }
     }
 
-    /// A loss rule 6 explains: neither realtime nor push brought the message to the app, a
-    /// catch-up trigger after it landed was skipped by the debounce (push reliable), and no
-    /// complete full catch-up started after it was indexed — had one, it would have fetched it.
+    /// A loss rules 6 and 8 explain: neither realtime nor push brought the message to the app, a
+    /// catch-up trigger after it landed was skipped by the debounce (push reliable) or joined a
+    /// sync already running (rule 8's single flight: its requests went before the message was
+    /// indexed), and no complete full catch-up started after it was indexed — had one, it would
+    /// have fetched it. (Fuzz case 126011: a message landed 1.2 s before the final foreground; the
+    /// forced catch-up of `unreliable` asked at once, the reconnect's joined it.)
     public static func debounceGap(_ m: NetworkMessage, in run: ScenarioRun) -> Bool {
         if run.world.node.delivered(m.txId) || run.world.push.delivered(m.txId) { return false }
         let indexed = m.blockTime + run.world.timings.indexingLag.high
@@ -169,7 +172,7 @@ public enum Invariants {
         var startedAt: Instant?
         for e in run.log {
             switch e.event {
-            case .catchUpSkipped where e.at >= m.blockTime:
+            case .catchUpSkipped where e.at >= m.blockTime, .catchUpJoined where e.at >= m.blockTime:
                 skipped = true
             case .catchUpStarted(_, .full, _, _):
                 startedAt = e.at

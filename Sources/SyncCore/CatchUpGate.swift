@@ -254,13 +254,15 @@ public struct CatchUpGate: Sendable {
     /// Rule 14: a catch-up that did not complete is owed, and retried with backoff in the
     /// foreground, until one of the same kind completes (a complete full one pays any debt).
     /// `forced`: the run was forced. `progressed`: some of its requests were answered.
+    /// `coversAll`: it fetched or proved every object (a full sync, a proof from the UTXO set),
+    /// not only the objects a look named: only such a one leaves (c) nothing to trail.
     public mutating func finished(kind: SyncKind, succeeded: Bool, now: Instant, foreground: Bool = true, forced: Bool = false,
-                                  progressed: Bool = false) {
+                                  progressed: Bool = false, coversAll: Bool = true) {
         guard kind != .light else { return }
         if succeeded {
             lastFinishedAt = now
             if kind == .full { lastFullSyncAt = now }
-            trailingDue = nil  // (c): caught up, nothing left to trail
+            if coversAll { trailingDue = nil }  // (c): caught up, nothing left to trail
             if let debt = owed, debt.kind != kind, kind != .full { return }  // a targeted sync does not pay for a full one
             owed = nil
             retryDue = nil

@@ -258,8 +258,9 @@ extension Engine {
             if let proof = refreshCovers, proof.runId == runId { provesThrough(proof.through) }  // (f)
         }
         if refreshCovers?.runId == runId { refreshCovers = nil }
+        // A fetch of the objects a look named (no UTXO set asked) is no catch-up of a gap: (c) still trails it.
         gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
-                      forced: run.forced, progressed: run.failed < run.requests)
+                      forced: run.forced, progressed: run.failed < run.requests, coversAll: run.kind == .full || askedAt != nil)
         counters.errors += run.failed
         emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
                               failed: run.failed, took: now - run.startedAt, stoppedBy: stoppedBy))

@@ -381,6 +381,18 @@ struct PushWatchTests {
         #expect(c.kindToStart(forced: false, pushState: .unreliable, foreground: true, realtimeLive: true, trigger: .rpcRestored, now: at(700)) == .full)
     }
 
+    @Test("(c) in the gate: a fetch of the objects a look named does not end the trailing catch-up of a gap; a full sync or a proof does (fuzz case 117774)")
+    func trailingOutlivesANamedFetch() {
+        var g = CatchUpGate(policy: .adaptive)
+        g.finished(kind: .full, succeeded: true, now: at(0))
+        _ = g.triggered(.appActive, forced: false, pushState: .reliable, now: at(60), running: nil, pushInDoubt: false)
+        #expect(g.trailingDue == at(600))
+        g.finished(kind: .targeted, succeeded: true, now: at(120), coversAll: false)
+        #expect(g.trailingDue == at(600))
+        g.finished(kind: .targeted, succeeded: true, now: at(180))
+        #expect(g.trailingDue == nil)
+    }
+
     @Test("(g) in the gate: a reconnect inside the debounce while push is in doubt starts the targeted sync its UTXO proof allows; not in doubt, rule 6 skips it; seed and adaptive without (g) skip it")
     func reconnectWhilePushInDoubt() {
         func reconnect(_ policy: SyncPolicy, inDoubt: Bool) -> CatchUpGate.Action {
