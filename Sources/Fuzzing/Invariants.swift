@@ -163,8 +163,7 @@ public enum Invariants {
     /// catch-up trigger after it landed was skipped by the debounce (push reliable) or joined a
     /// sync already running (rule 8's single flight: its requests went before the message was
     /// indexed), and no complete full catch-up started after it was indexed — had one, it would
-    /// have fetched it. (Fuzz case 126011: a message landed 1.2 s before the final foreground; the
-    /// forced catch-up of `unreliable` asked at once, the reconnect's joined it.)
+    /// have fetched it.
     public static func debounceGap(_ m: NetworkMessage, in run: ScenarioRun) -> Bool {
         if run.world.node.delivered(m.txId) || run.world.push.delivered(m.txId) { return false }
         let indexed = m.blockTime + run.world.timings.indexingLag.high

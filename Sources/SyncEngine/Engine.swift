@@ -237,14 +237,7 @@ public final class Engine {
 
     /// When the engine next needs `.deadline`; nil when nothing is due. A spurious
     /// `.deadline` does nothing.
-    public var nextDeadline: Instant? {
-        // Asked after every input: no array made for it (a sweep of the matrix asks it millions of times).
-        var soonest: Instant?
-        for timer in EngineTimer.allCases {
-            if let due = deadline(timer), soonest.map({ due < $0 }) ?? true { soonest = due }
-        }
-        return soonest
-    }
+    public var nextDeadline: Instant? { EngineTimer.allCases.compactMap(deadline).min() }
 
     func request() -> Int {
         nextRequestId += 1
