@@ -69,7 +69,10 @@ public struct BackgroundRefresh: Sendable {
     /// passed since the background began or the last look: push alone is trusted with the
     /// night, and a push that loses some of what it should bring keeps up by its pace (the
     /// 70 % it brings); one look an hour, counted (`IndexerCall.tipCounting`), finds the rest.
-    /// The price of looking's background term (docs/spec.md §4): a request an hour.
+    /// The price of looking's background term (docs/spec.md §4): a request an hour. And a
+    /// trust earned in the background on pushes alone (`PushWatch.recordCounted`) is looked at
+    /// at the first grant that finds it: a push losing 30 % delivers twenty in a row now and
+    /// then, and the hour it was then trusted kept its losses waiting (matrix cell 22).
     public var trustedLookEvery: Interval = .hours(1)
     /// (h): since when push alone has been trusted in this background (its start, or the last look).
     public private(set) var trustedSince: Instant?
@@ -156,16 +159,18 @@ public struct BackgroundRefresh: Sendable {
         }
     }
 
-    /// The OS granted a refresh. (f): `keepsUp` and `why` are `PushWatch`'s say on push now.
-    public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, keepsUp: Bool = false, why: String = "",
-                                        now: Instant) -> [Action] {
+    /// The OS granted a refresh. (f): `keepsUp` and `why` are `PushWatch`'s say on push now;
+    /// (h): `recordCounted`, whether what push keeps up on was counted by a look or realtime.
+    public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, keepsUp: Bool = false, recordCounted: Bool = true,
+                                        why: String = "", now: Instant) -> [Action] {
         if case .background = phase { phase = .background(requested: false) }
         if policy.naiveBackgroundRefresh {
             guard mode != .off else { return [.skip(reason: "notification mode is off")] }
             return [.runFullSync]  // the engine tracks the sync; the OS expires the task
         }
         if policy.watchPushInBackground, mode != .off {
-            let trustedTooLong = policy.closingLook && trustedSince.map { now - $0 >= trustedLookEvery } ?? false
+            // (h): push alone is trusted an hour at most, and not on pushes no look has counted.
+            let trustedTooLong = policy.closingLook && (!recordCounted || trustedSince.map { now - $0 >= trustedLookEvery } ?? false)
             if mode == .remotePush, keepsUp, !trustedTooLong {
                 return [.skip(reason: why)] + rerequest(mode: mode, pushState: pushState, now: now, after: keepUpInterval)
             }

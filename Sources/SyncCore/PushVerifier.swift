@@ -57,11 +57,14 @@ public struct PushVerifier: Sendable {
         public var oldestOwed: Instant?
         /// Push lost a message lately (`PushWatch.losing`): trust earned after it is confirmed anew.
         public var losing: Bool
-        public init(keepsUp: Bool, silenceEndsAt: Instant?, oldestOwed: Instant? = nil, losing: Bool = false) {
+        /// Push paid a tip a look had left to it, since the last look.
+        public var pushPaidOwed: Bool
+        public init(keepsUp: Bool, silenceEndsAt: Instant?, oldestOwed: Instant? = nil, losing: Bool = false, pushPaidOwed: Bool = false) {
             self.keepsUp = keepsUp
             self.silenceEndsAt = silenceEndsAt
             self.oldestOwed = oldestOwed
             self.losing = losing
+            self.pushPaidOwed = pushPaidOwed
         }
     }
 
@@ -91,6 +94,9 @@ public struct PushVerifier: Sendable {
     public var trustedLookFirst: Interval = .minutes(15)
     /// (g): a look since push came to keep up showed it keeping up (false once it loses one).
     private var trustConfirmed = false
+    /// (g): the last look saw no push since the one before, and left a young tip to push: its
+    /// verdict waits for that push (`pushBroughtOwed`).
+    private var leftToPush = false
     /// Checks are running (the first look was due).
     public private(set) var active = false
     /// The next check (or, before the first, when it will be due).
@@ -147,6 +153,16 @@ public struct PushVerifier: Sendable {
         }
         if policy.pacedLooks {
             notLiveSince = since
+            // After a look that saw no push but a young tip, the push that comes for it in time
+            // is what the look could not see yet: push kept up, so the wait grows as after a look
+            // that counted pushes (a push 90 s late made every first look of an outage such a
+            // look, and an outage's first 20 minutes cost five looks).
+            if leftToPush, self.watch.pushPaidOwed, !self.watch.losing, active {
+                leftToPush = false
+                wait = min(interval * 2, longestInterval)
+                dueAt = pacedDue(since: since, now: now)
+                return [.scheduled(at: dueAt, reason: "push brought what the last look left to it: next look in \(interval)")]
+            }
             dueAt = pacedDue(since: since, now: now)
         } else if dueAt == nil || notLiveSince != since {
             notLiveSince = since
@@ -220,6 +236,7 @@ public struct PushVerifier: Sendable {
         // A look that showed push keeping up, trusted before it too, confirms the trust.
         if watch.losing || look == .unbrought { trustConfirmed = false } else if watch.keepsUp, self.watch.keepsUp { trustConfirmed = true }
         self.watch = watch
+        leftToPush = false
         failedLookAt = nil
         failedLooks = 0
         let reason: String
@@ -234,6 +251,7 @@ public struct PushVerifier: Sendable {
             wait = max(interval, min(interval * 2, longestQuietInterval))
             reason = watch.keepsUp ? trustedReason : "nothing landed since the last look: next look in \(interval)"
         case .clean:
+            leftToPush = watch.oldestOwed != nil
             reason = "nothing new: next look in \(interval)"
         }
         dueAt = pacedDue(since: since, now: now)

@@ -90,6 +90,8 @@ public struct PushWatch: Sendable {
     /// object does not pay it (the tips show only each object's newest message), nor does a
     /// newer message push brought (push may have brought that one and lost this).
     private var owed: [SyncObject: [Instant]] = [:]
+    /// Push paid a tip a look had left to it, since the last look.
+    public private(set) var pushPaidSinceLook = false
     /// The app is suspended: no loss is judged until it runs again.
     public private(set) var suspended = true
     /// (g): the misses (rule 2) of the current streak recorded in this launch, and those of
@@ -154,8 +156,16 @@ public struct PushWatch: Sendable {
     /// beside them would have shown: realtime watching, or a look since that found nothing
     /// missing. Pushes alone, in the background or with realtime down, say nothing of the
     /// messages push lost between them.
+    /// Push's record rests on `keepUpEvidence` deliveries a loss beside would have shown
+    /// (realtime watching, or a look since that found nothing missing), not on pushes alone:
+    /// a push that loses 30 % delivers twenty in a row now and then, and only a look tells.
+    public var recordCounted: Bool { vouched - unwatched >= keepUpEvidence }
+
+    /// Of the deliveries push's record rests on, those nothing has counted yet (for the log).
+    public var uncounted: Int { unwatched }
+
     private mutating func forgiveIfEarned() {
-        guard vouched - unwatched >= keepUpEvidence else { return }
+        guard recordCounted else { return }
         lossSeen = false
         lossesInterleaved = false
     }
@@ -186,7 +196,7 @@ public struct PushWatch: Sendable {
             unwatched = 0
             forgiveIfEarned()
         }
-        defer { pushesSinceLook = 0 }
+        defer { pushesSinceLook = 0; pushPaidSinceLook = false }
         return pushesSinceLook
     }
 
@@ -200,11 +210,12 @@ public struct PushWatch: Sendable {
     }
 
     /// A message of `object` that landed at `landedAt` reached the app, by any channel: if a
-    /// look left it to push, it is paid.
-    public mutating func brought(_ object: SyncObject, landedAt: Instant) {
+    /// look left it to push, it is paid (`byPush`: by its push).
+    public mutating func brought(_ object: SyncObject, landedAt: Instant, byPush: Bool) {
         guard var tips = owed[object], let i = tips.firstIndex(of: landedAt) else { return }
         tips.remove(at: i)
         owed[object] = tips.isEmpty ? nil : tips
+        if byPush { pushPaidSinceLook = true }
     }
 
     /// The oldest tip of `object` push still owes, given its cursor (a fetch stored everything

@@ -113,7 +113,7 @@ extension Engine {
     func announce(_ m: StoredMessage) {
         let object = SyncObject(holding: m.message)
         if newestSeen[object].map({ $0 < m.message.blockTime }) ?? true { newestSeen[object] = m.message.blockTime }
-        broughtOwed(m.message)
+        broughtOwed(m.message, byPush: m.via == .push)
         trafficSeen(m.message, byPush: m.via == .push)
         pendingUnstored.remove(m.txId)
         spentUnstored.remove(m.txId)

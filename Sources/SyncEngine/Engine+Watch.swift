@@ -7,7 +7,7 @@ extension Engine {
     /// What `PushVerifier` needs of the watch, as of now.
     var watchView: PushVerifier.Watch {
         PushVerifier.Watch(keepsUp: watch.keepsUp(reliability.state, now: now), silenceEndsAt: watch.silenceEndsAt(),
-                           oldestOwed: watch.oldestOwed, losing: watch.losing)
+                           oldestOwed: watch.oldestOwed, losing: watch.losing, pushPaidOwed: watch.pushPaidSinceLook)
     }
 
     /// (g): realtime has been live since before what the app last proved stored (`provenThrough`):
@@ -38,7 +38,7 @@ extension Engine {
     /// A push reached the app or its notification extension: push's pace and record. (g) waits
     /// for its silence, so the next look moves.
     func pushArrived(_ message: NetworkMessage) {
-        broughtOwed(message)
+        broughtOwed(message, byPush: true)
         guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming else { return }
         // Realtime live in the foreground would show a message push lost beside this one.
         let watched = connection.lifecycle == .foreground && connection.realtime == .live
@@ -48,9 +48,9 @@ extension Engine {
 
     /// (g): a message reached the app (stored, or held by the notification extension): a tip a
     /// look left to push is paid by its own message.
-    func broughtOwed(_ message: NetworkMessage) {
+    func broughtOwed(_ message: NetworkMessage, byPush: Bool) {
         guard policy.pacedLooks else { return }
-        watch.brought(SyncObject(holding: message), landedAt: message.blockTime)
+        watch.brought(SyncObject(holding: message), landedAt: message.blockTime, byPush: byPush)
     }
 
     /// Realtime stopped being live in the foreground: (e)'s looks count from now, and so do
@@ -194,8 +194,9 @@ extension Engine {
         lookAskedAt = now
         effects.append(.indexer(id: id, call))
         var why = watch.why(reliability.state, now: now, background: true)
-        if policy.closingLook, watch.keepsUp(reliability.state, now: now, background: true) {
-            why += "; push alone trusted for \(refresh.trustedLookEvery), a look counts what it brought"  // (h)
+        if policy.closingLook, watch.keepsUp(reliability.state, now: now, background: true) {  // (h)
+            why += watch.recordCounted ? "; push alone trusted for \(refresh.trustedLookEvery), a look counts what it brought"
+                : "; \(watch.uncounted) of its deliveries came with nothing to show a loss beside them: a look counts them"
         }
         emit(.refreshLookAsked(objects: fullSyncObjects().count, why: why))
     }

@@ -162,6 +162,17 @@ struct FaultMatrixTests {
         }
     }
 
+    @Test("(h) looks at a trust earned in the background on pushes alone: cell 22 (background, 30 % of pushes lost) on matrix seeds 169 and 421, where push delivered twenty in a row by chance, holds goal 2; cell 33 (commuting, push 90 s late) on matrix seeds 247 and 389 holds goal 3's price, as a push that brings what a look left to it counts as keeping up")
+    func trustsCounted() throws {
+        for (cell, matrixSeed) in [(22, UInt64(169)), (22, UInt64(421)), (33, UInt64(247)), (33, UInt64(389))] {
+            let rows = try FaultMatrix.run(cells: [FaultMatrix.cells[cell]], matrixSeed: matrixSeed, threads: 1)
+                .map { row -> FaultMatrix.Row in var row = row; row.index = cell; return row }
+            let goals = FaultMatrix.judge(rows).goals.filter { $0.number <= 3 && $0.judged > 0 }
+            #expect(goals.contains { $0.number == 2 }, "cell \(cell), matrix seed \(matrixSeed): goal 2 judged")
+            for goal in goals { #expect(goal.misses.isEmpty, "cell \(cell), matrix seed \(matrixSeed): \(goal.label)") }
+        }
+    }
+
     @Test("every cell, every policy: nothing lost, nothing shown twice, no false unreliable")
     func nothingLost() {
         #expect(Self.rows.count == FaultMatrix.cells.count * 3)

@@ -90,4 +90,31 @@ struct BackgroundRefreshTests {
         _ = without.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
         #expect(!looks(without.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(7200))))
     }
+
+    @Test("(h): a trust resting on pushes no look has counted (`PushWatch.recordCounted`) is looked at by the first grant that finds it, whatever the hour; without (h), let go")
+    func uncountedTrustLooked() {
+        func looks(_ actions: [BackgroundRefresh.Action]) -> Bool { actions.contains { if case .look = $0 { true } else { false } } }
+        var r = BackgroundRefresh(policy: .adaptive)
+        _ = r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
+        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: false, why: "keeps up", now: at(900))))
+        _ = r.lookAnswered(moved: [], unbrought: [], mode: .remotePush, pushState: .reliable, now: at(901))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: true, why: "keeps up", now: at(1800))))
+        var without = BackgroundRefresh(policy: SyncPolicy.adaptive.without("h"))
+        _ = without.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
+        #expect(!looks(without.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: false, why: "keeps up", now: at(900))))
+    }
+
+    @Test("(h): push's record is counted once its deliveries since the last loss, less those nothing could have shown a loss beside, reach 20: a look that finds nothing missing counts them; later pushes keep the count")
+    func recordCounted() {
+        var w = PushWatch(policy: .adaptive)
+        for i in 0..<25 { w.pushArrived(txId: "p\(i)", blockTime: at(Int64(i * 60)), at: at(Int64(i * 60 + 2)), watched: false) }
+        #expect(w.keepsUp(.reliable, now: at(1500), background: true))
+        #expect(!w.recordCounted)
+        _ = w.looked(foundNothingMissing: false, at: at(1510))
+        #expect(!w.recordCounted)  // a look that found something missing counts nothing
+        _ = w.looked(foundNothingMissing: true, at: at(1520))
+        #expect(w.recordCounted)
+        w.pushArrived(txId: "q", blockTime: at(1530), at: at(1532), watched: false)
+        #expect(w.recordCounted)
+    }
 }

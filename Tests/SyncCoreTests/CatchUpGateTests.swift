@@ -217,6 +217,30 @@ struct CatchUpGateTests {
         #expect(CatchUpGate(policy: .seed).kindToStart(forced: false, pushState: .reliable, foreground: true, realtimeLive: true, now: at(100)) == .full)
     }
 
+    @Test("(g) in the gate: rule 4's forced catch-up, realtime live since the last proof, is a proof from the UTXO set; its retry after a failure (a message not indexed yet) proves again, of the same kind (rule 14), not a full sync; not once realtime stopped, nor under seed")
+    func retriedProofStaysTargeted() {
+        func failedProof(_ policy: SyncPolicy) -> CatchUpGate {
+            var g = CatchUpGate(policy: policy)
+            _ = g.triggered(.appActive, forced: false, pushState: .unknown, now: at(0), running: nil)
+            g.finished(kind: .full, succeeded: true, now: at(1))
+            let start = g.triggered(.pushUnreliable, forced: true, pushState: .unreliable, now: at(600), running: nil,
+                                    realtimeLive: true, realtimeSinceProof: true)
+            if case .start(_, _, let kind) = start { g.finished(kind: kind, succeeded: false, now: at(601), forced: true, progressed: true) }
+            #expect(g.deadlineReached(now: at(631)) == [.retry])
+            return g
+        }
+        var g = failedProof(.adaptive)
+        #expect(g.owed == CatchUpGate.Owed(kind: .targeted, forced: true))
+        #expect(g.triggered(.retry, forced: false, pushState: .reliable, now: at(631), running: nil, realtimeLive: true, realtimeSinceProof: true)
+                == .start(trigger: .retry, forced: true, kind: .targeted))
+        var stopped = failedProof(.adaptive)
+        #expect(stopped.triggered(.retry, forced: false, pushState: .reliable, now: at(631), running: nil, realtimeLive: false, realtimeSinceProof: false)
+                == .start(trigger: .retry, forced: true, kind: .full))
+        var seed = failedProof(.seed)
+        #expect(seed.triggered(.retry, forced: false, pushState: .reliable, now: at(631), running: nil, realtimeLive: true, realtimeSinceProof: true)
+                == .start(trigger: .retry, forced: true, kind: .full))
+    }
+
     @Test("(d) lives in the gate too: tips that name what moved start a targeted sync, never forced, while a full one is owed, without a full sync within 6 h, or under a policy without (d)")
     func tipsProvedKind() {
         var g = CatchUpGate(policy: .adaptive)

@@ -45,9 +45,16 @@ struct PushWatchTests {
         w.leftToPush(dave, tip: at(60))
         w.leftToPush(dave, tip: at(250))  // a newer tip hides the first: both are owed
         #expect(w.owedTip(dave, cursor: at(10)) == at(60) && w.oldestOwed == at(60))
-        w.brought(dave, landedAt: at(300))  // a newer message pays neither
-        w.brought(dave, landedAt: at(60))  // its own message pays it
+        w.brought(dave, landedAt: at(300), byPush: true)  // a newer message pays neither
+        #expect(!w.pushPaidSinceLook)
+        w.brought(dave, landedAt: at(60), byPush: false)  // its own message pays it (a fetch: not push's)
+        #expect(!w.pushPaidSinceLook)
         #expect(w.owedTip(dave, cursor: nil) == at(250))
+        w.leftToPush(dave, tip: at(400))
+        w.brought(dave, landedAt: at(400), byPush: true)  // its push pays it, until the next look
+        #expect(w.pushPaidSinceLook)
+        _ = w.looked(foundNothingMissing: true, at: at(500))
+        #expect(!w.pushPaidSinceLook)
         #expect(w.owedTip(dave, cursor: at(250)) == nil && w.oldestOwed == nil)  // a fetch covered it
     }
 
@@ -309,6 +316,34 @@ struct PushWatchTests {
         _ = v.deadlineReached(now: at(510))
         _ = v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(511))
         #expect(v.nextDeadline == at(630))
+    }
+
+    @Test("(g): a look that saw no push but left a young tip to push waits for that push's verdict: the push, come in time, puts the next look twice as far (push kept up); a fetch that pays the tip, or a look that answers first, does not")
+    func owedPaidByPush() {
+        var v = paced()
+        _ = v.deadlineReached(now: at(120))
+        let none = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
+        // The tip of 00:01:50 was 10 s old at the look, and no push had come since realtime stopped.
+        let owing = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, oldestOwed: at(110))
+        _ = v.lookAnswered(.clean(pushes: 0), watch: owing, now: at(121))
+        #expect(v.nextDeadline == at(230))  // push is overdue for it at 00:03:50
+        // Its push comes at 00:03:20: the look's verdict is push kept up, and the wait doubles.
+        let paid = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, pushPaidOwed: true)
+        #expect(v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, watch: paid, now: at(200))
+                == [.scheduled(at: at(360), reason: "push brought what the last look left to it: next look in 4m")])
+        #expect(v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, watch: paid, now: at(201)).isEmpty)  // once
+        // Paid otherwise (a fetch: no push came), the pace stays.
+        var f = paced()
+        _ = f.deadlineReached(now: at(120))
+        _ = f.lookAnswered(.clean(pushes: 0), watch: owing, now: at(121))
+        _ = f.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, watch: none, now: at(200))
+        #expect(f.nextDeadline == at(240))
+        // A look that saw pushes is not waiting for one.
+        var p = paced()
+        _ = p.deadlineReached(now: at(120))
+        _ = p.lookAnswered(.clean(pushes: 2), watch: owing, now: at(121))
+        _ = p.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, watch: paid, now: at(200))
+        #expect(p.nextDeadline == at(360))
     }
 
     @Test("(g): once push keeps up, one look 15 min into the trust counts what it brought (a lossy push's lucky streak ends there); after it, a look only when push has been silent for longer than the traffic makes likely; a loss makes the next trust earn its look again; without (g), every minute")
