@@ -236,6 +236,21 @@ struct PushWatchTests {
         #expect(v.nextDeadline == at(1921))
     }
 
+    @Test("(g): while push loses messages lately, looks that show it keeping up put the next twice as far up to 4 min, not 8: a message it lost waits less than the foreground's 5 min goal")
+    func losingPace() {
+        var v = paced()
+        _ = v.deadlineReached(now: at(120))
+        let losing = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, losing: true)
+        _ = v.lookAnswered(.clean(pushes: 2), watch: losing, now: at(121))
+        #expect(v.nextDeadline == at(360))
+        _ = v.deadlineReached(now: at(360))
+        _ = v.lookAnswered(.clean(pushes: 2), watch: losing, now: at(361))
+        #expect(v.nextDeadline == at(600))  // 4 min at most while losing
+        _ = v.deadlineReached(now: at(600))
+        _ = v.lookAnswered(.clean(pushes: 2), watch: PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil), now: at(601))
+        #expect(v.nextDeadline == at(1080))  // no longer losing: 8 min
+    }
+
     @Test("(g): a look with no answer is tried again 1 min later, then twice as far for each more in a row, up to 4 min (a down indexer is not asked every minute of its downtime); an answer ends it")
     func failedLooksBackOff() {
         var v = paced()
