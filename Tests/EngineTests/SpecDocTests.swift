@@ -118,12 +118,15 @@ struct DocSampleTests {
         #expect(doc.contains("shrink: done: \(result.timedBefore) → \(result.timedAfter) timed lines, \(result.runs) runs"))
     }
 
-    @Test("docs/matrix.md's table: its first five cells are what simulate --matrix prints for them")
+    @Test("docs/matrix.md's table: every cell's row, and every verdict line, is what simulate --matrix prints")
     func matrixRows() throws {
         let doc = SpecDocTests.read("docs/matrix.md").split(separator: "\n").map(String.init)
-        let rows = try FaultMatrix.run(cells: Array(FaultMatrix.cells.prefix(5)))
-        let printed = FaultMatrix.table(rows).filter { $0.range(of: #"^ +[0-4] "#, options: .regularExpression) != nil }
-        #expect(printed.count == 5)
+        let rows = FaultMatrixTests.rows  // the default grid, run once for the suites of this target
+        let printed = FaultMatrix.table(rows).filter { $0.range(of: #"^ *[0-9]+ .*│"#, options: .regularExpression) != nil }
+        #expect(printed.count == FaultMatrix.cells.count)
         for line in printed { #expect(doc.contains(line), "docs/matrix.md lacks, as simulate --matrix prints it now: \(line)") }
+        let verdicts = FaultMatrix.verdicts(rows).filter { $0.range(of: #"^[1-3]\. "#, options: .regularExpression) != nil }
+        #expect(verdicts.count >= 5)
+        for line in verdicts { #expect(doc.contains(line), "docs/matrix.md lacks the verdict line: \(line)") }
     }
 }
