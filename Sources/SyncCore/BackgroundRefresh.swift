@@ -69,10 +69,10 @@ public struct BackgroundRefresh: Sendable {
     /// passed since the background began or the last look: push alone is trusted with the
     /// night, and a push that loses some of what it should bring keeps up by its pace (the
     /// 70 % it brings); one look an hour, counted (`IndexerCall.tipCounting`), finds the rest.
-    /// The price of looking's background term (docs/spec.md §4): a request an hour. And a
-    /// trust earned in the background on pushes alone (`PushWatch.recordCounted`) is looked at
-    /// at the first grant that finds it: a push losing 30 % delivers twenty in a row now and
-    /// then, and the hour it was then trusted kept its losses waiting (matrix cell 22).
+    /// The price of looking's background term (docs/spec.md §4): a request an hour. A trust
+    /// resting on pushes alone (`PushWatch.recordCounted` false) is looked at by the first
+    /// grant that finds it, whatever the hour: a push losing 30 % delivers twenty in a row now
+    /// and then, and would be trusted an hour with what it lost.
     public var trustedLookEvery: Interval = .hours(1)
     /// (h): since when push alone has been trusted in this background (its start, or the last look).
     public private(set) var trustedSince: Instant?

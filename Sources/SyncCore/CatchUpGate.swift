@@ -208,8 +208,8 @@ public struct CatchUpGate: Sendable {
         // (g): rule 4's forced catch-up while realtime has been live in the foreground since
         // before the app's last proof: what push failed to bring, realtime brought; the UTXO
         // set proves it, as (b) does for any foreground gap. Its retry (rule 14: one of the same
-        // kind pays the debt) proves again, on the same terms: a message realtime brought a
-        // minute ago may not be indexed yet, and a full sync for it cost 15 requests.
+        // kind pays the debt) proves again, on the same terms: the proof fails when a message
+        // realtime brought a minute ago is not indexed yet, and a full sync fetches every object.
         let retriedProof = trigger == .retry && owed?.kind == .targeted
         if policy.pacedLooks, policy.provenGap, forced, trigger == .pushUnreliable || retriedProof, realtimeSinceProof, foreground, realtimeLive,
            owed == nil || retriedProof, let last = lastFullSyncAt, now - last < policy.fullSyncMaxAge {

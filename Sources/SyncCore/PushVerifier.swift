@@ -80,8 +80,7 @@ public struct PushVerifier: Sendable {
     /// (g): the longest wait between looks while push does not keep up yet.
     public var longestInterval: Interval = .minutes(8)
     /// (g): the longest wait while push loses messages lately (`PushWatch.losing`): a message it
-    /// lost waits for the next look, and the foreground's goal is a p95 under 5 min (cell 7 with
-    /// 8 min between looks: 306–369 s on 3 seeds of 1 000).
+    /// lost waits for the next look, which comes within the foreground's 5 min goal.
     public var longestLosingInterval: Interval = .minutes(4)
     /// (g): the longest a quiet look (nothing landed since the last) stretches the wait to:
     /// twice `overdueAfter`. A quiet world shows push had nothing to bring, not that it works,
@@ -101,8 +100,8 @@ public struct PushVerifier: Sendable {
     /// (g): a look since push came to keep up showed it keeping up (false once it loses one).
     private var trustConfirmed = false
     /// (g): the last look saw no push since the one before, and left a young tip to push: its
-    /// verdict waits for that push (`pushBroughtOwed`).
-    private var leftToPush = false
+    /// verdict waits for that push (`Watch.pushPaidOwed`, in `conditionsChanged`).
+    private var awaitingOwedPush = false
     /// Checks are running (the first look was due).
     public private(set) var active = false
     /// The next check (or, before the first, when it will be due).
@@ -161,10 +160,9 @@ public struct PushVerifier: Sendable {
             notLiveSince = since
             // After a look that saw no push but a young tip, the push that comes for it in time
             // is what the look could not see yet: push kept up, so the wait grows as after a look
-            // that counted pushes (a push 90 s late made every first look of an outage such a
-            // look, and an outage's first 20 minutes cost five looks).
-            if leftToPush, self.watch.pushPaidOwed, !self.watch.losing, active {
-                leftToPush = false
+            // that counted pushes.
+            if awaitingOwedPush, self.watch.pushPaidOwed, !self.watch.losing, active {
+                awaitingOwedPush = false
                 wait = min(interval * 2, longestInterval)
                 dueAt = pacedDue(since: since, now: now)
                 return [.scheduled(at: dueAt, reason: "push brought what the last look left to it: next look in \(interval)")]
@@ -242,7 +240,7 @@ public struct PushVerifier: Sendable {
         // A look that showed push keeping up, trusted before it too, confirms the trust.
         if watch.losing || look == .unbrought { trustConfirmed = false } else if watch.keepsUp, self.watch.keepsUp { trustConfirmed = true }
         self.watch = watch
-        leftToPush = false
+        awaitingOwedPush = false
         failedLookAt = nil
         failedLooks = 0
         let reason: String
@@ -257,7 +255,7 @@ public struct PushVerifier: Sendable {
             wait = max(interval, min(interval * 2, longestQuietInterval))
             reason = watch.keepsUp ? trustedReason : "nothing landed since the last look: next look in \(interval)"
         case .clean:
-            leftToPush = watch.oldestOwed != nil
+            awaitingOwedPush = watch.oldestOwed != nil
             reason = "nothing new: next look in \(interval)"
         }
         dueAt = pacedDue(since: since, now: now)

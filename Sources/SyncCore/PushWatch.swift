@@ -152,10 +152,6 @@ public struct PushWatch: Sendable {
         forgiveIfEarned()
     }
 
-    /// A loss is forgiven once push has delivered `keepUpEvidence` messages since where a loss
-    /// beside them would have shown: realtime watching, or a look since that found nothing
-    /// missing. Pushes alone, in the background or with realtime down, say nothing of the
-    /// messages push lost between them.
     /// Push's record rests on `keepUpEvidence` deliveries a loss beside would have shown
     /// (realtime watching, or a look since that found nothing missing), not on pushes alone:
     /// a push that loses 30 % delivers twenty in a row now and then, and only a look tells.
@@ -164,6 +160,8 @@ public struct PushWatch: Sendable {
     /// Of the deliveries push's record rests on, those nothing has counted yet (for the log).
     public var uncounted: Int { unwatched }
 
+    /// A loss is forgiven once push's record is counted again (`recordCounted`): pushes alone,
+    /// in the background or with realtime down, say nothing of the messages push lost between them.
     private mutating func forgiveIfEarned() {
         guard recordCounted else { return }
         lossSeen = false
