@@ -4,7 +4,7 @@ import PackageDescription
 // Who may import whom (docs/design.md, the table of targets), lowest first:
 //   SyncCore      pure machines and domain values; imports nothing, not even Foundation.
 //   SyncEngine    the sans-IO Engine (inputs in, effects and typed events out), its runner
-//                 SyncDriver on the ports, the ChatStorage port, the wire decoders. SyncCore only.
+//                 SyncDriver on the ports, the ChatStorage port, the wire decoders. SyncCore, Wire.
 //   AppActions    Directive, read once, and LiveSession, what a screen drives. SyncCore, SyncEngine.
 //   SimWorld      the in-process simulated network behind the ports; its faults in its own words
 //                 (SyncCore's WorldFaults). SyncCore, SyncEngine, Wire.
@@ -52,9 +52,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
-        // The networked world (issue 17): HTTP and WebSocket on loopback.
+        // The networked world: HTTP and WebSocket on loopback.
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
-        // TLS for `synchat server` and its clients (issue 28): https and wss.
+        // TLS for `synchat server` and its clients: https and wss.
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         // Tests only (TestSupport's TestStore): the whole-state diff a failing reducer test prints.
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", exact: "1.7.3"),
@@ -62,14 +62,14 @@ let package = Package(
     targets: [
         .target(name: "SyncCore"),
         // JSON, written and read, for everything that speaks it: the engine's wire readers, the
-        // simulated world's documents, the server and its clients (issue 29 #3).
+        // simulated world's documents, the server and its clients.
         .target(name: "Wire"),
         .target(name: "SyncEngine", dependencies: ["SyncCore", "Wire"]),
         .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine", "Wire"]),
         // What a key or a line does, read once (DirectiveParser), and what a screen drives (LiveSession).
         .target(name: "AppActions", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
-        // Delta debugging over any array, pure (issue 31): the scenario shrinker's core.
+        // Delta debugging over any array, pure: the scenario shrinker's core.
         .target(name: "Shrinking"),
         .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI", "Shrinking"]),
         .target(
@@ -77,7 +77,7 @@ let package = Package(
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld", "SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
-        // The simulated world's history in a temporary SQLite file (`simulate --history disk`).
+        // The simulated world's history in a temporary SQLite file (`simulate --store disk`).
         .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // What server and client say to each other: routes, RPC method names, documents, the
         // WebSocket frame reader, the protocol version. Both sides use it; neither has its own copy.
@@ -98,8 +98,8 @@ let package = Package(
                            .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "NIOTLS", package: "swift-nio")]  // NIOTLS: the handshake's end, before which a request never left
         ),
-        // `synchat server` and its clients in one process, in virtual time (issue 29 #1): the
-        // real server and client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.
+        // `synchat server` and its clients in one process, in virtual time: the real server and
+        // client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.
         .target(
             name: "WorldPair",
             dependencies: ["WorldServer", "WorldClient", "ServerProtocol", "SimWorld", "SyncCore", "SyncEngine", "Wire",
@@ -116,7 +116,7 @@ let package = Package(
             dependencies: ["CoreTestSupport", "Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")]
         ),
         // What the pure core's tests need (the test clock's words) and nothing above SyncCore:
-        // building SyncCoreTests builds no engine, world or screen (issue 29 #6). Tests only.
+        // building SyncCoreTests builds no engine, world or screen. Tests only.
         .target(name: "CoreTestSupport", dependencies: ["SyncCore"]),
         .target(name: "CWidth"),
         // The width corpus played through the real binary in tmux and judged on what tmux shows;
@@ -124,7 +124,7 @@ let package = Package(
         .target(name: "WidthCorpus", dependencies: ["Spawn"]),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
-        // SHA-256 of the server's stored secrets (issue 28 #6): OpenSSL's libcrypto, which every
+        // SHA-256 of the server's stored secrets: OpenSSL's libcrypto, which every
         // Debian has (libssl3); the headers are libssl-dev. swift-crypto would build a second
         // BoringSSL for one hash.
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
@@ -135,7 +135,7 @@ let package = Package(
             dependencies: ["CNCurses", "Config", "ChatUI", "SyncEngine", "SyncCore", "Spawn"]  // Spawn: what a recorded child inherits
         ),
         // The app's loop: keys and the network's wake-ups in, the reducer, the session's
-        // directives, a frame out through TerminalUI (issue 29 #6: it lived inside the adapter).
+        // directives, a frame out through TerminalUI. Above the adapter, not inside it.
         .target(name: "App", dependencies: ["TerminalUI", "Config", "ChatUI", "AppActions", "SyncEngine", "SyncCore"]),
         .executableTarget(
             name: "synchat",
@@ -159,11 +159,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // Release on Linux (issue 16, resident memory): lld packs the 100 000 relative
-            // relocations of a position-independent binary into 20 KB (DT_RELR, glibc 2.36 and
-            // later) instead of 2.4 MB that the loader read at every start, and the binary
-            // exports none of its 22 000 symbols (Swift's static-stdlib link exports them all;
-            // nothing looks them up). 25.3 → 21.4 MB resident after start, still PIE.
+            // Release on Linux, for resident memory: lld packs the relative relocations of a
+            // position-independent binary (DT_RELR, glibc 2.36 and later), so the loader does not
+            // read a full table at every start, and the binary exports none of its symbols (Swift's
+            // static-stdlib link exports them all; nothing looks them up). Still PIE. The figures
+            // are in docs/benchmarks.md.
             linkerSettings: [
                 .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
                              .when(platforms: [.linux], configuration: .release)),
