@@ -1,6 +1,6 @@
 import SyncCore
 
-/// A desktop notification as a terminal takes it (issue 50): one of the terminal protocols
+/// A desktop notification as a terminal takes it: one of the terminal protocols
 /// that ask the terminal to show one, written after the frame, never into a curses cell.
 /// Pure: the protocol, a title and a body in, the bytes out. Nothing a sender wrote reaches
 /// the terminal as a sequence: title and body are `UntrustedText.plain` (no control, no ESC,

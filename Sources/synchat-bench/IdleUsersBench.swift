@@ -2,12 +2,12 @@ import Foundation
 import Spawn
 
 /// `synchat-bench hostile idle-users`: a server on `--data` with many joined users who never
-/// come back (issue 52 #1), minute by minute: the server's CPU, resident memory and data
-/// folder, then a new user's join timed. Users are joined from 64 loopback addresses (the
-/// per-address join limit is the server's own, raised for the bench).
+/// come back, minute by minute: the server's CPU, resident memory and data folder, then a new
+/// user's join timed. Users are joined from 64 loopback addresses (the per-address join limit
+/// is the server's own, raised for the bench).
 /// `SYNCHAT_BENCH_IDLE_USERS` (default 10 000), `SYNCHAT_BENCH_IDLE_MINUTES` (default 10), and
-/// `SYNCHAT_BENCH_AWAY_AFTER` (the server's `--away-after`; `168h`: nobody is ever away, as
-/// before), `SYNCHAT_BENCH_SPEED` (the server's `--speed`, default 60: a minute of the world a
+/// `SYNCHAT_BENCH_AWAY_AFTER` (the server's `--away-after`; `168h`: nobody is ever away),
+/// `SYNCHAT_BENCH_SPEED` (the server's `--speed`, default 60: a minute of the world a
 /// second, each user's contacts writing 24 messages an hour of it).
 func idleUsers(_ binary: String) {
     let env = ProcessInfo.processInfo.environment

@@ -51,7 +51,7 @@ struct BenchServer {
         guard let answer = RawSocket.exchange(port: port, from: source, "POST /v1/join HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"),
               answer.status == 201 || answer.status == 200 else { return nil }
         // The secret alone, not the whole answer parsed: at 10 000 users a join's answer (every
-        // user is a contact) is about 900 KB, and parsing it was most of a bench's 10 000 joins.
+        // user is a contact) is about 900 KB, and parsing it would be most of a bench's 10 000 joins.
         let secret = String(decoding: answer.body.prefix(4_096), as: UTF8.self).firstMatch(of: /"secret"\s*:\s*"([0-9a-f]+)"/).map { String($0.1) }
         joined[name] = secret
         return secret
