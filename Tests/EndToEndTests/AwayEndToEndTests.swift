@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 52 #1 with real processes: the built `synchat server` with a short `--away-after`,
+/// Users away and back, with real processes: the built `synchat server` with a short `--away-after`,
 /// read from outside through its truth (`/admin/truth`, which is the operator's and makes
 /// nobody present). Deadlines are generous; the waits poll the truth.
 @Suite("synchat server: users away and back, real processes", .serialized, .timingSensitive)

@@ -171,7 +171,7 @@ struct CLITests {
         #expect(try runSynchat(["-h"]).out == r.out)
     }
 
-    @Test("every subcommand's help reads as prose: no line-continuation backslash (help fault and help bot printed them)")
+    @Test("every subcommand's help reads as prose: no line-continuation backslash")
     func helpIsProse() throws {
         for sub in ["simulate", "server", "bot", "fault"] {
             let r = try runSynchat(["help", sub])
@@ -311,7 +311,7 @@ struct CLITests {
             #expect(r.err.hasPrefix(message) && r.err.filter { $0 == "\n" }.count == 1, "\(args): \(r.err)")
             #expect(r.out.isEmpty, "\(args): ran anyway")
         }
-        // --help after any section is the usage too, never an unknown argument (issue 50, 3.6).
+        // --help after any section is the usage too, never an unknown argument.
         for args in [["--help"], ["fuzz", "--help"], ["soak", "-h"], ["proxy", "--help"], ["widths", "--help"]] {
             let help = try TmuxSession.spawn([bench] + args, captureOutput: true, captureErrors: true)
             #expect(help.status == 0 && help.out.hasPrefix("usage: synchat-bench") && help.err.isEmpty, "\(args): \(help.err)")

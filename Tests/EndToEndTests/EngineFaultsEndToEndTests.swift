@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// Issue 27 in a real terminal: a catch-up interrupted by quitting is owed at the next launch
-/// (#1), and the device's network has a key of its own (#6).
+/// In a real terminal: a catch-up interrupted by quitting is owed at the next launch, and the
+/// device's network has a key of its own.
 @Suite("End to end: an interrupted catch-up, the device offline", .serialized, .timingSensitive)
 struct EngineFaultsEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
@@ -44,7 +44,8 @@ struct EngineFaultsEndToEndTests {
     }
 }
 
-/// Issue 27's flags through the binary, as a careless user types them.
+/// The flags of the fault matrix, the push models and the bytes lane through the binary, as a
+/// careless user types them.
 @Suite("Command line: the fault matrix, push models, the bytes lane", .ownThread)
 struct MatrixCommandLineTests {
     @Test("bad or clashing flags are one line on stderr and exit 2; --matrix-cell prints a world that simulate runs")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 #6 in a real terminal: a key rebound in keys.toml does its action, its old key
+/// `keys.toml` in a real terminal: a key rebound in keys.toml does its action, its old key
 /// does nothing, and the help shows the new one.
 @Suite("End to end: keys.toml", .serialized, .timingSensitive)
 struct KeysEndToEndTests {
@@ -39,9 +39,8 @@ struct KeysEndToEndTests {
     }
 }
 
-/// Issue 30 #1 on the real screen: keys that arrive in one read each act on the state the
-/// one before left. `+ +` sent together at ×30 gave ×60, `- - -` moved one step, and a
-/// recording of `m`, then `m m f`, wrote `mode off` twice.
+/// On the real screen: keys that arrive in one read each act on the state the one before
+/// left, so none of them is lost or acts twice, on the screen or in a recording.
 @Suite("End to end: keys that arrive together", .serialized, .timingSensitive)
 struct KeyBurstEndToEndTests {
     init() throws { try TmuxSession.requireReady() }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 #1 in a real terminal: quit with a conversation open and a line half written;
+/// Where you left off, in a real terminal: quit with a conversation open and a line half written;
 /// the command says the line is kept; the next launch opens that conversation with the line.
 @Suite("End to end: where you left off", .serialized, .timingSensitive)
 struct LeftOffEndToEndTests {

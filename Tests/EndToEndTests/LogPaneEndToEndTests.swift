@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 14 #4 in a real terminal: the sync log takes focus, scrolls back and says so, End
+/// In a real terminal: the sync log takes focus, scrolls back and says so, End
 /// follows again, and L shows everything, message arrivals with their channel included.
 @Suite("End to end: the sync log pane in tmux", .serialized, .timingSensitive)
 struct LogPaneEndToEndTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 #5 in a real terminal: an SGR mouse click (what xterm and tmux send) opens the
+/// The mouse in a real terminal: an SGR mouse click (what xterm and tmux send) opens the
 /// conversation under it, the wheel scrolls the log under it; `--no-mouse` never asks the
 /// terminal for mouse reports, so its own selection works.
 @Suite("End to end: the mouse in tmux", .serialized, .timingSensitive)

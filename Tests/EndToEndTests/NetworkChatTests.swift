@@ -3,7 +3,7 @@ import Spawn
 import Testing
 import TestSupport
 
-/// People chatting through one `synchat server` on loopback (issue 17), end to end: the built
+/// People chatting through one `synchat server` on loopback, end to end: the built
 /// binary as the server and two TUIs in tmux, judged on the screen and against the server's
 /// ground truth (`/admin/truth`). Deadlines are wall-clock and generous; the world runs at
 /// x60 so a few seconds are minutes of chat.
@@ -14,7 +14,7 @@ struct NetworkChatTests {
     }
 
     // Two users chatting, every fault on one user, the join race and a restart run in one
-    // process and in virtual time now (Tests/NetworkTests, issue 29 #1); here stays the real
+    // process and in virtual time (Tests/NetworkTests); here stays the real
     // thing end to end: two TUIs in tmux on real sockets. (A real kill -9 of the server and its
     // restart: ServerFullDiskEndToEndTests.)
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 50 #1 with the real binary in tmux: the bytes it writes (tmux's `pipe-pane`), with
+/// Desktop notifications with the real binary in tmux: the bytes it writes (tmux's `pipe-pane`), with
 /// focus reported as a terminal reports it (`CSI I`, `CSI O` fed to the pane as input).
 @Suite("Desktop notifications, in tmux", .serialized, .timingSensitive)
 struct NotifyEndToEndTests {

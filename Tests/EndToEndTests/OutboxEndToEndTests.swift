@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 #7 in a real terminal: written while the node is down, a message shows as not
+/// The outbox in a real terminal: written while the node is down, a message shows as not
 /// sent with its retry, the bar counts it, and it goes out by itself once the node is back.
 @Suite("End to end: a message the network cannot take", .serialized, .timingSensitive)
 struct OutboxEndToEndTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 14 #5 with the real binary: a session played by hand in tmux with `--record` and
+/// Record and replay with the real binary: a session played by hand in tmux with `--record` and
 /// `--log`, then `synchat simulate --scenario RECORDING --events` prints exactly what `--log`
 /// wrote.
 @Suite("End to end: record in tmux, replay with simulate", .serialized, .timingSensitive)

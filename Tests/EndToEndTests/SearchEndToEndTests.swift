@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 #2 in a real terminal: a word of a message, searched with `/`, is found by the
+/// Search in a real terminal: a word of a message, searched with `/`, is found by the
 /// store's index and shown; Tab searches all conversations and lists the hits.
 @Suite("End to end: search in tmux", .serialized, .timingSensitive)
 struct SearchEndToEndTests {
@@ -36,7 +36,7 @@ struct SearchEndToEndTests {
         try t.keys("Enter")
         let all = t.wait("the list of hits") { $0.range(of: "search “\(word)”: \\d+ hits? in \\d+ conversations?", options: .regularExpression) != nil }
         #expect(all.contains("Enter opens"))
-        // Issue 30 #10: nothing found says so, and offers no keys to move.
+        // Nothing found says so, and offers no keys to move.
         try t.keys("Escape", "/", "Tab")
         t.wait(for: "search all conversations>")
         try t.type("zzqqxxnothing")

@@ -7,7 +7,7 @@ func runSynchat(_ argv: [String], direct: Bool) throws -> (status: Int32, out: S
     try TmuxSession.spawn(direct ? argv : [TmuxSession.binary] + argv, captureOutput: true, captureErrors: true)
 }
 
-/// Issue 28 #6 and #7 through the binary: a second server on one `--data` is one line and
+/// The data folder through the binary: a second server on one `--data` is one line and
 /// exit 1, naming the first one's pid; a folder other users can read is refused; the secret
 /// of a join is in no file the server wrote.
 @Suite("synchat server: its data folder", .serialized, .ownThread)
@@ -110,7 +110,7 @@ struct ServerDataEndToEndTests {
     }
 }
 
-/// Issue 28 #14: `synchat fault --user NAME` for a user who joined from the TUI.
+/// `synchat fault --user NAME` for a user who joined from the TUI.
 @Suite("synchat fault for a TUI user", .serialized, .timingSensitive)
 struct FaultForTUIUserEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
@@ -140,7 +140,7 @@ struct FaultForTUIUserEndToEndTests {
     }
 }
 
-/// Issue 28 #13: the networked TUI's fault words go when the fault does.
+/// The networked TUI's fault words go when the fault does.
 @Suite("synchat --server: fault words that stay true", .serialized, .timingSensitive)
 struct NetworkFaultWordsEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
@@ -152,7 +152,7 @@ struct NetworkFaultWordsEndToEndTests {
         let t = try TmuxSession(width: 160, height: 40, arguments: "--server http://127.0.0.1:\(server.port) --user tk --ephemeral")
         defer { t.close() }
         t.wait(for: "token active", seconds: 60)
-        try t.keys(".")  // issue 30 #12: the server's clock, not "press space"
+        try t.keys(".")  // the server's clock, not "press space"
         t.wait(for: "the clock is the server's: x60, not paused, stepped or changed from here")
         try t.keys("t")
         t.wait(for: "fault: token expired", seconds: 30)
@@ -182,7 +182,7 @@ struct NetworkFaultWordsEndToEndTests {
     }
 }
 
-/// Issue 28 #15: a server restarted without its data folder no longer knows its users.
+/// A server restarted without its data folder no longer knows its users.
 @Suite("synchat --server: a server that forgot you", .serialized, .timingSensitive)
 struct ForgottenUserEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
@@ -229,7 +229,7 @@ struct ForgottenUserEndToEndTests {
     }
 }
 
-/// Issue 28 #5: a full disk never confirms what it has not saved. A real 1 MiB tmpfs holds
+/// A full disk never confirms what it has not saved. A real 1 MiB tmpfs holds
 /// the server's folder; 16 KB messages fill it; the server is killed with SIGKILL and started
 /// again on a copy with room; every publish it answered 200 is there, in both worlds.
 @Suite("synchat server: a full disk", .serialized, .timingSensitive)
@@ -285,7 +285,7 @@ struct ServerFullDiskEndToEndTests {
     }
 }
 
-/// Issue 28 #3: joining is gated by an invite unless the server is `--open`.
+/// Joining is gated by an invite unless the server is `--open`.
 @Suite("synchat server: the invite", .serialized, .timingSensitive)
 struct InviteEndToEndTests {
     init() throws { try TmuxSession.requireReady() }
@@ -322,7 +322,7 @@ struct InviteEndToEndTests {
     }
 }
 
-/// Issue 28, TLS: `synchat server --tls-cert --tls-key` serves https and wss; clients take
+/// TLS: `synchat server --tls-cert --tls-key` serves https and wss; clients take
 /// `https://` and trust a private CA with `--ca`. The certificates are made here by the
 /// `openssl` command, a CA and a server certificate for 127.0.0.1: nothing of synchat's.
 @Suite("synchat server: TLS", .serialized, .timingSensitive)
@@ -364,7 +364,7 @@ struct TLSEndToEndTests {
         let trusted = try bot(https, "tina", ["--ca", dir.file("ca.pem")])
         #expect(trusted.status == 0, "\(trusted.err)")
         #expect(trusted.out.contains("realtime live: subscribed") && trusted.out.contains("push token active"), "\(trusted.out.suffix(600))")
-        // Its clock is the TUI's (issue 30 #11: it printed 02:08:55.650 where the screen said d1 10:08).
+        // Its clock is the TUI's: a day and a time of day (d1 10:08:55.650), as the screen says them.
         let stamped = trusted.out.split(separator: "\n").filter { $0.contains("realtime live: subscribed") || $0.hasPrefix("synchat bot:") }
         #expect(stamped.count == 2 && stamped.allSatisfy { $0.range(of: #"d\d+ \d\d:\d\d:\d\d\.\d{3}"#, options: .regularExpression) != nil }, "\(stamped)")
         #expect(stamped.first { $0.contains("realtime live") }?.hasPrefix("d1 ") == true)

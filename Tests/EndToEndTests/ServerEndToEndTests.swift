@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// `synchat server` on a real socket (issue 17), its HTTP side: the
+/// `synchat server` on a real socket, its HTTP side: the
 /// built binary on a free loopback port, asked over HTTP by a plain socket client written here. Its
 /// answers are read by the engine's own strict decoders and held against the server's
 /// ground truth (`/admin/truth`). Deadlines are generous; nothing here sleeps to wait.

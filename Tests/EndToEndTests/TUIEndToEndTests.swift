@@ -158,7 +158,7 @@ struct TUIEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
-    @Test("issue 11 #7: a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing, and the draft is back on return")
+    @Test("a draft stays with its conversation: Enter, type, Esc, ↓, Enter, Enter sends nothing, and the draft is back on return")
     func draftStaysWithItsConversation() throws {
         // Speed 1: no traffic re-sorts the list while we walk it.
         let t = try TmuxSession(arguments: "--ephemeral --seed 1 --speed 1")
@@ -191,7 +191,7 @@ struct TUIEndToEndTests {
         t.wait(for: "EXIT=0")
     }
 
-    @Test("issue 11 #8: text after a NUL is kept: shown as ^@ from a profile's SQLite store, and again after a relaunch")
+    @Test("text after a NUL is kept: shown as ^@ from a profile's SQLite store, and again after a relaunch")
     func nulKeptThroughTheStore() throws {
         let scratch = try TemporaryDirectory("e2e-nul")
         defer { scratch.remove() }

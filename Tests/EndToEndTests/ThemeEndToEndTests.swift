@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 #9 in a real terminal: the shipped themes are part of the binary, found from any
+/// In a real terminal: the shipped themes are part of the binary, found from any
 /// directory; a theme the profile remembers that has gone falls back once, then quietly.
 @Suite("End to end: themes from anywhere", .serialized, .timingSensitive)
 struct ThemeEndToEndTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 14 in a real terminal: space pauses the world's clock, `.` steps it to the next
+/// In a real terminal: space pauses the world's clock, `.` steps it to the next
 /// event of the log, and `i` shows the engine's inspector with the world's faults.
 @Suite("End to end: pause, step and the inspector in tmux", .serialized, .timingSensitive)
 struct TimeAndInspectorEndToEndTests {
@@ -63,7 +63,7 @@ struct TimeAndInspectorEndToEndTests {
         t.wait("the lag to count") { $0.range(of: #"truth: push drop 100% for (\d+m)?[1-9]\d*s"#, options: .regularExpression) != nil }
         let found = t.wait(for: "push: unreliable", seconds: 60)
         #expect(!found.contains("truth:"), "the segment outlived the belief: \(found)")
-        // Issue 30 #9: past the threshold the bar counts on, as the log does.
+        // Past the threshold the bar counts on, as the log does.
         t.wait("the misses counted past 3/3") { $0.range(of: #"push: unreliable \d+ misses"#, options: .regularExpression) != nil }
         try t.keys("q")
         t.wait(for: "EXIT=0")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 30 #17: the README's two-minute tour is played in tmux, with its own keys, at the
+/// The README's two-minute tour is played in tmux, with its own keys, at the
 /// pace of a person reading it, and every "you will see X" is held against the screen. Each
 /// step carries its keys and the words to see in a comment a reader does not see
 /// (`<!-- tour: KEYS | WORDS | WORDS -->`); the words must also stand in the step's visible

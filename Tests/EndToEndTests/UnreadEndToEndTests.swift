@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 #3 in a real terminal: when a conversation shows an unread count, `u` opens it
+/// In a real terminal: when a conversation shows an unread count, `u` opens it
 /// with a `new` line above what was unread.
 @Suite("End to end: jump to unread", .serialized, .timingSensitive)
 struct UnreadEndToEndTests {
@@ -21,7 +21,7 @@ struct UnreadEndToEndTests {
         defer { t.close() }
         let screen = t.wait("a conversation with unread messages", seconds: 60) { Self.unreadRow($0) != nil }
         let row = try #require(Self.unreadRow(screen))
-        // Outside the app, the terminal's title counts them (issue 15 #4).
+        // Outside the app, the terminal's title counts them.
         let deadline = Date().addingTimeInterval(10)
         var paneTitle = ""
         while Date() < deadline {

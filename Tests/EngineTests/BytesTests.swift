@@ -5,7 +5,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 27 #2: bytes as well as requests. Every document the world sends is counted at the
+/// Bytes as well as requests. Every document the world sends is counted at the
 /// size it has on the wire; the counts are checked against the documents themselves, caught
 /// on their way out (the world's own hooks), and against Foundation's JSON for the one
 /// document that is modelled rather than written (the node's UTXO set).

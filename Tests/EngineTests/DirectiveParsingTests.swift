@@ -5,7 +5,7 @@ import SyncCore
 import Testing
 import TestSupport
 
-/// Issue 29 #2: one reader of a directive. `Directive(parsing:)` (AppActions) reads a line
+/// One reader of a directive. `Directive(parsing:)` (AppActions) reads a line
 /// alone — an operator's, a client's — and a scenario file's lines through the same words.
 @Suite("Directive(parsing:): one reader of a directive")
 struct DirectiveParsingTests {
@@ -54,7 +54,7 @@ struct DirectiveParsingTests {
     }
 }
 
-/// Issue 30 #6, #7: what a directive leaves in the log, read by a person.
+/// What a directive leaves in the log, read by a person.
 @Suite("A directive in the log: once, and one line")
 struct DirectiveLogTests {
     static func worldLines(_ lines: [Directive]) -> [String] {

@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 import WorldOnDisk
 
-/// `simulate --store disk` (issue 16): the world's history and the client's rows in
+/// `simulate --store disk`: the world's history and the client's rows in
 /// temporary SQLite files. The oracle is the in-memory implementation, a different piece of
 /// code with its own data structures: both must give the very same runs.
 @Suite("A run's history on disk")
@@ -98,7 +98,7 @@ struct DiskHistoryTests {
         #expect(disk.indexedMessage(txId: "none") == nil)
         #expect(memory.indexedCount == disk.indexedCount)
         #expect(memory.unspentOutputs(since: nil) == disk.unspentOutputs(since: nil))
-        // The proof's outputs since an instant (issue 27: a UTXO reply grows with what is new):
+        // The proof's outputs since an instant (a UTXO reply grows with what is new):
         // the same on both, a suffix of all of them, every one landed then or later.
         for since in stride(from: 0, through: 31_000, by: 1_700) {
             let a = memory.unspentOutputs(since: Instant(milliseconds: Int64(since)))

@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 52 #9: an indexer that says "more" forever does not keep a sync going forever. A page
+/// An indexer that says "more" forever does not keep a sync going forever. A page
 /// is followed only by page + 1, after a page that held something, and never past
 /// `Engine.mostPagesASync`; else the catch-up stops, incomplete, and is retried.
 @Suite("An indexer's pages: never followed forever")

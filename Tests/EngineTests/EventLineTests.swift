@@ -2,7 +2,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 52 #5: a word from the network (a txId, a close reason, a name) never reaches a
+/// A word from the network (a txId, a close reason, a name) never reaches a
 /// terminal raw through the log's words: `SyncEvent.line` is the one edge where an event
 /// becomes text, and it makes every control visible.
 @Suite("The log's words: the network's text made visible")

@@ -5,7 +5,7 @@ import SyncEngine
 import Testing
 import TestSupport
 
-/// Issue 29 #8: the event log of every shipped scenario under every policy, byte for byte.
+/// The event log of every shipped scenario under every policy, byte for byte.
 /// `Tests/Golden/events/NAME.POLICY.events` is what `synchat simulate --scenario
 /// Scenarios/NAME.scenario --policy POLICY --events` printed when it was recorded; any change
 /// to a decision, its order, its time or its words fails here. Re-recording is deliberate:

@@ -4,7 +4,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 14 #2: the inspector reads one typed value the engine sends while someone looks —
+/// The inspector reads one typed value the engine sends while someone looks —
 /// never its internals — and looking changes nothing the engine decides.
 @Suite("The engine's inspection")
 struct InspectionEngineTests {

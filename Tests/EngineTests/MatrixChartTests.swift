@@ -49,9 +49,9 @@ struct MatrixChartTests {
 
     @Test("a caption under the chart for each cell where adaptive is red while naive is not, naming the cell, both p95 and its reason")
     func captions() throws {
-        // The grid had such a cell until round 5 (a night whose push loses 30 %: adaptive 4 h, naive
-        // 12 min); (h) found it, and today none is red for adaptive alone. The caption's rules are
-        // judged on that grid as it was: cell 79's adaptive p95 set back to its 4.6 h.
+        // No cell of the grid is red for adaptive alone, so the caption's rules are judged on the
+        // grid with one made so: cell 79 (a night whose push loses 30 %), its adaptive p95 set to
+        // 4.6 h, where naive's is not red.
         #expect(MatrixChart.redForAdaptiveOnly(FaultMatrixTests.rows).isEmpty)
         let rows = FaultMatrixTests.rows.map { row -> FaultMatrix.Row in
             var row = row

@@ -5,7 +5,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 27 #3: (b)'s proof of a gap must not read O(history) per catch-up. A proof asks the
+/// (b)'s proof of a gap must not read O(history) per catch-up. A proof asks the
 /// node for the outputs since the last complete proof (less the reorg buffer), and a complete
 /// proof moves the incoming objects' cursors, so the 6-hourly full sync reads hours, not days.
 @Suite("Adaptive (b): a proof reads what is new")

@@ -6,7 +6,7 @@ import SyncEngine
 import Testing
 import WidthCorpus
 
-/// Issue 14 #5: a live session written down by `SessionRecorder` replays under `simulate` to
+/// A live session written down by `SessionRecorder` replays under `simulate` to
 /// the very event lines the session lived — whatever the frame sizes of the live run.
 @Suite("Record and replay")
 struct RecordReplayTests {

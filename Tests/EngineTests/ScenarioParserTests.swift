@@ -124,7 +124,7 @@ struct ScenarioParserTests {
         }
     }
 
-    @Test("issue 11 #9: send text over the 16 KiB message limit is FILE:LINE: error; receive stays unlimited (it scripts hostile peers)")
+    @Test("send text over the 16 KiB message limit is FILE:LINE: error; receive stays unlimited (it scripts hostile peers)")
     func sendLimit() throws {
         let limit = MessageLimits.maxBodyBytes
         let atLimit = String(repeating: "é", count: limit / 2)  // 2 bytes each: exactly the limit

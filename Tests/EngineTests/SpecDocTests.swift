@@ -5,7 +5,7 @@ import SyncCore
 import Testing
 import TestSupport
 
-/// Issue 29 #7: `docs/spec.md` holds the sync rules in the project's words, each with the code
+/// `docs/spec.md` holds the sync rules in the project's words, each with the code
 /// that owns it and the tests that pin it, and every citation in the code and the docs points
 /// into the repo. These checks keep it so: a test renamed or removed, a file moved, or a
 /// citation of a document the repo does not hold fails here, naming it.
@@ -77,8 +77,7 @@ struct SpecDocTests {
 }
 
 /// What the README and docs/simulate.md show as a program's output is that program's output
-/// now (issue 29 #7: the README's `simulate` lines and docs/simulate.md's healthy-day table
-/// had gone stale).
+/// as it stands: a change to the output fails here until the docs show it.
 @Suite("The docs' sample output is the program's")
 struct DocSampleTests {
     @Test("every line of the README's simulate --events sample is a line of demo.scenario's log under seed")

@@ -7,7 +7,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 14 #6: the picture of a run. The timeline is read from the run's own events; its
+/// The picture of a run. The timeline is read from the run's own events; its
 /// totals are checked against the run's measures (counted elsewhere, by the engine), its
 /// bands and marks against the demo's known story, and the SVG is parsed as XML.
 @Suite("Timeline of a run, and its SVG chart")

@@ -65,7 +65,7 @@ struct ScenarioFuzzTests {
     @Test("with the keepalive switched off the fuzzer fails, and the shrunk file still fails and names the stale socket")
     func catchesABrokenEngine() throws {
         var broken = SyncSettings.default
-        broken.keepaliveInterval = .hours(10_000)  // as before the fix: a stale foreground socket goes unnoticed
+        broken.keepaliveInterval = .hours(10_000)  // no keepalive to speak of: a stale foreground socket goes unnoticed
         let failing = try #require((UInt64(1)...400).lazy.map { ScenarioFuzzer.check(seed: $0, settings: broken) }.first { !$0.passed })
         let violation = failing.violations[0]
         #expect(violation.kind == .lost)

@@ -92,7 +92,7 @@ struct HandshakeCloseTests {
     }
 }
 
-/// A hostile server's answer without end (issue 52 #4): the client reads at most
+/// A hostile server's answer without end: the client reads at most
 /// `MessageLimits.maxAnswerBytes` of it, fails the request in words, and drops the connection.
 @Suite("An answer without end: read up to the cap, no further")
 struct EndlessAnswerTests {

@@ -7,8 +7,8 @@ import Wire
 import WorldPair
 import WorldServer
 
-/// Issue 52, the server's side: what a careless or hostile peer sends is held to the
-/// protocol's own limits on every path, and the documents say what the code does.
+/// What a careless or hostile peer sends the server is held to the protocol's own limits
+/// on every path, and the documents say what the code does.
 @Suite("The server against careless input: every path held to the protocol")
 struct HostileInputTests {
     @Test("a receive line (a user's own POST /v1/fault, and the operator's /admin/fault) is held to a message's 16 KiB, as a publish is: 413 saying so, nothing written")

@@ -6,8 +6,8 @@ import Wire
 import WorldPair
 import WorldServer
 
-/// Issue 52 #1: the whole server's truth a page of users at a time. One request for every
-/// user's ledger at once took a server of 5 000 users to 6.2 GB.
+/// The whole server's truth a page of users at a time: one request for every user's ledger at
+/// once would hold every ledger of a big server in memory together (docs/server.md).
 @Suite("The server's truth, a page at a time")
 struct TruthPagesTests {
     @Test("GET /admin/truth holds 100 users a page in the order they joined, says userCount and nextPage while there are more; a bad page is 400 in words")

@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 16, at rest and typing: a frame in which only the clock or the line being written
+/// At rest and typing: a frame in which only the clock or the line being written
 /// moved is the previous frame with its compose and status rows drawn anew. The oracle is the
 /// whole screen drawn from scratch.
 @Suite("A frame when only the clock or the compose line moved")

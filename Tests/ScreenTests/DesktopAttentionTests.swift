@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 50 #1, the decision: a desktop notification only while the terminal is unfocused (or
+/// The decision: a desktop notification only while the terminal is unfocused (or
 /// never says), never for a muted conversation, the body hidden with preview off, one per
 /// conversation per second (rule 15), only for what lands while the app runs; and how the
 /// method is chosen for a terminal.

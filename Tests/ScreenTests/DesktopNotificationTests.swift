@@ -4,7 +4,7 @@ import SyncCore
 import Testing
 import WidthCorpus
 
-/// Issue 50 #1, the bytes: a desktop notification by each terminal protocol, with nothing a
+/// The bytes: a desktop notification by each terminal protocol, with nothing a
 /// sender wrote reaching the terminal as a sequence.
 @Suite("Desktop notifications: the bytes")
 struct DesktopNotificationTests {

@@ -5,7 +5,7 @@ import SyncEngine
 import Testing
 import WidthCorpus
 
-/// Issue 50 #2: URLs in messages as OSC 8 hyperlinks whose visible text is the URL itself,
+/// URLs in messages as OSC 8 hyperlinks whose visible text is the URL itself,
 /// one id across a wrap; the screen's text the same with or without them.
 @Suite("Links in messages")
 struct LinksTests {

@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 15 #4: outside the app, the bell (off unless asked for) and the unread count in the
+/// Outside the app, the bell (off unless asked for) and the unread count in the
 /// terminal's title — our own words only — both following the preview mode.
 @Suite("Bell and terminal title")
 struct NotifyOutsideTests {

@@ -27,7 +27,7 @@ struct ScreenTests {
         #expect(g.roles(row: 21)[10] == .composeCursor)  // the cursor sits after the prompt
     }
 
-    @Test("issue 11 #8: a NUL in a message shows as ^@ and the text after it stays")
+    @Test("a NUL in a message shows as ^@ and the text after it stays")
     func nulInAMessage() {
         var s = sampleState()
         _ = ViewModel.reduce(&s, .message(alice, MessageRow(txId: "n", outgoing: false, sender: "Alice", text: "before\u{0}after",

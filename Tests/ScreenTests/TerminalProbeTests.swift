@@ -127,7 +127,7 @@ struct TerminalProbeTests {
     }
 }
 
-/// Keys typed while the probe waited (issue 52 #14): an arrow stays an arrow, Enter stays
+/// Keys typed while the probe waited: an arrow stays an arrow, Enter stays
 /// Enter, an Alt key is not taken for the start of a reply.
 @Suite("Keys typed during the probe")
 struct TypedAheadTests {

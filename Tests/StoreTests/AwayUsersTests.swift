@@ -4,7 +4,7 @@ import SyncCore
 import Testing
 import WorldServer
 
-/// Issue 52 #1: users who never come back must not make the server grow. A user away (no
+/// Users who never come back must not make the server grow. A user away (no
 /// request, no socket) for `--away-after` has contacts that write nothing until it is back;
 /// the server holds at most `--max-users`; its checkpoint writes only what changed. The wall
 /// clock is the test's: nothing sleeps.

@@ -5,7 +5,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Issue 16: the counters the screen reads every frame (unread per conversation, the badge,
+/// The counters the screen reads every frame (unread per conversation, the badge,
 /// last activity, the message count) are kept as messages land and are read, not counted
 /// from the message table; the file is read through at open only when that is due; a
 /// conversation's history comes a page at a time.

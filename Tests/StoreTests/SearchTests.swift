@@ -5,7 +5,7 @@ import SyncEngine
 import Testing
 import WidthCorpus
 
-/// Issue 15 #2, the store's part: search through SQLite FTS5. The oracle is SQLite's own
+/// Search, the store's part: SQLite FTS5. The oracle is SQLite's own
 /// `unicode61` tokenizer, which nobody on the project wrote: the screen's highlighting
 /// (`SearchQuery`) must find exactly the messages the index finds, over public text.
 @Suite("Search (SQLite FTS5)")

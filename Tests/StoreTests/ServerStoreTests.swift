@@ -5,7 +5,7 @@ import GRDB
 import Testing
 import WorldServer
 
-/// Issue 28 #6 and #7: what `synchat server --data DIR` keeps, and who may read it.
+/// What `synchat server --data DIR` keeps, and who may read it.
 @Suite("The server's data folder: hashed secrets, private files, one server at a time")
 struct ServerStoreTests {
     /// SHA-256 by coreutils' `sha256sum`: an oracle that shares nothing with the server's code.
@@ -160,7 +160,7 @@ struct ServerStoreTests {
         #expect(host.user(secret: "0123456789abcdef0123456789abcdef")?.name == "ada")
     }
 
-    @Test("a join writes one user and its own contacts, never the other users' (issue 28 #3): 300 joins leave 300 × 2 contact rows, not 300²; everyone sees everyone, after a restart too, and a muted person stays muted")
+    @Test("a join writes one user and its own contacts, never the other users': 300 joins leave 300 × 2 contact rows, not 300²; everyone sees everyone, after a restart too, and a muted person stays muted")
     func joinsAreOneRow() throws {
         let dir = try TemporaryDirectory("server-store")
         defer { dir.remove() }
@@ -195,7 +195,7 @@ struct ServerStoreTests {
         store.close()
     }
 
-    @Test("a folder from before issue 28 #3, where every user was a contact row of every other, keeps only the muted ones")
+    @Test("a folder from before the v3-people-shared migration, where every user is a contact row of every other, keeps only the muted ones")
     func oldPeopleRowsMigrate() throws {
         let dir = try TemporaryDirectory("server-store")
         defer { dir.remove() }
@@ -293,7 +293,7 @@ struct ServerStoreTests {
     }
 }
 
-/// Issue 28 #10: a corrupt `world.sqlite` is one line naming the file and the row, never a trap.
+/// A corrupt `world.sqlite` is one line naming the file and the row, never a trap.
 @Suite("The server's data folder: corrupt rows")
 struct ServerStoreCorruptionTests {
     /// A folder with one user, its contacts and a message, then `damage` applied to the file.

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Config
 
-/// Issue 15 #6: keys.toml rebinds any action of the key table; the help follows; a bad file
+/// `keys.toml` rebinds any action of the key table; the help follows; a bad file
 /// gives warnings naming the file and the line and keeps the standard keys.
 @Suite("keys.toml")
 struct KeyFileTests {
