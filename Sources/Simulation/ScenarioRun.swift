@@ -44,11 +44,11 @@ public final class ScenarioRun: ScriptPlayer {
         let start = session.startedAt
         self.scriptEnd = start + scenario.duration
         session.world.traffic.stopsAt = scriptEnd
-        // The lines of one instant are applied together, after everything else due then: as
-        // the keys of one frame are, after the TUI ran the world up to that instant. So a
-        // recorded session (`--record`) replays to the same log. One instant is scheduled at a
-        // time, the next as it runs: a script of a million lines is not a million entries of
-        // the scheduler (their order is the same: a `late` entry runs after the others of its
+        // The lines of one instant are applied together, after everything else due then: as a
+        // key is, after the TUI ran the world up to the key's own instant. So a recorded
+        // session (`--record`) replays to the same log. One instant is scheduled at a time, the
+        // next as it runs: a script of a million lines is not a million entries of the
+        // scheduler (their order is the same: a `late` entry runs after the others of its
         // instant whenever it was scheduled).
         scheduleLines(from: StepFeed(scenario.stepSequence), into: session)
         session.start()

@@ -6,11 +6,11 @@ import Testing
 
 /// A message of the conversation on screen, in the foreground, is read at its own instant
 /// by the engine (it knows what is on screen), not by the view when a frame shows it. So a
-/// scenario's `open NAME` and the screen agree on every badge (before, a scenario read once
-/// and the screen read each message, and a recording had to write every read down), and
-/// the frame rate of a live run changes nothing. The driver below is the live loop's: keys,
-/// then the world advanced to the frame's instant, then its events through the view-model,
-/// whose commands go back to the session.
+/// scenario's `open NAME` and the screen agree on every badge, a recording need not write
+/// every read down, and the frame rate of a live run changes nothing. The driver below
+/// stands for the live loop: a frame's keys (each on a minute, where frames of both sizes
+/// start, so the world is at the key's instant), then the world advanced to the frame's end,
+/// then its events through the view-model, whose commands go back to the session.
 @Suite("Reads at the message's instant")
 struct ReadAtArrivalTests {
     static func live(frameMs: Int64, seconds: Int64, keys: [Int64: [Directive]],
