@@ -11,9 +11,9 @@ import PackageDescription
 //   ChatStore     the SQLite store (GRDB): messages, cursors, learned state, the world's rows
 //                 as domain values. SyncCore, SyncEngine — not SimWorld.
 //   ProfileWorld  where the store and the world meet: a profile keeps its world, as the world's own
-//                 schema part of the profile's store (GRDB). ChatStore, SimWorld.
+//                 schema part of the profile's store (GRDB). ChatStore, SimWorld, SyncCore.
 //   WorldOnDisk   the simulated world's history in a temporary SQLite file (SQLite's C API through
-//                 GRDB's module), for runs bigger than memory. SimWorld.
+//                 GRDB's module), for runs bigger than memory. SimWorld, SyncCore, SyncEngine.
 //   Simulation    AppSession (world, engine, store, clock), the scenario parser and player,
 //                 the measures.
 //   Shrinking     delta debugging (ddmin, then single removals to 1-minimal) over any array; pure,

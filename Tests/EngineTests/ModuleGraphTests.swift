@@ -188,3 +188,61 @@ extension ModuleGraphTests {
         #expect(checked >= 40)
     }
 }
+
+extension ModuleGraphTests {
+    /// Package.swift's opening comment, "Who may import whom": each target's entry, its lines
+    /// joined.
+    static func manifestEntries() throws -> [(target: String, text: String)] {
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let header = try #require(manifest.range(of: "let package = Package(")).lowerBound
+        var entries: [(target: String, text: String)] = []
+        for line in manifest[..<header].split(separator: "\n") {
+            if let m = line.wholeMatch(of: /\/\/   ([\w-]+) +(.*)/) {
+                entries.append((String(m.output.1), String(m.output.2)))
+            } else if let m = line.wholeMatch(of: /\/\/ {4,}(.*)/), !entries.isEmpty {
+                entries[entries.count - 1].text += " " + m.output.1
+            }
+        }
+        return entries
+    }
+
+    @Test("Package.swift's opening comment names each target's dependencies as the manifest declares them, where it lists them")
+    func manifestCommentIsTrue() throws {
+        let declared = try Self.declared()
+        let ours = Set(declared.keys)
+        let entries = try Self.manifestEntries()
+        #expect(entries.count >= 20, "read \(entries.count) entries")
+        var checked = 0
+        for entry in entries {
+            // The last sentence, when it is only a list of modules (`SyncCore, Wire.`, `SyncCore
+            // only.`); what a parenthesis says is a remark, and `— not X` is what the target may
+            // not import.
+            var last = Substring(entry.text.components(separatedBy: ". ").last ?? "")
+            if last.hasSuffix(".") { last = last.dropLast() }
+            if let not = last.range(of: " — not ") { last = last[..<not.lowerBound] }
+            if last.hasSuffix(" only") { last = last.dropLast(" only".count) }
+            let names = last.replacing(/\([^)]*\)/, with: "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !names.isEmpty, names.allSatisfy({ ours.contains($0) || $0 == "swift-nio" }) else { continue }
+            let deps = (declared[entry.target] ?? []).intersection(ours)
+            #expect(Set(names).intersection(ours) == deps, "Package.swift's comment says \(entry.target) imports \(names), the manifest \(deps.sorted())")
+            checked += 1
+        }
+        #expect(checked >= 8)
+    }
+
+    @Test("docs/design.md's trace of b counts the hops, files and modules it lists")
+    func traceCountsWhatItLists() throws {
+        let design = try String(contentsOf: Self.root.appendingPathComponent("docs/design.md"), encoding: .utf8)
+        let start = try #require(design.range(of: "## A key to a log line: the trace of `b`"))
+        let end = try #require(design.range(of: "Another user's message", range: start.upperBound..<design.endIndex))
+        let trace = design[start.upperBound..<end.lowerBound]
+        let claim = try #require(trace.firstMatch(of: /(\w+) hops through (\d+) files in (\d+) modules/))
+        let hops = trace.matches(of: /(?m)^(\d+)\.\s/).count
+        let numbers = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+        #expect(numbers.firstIndex(of: claim.output.1.lowercased()).map { $0 + 1 } == hops, "\(claim.output.1) hops, \(hops) listed")
+        #expect(trace.matches(of: /(?m)^\| (\d+) \|/).map { Int($0.output.1)! } == Array(1...hops), "the table has a row for each hop")
+        let paths = trace.matches(of: /`(Sources\/([\w-]+)\/[\w+-]+\.swift)`/)
+        #expect(Int(claim.output.2) == Set(paths.map { String($0.output.1) }).count, "the files listed")
+        #expect(Int(claim.output.3) == Set(paths.map { String($0.output.2) }).count, "the modules listed")
+    }
+}
