@@ -11,7 +11,7 @@ import SyncEngine
 import WidthCorpus
 
 // synchat-bench: prints figures; it never fails a build. Run it in release:
-//   swift run -c release synchat-bench [policies|speed|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|soak [--minutes M] [--bots N] [--tuis N] [--seed S] [--out DIR] [--check]|hostile [ATTACK...]|proxy --target PORT NAME...|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|all]
+//   swift run -c release synchat-bench [policies|speed|worlds|matrix [--seeds A-B]|scaling [--lines N]|peers [--idle SECONDS]|net [--clients N] [--seconds S] [--rate R] [--warmup S]|team [--bots N] [--seconds S] [--speed X]|soak [--minutes M] [--bots N] [--tuis N] [--seed S] [--out DIR] [--check]|hostile [ATTACK...]|proxy --target PORT NAME...|render|compose|memory|store|search [--messages N]|firstframe [--messages N]|startup|idle|fuzz [--count N] [--from SEED]|regressions [--write]|storm|crash [KILLS]|widths [--sample N] [--size WxH] [--speed N] [--measure]|all]
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
