@@ -77,19 +77,19 @@ public struct BeliefLag: Equatable, Sendable {
         faultWords = [:]
         if faults.pushBroken {
             now.insert(.push)
-            faultWords[.push] = faults.push.dropPercent >= 100 ? "push drop \(WorldFaults.percent(faults.push.dropPercent))%" : "push down"
+            faultWords[.push] = faults.pushBrokenWords
         }
         if faults.realtimeBroken {
             now.insert(.realtime)
-            faultWords[.realtime] = faults.realtime.stale ? "realtime stale" : "realtime down"
+            faultWords[.realtime] = faults.realtimeBrokenWords
         }
         if let token = faults.token {
             now.insert(.token)
-            faultWords[.token] = "token \(token.rawValue)"
+            faultWords[.token] = WorldFaults.words(of: token)
         }
         if faults.networkOff {
             now.insert(.network)
-            faultWords[.network] = "network off"
+            faultWords[.network] = WorldFaults.Change.networkOff.words
         }
         if pushFaultNow, !faults.pushImpaired { pushFaultShowsUntil = t + pushFaultDelay + grace }
         pushFaultNow = faults.pushImpaired

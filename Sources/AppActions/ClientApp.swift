@@ -156,8 +156,7 @@ public final class ClientApp {
         case .stop:
             stopRequested = true
             quitRequested = true
-        case .pushDrop, .pushDelay, .pushDown, .pushUp, .realtimeDown, .realtimeUp, .realtimeStale, .realtimeFlaky, .indexerDown,
-             .indexerUp, .indexerLatency, .tokenExpire, .tokenInvalidate, .networkOff, .networkOn, .receive, .contact, .add:
+        case .fault, .receive, .contact, .add:
             return false
         }
         return true

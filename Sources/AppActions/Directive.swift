@@ -10,23 +10,9 @@ import SyncCore
 public enum Directive: Equatable, Sendable {
     case foreground
     case background
-    case pushDrop(percent: Double)
-    case pushDelay(Interval)
-    case pushDown
-    case pushUp
-    case realtimeDown
-    case realtimeUp
-    case realtimeStale
-    case realtimeFlaky(percent: Double)
-    case indexerDown
-    case indexerUp
-    case indexerLatency(Interval)
-    case tokenExpire
-    case tokenInvalidate
-    /// The device has no network at all (plane, tunnel): realtime, the indexer and the push
-    /// socket fail together. `networkOn` gives it back.
-    case networkOff
-    case networkOn
+    /// A change to the world's faults (`push drop 100%`, `network off`): what a world,
+    /// simulated or a server's, applies.
+    case fault(WorldFaults.Change)
     case mode(NotificationMode)
     case send(handle: String, text: String)
     case receive(handle: String, text: String)
@@ -61,25 +47,8 @@ public enum Directive: Equatable, Sendable {
     /// The change to the world's faults this directive makes, if it is one: what a world
     /// (simulated, or a server's) applies.
     public var worldFault: WorldFaults.Change? {
-        switch self {
-        case .pushDrop(let p): return .pushDrop(percent: p)
-        case .pushDelay(let i): return .pushDelay(i)
-        case .pushDown: return .pushDown
-        case .pushUp: return .pushUp
-        case .realtimeDown: return .realtimeDown
-        case .realtimeUp: return .realtimeUp
-        case .realtimeStale: return .realtimeStale
-        case .realtimeFlaky(let p): return .realtimeFlaky(percent: p)
-        case .indexerDown: return .indexerDown
-        case .indexerUp: return .indexerUp
-        case .indexerLatency(let i): return .indexerLatency(i)
-        case .tokenExpire: return .tokenExpire
-        case .tokenInvalidate: return .tokenInvalidate
-        case .networkOff: return .networkOff
-        case .networkOn: return .networkOn
-        case .foreground, .background, .mode, .send, .receive, .contact, .add, .mute, .unmute, .sync, .preview, .open, .retry, .quit, .stop:
-            return nil
-        }
+        if case .fault(let change) = self { return change }
+        return nil
     }
 
     /// How the directive reads in the event log (text is made safe by the log line); a text
@@ -103,21 +72,7 @@ public enum Directive: Equatable, Sendable {
         switch self {
         case .foreground: return "foreground"
         case .background: return "background"
-        case .pushDrop(let p): return "push drop \(format(p))%"
-        case .pushDelay(let d): return "push delay \(d)"
-        case .pushDown: return "push down"
-        case .pushUp: return "push up"
-        case .realtimeDown: return "realtime down"
-        case .realtimeUp: return "realtime up"
-        case .realtimeStale: return "realtime stale"
-        case .realtimeFlaky(let p): return "realtime flaky \(format(p))%"
-        case .indexerDown: return "indexer down"
-        case .indexerUp: return "indexer up"
-        case .indexerLatency(let d): return "indexer latency \(d)"
-        case .tokenExpire: return "token expire"
-        case .tokenInvalidate: return "token invalidate"
-        case .networkOff: return "network off"
-        case .networkOn: return "network on"
+        case .fault(let change): return change.words
         case .mode(let m): return "mode \(m.rawValue)"
         case .send(let h, let t): return "send \(h) \"\(t)\""
         case .receive(let h, let t): return "receive \(h) \"\(t)\""
@@ -176,8 +131,4 @@ public enum Directive: Equatable, Sendable {
         }
         return out + "\""
     }
-}
-
-private func format(_ p: Double) -> String {
-    p == p.rounded() ? String(Int(p)) : String(p)
 }

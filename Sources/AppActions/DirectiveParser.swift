@@ -44,41 +44,41 @@ public enum DirectiveParser {
         case "push":
             let usage = "push drop P%|delay D|down|up"
             switch try arg(1, usage) {
-            case "drop": let p = try percent(try arg(2, usage), fail); try end(3, usage); return .pushDrop(percent: p)
-            case "delay": let d = try duration(try arg(2, usage), fail); try end(3, usage); return .pushDelay(d)
-            case "down": try end(2, usage); return .pushDown
-            case "up": try end(2, usage); return .pushUp
+            case "drop": let p = try percent(try arg(2, usage), fail); try end(3, usage); return .fault(.pushDrop(percent: p))
+            case "delay": let d = try duration(try arg(2, usage), fail); try end(3, usage); return .fault(.pushDelay(d))
+            case "down": try end(2, usage); return .fault(.pushDown)
+            case "up": try end(2, usage); return .fault(.pushUp)
             case let other: throw fail("unknown push fault \"\(other)\" (expected: \(usage))")
             }
         case "realtime":
             let usage = "realtime down|up|stale|flaky P%"
             switch try arg(1, usage) {
-            case "down": try end(2, usage); return .realtimeDown
-            case "up": try end(2, usage); return .realtimeUp
-            case "stale": try end(2, usage); return .realtimeStale
-            case "flaky": let p = try percent(try arg(2, usage), fail); try end(3, usage); return .realtimeFlaky(percent: p)
+            case "down": try end(2, usage); return .fault(.realtimeDown)
+            case "up": try end(2, usage); return .fault(.realtimeUp)
+            case "stale": try end(2, usage); return .fault(.realtimeStale)
+            case "flaky": let p = try percent(try arg(2, usage), fail); try end(3, usage); return .fault(.realtimeFlaky(percent: p))
             case let other: throw fail("unknown realtime fault \"\(other)\" (expected: \(usage))")
             }
         case "indexer":
             let usage = "indexer down|up|latency D"
             switch try arg(1, usage) {
-            case "down": try end(2, usage); return .indexerDown
-            case "up": try end(2, usage); return .indexerUp
-            case "latency": let d = try duration(try arg(2, usage), fail); try end(3, usage); return .indexerLatency(d)
+            case "down": try end(2, usage); return .fault(.indexerDown)
+            case "up": try end(2, usage); return .fault(.indexerUp)
+            case "latency": let d = try duration(try arg(2, usage), fail); try end(3, usage); return .fault(.indexerLatency(d))
             case let other: throw fail("unknown indexer fault \"\(other)\" (expected: \(usage))")
             }
         case "token":
             let usage = "token expire|invalidate"
             switch try arg(1, usage) {
-            case "expire": try end(2, usage); return .tokenExpire
-            case "invalidate": try end(2, usage); return .tokenInvalidate
+            case "expire": try end(2, usage); return .fault(.tokenExpire)
+            case "invalidate": try end(2, usage); return .fault(.tokenInvalidate)
             case let other: throw fail("unknown token fault \"\(other)\" (expected: \(usage))")
             }
         case "network":
             let usage = "network off|on"
             switch try arg(1, usage) {
-            case "off": try end(2, usage); return .networkOff
-            case "on": try end(2, usage); return .networkOn
+            case "off": try end(2, usage); return .fault(.networkOff)
+            case "on": try end(2, usage); return .fault(.networkOn)
             case let other: throw fail("unknown network fault \"\(other)\" (expected: \(usage))")
             }
         case "mode":
@@ -354,8 +354,7 @@ extension Directive {
 
     public var target: Target {
         switch self {
-        case .pushDrop, .pushDelay, .pushDown, .pushUp, .realtimeDown, .realtimeUp, .realtimeStale, .realtimeFlaky,
-             .indexerDown, .indexerUp, .indexerLatency, .tokenExpire, .tokenInvalidate, .networkOff, .networkOn, .receive:
+        case .fault, .receive:
             return .world
         case .quit, .stop:
             return .script

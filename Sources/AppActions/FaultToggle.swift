@@ -18,15 +18,15 @@ public enum FaultToggle: Equatable, Sendable, CaseIterable {
     public func directives(from faults: WorldFaults) -> [Directive] {
         switch self {
         case .push:
-            if faults.push.dropPercent == 100 { return [.pushDrop(percent: 0), .pushDelay(.seconds(90))] }
-            if faults.push != WorldFaults.Push() { return [.pushUp] }
-            return [.pushDrop(percent: 100)]
+            if faults.push.dropPercent == 100 { return [.fault(.pushDrop(percent: 0)), .fault(.pushDelay(.seconds(90)))] }
+            if faults.push != WorldFaults.Push() { return [.fault(.pushUp)] }
+            return [.fault(.pushDrop(percent: 100))]
         case .realtime:
-            return faults.realtime.down || faults.realtime.flakyPercent > 0 ? [.realtimeUp] : [.realtimeDown]
+            return faults.realtime.down || faults.realtime.flakyPercent > 0 ? [.fault(.realtimeUp)] : [.fault(.realtimeDown)]
         case .indexer:
-            return faults.indexer.down ? [.indexerUp] : [.indexerDown]
+            return faults.indexer.down ? [.fault(.indexerUp)] : [.fault(.indexerDown)]
         case .network:
-            return faults.networkOff ? [.networkOn] : [.networkOff]
+            return faults.networkOff ? [.fault(.networkOn)] : [.fault(.networkOff)]
         }
     }
 }

@@ -126,9 +126,9 @@ extension ViewModel {
             return [.apply(.foreground)] + markRead(&state, banner.conversation)
         case .cyclePushFault: return [.toggleFault(.push)]
         case .toggleRealtime: return [.toggleFault(.realtime)]
-        case .makeStale: return [.apply(.realtimeStale)]
+        case .makeStale: return [.apply(.fault(.realtimeStale))]
         case .toggleIndexer: return [.toggleFault(.indexer)]
-        case .expireToken: return [.apply(.tokenExpire)]
+        case .expireToken: return [.apply(.fault(.tokenExpire))]
         case .toggleNetwork: return [.toggleFault(.network)]
         case .syncNow: return [.apply(.sync)]
         case .cycleMode:

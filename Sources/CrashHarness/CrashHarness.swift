@@ -123,7 +123,7 @@ extension CrashHarness {
         script.steps = (0..<400).flatMap { i -> [Scenario.Step] in
             let t = Instant.zero + .minutes(Int64(i) * 6)
             return [
-                .init(at: t, directive: .pushDrop(percent: Double(i % 3) * 40), line: 0),
+                .init(at: t, directive: .fault(.pushDrop(percent: Double(i % 3) * 40)), line: 0),
                 .init(at: t + .minutes(2), directive: .background, line: 0),
                 .init(at: t + .minutes(4), directive: .foreground, line: 0),
                 .init(at: t + .minutes(5), directive: .sync, line: 0),

@@ -52,6 +52,16 @@ public enum ScenarioFuzzer {
             let violation = Violation(policy: "generator", kind: .unparsable, detail: "the generated file does not parse: \(error)")
             return Outcome(scenario: fuzz, findings: Findings(violations: [violation]))
         }
+        // The file must read back as the values it was written from: the printer and the
+        // parser are each other's oracle on every hostile text the generator draws.
+        let written = fuzz.steps.map(\.directive) + FuzzScenario.healing + (fuzz.quitAt == nil ? [] : [.quit])
+        let read = scenario.steps.map(\.directive)
+        if read != written {
+            let i = zip(read, written).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(read.count, written.count)
+            let detail = "the generated file reads back otherwise at step \(i + 1): "
+                + "\(i < read.count ? read[i].summary : "nothing") where \(i < written.count ? written[i].summary : "nothing") was written"
+            return Outcome(scenario: fuzz, findings: Findings(violations: [Violation(policy: "generator", kind: .unparsable, detail: detail)]))
+        }
         return Outcome(scenario: fuzz, findings: check(scenario, policies: policies, twice: twice, settings: settings,
                                                        prepare: prepare, extraChecks: extraChecks))
     }

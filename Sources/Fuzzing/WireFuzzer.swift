@@ -157,8 +157,14 @@ public enum WireFuzzer {
     static func capture(seed: UInt64) -> ([Document], Address, Instant) {
         var fuzz = FuzzScenario.generate(seed: seed)
         fuzz.trafficPerHour = 120
-        fuzz.mode = "remote-push"
-        fuzz.steps = fuzz.steps.filter { !$0.directive.hasPrefix("mode") && !$0.directive.hasPrefix("push") && !$0.directive.hasPrefix("token") }
+        fuzz.mode = .remotePush
+        fuzz.steps = fuzz.steps.filter { step in
+            switch step.directive {
+            case .mode: return false
+            case .fault(let change): return change.part != .push && change.part != .token
+            default: return true
+            }
+        }
         guard let scenario = try? ScenarioParser.parse(fuzz.text, file: "wire.scenario") else { return ([], Address(""), .zero) }
         let run = ScenarioRun(scenario: scenario, policy: .naive)
         var documents: [Document] = []

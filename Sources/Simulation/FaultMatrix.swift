@@ -81,52 +81,66 @@ public struct MatrixCell: Hashable, Sendable {
 
     /// Faults hold from 10 min in until 30 min before the end (then the world heals, so the
     /// final foreground and settle make "lost" well defined); the app's pattern runs throughout.
-    public func scenarioText(duration matrixDuration: Interval, matrixSeed: UInt64? = nil) -> String {
+    /// Its steps are numbered by the lines `scenarioText` writes them on.
+    public func scenario(duration matrixDuration: Interval, matrixSeed: UInt64? = nil) -> Scenario {
         let minutes = Int(duration(matrixDuration).milliseconds / 60_000)
         let from = app == .night ? 180 : 10, until = max(from + 10, minutes - 30)
-        var lines = ["# fault matrix cell: \(description)" + (matrixSeed.map { " (matrix seed \($0))" } ?? ""),
-                     "seed \(seed(matrixSeed: matrixSeed))", "duration \(minutes)m", "contacts 6", "traffic 30/h",
-                     "mode \(mode.rawValue)", "at 0m foreground"]
-        var steps: [(Int, Int, String)] = []  // (minute, order, line): faults after the app's moves of the same minute
-        func at(_ m: Int, _ line: String, order: Int = 1) { steps.append((m, order, line)) }
+        var scenario = Scenario(source: "matrix")
+        scenario.seed = seed(matrixSeed: matrixSeed)
+        scenario.duration = .minutes(Int64(minutes))
+        scenario.contacts = 6
+        scenario.trafficPerHour = 30
+        scenario.mode = mode
+        var steps: [(Int, Int, Directive)] = []  // (minute, order, directive): faults after the app's moves of the same minute
+        func at(_ m: Int, _ d: Directive, order: Int = 1) { steps.append((m, order, d)) }
+        func at(_ m: Int, _ change: WorldFaults.Change) { at(m, .fault(change)) }
         switch app {
         case .foreground: break
-        case .background: at(2, "background", order: 0)
+        case .background: at(2, .background, order: 0)
         case .commuting:
-            for m in stride(from: 30, to: minutes, by: 30) { at(m, (m / 30) % 2 == 1 ? "background" : "foreground", order: 0) }
-        case .night: at(120, "background", order: 0); at(600, "foreground", order: 0)
+            for m in stride(from: 30, to: minutes, by: 30) { at(m, (m / 30) % 2 == 1 ? .background : .foreground, order: 0) }
+        case .night: at(120, .background, order: 0); at(600, .foreground, order: 0)
         }
         switch realtime {
         case .up: break
-        case .down: at(from, "realtime down"); at(until, "realtime up")
-        case .stale: for m in stride(from: from, to: until, by: 10) { at(m, "realtime stale") }
-        case .flaky: at(from, "realtime flaky 30%"); at(until, "realtime up")
+        case .down: at(from, .realtimeDown); at(until, .realtimeUp)
+        case .stale: for m in stride(from: from, to: until, by: 10) { at(m, .realtimeStale) }
+        case .flaky: at(from, .realtimeFlaky(percent: 30)); at(until, .realtimeUp)
         }
         switch push {
         case .ok: break
-        case .drop100: at(from, "push drop 100%"); at(until, "push drop 0%")
-        case .drop30: at(from, "push drop 30%"); at(until, "push drop 0%")
-        case .delay90: at(from, "push delay 90s"); at(until, "push up")
-        case .tokenExpired: at(from, "token expire")
+        case .drop100: at(from, .pushDrop(percent: 100)); at(until, .pushDrop(percent: 0))
+        case .drop30: at(from, .pushDrop(percent: 30)); at(until, .pushDrop(percent: 0))
+        case .delay90: at(from, .pushDelay(.seconds(90))); at(until, .pushUp)
+        case .tokenExpired: at(from, .tokenExpire)
         }
         switch indexer {
         case .up: break
         case .downSpells:
             for h in stride(from: 0, to: until, by: 60) where h + 20 >= from && h + 30 <= until {
-                at(h + 20, "indexer down"); at(h + 30, "indexer up")
+                at(h + 20, .indexerDown); at(h + 30, .indexerUp)
             }
-        case .slow: at(from, "indexer latency 2s"); at(until, "indexer latency 0s")
+        case .slow: at(from, .indexerLatency(.seconds(2))); at(until, .indexerLatency(.zero))
         }
         switch network {
         case .on: break
         case .offSpells:
             for h in stride(from: 0, to: until, by: 60) where h + 40 >= from && h + 50 <= until {
-                at(h + 40, "network off"); at(h + 50, "network on")
+                at(h + 40, .networkOff); at(h + 50, .networkOn)
             }
         }
         steps.sort { ($0.0, $0.1) < ($1.0, $1.1) }
-        lines += steps.map { "at \($0.0)m \($0.2)" }
-        return lines.joined(separator: "\n") + "\n"
+        scenario.steps = [Scenario.Step(at: .zero, directive: .foreground, line: 0)]
+            + steps.map { Scenario.Step(at: .zero + .minutes(Int64($0.0)), directive: $0.2, line: 0) }
+        return scenario.numberingLines(comments: 1)
+    }
+
+    /// The cell's scenario as a file (`simulate --matrix-cell N`): the one comment names the
+    /// cell, times are in minutes.
+    public func scenarioText(duration matrixDuration: Interval, matrixSeed: UInt64? = nil) -> String {
+        scenario(duration: matrixDuration, matrixSeed: matrixSeed)
+            .text(comments: ["fault matrix cell: \(description)" + (matrixSeed.map { " (matrix seed \($0))" } ?? "")],
+                  time: { "\($0.milliseconds / 60_000)m" })
     }
 
     /// The cell as the JSON row's `cell` object.
@@ -193,7 +207,7 @@ public enum FaultMatrix {
     public static func run(cells: [MatrixCell] = cells, policies: [SyncPolicy] = SyncPolicy.all, duration: Interval = .hours(3),
                            matrixSeed: UInt64? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
                            progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> [Row] {
-        let scenarios = try cells.map { try ScenarioParser.parse($0.scenarioText(duration: duration, matrixSeed: matrixSeed), file: "matrix") }
+        let scenarios = cells.map { $0.scenario(duration: duration, matrixSeed: matrixSeed) }
         let jobs = cells.indices.flatMap { c in policies.map { (c, $0) } }
         // The longest runs are taken first, so that no thread is left with a night at the end;
         // each row keeps its place.

@@ -162,8 +162,8 @@ public struct RunSummary: Equatable, Sendable {
     /// A push outage, as `timeToUnreliable` counts from: `push drop 100%` or `push down`.
     public static func isPushOutage(_ d: Directive) -> Bool {
         switch d {
-        case .pushDrop(let p): return p >= 100
-        case .pushDown: return true
+        case .fault(.pushDrop(let p)): return p >= 100
+        case .fault(.pushDown): return true
         default: return false
         }
     }

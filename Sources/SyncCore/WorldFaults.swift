@@ -72,21 +72,42 @@ public struct WorldFaults: Hashable, Sendable {
     /// `token expired`), in one order: push, token, realtime, indexer, network.
     public var words: [String] {
         var out: [String] = []
-        if push.down { out.append("push down") }
-        if push.dropPercent > 0 { out.append("push drop \(Self.percent(push.dropPercent))%") }
-        if push.extraDelay > .zero { out.append("push delay \(push.extraDelay)") }
-        if let token { out.append("token \(token.rawValue)") }
-        if realtime.down { out.append("realtime down") }
-        if realtime.stale { out.append("realtime stale") }
-        if realtime.flakyPercent > 0 { out.append("realtime flaky \(Self.percent(realtime.flakyPercent))%") }
-        if indexer.down { out.append("indexer down") }
-        if networkOff { out.append("network off") }
-        if let latency = indexer.latency { out.append("indexer latency \(latency)") }
+        if push.down { out.append(Change.pushDown.words) }
+        if push.dropPercent > 0 { out.append(Change.pushDrop(percent: push.dropPercent).words) }
+        if push.extraDelay > .zero { out.append(Change.pushDelay(push.extraDelay).words) }
+        if let token { out.append(Self.words(of: token)) }
+        if realtime.down { out.append(Change.realtimeDown.words) }
+        if realtime.stale { out.append(Change.realtimeStale.words) }
+        if realtime.flakyPercent > 0 { out.append(Change.realtimeFlaky(percent: realtime.flakyPercent).words) }
+        if indexer.down { out.append(Change.indexerDown.words) }
+        if networkOff { out.append(Change.networkOff.words) }
+        if let latency = indexer.latency { out.append(Change.indexerLatency(latency).words) }
         return out
     }
 
+    /// What breaks push now, in the words of the line that makes it: `push drop 100%` or
+    /// `push down`; nil while push delivers.
+    public var pushBrokenWords: String? {
+        guard pushBroken else { return nil }
+        return push.dropPercent >= 100 ? Change.pushDrop(percent: push.dropPercent).words : Change.pushDown.words
+    }
+
+    /// What breaks realtime now: `realtime stale` or `realtime down`; nil while it is not broken.
+    public var realtimeBrokenWords: String? {
+        guard realtimeBroken else { return nil }
+        return realtime.stale ? Change.realtimeStale.words : Change.realtimeDown.words
+    }
+
+    /// A token the push service no longer takes, as the faults say it: `token expired`.
+    public static func words(of token: Token) -> String { "token \(token.rawValue)" }
+
     /// A share as a scenario line writes it: `30`, `12.5`.
     public static func percent(_ p: Double) -> String { p == p.rounded() ? String(Int(p)) : String(p) }
+
+    /// What a fault acts on: a service of the world, the device's push token, or its network.
+    public enum Part: String, CaseIterable, Sendable {
+        case push, realtime, indexer, token, network
+    }
 
     /// One change a scenario line, a key or an operator makes to a world's faults.
     public enum Change: Hashable, Sendable {
@@ -106,7 +127,42 @@ public struct WorldFaults: Hashable, Sendable {
         case indexerLatency(Interval)
         case tokenExpire
         case tokenInvalidate
+        /// The device has no network at all (plane, tunnel): realtime, the indexer and the
+        /// push socket fail together. `networkOn` gives it back.
         case networkOff
         case networkOn
+
+        /// What the change acts on.
+        public var part: Part {
+            switch self {
+            case .pushDrop, .pushDelay, .pushDown, .pushUp: return .push
+            case .realtimeDown, .realtimeUp, .realtimeStale, .realtimeFlaky: return .realtime
+            case .indexerDown, .indexerUp, .indexerLatency: return .indexer
+            case .tokenExpire, .tokenInvalidate: return .token
+            case .networkOff, .networkOn: return .network
+            }
+        }
+
+        /// The change as a scenario line says it (`push drop 12.5%`, `indexer latency 2s`):
+        /// the one owner of a fault's words; the scenario parser reads them back.
+        public var words: String {
+            switch self {
+            case .pushDrop(let p): return "push drop \(WorldFaults.percent(p))%"
+            case .pushDelay(let d): return "push delay \(d)"
+            case .pushDown: return "push down"
+            case .pushUp: return "push up"
+            case .realtimeDown: return "realtime down"
+            case .realtimeUp: return "realtime up"
+            case .realtimeStale: return "realtime stale"
+            case .realtimeFlaky(let p): return "realtime flaky \(WorldFaults.percent(p))%"
+            case .indexerDown: return "indexer down"
+            case .indexerUp: return "indexer up"
+            case .indexerLatency(let d): return "indexer latency \(d)"
+            case .tokenExpire: return "token expire"
+            case .tokenInvalidate: return "token invalidate"
+            case .networkOff: return "network off"
+            case .networkOn: return "network on"
+            }
+        }
     }
 }

@@ -51,7 +51,7 @@ extension WorldServer {
     func overlong(_ directive: Directive) -> String? {
         let asked: Interval
         switch directive {
-        case .indexerLatency(let d), .pushDelay(let d): asked = d
+        case .fault(.indexerLatency(let d)), .fault(.pushDelay(let d)): asked = d
         default: return nil
         }
         guard asked > maxUserFaultDuration else { return nil }

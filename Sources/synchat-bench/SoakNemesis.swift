@@ -1,6 +1,7 @@
 import FaultProxy
 import Foundation
 import SimWorld
+import SyncCore
 
 /// The soak's nemesis (Jepsen's word): one fault every 5–20 s, drawn from the seed, each on its
 /// own clock of wall seconds, staggered so that several may be under way at once. Every fault
@@ -126,12 +127,14 @@ struct SoakNemesis {
         case "world" where !clients.isEmpty:
             // A fault of one user's world through `synchat fault`, lifted 10–60 s later.
             let victim = pick(clients)
-            let (give, lift) = pick([("push drop 100%", "push up"), ("push delay 90s", "push up"), ("realtime down", "realtime up"),
-                                     ("indexer down", "indexer up"), ("realtime stale", "realtime up"), ("push drop 30%", "push up")])
+            let pairs: [(WorldFaults.Change, WorldFaults.Change)] = [(.pushDrop(percent: 100), .pushUp), (.pushDelay(.seconds(90)), .pushUp),
+                                                                   (.realtimeDown, .realtimeUp), (.indexerDown, .indexerUp),
+                                                                   (.realtimeStale, .realtimeUp), (.pushDrop(percent: 30), .pushUp)]
+            let (give, lift) = pick(pairs)
             let lasts = uniform(10, 60)
-            run.fault(victim.name, give)
-            faults.append(Fault(what: give, on: [victim.name], start: now, end: now + lasts, settle: Self.settle + 90))
-            undo(faults.count - 1, at: now + lasts) { [run] in run.fault(victim.name, lift) }
+            run.fault(victim.name, give.words)  // `synchat fault USER LINE`: the command line is the edge
+            faults.append(Fault(what: give.words, on: [victim.name], start: now, end: now + lasts, settle: Self.settle + 90))
+            undo(faults.count - 1, at: now + lasts) { [run] in run.fault(victim.name, lift.words) }
         case "wire" where !clients.isEmpty:
             wire(pick(clients), at: now)
         default:

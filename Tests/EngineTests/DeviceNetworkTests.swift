@@ -151,7 +151,7 @@ struct DeviceNetworkTests {
     func parsing() throws {
         let s = try ScenarioParser.parse("push model apns\nat 1m network off\nat 2m network on", file: "p")
         #expect(s.pushModel == .apns)
-        #expect(s.steps.map(\.directive) == [.networkOff, .networkOn])
+        #expect(s.steps.map(\.directive) == [.fault(.networkOff), .fault(.networkOn)])
         for (text, message) in [("push model gcm", "p:1: unknown push model \"gcm\" (expected ideal, apns or fcm)"),
                                 ("push modle apns", "p:1: expected: push model ideal|apns|fcm"),
                                 ("at 1m network down", "p:1: unknown network fault \"down\" (expected: network off|on)"),

@@ -30,7 +30,13 @@ struct FaultMatrixTests {
         #expect(cells.count >= 40)
         #expect(Set(cells).count == cells.count)
         #expect(Set(cells.map(\.seed)).count == cells.count)
-        for c in cells { _ = try ScenarioParser.parse(c.scenarioText(duration: .hours(3)), file: "cell") }
+        for c in cells {
+            // The file `--matrix-cell` prints reads back as the value the matrix runs, line numbers and all.
+            for matrixSeed in [nil, 3] as [UInt64?] {
+                let parsed = try ScenarioParser.parse(c.scenarioText(duration: .hours(3), matrixSeed: matrixSeed), file: "matrix")
+                #expect(parsed == c.scenario(duration: .hours(3), matrixSeed: matrixSeed), "\(c)")
+            }
+        }
         #expect(Set(cells.map(\.app)) == Set(MatrixCell.App.allCases))
         #expect(Set(cells.map(\.realtime)) == Set(MatrixCell.Realtime.allCases))
         #expect(Set(cells.map(\.push)) == Set(MatrixCell.Push.allCases))

@@ -38,16 +38,16 @@ struct FaultToggleTests {
     @Test("r after a scenario's realtime down brings realtime up; x after an operator's indexer down brings it up; p after push down heals push")
     func resolvesAgainstTruthFromElsewhere() {
         let s = Self.session()
-        s.apply(.realtimeDown)  // a scenario line, not the key
+        s.apply(.fault(.realtimeDown))  // a scenario line, not the key
         Self.press(.realtime, s)
         #expect(!s.faults.words.contains("realtime down"), "r sent realtime down again: \(s.faults.words)")
-        s.apply(.indexerDown)
+        s.apply(.fault(.indexerDown))
         Self.press(.indexer, s)
         #expect(s.faults.words.isEmpty)
-        s.apply(.pushDown)
+        s.apply(.fault(.pushDown))
         Self.press(.push, s)
         #expect(s.faults.words.isEmpty)
-        s.apply(.realtimeFlaky(percent: 50))
+        s.apply(.fault(.realtimeFlaky(percent: 50)))
         Self.press(.realtime, s)
         #expect(s.faults.words.isEmpty, "r clears a flaky realtime: \(s.faults.words)")
     }
@@ -58,7 +58,7 @@ struct FaultToggleTests {
         var told: [[String]] = []
         s.onTruthChanged = { told.append($0.faults.words) }
         Self.press(.realtime, s)
-        s.apply(.tokenExpire)
+        s.apply(.fault(.tokenExpire))
         #expect(told.suffix(2) == [["realtime down"], ["token expired", "realtime down"]])
         s.driver.launch()
         s.world.os.moveToForeground()

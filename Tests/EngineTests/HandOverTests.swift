@@ -64,15 +64,15 @@ struct ActiveFaultsTests {
         let run = ScenarioRun(scenario: try scenario("duration 10m"), policy: .adaptive)
         run.advance(to: t(1))
         #expect(run.session.faults.words.isEmpty)
-        for d: Directive in [.pushDrop(percent: 100), .indexerDown, .indexerLatency(.seconds(2)), .realtimeFlaky(percent: 20), .tokenExpire] {
+        for d: Directive in [.fault(.pushDrop(percent: 100)), .fault(.indexerDown), .fault(.indexerLatency(.seconds(2))), .fault(.realtimeFlaky(percent: 20)), .fault(.tokenExpire)] {
             run.apply(d)
         }
         run.advance(to: t(1, 1))
         #expect(run.session.faults.words == ["push drop 100%", "token expired", "realtime flaky 20%", "indexer down", "indexer latency 2s"])
-        run.apply(.pushUp)
-        run.apply(.indexerUp)
-        run.apply(.indexerLatency(.zero))
-        run.apply(.realtimeUp)
+        run.apply(.fault(.pushUp))
+        run.apply(.fault(.indexerUp))
+        run.apply(.fault(.indexerLatency(.zero)))
+        run.apply(.fault(.realtimeUp))
         #expect(run.session.faults.words == ["token expired"])
     }
 }

@@ -31,13 +31,13 @@ struct RecordReplayTests {
     static let keys: [Int: [Directive]] = [
         40: [.background],
         55: [.foreground],
-        70: [.pushDrop(percent: 100)],
-        90: [.realtimeDown, .send(handle: "alice", text: "written \"offline\"\n\u{1B}[2J and ☃")],  // two keys in one frame
-        120: [.realtimeUp, .pushDrop(percent: 0), .pushDelay(.seconds(90))],
-        135: [.pushUp, .preview(.hidden), .mode(.backgroundFetch)],
-        150: [.open(handle: "alice"), .indexerDown],
-        170: [.sync, .retry, .tokenExpire],
-        185: [.indexerUp, .mode(.remotePush)],
+        70: [.fault(.pushDrop(percent: 100))],
+        90: [.fault(.realtimeDown), .send(handle: "alice", text: "written \"offline\"\n\u{1B}[2J and ☃")],  // two keys in one frame
+        120: [.fault(.realtimeUp), .fault(.pushDrop(percent: 0)), .fault(.pushDelay(.seconds(90)))],
+        135: [.fault(.pushUp), .preview(.hidden), .mode(.backgroundFetch)],
+        150: [.open(handle: "alice"), .fault(.indexerDown)],
+        170: [.sync, .retry, .fault(.tokenExpire)],
+        185: [.fault(.indexerUp), .mode(.remotePush)],
     ]
 
     @Test("the recording replays to the same event lines, line for line, and stops where the session quit")
@@ -61,7 +61,7 @@ struct RecordReplayTests {
     func frameSizesDoNotMatter() throws {
         let dir = try TemporaryDirectory("record")
         defer { dir.remove() }
-        let keys: [Int: [Directive]] = [3: [.background], 6: [.foreground], 9: [.pushDrop(percent: 100)], 14: [.realtimeDown], 18: [.realtimeUp]]
+        let keys: [Int: [Directive]] = [3: [.background], 6: [.foreground], 9: [.fault(.pushDrop(percent: 100))], 14: [.fault(.realtimeDown)], 18: [.fault(.realtimeUp)]]
         let coarse = try Self.liveSession(frames: Array(repeating: 60_000, count: 20), keys: keys, file: dir.file("a"))
         // The same instants reached in small steps: each 60 s frame as 240 frames of 250 ms.
         var fine: [Int: [Directive]] = [:]

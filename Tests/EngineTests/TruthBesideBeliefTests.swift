@@ -29,7 +29,7 @@ struct TruthBesideBeliefTests {
         let (run, told) = try Self.reliableRun()
         #expect(told.all.count == 1 && told.last == WorldTruth(), "one truth told at subscription: nothing broken")
         let broke = run.scheduler.now
-        run.apply(.pushDrop(percent: 100))
+        run.apply(.fault(.pushDrop(percent: 100)))
         #expect(told.last.faults.words == ["push drop 100%"])
         #expect(told.last.broken == [.push: "push drop 100%"])
         #expect(told.last.unnoticed == [.push: broke])
@@ -50,7 +50,7 @@ struct TruthBesideBeliefTests {
         run.apply(.mode(.off))
         run.advance(to: run.scheduler.now + .seconds(1))
         #expect(run.driver.reliability.state == .disabled)
-        run.apply(.pushDrop(percent: 100))
+        run.apply(.fault(.pushDrop(percent: 100)))
         #expect(told.last.broken[.push] != nil && told.last.unnoticed[.push] == nil)
         let back = run.scheduler.now + .seconds(5)
         run.advance(to: back)
@@ -63,16 +63,16 @@ struct TruthBesideBeliefTests {
     func otherChannels() throws {
         let (run, told) = try Self.reliableRun()
         let broke = run.scheduler.now
-        run.apply(.realtimeStale)
+        run.apply(.fault(.realtimeStale))
         #expect(told.last.unnoticed == [.realtime: broke], "stale sockets say nothing: the keepalive has to find it")
         run.advance(to: broke + .minutes(2))
         #expect(told.last.unnoticed[.realtime] == nil, "the keepalive found it: \(told.last)")
-        run.apply(.tokenExpire)
+        run.apply(.fault(.tokenExpire))
         let expired = run.scheduler.now
         #expect(told.last.unnoticed[.token] == expired)
         run.advance(to: expired + .seconds(1))
         #expect(told.last.unnoticed[.token] == nil, "the engine heard the token's status")
-        run.apply(.networkOff)
+        run.apply(.fault(.networkOff))
         let off = run.scheduler.now
         #expect(told.last.unnoticed[.network] != nil || told.last.broken[.network] == "network off")
         run.advance(to: off + .minutes(2))
@@ -83,7 +83,7 @@ struct TruthBesideBeliefTests {
     func toldOnSubscription() throws {
         let run = ScenarioRun(scenario: try scenario("duration 1h\ncontacts 2"), policy: .adaptive)
         run.advance(to: t(1))
-        run.apply(.indexerDown)
+        run.apply(.fault(.indexerDown))
         var told: [WorldTruth] = []
         run.session.onTruthChanged = { told.append($0) }
         #expect(told.count == 1 && told[0].faults.indexer.down && told[0].unnoticed.isEmpty, "the indexer is no channel belief lag measures")

@@ -77,7 +77,7 @@ struct ScenarioFuzzTests {
         #expect(failure.file.hasPrefix("# found by synchat-bench fuzz (case \(failing.scenario.seed)): \(violation.policy) breaks the lost invariant: "))
         let reparsed = try ScenarioParser.parse(failure.file, file: "shrunk.scenario")
         let healing = try #require(failure.file.components(separatedBy: "# every fault is lifted").last)
-        for line in FuzzScenario.healing { #expect(healing.contains(" \(line)\n"), "the healing tail lost \(line)") }
+        for d in FuzzScenario.healing { #expect(healing.contains(" \(d.scenarioText)\n"), "the healing tail lost \(d.scenarioText)") }
         #expect(ScenarioFuzzer.check(reparsed, settings: broken).violations.contains { $0.kind == .lost })
         // … and passes with the real one.
         #expect(ScenarioFuzzer.check(reparsed).passed)

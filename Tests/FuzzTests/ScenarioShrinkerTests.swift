@@ -62,14 +62,14 @@ struct ScenarioShrinkerTests {
     @Test("a fuzz case's healing tail stays, moved to the shorter duration's end; lines the property needs stay, the rest go")
     func healingTailPinned() throws {
         var fuzz = FuzzScenario.generate(seed: 7)
-        fuzz.steps.insert(.init(at: 60, directive: "indexer latency 99s"), at: 0)  // a latency the generator never draws
+        fuzz.steps.insert(.init(at: 60, directive: .fault(.indexerLatency(.seconds(99)))), at: 0)  // a latency the generator never draws
         #expect(fuzz.steps.count > 5)
         let shrinker = try ScenarioShrinker(text: fuzz.text, file: "fuzz.scenario", pinned: ScenarioShrinker.healingTail)
         let result = try #require(shrinker.shrink { scenario in
             scenario.steps.contains { $0.directive.summary == "indexer latency 1m39s" } ? Witness() : nil
         })
         let lines = Self.timedLines(result.text)
-        #expect(lines == ["at 60s indexer latency 99s"] + FuzzScenario.healing.map { "at 1m \($0)" })
+        #expect(lines == ["at 60s indexer latency 1m39s"] + FuzzScenario.healing.map { "at 1m \($0.scenarioText)" })
         #expect(result.text.contains("duration 1m\n") && result.text.contains("traffic 0/h\n") && result.text.contains("contacts 0\n"))
     }
 

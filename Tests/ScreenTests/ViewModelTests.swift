@@ -64,10 +64,10 @@ struct ViewModelTests {
         store.send(.key(.char("p")), commands: [.toggleFault(.push)])
         store.send(.key(.char("p")), commands: [.toggleFault(.push)])
         store.send(.key(.char("r")), commands: [.toggleFault(.realtime)])
-        store.send(.key(.char("s")), commands: [.apply(.realtimeStale)])
+        store.send(.key(.char("s")), commands: [.apply(.fault(.realtimeStale))])
         store.send(.key(.char("x")), commands: [.toggleFault(.indexer)])
         store.send(.key(.char("A")), commands: [.toggleFault(.network)])
-        store.send(.key(.char("t")), commands: [.apply(.tokenExpire)])
+        store.send(.key(.char("t")), commands: [.apply(.fault(.tokenExpire))])
         store.send(.key(.char("S")), commands: [.apply(.sync)])
     }
 
