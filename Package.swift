@@ -28,7 +28,8 @@ import PackageDescription
 //   TerminalUI    the thin ncurses adapter that diffs grids.
 //   App           the live app loop, above the adapter: keys in, reducer, directives, frames out.
 //   ServerProtocol what server and client say to each other: routes, RPC method names, documents,
-//                 the WebSocket frame reader, the protocol version. SyncCore, SyncEngine, Wire, swift-nio.
+//                 the WebSocket frame reader, the protocol version. SyncCore, SyncEngine, Wire, AppActions
+//                 (a directive's document), swift-nio.
 //   WorldServer   `synchat server`: the simulated world behind real sockets (swift-nio), many users.
 //   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`), on a
 //                 ServerTransport: NetIO's sockets, or WorldPair's in-process one.
@@ -81,7 +82,7 @@ let package = Package(
         .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // What server and client say to each other: routes, RPC method names, documents, the
         // WebSocket frame reader, the protocol version. Both sides use it; neither has its own copy.
-        .target(name: "ServerProtocol", dependencies: ["SyncCore", "SyncEngine", "Wire",
+        .target(name: "ServerProtocol", dependencies: ["SyncCore", "SyncEngine", "Wire", "AppActions",
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]),
         .target(
             name: "WorldServer",
@@ -141,7 +142,8 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
-                "ServerProtocol",  // the speeds a client runs a world at (--speed)
+                "ServerProtocol",  // routes and documents (synchat fault), the speeds a client runs a world at (--speed)
+                "AppActions",  // Directive, read from synchat fault's command line
                 "Fuzzing",  // simulate --shrink: the scenario shrinker and the invariants
                 "SimWorld",
                 "SyncCore",

@@ -213,7 +213,7 @@ enum Body {
 /// The protocol client and server speak: said by the client when it joins and by the server
 /// in its answer. Each side that finds another version says so in one plain line.
 public enum ProtocolVersion {
-    public static let current = 1
+    public static let current = 2
 
     /// What a client says of a server of another protocol (0: one that does not say).
     public static func mismatch(server: Int) -> String {

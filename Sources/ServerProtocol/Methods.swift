@@ -26,7 +26,7 @@ public enum RelayMethod: String, CaseIterable, Sendable {
     /// Notification: another user joined, params `joined` (a `ContactDocument`); without it,
     /// ask `Route.world` again.
     case contactsChanged
-    /// Notification, params `line`: a directive of the app for the client to do (`synchat
+    /// Notification, params `directive` (a `DirectiveDocument`): a directive of the app for the client to do (`synchat
     /// fault --user NAME background`).
     case directive
     /// Notification, params `faults` (a `FaultsDocument`): the user's world's faults, each time they change.

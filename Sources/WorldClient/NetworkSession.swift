@@ -33,17 +33,17 @@ public final class NetworkSession: LiveSession {
         world.notice = { [app] line in app.note(line) }
         // A directive of the app sent through the server (synchat fault --user NAME …): done
         // here as its key would do it.
-        world.onDirective = { [weak self] line in
+        world.onDirective = { [weak self] sent in
             guard let self else { return }
-            do {
-                let d = try Directive(parsing: line)
+            switch sent {
+            case .success(let d):
                 guard d.aServerMayAsk else {
-                    app.note("the server asked for \(UntrustedText.visible(String(line.prefix(80)))): refused: \(Directive.whatAServerMayAsk)")
+                    app.note("the server asked for \(UntrustedText.visible(String(d.scenarioText.prefix(80)))): refused: \(Directive.whatAServerMayAsk)")
                     return
                 }
                 apply(d)
-            } catch {
-                app.note("the server sent a directive that does not parse: \(UntrustedText.visible(String(line.prefix(80))))")
+            case .failure(let refused):
+                app.note("the server sent a directive that does not read: \(UntrustedText.visible(String(refused.message.prefix(120))))")
             }
         }
         world.onFaults = { [app] in app.faultsChanged($0) }
@@ -89,9 +89,8 @@ public final class NetworkSession: LiveSession {
         default:
             // A fault of the network, or a contact's message: the server's world changes, and
             // tells this client its faults.
-            let line = d.scenarioText
-            world.fault(line) { [app] result in
-                if case .failure(let refused) = result { app.note("server refused \(line): \(refused.message)") }
+            world.fault(d) { [app] result in
+                if case .failure(let refused) = result { app.note("server refused \(d.scenarioText): \(refused.message)") }
             }
         }
     }
@@ -125,8 +124,7 @@ public final class NetworkSession: LiveSession {
     private func send(_ directives: [Directive]) {
         guard let d = directives.first else { return nextToggle() }
         app.applying(d)
-        let line = d.scenarioText
-        world.fault(line) { [weak self] result in
+        world.fault(d) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let faults):
@@ -136,7 +134,7 @@ public final class NetworkSession: LiveSession {
                 }
                 send(Array(directives.dropFirst()))
             case .failure(let refused):
-                app.note("server refused \(line): \(refused.message)" + (toggles.isEmpty ? "" : "; \(toggles.count) fault keys after it dropped"))
+                app.note("server refused \(d.scenarioText): \(refused.message)" + (toggles.isEmpty ? "" : "; \(toggles.count) fault keys after it dropped"))
                 toggles.removeAll()
                 stepping = false
                 confirmed = nil

@@ -80,7 +80,7 @@ extension NetworkWorld {
                 refreshContacts()
             }
         case .directive:
-            if let line = params["line"]?.string { onDirective?(line) }
+            if let raw = params["directive"] { onDirective?(Result { () throws(RouteError) in try DirectiveDocument.decode(raw) }) }
         case .faults:
             if let raw = params["faults"], let faults = FaultsDocument.decode(raw) { onFaults?(faults) }
         case .registerToken, .unregisterToken, .setMuted, nil:

@@ -52,7 +52,7 @@ public final class NetworkWorld {
         link = .forgotten(unknownWords)
     }
     /// Told of a directive of the app the server passed on (`synchat fault --user NAME background`).
-    public var onDirective: ((String) -> Void)?
+    public var onDirective: ((Result<Directive, RouteError>) -> Void)?
     /// Told of the faults the user's world has, each time the server says them.
     public var onFaults: ((WorldFaults) -> Void)?
     /// Told of each node notification as it reaches the engine: the message, the world's
@@ -170,8 +170,8 @@ public final class NetworkWorld {
 
     /// Sends a fault directive to the server for this user (`POST /v1/fault`): `done` gets the
     /// user's world's faults as the server confirmed them, or why it was refused.
-    public func fault(_ directive: String, done: ((Result<WorldFaults?, TransportError>) -> Void)? = nil) {
-        io.request(.POST, Route.fault, body: Data(directive.utf8), token: secret) { result in
+    public func fault(_ directive: Directive, done: ((Result<WorldFaults?, TransportError>) -> Void)? = nil) {
+        io.request(.POST, Route.fault, body: DirectiveDocument.encode(directive).data, token: secret) { result in
             switch result {
             case .success(let a) where a.status == 200:
                 done?(.success(WireValue.parse(a.body)?["faults"].flatMap { FaultsDocument.decode($0) }))

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOWebSocket
+import AppActions
 import SimWorld
 import SyncCore
 import SyncEngine
@@ -61,8 +62,8 @@ final class PushSocket: JSONSocket, PushSubscriber {
         send(RPC.notification(RelayMethod.tokenStatus.rawValue, [("status", .string(status.rawValue))]))
     }
 
-    func directive(_ line: String) {
-        send(RPC.notification(RelayMethod.directive.rawValue, [("line", .string(line))]))
+    func directive(_ d: Directive) {
+        send(RPC.notification(RelayMethod.directive.rawValue, [("directive", DirectiveDocument.encode(d))]))
     }
 
     func faults(_ faults: WorldFaults) {

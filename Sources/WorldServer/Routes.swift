@@ -206,17 +206,31 @@ extension WorldServer {
         }
     }
 
+    /// The directive a fault request's body holds: a `DirectiveDocument` (what synchat's own
+    /// clients send), or one scenario line as an operator types it (`curl --data 'indexer down'`),
+    /// read at this edge. A line never starts with `{`, so the first byte tells which.
+    static func directive(_ body: Data) -> Result<Directive, RouteError> {
+        guard let text = String(data: body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
+            return .failure(RouteError("the body must be a directive document or one scenario directive in UTF-8, e.g. indexer down"))
+        }
+        if text.hasPrefix("{") {
+            guard let root = WireValue.parse(body) else { return .failure(RouteError("directive: the body starts as JSON and is not JSON")) }
+            do throws(RouteError) { return .success(try DirectiveDocument.decode(root)) } catch { return .failure(error) }
+        }
+        guard !text.contains("\n") else { return .failure(RouteError("one directive per request")) }
+        do { return .success(try Directive(parsing: text)) } catch {
+            return .failure(RouteError("\(error)"))
+        }
+    }
+
     /// A directive for `user`'s world, or every user's; `own`: the user's own (`POST /v1/fault`),
     /// held to the user's limits: how long a fault may make the world wait, and its quota for
     /// the text a `receive` line makes a contact write.
     private func fault(_ body: Data, user: WorldHost.User?, own: Bool = false) -> Answer {
-        guard let text = String(data: body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
-            return .error(.badRequest, "the body must be one scenario directive in UTF-8, e.g. indexer down")
-        }
-        guard !text.contains("\n") else { return .error(.badRequest, "one directive per request") }
         let directive: Directive
-        do { directive = try Directive(parsing: text) } catch {
-            return .error(.badRequest, "\(error)")
+        switch Self.directive(body) {
+        case .success(let d): directive = d
+        case .failure(let refused): return .error(.badRequest, refused.message)
         }
         // A message is at most 16 KiB on every path into the server's world: a contact's line
         // an operator or a user scripts is held to what a publish is.

@@ -1,3 +1,4 @@
+import AppActions
 import Foundation
 import SyncCore
 import SyncEngine
@@ -84,7 +85,7 @@ public protocol PushSubscriber: AnyObject {
     func push(_ payload: Data)
     func tokenStatus(_ status: TokenStatus)
     /// A directive of the app for the client to do (`synchat fault --user NAME background`).
-    func directive(_ line: String)
+    func directive(_ d: Directive)
     /// The faults the user's world has now, each time they change (whoever changed them: the
     /// user's keys, `synchat fault`, the operator, the world itself) and when the socket opens.
     func faults(_ faults: WorldFaults)

@@ -384,7 +384,7 @@ public final class WorldHost {
             guard let socket = user.link.pushSocket else {
                 return "\(d.scenarioText): a directive of the app, and no client of \(user.name) is connected to do it"
             }
-            socket.directive(d.scenarioText)
+            socket.directive(d)
             return nil
         }
     }

@@ -1,5 +1,7 @@
+import AppActions
 import ArgumentParser
 import Foundation
+import ServerProtocol
 import WorldClient
 
 struct Fault: ParsableCommand {
@@ -37,20 +39,22 @@ struct Fault: ParsableCommand {
         let (host, port, _) = try ServerURL.parse(try remote.required())
         let io = try remote.connect()
         let line = words.joined(separator: " ")
+        // The line is read here, at the command line, and crosses the wire as a typed document.
+        let directive: Directive
+        do { directive = try Directive(parsing: line) } catch { refuse("fault: \(error)") }
         let admin = token ?? ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"]
         let path: String, credential: String
         if let admin {
-            let query = user.map { "?user=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
-            (path, credential) = ("/admin/fault" + query, admin)
+            (path, credential) = (Route.adminFault(user: user), admin)
         } else {
             let name = user ?? ""
             guard let secret = ServerSecrets(host: host, port: port).load(name) else {
                 refuse("fault: no secret kept for \(name) on \(host):\(port): pass the admin token (--token)")
             }
-            (path, credential) = ("/v1/fault", secret)
+            (path, credential) = (Route.fault, secret)
         }
         let answer: NetIO.Answer
-        do { answer = try io.requestNow(.POST, path, body: Data(line.utf8), token: credential) } catch {
+        do { answer = try io.requestNow(.POST, path, body: DirectiveDocument.encode(directive).data, token: credential) } catch {
             refuse("fault: cannot reach synchat server: \(io.words(for: error))")
         }
         guard answer.status == 200 else { refuse("fault: \(answer.error)") }

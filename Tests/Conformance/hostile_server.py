@@ -16,7 +16,7 @@ Modes:
   contacts-flood   joins fine; the relay sends 5 000 contactsChanged frames (stdout says
                    "world N" at each GET /v1/world: a client that coalesces asks a few times)
   directives       joins fine; the relay asks the client to send as its user, rename a
-                   contact and quit
+                   contact and quit, and sends documents that are no directive
 """
 import asyncio
 import base64
@@ -38,7 +38,7 @@ CONTACTS = [{"handle": "alice", "address": "kaspa:qalice", "displayName": "Alice
 
 def join_answer(user):
     speed = "1e300" if MODE == "absurd-clock" else "1"
-    return {"user": user, "address": ADDRESS, "secret": "0" * 32, "protocol": 1, "clock": 1000, "speed": speed, "contacts": CONTACTS}
+    return {"user": user, "address": ADDRESS, "secret": "0" * 32, "protocol": 2, "clock": 1000, "speed": speed, "contacts": CONTACTS}
 
 
 def message(txid, ms, kind="contextual"):
@@ -119,8 +119,11 @@ async def socket(path, headers, reader, writer):
                 writer.write(frame(json.dumps({"method": "contactsChanged", "params": {}})))
             await writer.drain()
         if MODE == "directives":
-            for line in ['send alice "sent by the server, not by you"', 'contact alice "Mallory"', "quit"]:
-                writer.write(frame(json.dumps({"method": "directive", "params": {"line": line}})))
+            documents = [{"directive": "send", "handle": "alice", "text": "sent by the server, not by you"},
+                         {"directive": "contact", "handle": "alice", "name": "Mallory"}, {"directive": "quit"},
+                         {"directive": "dance" + EVIL}, {"directive": "fault", "change": "push-drop", "percent": 400}]
+            for document in documents:
+                writer.write(frame(json.dumps({"method": "directive", "params": {"directive": document}})))
             await writer.drain()
         if MODE == "escapes":
             writer.write(frame(json.dumps({"method": "tokenStatus", "params": {"status": "active" + EVIL}})))

@@ -70,8 +70,8 @@ struct HostileInputTests {
         // A server that passes them on anyway: the client does none of it.
         let sent = ada.session.storage.allMessages().filter { $0.message.direction == .outgoing }.count
         let socket = try #require(pair.host.user(named: "ada")?.link.pushSocket)
-        socket.directive("send alice \"from the server\"")
-        socket.directive("quit")
+        socket.directive(.send(handle: "alice", text: "from the server"))
+        socket.directive(.quit)
         pair.run(milliseconds: 10_000)
         #expect(ada.session.storage.allMessages().filter { $0.message.direction == .outgoing }.count == sent, "nothing published as ada")
         #expect(!ada.session.app.quitRequested)

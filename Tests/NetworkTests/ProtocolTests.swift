@@ -129,8 +129,9 @@ struct ProtocolTests {
     @Test("a server of another protocol version, or of none, is said so in one line by the client")
     func clientSaysTheVersion() {
         let world = #"{"user":"ada","address":"kaspa:qada","secret":"s","clock":0,"speed":"60","contacts":[]"#
-        for (version, line) in [(2, "server: the server speaks protocol 2, this synchat speaks 1: use the same version on both sides"),
-                                (nil, "server: the server does not say which protocol it speaks (an older synchat server?); this synchat speaks protocol 1: use the same version on both sides")] {
+        let older = ProtocolVersion.current - 1
+        for (version, line) in [(older, "server: the server speaks protocol \(older), this synchat speaks \(ProtocolVersion.current): use the same version on both sides"),
+                                (nil, "server: the server does not say which protocol it speaks (an older synchat server?); this synchat speaks protocol \(ProtocolVersion.current): use the same version on both sides")] {
             let body = world + (version.map { ",\"protocol\":\($0)}" } ?? "}")
             let transport = FixedAnswer(NetIO.Answer(status: 201, body: Data(body.utf8)))
             #expect(throws: NetworkWorld.Refused.self) { try NetworkWorld.join(transport, user: "ada", secret: nil) }
