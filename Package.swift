@@ -171,7 +171,7 @@ let package = Package(
                              .when(platforms: [.linux], configuration: .release)),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["AppActions", "FaultProxy", "WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient",
+        .executableTarget(name: "synchat-bench", dependencies: ["AppActions", "FaultProxy", "WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient", "ServerProtocol",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         // The soak's connection-level nemesis: a TCP proxy that stalls, resets and cuts.
         .target(name: "FaultProxy", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),

@@ -14,6 +14,9 @@ public enum ProtocolHeader {
 /// clients that ask them: one list, so the two cannot drift.
 public enum Route {
     /// `POST`: a first join or a rejoin (`JoinRequest`, answered by a `JoinAnswer`).
+    /// Every path of the protocol's own, under this prefix; the operator's under `admin`.
+    public static let protocolPrefix = "/v1/"
+    public static let adminPrefix = "/admin/"
     public static let join = "/v1/join"
     /// `GET`: the clock, the speed and the user's contacts (`WorldDocument`).
     public static let world = "/v1/world"

@@ -9,13 +9,8 @@ public struct RandomStream: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     public init(seed: UInt64, concern: String) {
-        // FNV-1a of the concern name, mixed with the seed: stable across processes, unlike Hasher.
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in concern.utf8 {
-            h ^= UInt64(byte)
-            h = h &* 0x0000_0100_0000_01B3
-        }
-        state = seed &* 0x9E37_79B9_7F4A_7C15 ^ h
+        // The concern's name, hashed the same in every process, mixed with the seed.
+        state = seed &* 0x9E37_79B9_7F4A_7C15 ^ StableHash.fnv1a(concern)
     }
 
     public mutating func next() -> UInt64 {

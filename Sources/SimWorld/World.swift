@@ -201,9 +201,7 @@ public final class SimulatedWorld {
 
     /// A stable address for a handle.
     public static func address(for handle: String) -> Address {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in handle.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return Address("kaspa:q" + hex(h, digits: 16))
+        Address("kaspa:q" + hex(StableHash.fnv1a(handle), digits: 16))
     }
 
     /// A contact sends the user a message that lands on the network now.

@@ -66,10 +66,7 @@ public struct MatrixCell: Hashable, Sendable {
     /// The cell's seed on the grid `matrixSeed` (`--matrix-seed N`): the same worlds drawn
     /// again, other traffic and other timings; nil is the grid the table shows by default.
     public func seed(matrixSeed: UInt64?) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        let words = description + (matrixSeed.map { ", matrix seed \($0)" } ?? "")
-        for b in words.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h % 1_000_000
+        StableHash.fnv1a(description + (matrixSeed.map { ", matrix seed \($0)" } ?? "")) % 1_000_000
     }
 
     /// How long the cell runs: the matrix's duration, or a night's 12 h.

@@ -76,7 +76,7 @@ public final class WorldPair {
         let secrets = SecretInMemory(secret)
         let (session, _) = try NetworkSession.join(transport, user: name, invite: invite, secrets: secrets, storage: storage, policy: policy,
                                                    adminToken: adminToken,
-                                                   os: { SimOperatingSystem(seed: WorldHost.hash(name), scheduler: $0, timings: WorldTimings()) },
+                                                   os: { SimOperatingSystem(seed: StableHash.fnv1a(name), scheduler: $0, timings: WorldTimings()) },
                                                    clock: { [clock] in clock.nanoseconds })
         session.start()
         let client = Client(name: name, transport: transport, world: session.world, session: session, secret: session.world.secret)

@@ -63,25 +63,10 @@ public struct ConnectionTable {
     private var holderOf: [ObjectIdentifier: Holder] = [:]
     private var admitted: UInt64 = 0
 
-    /// `--peer-heads`'s default.
-    public static let defaultMaxWaitingPerPeer = 16
-    /// `--peer-connections`'s default.
-    public static let defaultMaxPerPeer = 64
-    /// `--user-connections`'s default: a client's pool of keep-alive connections (6), its node
-    /// and push sockets, for a user who runs a TUI and a bot at once, with room to spare.
-    public static let defaultMaxPerUser = 32
-    /// `--max-connections`'s default.
-    public static let defaultMaxConnections = 8_192
-    /// `--peer-rate`'s default: new connections one address may open a second, in bursts of
-    /// `peerRateBurst` times as many. Fifty clients behind one address starting at once open
-    /// about 400 (a pool of up to 6 each, its node and push sockets) over a few seconds; a
-    /// ClientHello-and-close flood from one address held the event loop at 98 % with the
-    /// server's signature and key exchange for each (another user's p50 2.2 s).
-    public static let defaultPeerRate = 100
     public static let peerRateBurst = 4
 
-    public init(maxConnections: Int = defaultMaxConnections, maxPerPeer: Int = defaultMaxPerPeer,
-                maxWaitingPerPeer: Int = defaultMaxWaitingPerPeer, maxPerUser: Int = defaultMaxPerUser) {
+    public init(maxConnections: Int = ServerLimits.defaults.maxConnections, maxPerPeer: Int = ServerLimits.defaults.peerConnections,
+                maxWaitingPerPeer: Int = ServerLimits.defaults.peerHeads, maxPerUser: Int = ServerLimits.defaults.userConnections) {
         self.maxConnections = maxConnections
         self.maxPerPeer = maxPerPeer
         self.maxWaitingPerPeer = maxWaitingPerPeer

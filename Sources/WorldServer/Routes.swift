@@ -48,7 +48,7 @@ extension WorldServer {
             guard query[item.name] == nil else { return reply(.error(.badRequest, "parameter \(item.name) given twice")) }
             query[item.name] = item.value ?? ""
         }
-        if path.hasPrefix("/admin/") { return reply(admin(method: method, path: path, query: query, headers: headers, body: body)) }
+        if path.hasPrefix(Route.adminPrefix) { return reply(admin(method: method, path: path, query: query, headers: headers, body: body)) }
         if path == Route.join {
             guard method == .POST else { return reply(.error(.methodNotAllowed, "\(method) \(path): use POST")) }
             guard allowJoin(from: peer) else {
@@ -56,12 +56,12 @@ extension WorldServer {
             }
             return reply(join(body, headers: headers))
         }
-        guard path.hasPrefix("/v1/") else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
+        guard path.hasPrefix(Route.protocolPrefix) else { return reply(.error(.notFound, "no such endpoint: \(path.prefix(100))")) }
         if Route.sockets.contains(path) {
             return reply(socketRefusal(connection: connection, path: path, method: method, uri: uri, headers: headers))
         }
         guard let user = user(headers) else {
-            return reply(.error(.unauthorized, "\(path.prefix(100)) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)"))
+            return reply(.error(.unauthorized, "\(path.prefix(100)) needs Authorization: Bearer SECRET (the secret POST \(Route.join) gave)"))
         }
         guard allow(user.name) else {
             return reply(.error(.tooManyRequests, "more than \(Int(Self.requestsPerSecond)) requests a second (an answer costs one more each \(Self.bytesPerRequest / 1024) KB): slow down"))
@@ -137,7 +137,7 @@ extension WorldServer {
         let secret = bearer(headers)
         // The invite is asked of a name that could join: a bad name, or a simulated contact's,
         // is told so first (400, 409), whatever the invite.
-        if let invite, host.user(named: name) == nil, WorldHost.isValidName(name), !host.isSimulatedHandle(name) {
+        if let invite, host.user(named: name) == nil, UserName.isValid(name), !host.isSimulatedHandle(name) {
             guard let shown = request.invite else {
                 return .error(.forbidden, "join: \(name.prefix(32)) is new here, and joining needs the server's invite: "
                                 + "synchat --server URL --user NAME --invite CODE (its operator has the code)")
@@ -150,7 +150,7 @@ extension WorldServer {
             return .json(isNew ? .created : .ok, .object(fields))
         } catch {
             switch error {
-            case .badName: return .error(.badRequest, "join: a user name is 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
+            case .badName: return .error(.badRequest, "join: a user name is \(UserName.rule)")
             case .nameOfAContact: return .error(.conflict, "join: \(name) is the name of a simulated contact; choose another")
             case .wrongSecret: return .error(.unauthorized, "join: \(name) exists; rejoining needs Authorization: Bearer SECRET (the secret of its first join, kept in its profile)")
             case .full: return .error(.serviceUnavailable, "join: the server holds \(host.maxUsers) users already (--max-users \(host.maxUsers))")

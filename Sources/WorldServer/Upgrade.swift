@@ -60,7 +60,7 @@ extension WorldServer {
             return .error(.badRequest, problem)
         }
         guard let user = user(headers) else {
-            return .error(.unauthorized, "\(path) needs Authorization: Bearer SECRET (the secret POST /v1/join gave)")
+            return .error(.unauthorized, "\(path) needs Authorization: Bearer SECRET (the secret POST \(Route.join) gave)")
         }
         if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser { return Self.tooManySockets(user.name) }
         if limited(user.name) { return Self.overRate }

@@ -195,11 +195,6 @@ public final class WorldHost {
 
     // MARK: - Users
 
-    /// A user name: 1 to 32 of `a-z 0-9 _ -`, starting with a letter or a digit.
-    public static func isValidName(_ name: String) -> Bool {
-        guard (1...32).contains(name.utf8.count), let first = name.utf8.first, first != UInt8(ascii: "_"), first != UInt8(ascii: "-") else { return false }
-        return name.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-    }
 
     public enum JoinError: Error, Equatable {
         case badName
@@ -210,19 +205,16 @@ public final class WorldHost {
     }
 
     /// Users one server holds at most (`--max-users`).
-    public var maxUsers = WorldHost.defaultMaxUsers
-    public static let defaultMaxUsers = 10_000
+    public var maxUsers = ServerLimits.defaults.maxUsers
 
     /// How long a user may go without a request or a socket before its simulated contacts stop
-    /// writing (`--away-after`, wall milliseconds). Contacts that wrote forever to users who
-    /// never came back made an idle server grow until it stopped answering (2 000 users: 48 %
-    /// CPU, the data folder +44 % in 40 s; about 5 000 at ×60: no join answered for 20 min).
-    public var awayAfterMs: Int64 = 60_000
+    /// writing (`ServerLimits.awayAfter`, wall milliseconds).
+    public var awayAfterMs: Int64 = ServerLimits.defaults.awayAfter.milliseconds
 
     /// The user of that name, created at its first join (a new secret, returned once and
     /// kept nowhere: the server stores its hash); a later join must show that secret.
     public func join(name: String, secret: String?) throws(JoinError) -> (user: User, isNew: Bool, secret: String?) {
-        guard Self.isValidName(name) else { throw .badName }
+        guard UserName.isValid(name) else { throw .badName }
         if let user = byName[name] {
             guard let secret, Self.constantTimeEqual(SecretHash.of(secret), user.secretHash) else { throw .wrongSecret }
             return (user, false, nil)
@@ -230,7 +222,7 @@ public final class WorldHost {
         guard !SimulatedWorld.defaultHandles(contactsPerUser).contains(name) else { throw .nameOfAContact }
         guard users.count < maxUsers else { throw .full }
         advance()
-        let worldSeed = seed ^ Self.hash(name)
+        let worldSeed = seed ^ StableHash.fnv1a(name)
         let world = SimulatedWorld(seed: worldSeed, me: SimulatedWorld.address(for: "user/" + name), scheduler: scheduler)
         let newSecret = WorldServer.newToken()
         let user = User(name: name, secretHash: SecretHash.of(newSecret), world: world)
@@ -307,12 +299,6 @@ public final class WorldHost {
         }
     }
 
-    /// FNV-1a of a name: a user's world's seed is the server's seed xor this.
-    public static func hash(_ s: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h
-    }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)

@@ -44,15 +44,4 @@ extension WorldServer {
     public struct TLSFiles: Error, CustomStringConvertible {
         public var description: String
     }
-
-    /// Whether an address to listen on is the machine's own (loopback): anything else carries
-    /// secrets across a network, and needs TLS or `--insecure`.
-    public static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" { return true }
-        // An address, read as one: `127.example.net` is a name, not loopback.
-        var v4 = in_addr(), v6 = in6_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
-        if inet_pton(AF_INET6, host, &v6) == 1 { return host == "::1" || withUnsafeBytes(of: v6) { Array($0) } == Array(repeating: 0, count: 15) + [1] }
-        return false
-    }
 }

@@ -68,26 +68,26 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     }
     /// A request's head must arrive whole this long after the connection opened, or after the
     /// head of the body before it (a head that never completes would hold the connection forever).
-    public var headTimeout = TimeAmount.seconds(10)
+    public var headTimeout = TimeAmount.milliseconds(ServerLimits.defaults.headTimeout.milliseconds)
     /// A keep-alive connection with no request this long after its last answer is closed;
     /// so is a declared body that does not come in this long.
-    public var idleTimeout = TimeAmount.seconds(30)
+    public var idleTimeout = TimeAmount.milliseconds(ServerLimits.defaults.idleTimeout.milliseconds)
     /// A node or push socket silent this long is pinged (`--ping-after`)…
-    public var pingAfter = TimeAmount.seconds(60)
+    public var pingAfter = TimeAmount.milliseconds(ServerLimits.defaults.pingAfter.milliseconds)
     /// …and closed when nothing answers within this (`--pong-timeout`).
-    public var pongTimeout = TimeAmount.seconds(15)
+    public var pongTimeout = TimeAmount.milliseconds(ServerLimits.defaults.pongTimeout.milliseconds)
     /// Indexer answers one user may have pending at once (`--pending-answers`): each waits in
     /// the world until its latency has passed, whether or not its connection is still there.
     /// As many as one burst of the rate limit, so a client's full sync (a request for each
     /// object of each contact, all at once) is never refused by it.
-    public var maxPendingAnswers = Int(WorldServer.burst)
+    public var maxPendingAnswers = ServerLimits.defaults.pendingAnswers
     var pendingAnswers: [String: Int] = [:]
     /// The longest delay or latency a user's own fault may set (`--fault-max`): what a demo
     /// needs, not ten years of answers held in memory.
-    public var maxUserFaultDuration = Interval.minutes(10)
+    public var maxUserFaultDuration = ServerLimits.defaults.faultMax
     /// Bytes of message text one user may have the server keep (`--user-quota`): what it
     /// published and what its `receive` lines made its contacts write.
-    public var userQuotaBytes = 8 << 20
+    public var userQuotaBytes = ServerLimits.defaults.userQuotaBytes
     /// Each user's bytes kept so far, counted from its world's ledger at first need.
     var storedBytes: [String: Int] = [:]
     /// Where the server says what an operator should know (stderr; a test's own).
@@ -265,17 +265,18 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
 
     /// Joins (a first join or a rejoin) one peer address may make a minute, in a burst as large
     /// (`--peer-joins`): a join flood slowed every user and filled the server.
-    public var joinsPerMinute = 60 {
-        didSet { joins = RateLimiter(perSecond: Double(joinsPerMinute) / 60, burst: Double(joinsPerMinute)) }
+    public var joinsPerMinute = ServerLimits.defaults.peerJoins {
+        didSet { joins = Self.joinLimiter(joinsPerMinute) }
     }
-    var joins = RateLimiter<String>(perSecond: 1, burst: 60)
+    var joins = WorldServer.joinLimiter(ServerLimits.defaults.peerJoins)
+    static func joinLimiter(_ perMinute: Int) -> RateLimiter<String> { RateLimiter(perSecond: Double(perMinute) / 60, burst: Double(perMinute)) }
 
     /// New connections one peer address may open a second (`--peer-rate`), in bursts of
     /// `ConnectionTable.peerRateBurst` times as many; past it a connection is refused as it comes.
-    public var connectionsPerSecondPerPeer = ConnectionTable.defaultPeerRate {
+    public var connectionsPerSecondPerPeer = ServerLimits.defaults.peerRate {
         didSet { newConnections = Self.newConnectionLimiter(connectionsPerSecondPerPeer) }
     }
-    var newConnections = WorldServer.newConnectionLimiter(ConnectionTable.defaultPeerRate)
+    var newConnections = WorldServer.newConnectionLimiter(ServerLimits.defaults.peerRate)
     static func newConnectionLimiter(_ n: Int) -> RateLimiter<String> {
         RateLimiter(perSecond: Double(n), burst: Double(n * ConnectionTable.peerRateBurst))
     }
@@ -301,10 +302,11 @@ public final class WorldServer: @unchecked Sendable {  // its state is touched o
     /// as large (`--failed-invites`), however many addresses guess. Past it, every
     /// first join is refused until the count refills, the right invite too (checking it would
     /// be one more guess), and the log says so once.
-    public var failedInvitesPerMinute = 30 {
-        didSet { failedInvites = RateLimiter(perSecond: Double(failedInvitesPerMinute) / 60, burst: Double(failedInvitesPerMinute)) }
+    public var failedInvitesPerMinute = ServerLimits.defaults.failedInvites {
+        didSet { failedInvites = Self.inviteLimiter(failedInvitesPerMinute) }
     }
-    var failedInvites = RateLimiter<Int>(perSecond: 0.5, burst: 30)
+    var failedInvites = WorldServer.inviteLimiter(ServerLimits.defaults.failedInvites)
+    static func inviteLimiter(_ perMinute: Int) -> RateLimiter<Int> { RateLimiter(perSecond: Double(perMinute) / 60, burst: Double(perMinute)) }
     var saidInvitesGuessed = false
     /// The shortest invite an operator may set (`--invite`): 16 characters of a code drawn as
     /// the server draws its own (hex digits) are 2^64 codes; at 30 guesses a minute the whole

@@ -1,4 +1,5 @@
 import Foundation
+import ServerProtocol
 import Spawn
 
 /// `synchat-bench hostile handshakes`: one address opens and drops connections as fast as it
@@ -24,7 +25,7 @@ func connectionFloods(_ binary: String) {
     let hello: [UInt8] = stride(from: 0, to: hex.count - 1, by: 2).compactMap { i in
         UInt8(hex[hex.index(hex.startIndex, offsetBy: i)..<hex.index(hex.startIndex, offsetBy: i + 2)], radix: 16)
     }
-    say("== one address opening and dropping connections; another user's GET /v1/world beside it (goal: p50 ≤ 50 ms, max ≤ 1 s)")
+    say("== one address opening and dropping connections; another user's GET \(Route.world) beside it (goal: p50 ≤ 50 ms, max ≤ 1 s)")
     say(pad("flood, 4 s", 44) + pad("--peer-rate", 13) + "answers     p50        p95        max      flood opened  server CPU")
     for (name, tls, kind) in [("none (the baseline), TLS", true, "none"), ("plain HTTP: connect and close", false, "connect"),
                               ("TLS: a ClientHello, then close", true, "hello")] {

@@ -1,11 +1,12 @@
 import Foundation
 import NIOHTTP1
 import NIOPosix
+import ServerProtocol
+import SimWorld
 import Spawn
 import SyncCore
 import SyncEngine
 import WorldClient
-import SimWorld
 
 /// `synchat-bench net`: N headless clients (the engine on `NetworkWorld`, as `synchat bot`)
 /// against the built `synchat server` on loopback, at speed 1 so that world time is wall
@@ -113,7 +114,7 @@ func netBench(clients: Int, seconds: Int, rate: Double, warmup: Int) {
         // The truth comes 100 users a page: every page, followed by its nextPage.
         var users: [[String: Any]] = []
         var page: Int? = 0
-        while let p = page, let answer = try? NetIO(host: "127.0.0.1", port: port, group: group).requestNow(.GET, "/admin/truth?page=\(p)", token: token),
+        while let p = page, let answer = try? NetIO(host: "127.0.0.1", port: port, group: group).requestNow(.GET, Route.adminTruth + "?page=\(p)", token: token),
               let truth = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any] {
             users += truth["users"] as? [[String: Any]] ?? []
             page = truth["nextPage"] as? Int

@@ -1,4 +1,5 @@
 import Foundation
+import ServerProtocol
 import Spawn
 
 /// A running server: its pid, port and the line it printed.
@@ -48,7 +49,7 @@ struct BenchServer {
     func join(_ name: String, from source: String = "127.0.0.1") -> String? {
         if let known = joined[name] { return known }
         let body = "{\"user\": \"\(name)\"}"
-        guard let answer = RawSocket.exchange(port: port, from: source, "POST /v1/join HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"),
+        guard let answer = RawSocket.exchange(port: port, from: source, "POST \(Route.join) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"),
               answer.status == 201 || answer.status == 200 else { return nil }
         // The secret alone, not the whole answer parsed: at 10 000 users a join's answer (every
         // user is a contact) is about 900 KB, and parsing it would be most of a bench's 10 000 joins.

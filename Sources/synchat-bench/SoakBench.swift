@@ -1,6 +1,7 @@
-import FaultProxy
 import ChatStore
+import FaultProxy
 import Foundation
+import ServerProtocol
 import SimWorld
 import Spawn
 import SyncCore
@@ -182,7 +183,7 @@ final class SoakRun {
 
     /// The server's truth, whole or of one user (curl: another TLS client).
     func truth(_ user: String? = nil) -> [String: Any]? {
-        let path = "/admin/truth" + (user.map { "?user=\($0)" } ?? "")
+        let path = user.map { Route.adminTruth(user: $0) } ?? Route.adminTruth
         let out = sh("curl -sS --max-time 30 --cacert '\(ca)' -H 'Authorization: Bearer \(token)' '\(url)\(path)'", raw: true)
         return (try? JSONSerialization.jsonObject(with: Data(out.utf8))) as? [String: Any]
     }

@@ -4,7 +4,7 @@ import Foundation
 import SyncCore
 import SyncEngine
 import WorldClient
-import WorldServer
+import ServerProtocol
 import SimWorld
 
 /// Set by SIGTERM and SIGINT: the bot writes its report and ends.
@@ -62,7 +62,7 @@ struct Bot: ParsableCommand {
     func validate() throws {
         _ = try numbers()
         guard let user = joining.user else { throw ValidationError("Missing expected argument '--user <NAME>'") }
-        guard WorldHost.isValidName(user) else { throw ValidationError("--user \(user): 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit") }
+        guard UserName.isValid(user) else { throw ValidationError("--user \(user): \(UserName.rule)") }
     }
 
     func run() throws {
@@ -78,7 +78,7 @@ struct Bot: ParsableCommand {
         do {
             (session, isNew) = try NetworkSession.join(io, user: user, invite: joining.invite, secrets: ServerSecrets(host: n.host, port: n.port).keeper(for: user),
                                                        storage: storage, policy: n.policy,
-                                                       os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
+                                                       os: { SimOperatingSystem(seed: StableHash.fnv1a(user), scheduler: $0, timings: WorldTimings()) })
         } catch { refuse("bot: \(error)") }
         let world = session.world
         session.keepsLog = false  // nothing reads it (--events prints as it goes): a bot of hours held every decision

@@ -10,7 +10,7 @@ import Simulation
 import SyncCore
 import SyncEngine
 import TerminalUI
-import WorldServer
+import ServerProtocol
 
 /// The chat's flags (the root command's).
 struct Chat: ParsableArguments {
@@ -88,13 +88,13 @@ struct Chat: ParsableArguments {
             let url = try ServerURL.parse(server)
             if adminToken != nil {
                 // The operator's token opens every user's world: never in clear across a network.
-                if !url.tls, !WorldServer.isLoopback(url.host) {
+                if !url.tls, !HostName.isLoopback(url.host) {
                     throw ValidationError("--admin-token over plain http to \(url.host) would carry the operator's token in clear: use https://, or a loopback server")
                 }
                 if resolvedAdminToken == nil { throw ValidationError("--admin-token env: SYNCHAT_ADMIN_TOKEN is not set") }
             }
-            guard let user = joining.user, WorldHost.isValidName(user) else {
-                throw ValidationError("--server needs --user NAME: 1 to 32 of a-z, 0-9, _ and -, starting with a letter or a digit")
+            guard let user = joining.user, UserName.isValid(user) else {
+                throw ValidationError("--server needs --user NAME: \(UserName.rule)")
             }
             for (given, flag) in [(seedText != nil, "--seed"), (speedText != nil, "--speed"), (scenario != nil, "--scenario"),
                                   (record != nil, "--record"), (history > 0, "--history")] where given {

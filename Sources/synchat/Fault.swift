@@ -8,9 +8,9 @@ struct Fault: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a scenario directive to synchat server: a fault of the network (one user or all), or a directive of the app for a user's client.",
         discussion: """
-            With the admin token (--token, or SYNCHAT_ADMIN_TOKEN) it goes to POST /admin/fault, for --user or, \
+            With the admin token (--token, or SYNCHAT_ADMIN_TOKEN) it goes to POST \(Route.adminFault), for --user or, \
             without it, for every user. Without the token, --user applies it to that user's own world with the \
-            secret kept at its first join (POST /v1/fault). Examples: synchat fault --server http://127.0.0.1:7420 \
+            secret kept at its first join (POST \(Route.fault)). Examples: synchat fault --server http://127.0.0.1:7420 \
             --user ada push drop 100% ; synchat fault --server URL indexer down. Prints the server's answer; exit \
             code 1 when it refused, with its one-line reason.
             """
@@ -28,8 +28,12 @@ struct Fault: ParsableCommand {
     var words: [String] = []
 
     func validate() throws {
-        _ = try remote.required()
+        let url = try ServerURL.parse(try remote.required())
         guard !words.isEmpty else { throw ValidationError("no directive: say one, e.g. push drop 100%") }
+        // The operator's token opens every user's world: never in clear across a network.
+        if token != nil || ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"] != nil, !url.tls, !HostName.isLoopback(url.host) {
+            throw ValidationError("the admin token over plain http to \(url.host) would carry the operator's token in clear: use https://, or a loopback server")
+        }
         if token == nil, ProcessInfo.processInfo.environment["SYNCHAT_ADMIN_TOKEN"] == nil, user == nil {
             throw ValidationError("without the admin token (--token or SYNCHAT_ADMIN_TOKEN), name the user whose secret to use (--user)")
         }

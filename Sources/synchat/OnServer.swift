@@ -8,7 +8,7 @@ import SyncEngine
 import App
 import TerminalUI
 import WorldClient
-import WorldServer
+import ServerProtocol
 import SimWorld
 
 extension Chat {
@@ -49,7 +49,7 @@ extension Chat {
             // The operator's token, only when asked for (`--admin-token TOKEN|env`): the truth beside belief.
             (session, isNew) = try NetworkSession.join(io, user: user, invite: joining.invite, secrets: secrets, storage: storage,
                                                        policy: SyncPolicy.named(policy)!, mode: mode.flatMap(NotificationMode.init) ?? .remotePush,
-                                                       adminToken: resolvedAdminToken, os: { SimOperatingSystem(seed: WorldHost.hash(user), scheduler: $0, timings: WorldTimings()) })
+                                                       adminToken: resolvedAdminToken, os: { SimOperatingSystem(seed: StableHash.fnv1a(user), scheduler: $0, timings: WorldTimings()) })
         } catch {
             // Nothing of a refused join stays behind: the profile this launch made goes, with its WAL.
             if let path = newProfilePath {

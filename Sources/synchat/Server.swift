@@ -3,6 +3,7 @@ import Foundation
 import NIOSSL
 import Simulation
 import SyncCore
+import ServerProtocol
 import WorldServer
 
 struct Server: ParsableCommand {
@@ -11,9 +12,9 @@ struct Server: ParsableCommand {
         discussion: """
             One world, its clock on the wall clock times --speed; each user who joins gets --contacts simulated \
             contacts writing --traffic, and every other user as a contact. Prints where it listens and the admin \
-            token, then serves until killed. HTTP: POST /v1/join, GET /v1/world, POST /v1/publish, \
-            GET /v1/indexer/...; WebSockets: /v1/node (the node), /v1/push (the push relay); \
-            GET /admin/truth and POST /admin/fault (a scenario directive) with Authorization: Bearer TOKEN. \
+            token, then serves until killed. HTTP: POST \(Route.join), GET \(Route.world), POST \(Route.publish), \
+            GET \(Route.indexer)...; WebSockets: \(Route.node) (the node), \(Route.push) (the push relay); \
+            GET \(Route.adminTruth) and POST \(Route.adminFault) (a directive) with Authorization: Bearer TOKEN. \
             The protocol: docs/server.md.
             """
     )
@@ -43,29 +44,29 @@ struct Server: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Keep the world here (world.sqlite): users, secrets, messages, the clock; a restart resumes it. Without it, the world lives in memory.", valueName: "DIR"))
     var data: String?
 
-    @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once that have shown no user's secret (default \(ConnectionTable.defaultMaxPerPeer)); more are refused as they come, saying so.", valueName: "N"))
-    var peerConnectionsText = String(ConnectionTable.defaultMaxPerPeer)
+    @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once that have shown no user's secret; more are refused as they come, saying so.", valueName: "N"))
+    var peerConnectionsText = String(ServerLimits.defaults.peerConnections)
 
-    @Option(name: .customLong("user-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one user may hold open at once, from any address (default \(ConnectionTable.defaultMaxPerUser)); its newest closes its oldest.", valueName: "N"))
-    var userConnectionsText = String(ConnectionTable.defaultMaxPerUser)
+    @Option(name: .customLong("user-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one user may hold open at once, from any address; its newest closes its oldest.", valueName: "N"))
+    var userConnectionsText = String(ServerLimits.defaults.userConnections)
 
-    @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head (default \(ConnectionTable.defaultMaxWaitingPerPeer)); its newest closes its oldest.", valueName: "N"))
-    var peerHeadsText = String(ConnectionTable.defaultMaxWaitingPerPeer)
+    @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head; its newest closes its oldest.", valueName: "N"))
+    var peerHeadsText = String(ServerLimits.defaults.peerHeads)
 
-    @Option(name: .customLong("peer-rate"), parsing: .unconditional, help: ArgumentHelp("New connections one peer address may open a second, TLS handshakes among them, in bursts of \(ConnectionTable.peerRateBurst) times as many (default \(ConnectionTable.defaultPeerRate)); more are refused as they come, saying so.", valueName: "N"))
-    var peerRateText = String(ConnectionTable.defaultPeerRate)
+    @Option(name: .customLong("peer-rate"), parsing: .unconditional, help: ArgumentHelp("New connections one peer address may open a second, TLS handshakes among them, in bursts of \(ConnectionTable.peerRateBurst) times as many; more are refused as they come, saying so.", valueName: "N"))
+    var peerRateText = String(ServerLimits.defaults.peerRate)
 
-    @Option(name: .customLong("max-users"), parsing: .unconditional, help: ArgumentHelp("Users the server holds at most (default \(WorldHost.defaultMaxUsers)); a first join past it is refused, saying so.", valueName: "N"))
-    var maxUsersText = String(WorldHost.defaultMaxUsers)
+    @Option(name: .customLong("max-users"), parsing: .unconditional, help: ArgumentHelp("Users the server holds at most; a first join past it is refused, saying so.", valueName: "N"))
+    var maxUsersText = String(ServerLimits.defaults.maxUsers)
 
-    @Option(name: .customLong("away-after"), parsing: .unconditional, help: ArgumentHelp("A user with no request and no socket for this long is away: its simulated contacts stop writing until it is back (default 1m).", valueName: "D"))
-    var awayAfterText = "1m"
+    @Option(name: .customLong("away-after"), parsing: .unconditional, help: ArgumentHelp("A user with no request and no socket for this long is away: its simulated contacts stop writing until it is back.", valueName: "D"))
+    var awayAfterText = ServerLimits.defaults.awayAfter.description
 
-    @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request (default 10s).", valueName: "D"))
-    var headTimeoutText = "10s"
+    @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request.", valueName: "D"))
+    var headTimeoutText = ServerLimits.defaults.headTimeout.description
 
-    @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this (default 30s).", valueName: "D"))
-    var idleTimeoutText = "30s"
+    @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this.", valueName: "D"))
+    var idleTimeoutText = ServerLimits.defaults.idleTimeout.description
 
     @Option(name: .long, help: ArgumentHelp("The code a new user's first join must show (synchat --invite CODE), 16 to 128 printable characters; without it, one is made and printed at start.", valueName: "CODE"))
     var invite: String?
@@ -82,37 +83,32 @@ struct Server: ParsableCommand {
     @Flag(name: .long, help: "Listen on an address other than loopback without TLS (secrets cross the network in clear).")
     var insecure = false
 
-    @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute (default 60); more get 429.", valueName: "N"))
-    var peerJoinsText = "60"
+    @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute; more get 429.", valueName: "N"))
+    var peerJoinsText = String(ServerLimits.defaults.peerJoins)
 
-    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: ArgumentHelp("Connections open at once, all peers together (default \(ConnectionTable.defaultMaxConnections)); at the cap the peer or user holding the most gives way.", valueName: "N"))
-    var maxConnectionsText = String(ConnectionTable.defaultMaxConnections)
+    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: ArgumentHelp("Connections open at once, all peers together; at the cap the peer or user holding the most gives way.", valueName: "N"))
+    var maxConnectionsText = String(ServerLimits.defaults.maxConnections)
 
-    @Option(name: .customLong("ping-after"), parsing: .unconditional, help: ArgumentHelp("A node or push socket silent this long is pinged (default 60s).", valueName: "D"))
-    var pingAfterText = "60s"
+    @Option(name: .customLong("ping-after"), parsing: .unconditional, help: ArgumentHelp("A node or push socket silent this long is pinged.", valueName: "D"))
+    var pingAfterText = ServerLimits.defaults.pingAfter.description
 
-    @Option(name: .customLong("pong-timeout"), parsing: .unconditional, help: ArgumentHelp("A pinged socket that answers nothing within this is closed (default 15s).", valueName: "D"))
-    var pongTimeoutText = "15s"
+    @Option(name: .customLong("pong-timeout"), parsing: .unconditional, help: ArgumentHelp("A pinged socket that answers nothing within this is closed.", valueName: "D"))
+    var pongTimeoutText = ServerLimits.defaults.pongTimeout.description
 
-    @Option(name: .customLong("pending-answers"), parsing: .unconditional, help: ArgumentHelp("Indexer answers one user may have pending at once (default 400); more get 429.", valueName: "N"))
-    var pendingAnswersText = "400"
+    @Option(name: .customLong("pending-answers"), parsing: .unconditional, help: ArgumentHelp("Indexer answers one user may have pending at once; more get 429.", valueName: "N"))
+    var pendingAnswersText = String(ServerLimits.defaults.pendingAnswers)
 
-    @Option(name: .customLong("fault-max"), parsing: .unconditional, help: ArgumentHelp("The longest delay or latency a user's own fault may set (default 10m).", valueName: "D"))
-    var faultMaxText = "10m"
+    @Option(name: .customLong("fault-max"), parsing: .unconditional, help: ArgumentHelp("The longest delay or latency a user's own fault may set.", valueName: "D"))
+    var faultMaxText = ServerLimits.defaults.faultMax.description
 
-    @Option(name: .customLong("user-quota"), parsing: .unconditional, help: ArgumentHelp("Bytes of messages one user may have the server keep, e.g. 8MiB (the default) or 512KiB; more get 507.", valueName: "SIZE"))
-    var userQuotaText = "8MiB"
+    @Option(name: .customLong("user-quota"), parsing: .unconditional, help: ArgumentHelp("Bytes of messages one user may have the server keep, e.g. 512KiB or 1GiB; more get 507.", valueName: "SIZE"))
+    var userQuotaText = ServerLimits.sizeWords(ServerLimits.defaults.userQuotaBytes)
 
-    @Option(name: .customLong("failed-invites"), parsing: .unconditional, help: ArgumentHelp("Wrong invites a minute, all addresses together (default 30); past it first joins get 429 for a while.", valueName: "N"))
-    var failedInvitesText = "30"
+    @Option(name: .customLong("failed-invites"), parsing: .unconditional, help: ArgumentHelp("Wrong invites a minute, all addresses together; past it first joins get 429 for a while.", valueName: "N"))
+    var failedInvitesText = String(ServerLimits.defaults.failedInvites)
 
     /// The limits of what the server promises (docs/server.md), read from their flags.
-    struct Limits {
-        var peer: Int, user: Int, heads: Int, rate: Int, users: Int, away: Interval, head: Interval, idle: Interval, joins: Int
-        var connections: Int, pingAfter: Interval, pongTimeout: Interval, pendingAnswers: Int, faultMax: Interval, quota: Int, failedInvites: Int
-    }
-
-    func limits() throws -> Limits {
+    func limits() throws -> ServerLimits {
         func count(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws -> Int {
             guard let n = Int(text), range.contains(n) else { throw ValidationError("\(flag) \(text): expected \(range.lowerBound) to \(range.upperBound)") }
             return n
@@ -129,16 +125,24 @@ struct Server: ParsableCommand {
               n >= 0, n <= (1 << 40) / scale else {
             throw ValidationError("--user-quota \(userQuotaText): expected bytes, or a size such as 512KiB, 8MiB, 1GiB")
         }
-        return Limits(peer: try count(peerConnectionsText, "--peer-connections", 1...8_192),
-                      user: try count(userConnectionsText, "--user-connections", 1...8_192),
-                      heads: try count(peerHeadsText, "--peer-heads", 1...8_192), rate: try count(peerRateText, "--peer-rate", 1...100_000),
-                      users: try count(maxUsersText, "--max-users", 1...1_000_000), away: try duration(awayAfterText, "--away-after", upTo: .hours(24 * 7)), head: try duration(headTimeoutText, "--head-timeout"),
-                      idle: try duration(idleTimeoutText, "--idle-timeout"), joins: try count(peerJoinsText, "--peer-joins", 1...1_000_000),
-                      connections: try count(maxConnectionsText, "--max-connections", 1...65_536),
-                      pingAfter: try duration(pingAfterText, "--ping-after"), pongTimeout: try duration(pongTimeoutText, "--pong-timeout"),
-                      pendingAnswers: try count(pendingAnswersText, "--pending-answers", 1...100_000),
-                      faultMax: try duration(faultMaxText, "--fault-max", upTo: .hours(24 * 3650)), quota: n * scale,
-                      failedInvites: try count(failedInvitesText, "--failed-invites", 1...100_000))
+        var limits = ServerLimits()
+        limits.peerConnections = try count(peerConnectionsText, "--peer-connections", 1...8_192)
+        limits.userConnections = try count(userConnectionsText, "--user-connections", 1...8_192)
+        limits.peerHeads = try count(peerHeadsText, "--peer-heads", 1...8_192)
+        limits.peerRate = try count(peerRateText, "--peer-rate", 1...100_000)
+        limits.maxUsers = try count(maxUsersText, "--max-users", 1...1_000_000)
+        limits.awayAfter = try duration(awayAfterText, "--away-after", upTo: .hours(24 * 7))
+        limits.headTimeout = try duration(headTimeoutText, "--head-timeout")
+        limits.idleTimeout = try duration(idleTimeoutText, "--idle-timeout")
+        limits.peerJoins = try count(peerJoinsText, "--peer-joins", 1...1_000_000)
+        limits.maxConnections = try count(maxConnectionsText, "--max-connections", 1...65_536)
+        limits.pingAfter = try duration(pingAfterText, "--ping-after")
+        limits.pongTimeout = try duration(pongTimeoutText, "--pong-timeout")
+        limits.pendingAnswers = try count(pendingAnswersText, "--pending-answers", 1...100_000)
+        limits.faultMax = try duration(faultMaxText, "--fault-max", upTo: .hours(24 * 3650))
+        limits.userQuotaBytes = n * scale
+        limits.failedInvites = try count(failedInvitesText, "--failed-invites", 1...100_000)
+        return limits
     }
 
     @OptionGroup var subcommandArguments: SubcommandArguments
@@ -157,7 +161,7 @@ struct Server: ParsableCommand {
         _ = try numbers()
         _ = try limits()
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together: give both, or neither") }
-        if !WorldServer.isLoopback(host), tlsCert == nil, !insecure {
+        if !HostName.isLoopback(host), tlsCert == nil, !insecure {
             throw ValidationError("--host \(host) is not loopback: secrets and messages would cross the network in clear; give --tls-cert FILE --tls-key FILE, or --insecure")
         }
         if open, invite != nil { throw ValidationError("--open lets anyone join; --invite gates joining: give one or the other") }
@@ -190,23 +194,7 @@ struct Server: ParsableCommand {
             refuse("server: cannot read \(store?.path ?? "the data directory"): \(error)")
         }
         let server = WorldServer(host: host)
-        let limits = try limits()
-        server.maxConnectionsPerPeer = limits.peer
-        server.maxConnectionsPerUser = limits.user
-        server.maxWaitingPerPeer = limits.heads
-        server.connectionsPerSecondPerPeer = limits.rate
-        host.maxUsers = limits.users
-        host.awayAfterMs = limits.away.milliseconds
-        server.headTimeout = .milliseconds(limits.head.milliseconds)
-        server.idleTimeout = .milliseconds(limits.idle.milliseconds)
-        server.joinsPerMinute = limits.joins
-        server.maxConnections = limits.connections
-        server.pingAfter = .milliseconds(limits.pingAfter.milliseconds)
-        server.pongTimeout = .milliseconds(limits.pongTimeout.milliseconds)
-        server.maxPendingAnswers = limits.pendingAnswers
-        server.maxUserFaultDuration = limits.faultMax
-        server.userQuotaBytes = limits.quota
-        server.failedInvitesPerMinute = limits.failedInvites
+        server.apply(try limits())
         if open { server.invite = nil } else if let invite { server.invite = invite }
         if let script, let scenario {
             let skipped = host.play(script.steps.map { ($0.at, $0.directive, $0.line) })

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ServerProtocol
 import SyncEngine
 import WorldClient
 
@@ -34,7 +35,7 @@ struct ServerOptions<Owner>: ParsableArguments {
 
 /// The flags of a user who joins a server: the chat's and the bot's (`Owner`: as for `ServerOptions`).
 struct JoinOptions<Owner>: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Your name on the server (1 to 32 of a-z, 0-9, _ and -); the secret of your first join is kept.", valueName: "NAME"))
+    @Option(name: .long, help: ArgumentHelp("Your name on the server (\(UserName.rule)); the secret of your first join is kept.", valueName: "NAME"))
     var user: String?
 
     @Option(name: .long, help: ArgumentHelp("The server's invite, for your first join there (its operator has it; synchat server prints it).", valueName: "CODE"))

@@ -143,13 +143,16 @@ struct CLITests {
         #expect(r.err.contains("--policy greedy") && r.err.filter { $0 == "\n" }.count == 1)
     }
 
-    @Test("--admin-token: never in clear to another host, never taken from the environment unasked, only with --server: one line, exit 2, before anything connects")
+    @Test("--admin-token and synchat fault --token: never in clear to another host, never taken from the environment unasked, only with --server: one line, exit 2, before anything connects")
     func adminTokenFlags() throws {
         let cases: [([String], String, [String: String])] = [
             (["--server", "http://192.0.2.7:7420", "--user", "ada", "--admin-token", "t0k"], "would carry the operator's token in clear", [:]),
             (["--server", "http://example.net:7420", "--user", "ada", "--admin-token", "env"], "would carry the operator's token in clear", ["SYNCHAT_ADMIN_TOKEN": "t0k"]),
             (["--server", "http://127.0.0.1:7420", "--user", "ada", "--admin-token", "env"], "--admin-token env: SYNCHAT_ADMIN_TOKEN is not set", [:]),
             (["--admin-token", "t0k", "--ephemeral"], "--admin-token is a server's", [:]),
+            // synchat fault's token is held to the same rule, from the flag or the environment.
+            (["fault", "--server", "http://192.0.2.7:7420", "--token", "t0k", "push", "down"], "would carry the operator's token in clear", [:]),
+            (["fault", "--server", "http://example.net:7420", "--user", "ada", "indexer", "down"], "would carry the operator's token in clear", ["SYNCHAT_ADMIN_TOKEN": "t0k"]),
         ]
         for (args, says, env) in cases {
             let r = try TmuxSession.spawn(["/usr/bin/env", "-u", "SYNCHAT_ADMIN_TOKEN"] + env.map { "\($0.key)=\($0.value)" } + [TmuxSession.binary] + args,
@@ -157,6 +160,31 @@ struct CLITests {
             #expect(r.status == 2, "\(args): \(r.err)")
             #expect(r.err.contains(says) && r.err.filter { $0 == "\n" }.count == 1, "\(args): \(r.err)")
             #expect(!r.err.contains("t0k"), "the token was echoed: \(r.err)")
+        }
+    }
+
+    @Test("synchat server --help gives each limit's default as docs/server.md's table of flags does, from the one owner of the defaults")
+    func serverLimitDefaults() throws {
+        let help = try runSynchat(["server", "--help"])
+        #expect(help.status == 0)
+        let flat = help.out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        func shown(_ flag: String) -> String? {
+            guard let start = flat.range(of: "\(flag) <") else { return nil }
+            let rest = flat[start.upperBound...]
+            let end = rest.range(of: " --")?.lowerBound ?? rest.endIndex
+            return rest[..<end].firstMatch(of: /\(default: ([^)]+)\)/).map { String($0.output.1) }
+        }
+        // The row of docs/server.md's flags table that gives them, in its own words.
+        let docs = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("docs/server.md"), encoding: .utf8)
+        let row = try #require(docs.split(separator: "\n").first { $0.hasPrefix("| `--max-connections N`") })
+        let documented = row.matches(of: /\((\d+\w*|\d+MiB)\)/).map { String($0.output.1) }
+        let flags = ["--max-connections", "--ping-after", "--pong-timeout", "--pending-answers", "--fault-max", "--user-quota", "--failed-invites"]
+        #expect(documented.count == flags.count, "\(row)")
+        for (flag, words) in zip(flags, documented) { #expect(shown(flag) == words, "\(flag): help \(shown(flag) ?? "none"), docs \(words)") }
+        // And the others, as the help's own prose and the limits table say them.
+        for (flag, words) in [("--peer-connections", "64"), ("--user-connections", "32"), ("--peer-heads", "16"), ("--peer-rate", "100"),
+                              ("--max-users", "10000"), ("--away-after", "1m"), ("--head-timeout", "10s"), ("--idle-timeout", "30s"), ("--peer-joins", "60")] {
+            #expect(shown(flag) == words, "\(flag): help \(shown(flag) ?? "none")")
         }
     }
 
