@@ -34,22 +34,65 @@
 public struct BackgroundRefresh: Sendable {
     public enum Action: Equatable, Sendable {
         /// Ask the OS for a refresh no earlier than `earliest`.
-        case request(earliest: Instant, reason: String)
+        case request(earliest: Instant, reason: RequestReason)
         /// Withdraw any request (foreground, or no longer needed).
-        case cancelRequest(reason: String)
+        case cancelRequest(reason: CancelReason)
         /// Run a light sync of at most `conversations` conversations until `budgetEndsAt`.
         case runLightSync(conversations: Int, budgetEndsAt: Instant)
         /// naive: run a full sync until the OS expires the task.
         case runFullSync
         /// The grant is not used: something else covers it.
-        case skip(reason: String)
+        case skip(reason: SkipReason)
         /// (f): ask the indexer's tips first, within the budget ending at `budgetEndsAt`
         /// (`lookAnswered` then says what to sync).
         case look(budgetEndsAt: Instant)
         /// (f): a light sync of exactly these objects, within the budget already running.
-        case syncMoved(objects: [SyncObject], reason: String)
+        case syncMoved(objects: [SyncObject], reason: MovedReason)
         /// Stop the running light sync now.
-        case stopLightSync(reason: String)
+        case stopLightSync(reason: StopReason)
+    }
+
+    /// Why a refresh is asked of the OS.
+    public enum RequestReason: Equatable, Sendable {
+        /// naive: every `interval`.
+        case every(Interval)
+        case modeBackgroundFetch
+        /// (f): push reliable, watched: only a look tells a push that died from a quiet one.
+        case watchingPush
+        /// Rule 14's safety net while push is not reliable.
+        case safetyNet(PushState)
+        case nextRefresh
+        /// (f): the next one, later while push keeps up.
+        case nextRefreshKeepsUp(after: Interval)
+    }
+
+    /// Why a request is withdrawn.
+    public enum CancelReason: Equatable, Sendable {
+        case modeOff, reliablePushCoversBackground, appInForeground
+    }
+
+    /// Why a grant or a look's answer is let go.
+    public enum SkipReason: Equatable, Sendable {
+        case modeOff
+        case reliablePushCoversIt
+        /// (f): push keeps up, as `PushWatch` says (nil: not said).
+        case pushKeepsUp(PushWatch.Standing?)
+        case tipsShowNothingNew
+        case tipsShowNothingUnbrought
+    }
+
+    /// (f): why a look's answer syncs what moved.
+    public enum MovedReason: Equatable, Sendable {
+        /// Rule 14's safety net: everything that moved (`pushLosing`: push lost messages lately).
+        case safetyNet(moved: Int, pushLosing: Bool)
+        /// Objects holding a message push has not brought; the `moved` that moved are synced.
+        case unbrought([SyncObject], moved: Int)
+    }
+
+    /// Why a running light sync stops.
+    public enum StopReason: Equatable, Sendable {
+        case cameToForeground, expiredByOS
+        case budgetUsedUp(Interval)
     }
 
     /// Where the refresh machinery is: idle in the foreground; in the background with a
@@ -136,43 +179,42 @@ public struct BackgroundRefresh: Sendable {
         }
         if !need, requested {
             phase = .background(requested: false)
-            let reason = mode == .off ? "notification mode is off" : "reliable push covers the background"
-            return [.cancelRequest(reason: reason)]
+            return [.cancelRequest(reason: mode == .off ? .modeOff : .reliablePushCoversBackground)]
         }
         return []
     }
 
-    private func why(mode: NotificationMode, pushState: PushState) -> String {
-        if policy.naiveBackgroundRefresh { return "every \(interval)" }
-        if mode == .backgroundFetch { return "mode background-fetch" }
-        if pushState == .reliable { return "watching push: only a look tells a push that died from a quiet one" }
-        return "safety net: push \(pushState.rawValue)"
+    private func why(mode: NotificationMode, pushState: PushState) -> RequestReason {
+        if policy.naiveBackgroundRefresh { return .every(interval) }
+        if mode == .backgroundFetch { return .modeBackgroundFetch }
+        if pushState == .reliable { return .watchingPush }
+        return .safetyNet(pushState)
     }
 
     public mutating func enteredForeground(now: Instant) -> [Action] {
         let was = phase
         phase = .foreground
         switch was {
-        case .lightSync: return [.stopLightSync(reason: "app came to the foreground")]
-        case .background(requested: true): return [.cancelRequest(reason: "app in foreground")]
+        case .lightSync: return [.stopLightSync(reason: .cameToForeground)]
+        case .background(requested: true): return [.cancelRequest(reason: .appInForeground)]
         case .background(requested: false), .foreground: return []
         }
     }
 
-    /// The OS granted a refresh. (f): `keepsUp` and `why` are `PushWatch`'s say on push now;
+    /// The OS granted a refresh. (f): `keepsUp` and `standing` are `PushWatch`'s say on push now;
     /// (h): `recordCounted`, whether what push keeps up on was counted by a look or realtime.
     public mutating func refreshGranted(mode: NotificationMode, pushState: PushState, keepsUp: Bool = false, recordCounted: Bool = true,
-                                        why: String = "", now: Instant) -> [Action] {
+                                        standing: PushWatch.Standing? = nil, now: Instant) -> [Action] {
         if case .background = phase { phase = .background(requested: false) }
         if policy.naiveBackgroundRefresh {
-            guard mode != .off else { return [.skip(reason: "notification mode is off")] }
+            guard mode != .off else { return [.skip(reason: .modeOff)] }
             return [.runFullSync]  // the engine tracks the sync; the OS expires the task
         }
         if policy.watchPushInBackground, mode != .off {
             // (h): push alone is trusted an hour at most, and not on pushes no look has counted.
             let trustedTooLong = policy.closingLook && (!recordCounted || trustedSince.map { now - $0 >= trustedLookEvery } ?? false)
             if mode == .remotePush, keepsUp, !trustedTooLong {
-                return [.skip(reason: why)] + rerequest(mode: mode, pushState: pushState, now: now, after: keepUpInterval)
+                return [.skip(reason: .pushKeepsUp(standing))] + rerequest(mode: mode, pushState: pushState, now: now, after: keepUpInterval)
             }
             trustedSince = now
             let end = now + settings.lightSyncBudget
@@ -180,10 +222,10 @@ public struct BackgroundRefresh: Sendable {
             return [.look(budgetEndsAt: end)]
         }
         if mode == .remotePush && pushState == .reliable {
-            return [.skip(reason: "reliable push covers it")] + rerequest(mode: mode, pushState: pushState, now: now)
+            return [.skip(reason: .reliablePushCoversIt)] + rerequest(mode: mode, pushState: pushState, now: now)
         }
         if mode == .off {
-            return [.skip(reason: "notification mode is off")]
+            return [.skip(reason: .modeOff)]
         }
         let end = now + settings.lightSyncBudget
         if inBackground { phase = .lightSync(budgetEndsAt: end) }
@@ -204,20 +246,18 @@ public struct BackgroundRefresh: Sendable {
         let safetyNet = mode != .remotePush || pushState == .unknown || pushState == .disabled || pushLosing
         if !moved.isEmpty, safetyNet || !unbrought.isEmpty {
             let objects = Array(moved.prefix(settings.lightSyncConversations))
-            let why = safetyNet ? "\(moved.count) objects moved past their cursors" + (pushLosing ? " (push lost messages lately)" : "")
-                : "\(unbrought.count) objects hold a message push has not brought (\(unbrought.prefix(3).map(\.description).joined(separator: ", "))\(unbrought.count > 3 ? ", …" : "")): syncing the \(moved.count) that moved"
+            let why: MovedReason = safetyNet ? .safetyNet(moved: moved.count, pushLosing: pushLosing) : .unbrought(unbrought, moved: moved.count)
             return [.syncMoved(objects: objects, reason: why)]
         }
         phase = .background(requested: false)
-        let why = moved.isEmpty ? "the tips show nothing new" : "the tips show nothing push has not brought"
-        return [.skip(reason: why)] + rerequest(mode: mode, pushState: pushState, now: now)
+        return [.skip(reason: moved.isEmpty ? .tipsShowNothingNew : .tipsShowNothingUnbrought)] + rerequest(mode: mode, pushState: pushState, now: now)
     }
 
     /// The OS expires the refresh task (30 s after the grant).
     public mutating func refreshExpired(now: Instant) -> [Action] {
         guard budgetEndsAt != nil || policy.naiveBackgroundRefresh else { return [] }  // the sync ended first
         if case .lightSync = phase { phase = .background(requested: false) }
-        return [.stopLightSync(reason: "expired by the OS")]
+        return [.stopLightSync(reason: .expiredByOS)]
     }
 
     /// The light sync ended (complete, stopped or failed); ask for the next refresh.
@@ -235,13 +275,13 @@ public struct BackgroundRefresh: Sendable {
     public mutating func deadlineReached(now: Instant) -> [Action] {
         guard case .lightSync(let end) = phase, end <= now else { return [] }  // spurious wake-up
         phase = .background(requested: false)
-        return [.stopLightSync(reason: "budget of \(settings.lightSyncBudget) used up")]
+        return [.stopLightSync(reason: .budgetUsedUp(settings.lightSyncBudget))]
     }
 
     private mutating func rerequest(mode: NotificationMode, pushState: PushState, now: Instant, after wait: Interval? = nil) -> [Action] {
         guard inBackground, needed(mode: mode, pushState: pushState) else { return [] }
         phase = .background(requested: true)
         let wait = wait ?? interval
-        return [.request(earliest: now + wait, reason: wait == interval ? "next refresh" : "next refresh: push keeps up, \(wait) later")]
+        return [.request(earliest: now + wait, reason: wait == interval ? .nextRefresh : .nextRefreshKeepsUp(after: wait))]
     }
 }

@@ -28,13 +28,43 @@ public struct ConnectionLifecycle: Sendable {
         /// Open the realtime connection and subscribe (the client's realtime state is now
         /// `connecting`). `forced`: tear down the existing socket first, whatever
         /// `isConnected` says.
-        case connect(forced: Bool, reason: String)
+        case connect(forced: Bool, reason: ConnectReason)
         /// Ask the gate for a catch-up, one trigger after the other (they join, rule 8).
-        case requestCatchUp(triggers: [CatchUpTrigger], reason: String)
+        case requestCatchUp(triggers: [CatchUpTrigger], reason: CatchUpReason)
         /// The client's view of the realtime channel changed.
-        case realtimeChanged(RealtimeState, reason: String)
+        case realtimeChanged(RealtimeState, reason: RealtimeReason)
         /// Ping the node on the current connection; answer with `keepaliveAnswered(ping:now:)`.
         case ping(Int)
+    }
+
+    /// Why a connect is asked for.
+    public enum ConnectReason: Equatable, Sendable {
+        case coldStart
+        /// Back from the background; `isConnected`: what the socket claims, not trusted (nil:
+        /// naive, which does not ask).
+        case afterBackground(isConnected: Bool?)
+        case keepaliveFailed
+        case reconnectAttempt(Int)
+    }
+
+    /// Why a catch-up is asked for.
+    public enum CatchUpReason: Equatable, Sendable {
+        case appActive, subscriptionRestarted, reconnectCompleted, reconnectCompletedAfterFallback, connectionRestored
+        /// The reconnect did not complete this long after app-active (rule 11's fallback).
+        case reconnectNotCompleted(within: Interval)
+    }
+
+    /// Why the client's view of realtime changed.
+    public enum RealtimeReason: Equatable, Sendable {
+        /// How a connection was lost, in the port's words.
+        public enum Loss: Equatable, Sendable {
+            case connectFailed(String)
+            case disconnected(String)
+        }
+        case backgrounded, connectedWhileBackgrounded, subscribed
+        case keepaliveUnanswered(within: Interval)
+        /// Lost; retried after `retryIn` (nil: not while suspended).
+        case lost(Loss, retryIn: Interval?)
     }
 
     private enum Recovery: Sendable, Equatable {
@@ -176,14 +206,11 @@ public struct ConnectionLifecycle: Sendable {
         guard policy.deferAppActive else {
             // naive: sync on app-active now, and again when the subscription restarts.
             recovery = .none
-            return [.connect(forced: !firstLaunch, reason: firstLaunch ? "cold start" : "after background"),
-                    .requestCatchUp(triggers: [.appActive], reason: "app active")]
+            return [.connect(forced: !firstLaunch, reason: firstLaunch ? .coldStart : .afterBackground(isConnected: nil)),
+                    .requestCatchUp(triggers: [.appActive], reason: .appActive)]
         }
         recovery = .awaitingReconnect(fallbackAt: now + settings.recoveryFallback)
-        let reason = firstLaunch
-            ? "cold start"
-            : "after background: isConnected=\(isConnected) is not trusted"
-        return [.connect(forced: !firstLaunch, reason: reason)]
+        return [.connect(forced: !firstLaunch, reason: firstLaunch ? .coldStart : .afterBackground(isConnected: isConnected))]
     }
 
     /// The app went to the background. The OS will kill the socket without telling us.
@@ -195,7 +222,7 @@ public struct ConnectionLifecycle: Sendable {
         case .live:
             // The app is suspended: no keepalive; and the socket can no longer be trusted.
             link = .stale
-            return [.realtimeChanged(.stale, reason: "backgrounded: the OS may kill the socket silently")]
+            return [.realtimeChanged(.stale, reason: .backgrounded)]
         case .offline(_, let failures):
             link = .offline(retryAt: nil, failures: failures)  // no retries while suspended
         case .connecting, .stale:
@@ -210,20 +237,20 @@ public struct ConnectionLifecycle: Sendable {
         guard app == .foreground else {
             // Completed after the app went to the background: the socket is as good as dead.
             link = .stale
-            return [.realtimeChanged(.stale, reason: "connected while backgrounded")]
+            return [.realtimeChanged(.stale, reason: .connectedWhileBackgrounded)]
         }
         link = .live(.due(now + settings.keepaliveInterval))
-        var actions: [Action] = [.realtimeChanged(.live, reason: "subscribed")]
+        var actions: [Action] = [.realtimeChanged(.live, reason: .subscribed)]
         guard policy.deferAppActive else {
-            return actions + [.requestCatchUp(triggers: [.subscriptionRestart], reason: "subscription restarted")]
+            return actions + [.requestCatchUp(triggers: [.subscriptionRestart], reason: .subscriptionRestarted)]
         }
         switch recovery {
         case .awaitingReconnect:
-            actions.append(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: "reconnect completed"))
+            actions.append(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: .reconnectCompleted))
         case .fallbackFired:
-            actions.append(.requestCatchUp(triggers: [.subscriptionRestart], reason: "reconnect completed after the fallback"))
+            actions.append(.requestCatchUp(triggers: [.subscriptionRestart], reason: .reconnectCompletedAfterFallback))
         case .none:
-            actions.append(.requestCatchUp(triggers: [.rpcRestored], reason: "realtime connection restored"))
+            actions.append(.requestCatchUp(triggers: [.rpcRestored], reason: .connectionRestored))
         }
         recovery = .none
         return actions
@@ -231,13 +258,13 @@ public struct ConnectionLifecycle: Sendable {
 
     /// A connect attempt failed.
     public mutating func connectFailed(now: Instant, error: String) -> [Action] {
-        lost(now: now, reason: "connect failed: \(error)")
+        lost(now: now, .connectFailed(error))
     }
 
     /// An established connection reported an error and closed.
     public mutating func disconnected(now: Instant, error: String) -> [Action] {
         guard isConnected || realtime == .live else { return [] }  // late report of a socket we already replaced
-        return lost(now: now, reason: "disconnected: \(error)")
+        return lost(now: now, .disconnected(error))
     }
 
     /// The node answered ping `id`. A late answer to an older ping changes nothing.
@@ -254,8 +281,8 @@ public struct ConnectionLifecycle: Sendable {
             // The socket says nothing and answers nothing: stale. Reconnect, never trust it.
             isConnected = false
             link = .connecting(failures: 0)
-            actions.append(.realtimeChanged(.stale, reason: "no keepalive answer within \(settings.keepaliveTimeout): the socket died silently"))
-            actions.append(.connect(forced: true, reason: "keepalive failed"))
+            actions.append(.realtimeChanged(.stale, reason: .keepaliveUnanswered(within: settings.keepaliveTimeout)))
+            actions.append(.connect(forced: true, reason: .keepaliveFailed))
         case .live(.due(let at)) where at <= now:
             if app == .foreground {
                 pingCount += 1
@@ -269,16 +296,16 @@ public struct ConnectionLifecycle: Sendable {
         }
         if case .awaitingReconnect(let at) = recovery, at <= now {
             recovery = .fallbackFired
-            actions.append(.requestCatchUp(triggers: [.appActive], reason: "reconnect not completed \(settings.recoveryFallback) after app-active"))
+            actions.append(.requestCatchUp(triggers: [.appActive], reason: .reconnectNotCompleted(within: settings.recoveryFallback)))
         }
         if case .offline(let at?, let failures) = link, at <= now, app == .foreground {
             link = .connecting(failures: failures)
-            actions.append(.connect(forced: false, reason: "reconnect attempt \(failures)"))
+            actions.append(.connect(forced: false, reason: .reconnectAttempt(failures)))
         }
         return actions  // empty on a spurious wake-up
     }
 
-    private mutating func lost(now: Instant, reason: String) -> [Action] {
+    private mutating func lost(now: Instant, _ loss: RealtimeReason.Loss) -> [Action] {
         isConnected = false
         let failures: Int
         switch link {
@@ -287,10 +314,10 @@ public struct ConnectionLifecycle: Sendable {
         }
         guard app == .foreground else {
             link = .offline(retryAt: nil, failures: failures)
-            return [.realtimeChanged(.offline, reason: reason)]
+            return [.realtimeChanged(.offline, reason: .lost(loss, retryIn: nil))]
         }
         let delay = reconnectBackoff[min(failures, reconnectBackoff.count - 1)]
         link = .offline(retryAt: now + delay, failures: failures + 1)
-        return [.realtimeChanged(.offline, reason: reason + "; retry in \(delay)")]
+        return [.realtimeChanged(.offline, reason: .lost(loss, retryIn: delay))]
     }
 }

@@ -16,13 +16,37 @@
 public struct FallbackPoller: Sendable {
     public enum Action: Equatable, Sendable {
         /// Polling began; the first poll is due at `firstPollAt`.
-        case started(firstPollAt: Instant, reason: String)
+        case started(firstPollAt: Instant, reason: StartReason)
         /// Polling ended.
-        case stopped(reason: String)
+        case stopped(reason: StopReason)
         /// The next poll is due at `at` (a sync just completed).
         case scheduled(at: Instant)
         /// Run a catch-up now (trigger `poll`).
         case poll
+    }
+
+    /// Why polling began: realtime unavailable in `mode` (in `remote-push`: push unreliable),
+    /// and its pace.
+    public struct StartReason: Equatable, Sendable {
+        public enum Pace: Equatable, Sendable {
+            /// naive: a fixed timer.
+            case every(Interval)
+            /// The first poll this long after the running sync completes.
+            case afterRunningSync(Interval)
+            /// The first poll when due.
+            case due
+        }
+        public var mode: NotificationMode
+        public var pace: Pace
+        public init(mode: NotificationMode, pace: Pace) {
+            self.mode = mode
+            self.pace = pace
+        }
+    }
+
+    /// Why polling ended.
+    public enum StopReason: Equatable, Sendable {
+        case notInForeground, realtimeBack, pushNoLongerUnreliable, modeRemotePush
     }
 
     public let settings: SyncSettings
@@ -57,24 +81,23 @@ public struct FallbackPoller: Sendable {
         active = shouldPoll
         if !shouldPoll {
             waitingUntil = nil
-            let why = lifecycle != .foreground ? "app not in foreground" : realtimeAvailable ? "realtime is back"
-                : forUnreliablePush ? "push is no longer unreliable" : "mode is remote-push"
+            let why: StopReason = lifecycle != .foreground ? .notInForeground : realtimeAvailable ? .realtimeBack
+                : forUnreliablePush ? .pushNoLongerUnreliable : .modeRemotePush
             forUnreliablePush = false
             return [.stopped(reason: why)]
         }
         forUnreliablePush = mode == .remotePush
-        let modeWords = mode == .remotePush ? "remote-push, push unreliable" : mode.rawValue
-        if policy.fixedPollInterval != nil {
+        if let every = policy.fixedPollInterval {
             waitingUntil = now  // naive: a fixed timer from now on, whatever runs
-            return [.started(firstPollAt: now, reason: "realtime unavailable, mode \(modeWords); every \(policy.fixedPollInterval!)")]
+            return [.started(firstPollAt: now, reason: StartReason(mode: mode, pace: .every(every)))]
         }
         if syncRunning {
-            return [.started(firstPollAt: now + settings.pollDelay, reason: "realtime unavailable, mode \(modeWords); next poll \(settings.pollDelay) after the running sync completes")]
+            return [.started(firstPollAt: now + settings.pollDelay, reason: StartReason(mode: mode, pace: .afterRunningSync(settings.pollDelay)))]
         }
         var due = max(now, lastCompletedAt.map { $0 + settings.pollDelay } ?? now)
         if forUnreliablePush, policy.pacedLooks { due = max(due, (realtimeGoneSince ?? now) + realtimeGoneFor) }
         waitingUntil = due
-        return [.started(firstPollAt: due, reason: "realtime unavailable, mode \(modeWords)")]
+        return [.started(firstPollAt: due, reason: StartReason(mode: mode, pace: .due))]
     }
 
     /// Any sync started: no poll while it runs.

@@ -22,7 +22,15 @@ public struct NotificationPresenter: Hashable, Sendable {
         /// Show this banner.
         case show(Banner)
         /// No banner, and why.
-        case suppressed(reason: String)
+        case suppressed(reason: Suppression)
+    }
+
+    /// Why no banner shows (its words are the log's, at the engine's edge).
+    public enum Suppression: Equatable, Sendable {
+        case notificationsOff
+        case muted(handle: String)
+        /// One banner per conversation per this long.
+        case rateLimited(oneEvery: Interval)
     }
 
     public let settings: SyncSettings
@@ -36,10 +44,10 @@ public struct NotificationPresenter: Hashable, Sendable {
 
     /// An incoming message reached the app while backgrounded (push extension or refresh).
     public mutating func incoming(from contact: Contact, kind: MessageKind, text: String, mode: NotificationMode, now: Instant) -> Decision {
-        if mode == .off { return .suppressed(reason: "notifications are off") }
-        if contact.muted { return .suppressed(reason: "\(contact.handle) is muted") }
+        if mode == .off { return .suppressed(reason: .notificationsOff) }
+        if contact.muted { return .suppressed(reason: .muted(handle: contact.handle)) }
         if let last = lastShown[contact.address], now - last < settings.notificationRateLimit {
-            return .suppressed(reason: "rate limit: one per \(settings.notificationRateLimit) per conversation")
+            return .suppressed(reason: .rateLimited(oneEvery: settings.notificationRateLimit))
         }
         lastShown[contact.address] = now
         return .show(banner(for: contact, kind: kind, text: text))

@@ -28,37 +28,6 @@
 // time it really arrived.
 // Persisted (rule 5): state, miss count, last re-register time — see `Persisted`.
 
-/// The inputs of rule 1: when push can be relied on at all.
-public struct PushConditions: Hashable, Sendable {
-    public var mode: NotificationMode
-    public var permissionGranted: Bool
-    public var tokenStatus: TokenStatus
-
-    public init(mode: NotificationMode, permissionGranted: Bool, tokenStatus: TokenStatus) {
-        self.mode = mode
-        self.permissionGranted = permissionGranted
-        self.tokenStatus = tokenStatus
-    }
-
-    /// Rule 1: push is operational only in `remote-push` mode, with permission, with an active token.
-    public var operational: Bool { mode == .remotePush && permissionGranted && tokenStatus == .active }
-
-    /// Why push is not operational, for the log; nil when it is.
-    public var whyNotOperational: String? {
-        if mode != .remotePush { return "notification mode is \(mode.rawValue)" }
-        if !permissionGranted { return "notification permission not granted" }
-        if tokenStatus != .active { return "push token is \(tokenStatus.rawValue)" }
-        return nil
-    }
-}
-
-/// Where a piece of push evidence was seen (rule 2, and improvement (a)).
-public enum EvidenceChannel: String, Sendable {
-    case realtime
-    /// First found by a catch-up: improvement (a).
-    case fetch
-}
-
 public struct PushReliability: Sendable {
     /// What survives a restart (rule 5). The last catch-up time lives in `CatchUpGate.Persisted`.
     public struct Persisted: Hashable, Sendable {
@@ -73,9 +42,23 @@ public struct PushReliability: Sendable {
         }
     }
 
+    /// Why push's state changed (rules 1–4).
+    public enum StateReason: Equatable, Sendable {
+        /// Rule 1: no longer operational.
+        case notOperational(PushConditions.NotOperational)
+        /// Rule 1: remote-push, permission granted, token active again.
+        case operationalAgain
+        /// Rule 3: the push for `txId` arrived `offset` after its message landed (negative:
+        /// before), seen `via` realtime or a catch-up.
+        case pushArrived(txId: String, offset: Interval, via: EvidenceChannel)
+        /// Rule 4: `count` consecutive push-eligible messages without a push within `within`:
+        /// `fetched` of the streak found by catch-ups, `seenOnRealtime` on realtime.
+        case misses(Int, within: Interval, fetched: Int, seenOnRealtime: Int)
+    }
+
     public enum Action: Equatable, Sendable {
         /// The reliability state changed; `reason` is the human explanation for the log.
-        case stateChanged(from: PushState, to: PushState, reason: String)
+        case stateChanged(from: PushState, to: PushState, reason: StateReason)
         /// An observation matched its push. `pushOffset` is push arrival minus realtime
         /// sighting (or, for a fetched tx, its block time): negative when the push led.
         case observedHit(txId: String, pushOffset: Interval, via: EvidenceChannel)
@@ -204,10 +187,10 @@ public struct PushReliability: Sendable {
             pending.removeAll()
             pendingIds.removeAll()
             guard state != .disabled else { return [] }
-            return [transition(to: .disabled, reason: why)]
+            return [transition(to: .disabled, reason: .notOperational(why))]
         }
         guard state == .disabled else { return [] }
-        return [transition(to: .unknown, reason: "push operational again (remote-push, permission granted, token active)")]
+        return [transition(to: .unknown, reason: .operationalAgain)]
     }
 
     /// A push for `txId` arrived at `arrivedAt` (rule 2). `arrivedAt` can be earlier than `now`
@@ -367,9 +350,7 @@ public struct PushReliability: Sendable {
         missStreak = []
         var actions: [Action] = [.observedHit(txId: txId, pushOffset: offset, via: channel)]
         if state == .unknown || state == .unreliable {
-            let lead = offset.milliseconds < 0 ? "\(Interval(milliseconds: -offset.milliseconds)) before" : "\(offset) after"
-            let seen = channel == .realtime ? "its realtime tx" : "it landed (found by a catch-up)"
-            actions.append(transition(to: .reliable, reason: "push for \(short(txId)) arrived \(lead) \(seen)"))
+            actions.append(transition(to: .reliable, reason: .pushArrived(txId: txId, offset: offset, via: channel)))
         }
         return actions
     }
@@ -392,18 +373,13 @@ public struct PushReliability: Sendable {
         if missStreak.count > settings.missesToUnreliable { missStreak.removeFirst() }
         var actions: [Action] = [.observedMiss(txId: txId, consecutiveMisses: consecutiveMisses, via: channel)]
         guard consecutiveMisses >= settings.missesToUnreliable, state != .unreliable else { return actions }
-        let reason = "\(consecutiveMisses) consecutive push-eligible txs without push within \(settings.pushGrace) (\(streakSummary))"
+        let fetched = missStreak.filter { $0 == .fetch }.count
+        let reason = StateReason.misses(consecutiveMisses, within: settings.pushGrace, fetched: fetched, seenOnRealtime: missStreak.count - fetched)
         actions.append(transition(to: .unreliable, reason: reason))
         guard policy.reactsToUnreliable else { return actions }  // naive does not react
         actions.append(.startForcedCatchUp)
         actions.append(reregisterIfCooledDown(now: now))
         return actions
-    }
-
-    /// "3 seen on realtime", "2 fetched, 1 seen on realtime": where the misses came from.
-    private var streakSummary: String {
-        let fetched = missStreak.filter { $0 == .fetch }.count, live = missStreak.count - fetched
-        return [fetched > 0 ? "\(fetched) fetched" : nil, live > 0 ? "\(live) seen on realtime" : nil].compactMap { $0 }.joined(separator: ", ")
     }
 
     private mutating func reregisterIfCooledDown(now: Instant) -> Action {
@@ -414,7 +390,7 @@ public struct PushReliability: Sendable {
         return .reregisterToken
     }
 
-    private mutating func transition(to new: PushState, reason: String) -> Action {
+    private mutating func transition(to new: PushState, reason: StateReason) -> Action {
         let old = state
         state = new
         return .stateChanged(from: old, to: new, reason: reason)
@@ -446,4 +422,3 @@ public struct PushReliability: Sendable {
     }
 }
 
-func short(_ txId: String) -> String { String(txId.prefix(8)) }

@@ -31,13 +31,44 @@
 public struct PushVerifier: Sendable {
     public enum Action: Equatable, Sendable {
         /// Verifying began (the first look is due).
-        case started(reason: String)
+        case started(reason: StartReason)
         /// Verifying ended.
-        case stopped(reason: String)
+        case stopped(reason: StopReason)
         /// Ask the indexer's tip now.
         case check
         /// (g): a look answered; the next one is due at `at` (nil: only a silence of push would call for one).
-        case scheduled(at: Instant?, reason: String)
+        case scheduled(at: Instant?, reason: ScheduleReason)
+    }
+
+    /// Why verifying began: realtime not live since `since`, push `pushState`; (g) `paced`
+    /// looks, or (e) the tip every `every`.
+    public struct StartReason: Equatable, Sendable {
+        public var since: Instant
+        public var pushState: PushState
+        public var paced: Bool
+        public var every: Interval
+    }
+
+    /// Why verifying ended.
+    public enum StopReason: Equatable, Sendable {
+        case notInForeground, realtimeLive, pushUnreliablePollingTakesOver, pollingCoversIt
+    }
+
+    /// (g): why the next look comes when it does; `next`: the wait after this look.
+    public enum ScheduleReason: Equatable, Sendable {
+        /// Push brought what the last look left to it.
+        case pushPaidOwed(next: Interval)
+        /// The tips showed what push had not brought.
+        case unbrought(next: Interval)
+        case pushKeptUp(next: Interval)
+        /// Nothing landed since the last look.
+        case quiet(next: Interval)
+        case nothingNew(next: Interval)
+        /// Push keeps up: a look only if it falls silent, or (not `confirmed`) in `firstLookIn`
+        /// to count what it brought.
+        case trusted(confirmed: Bool, firstLookIn: Interval)
+        /// Push may still bring a message that landed at `landedAt`: the next look when it is overdue.
+        case owed(landedAt: Instant)
     }
 
     /// (g): what a look showed.
@@ -152,8 +183,8 @@ public struct PushVerifier: Sendable {
             dueAt = nil
             guard active else { return [] }
             active = false
-            let why = !foreground ? "app not in foreground" : since == nil ? "realtime is live again"
-                : failing ? "push is unreliable: polling takes over" : "polling covers it"
+            let why: StopReason = !foreground ? .notInForeground : since == nil ? .realtimeLive
+                : failing ? .pushUnreliablePollingTakesOver : .pollingCoversIt
             return [.stopped(reason: why)]
         }
         if policy.pacedLooks {
@@ -165,7 +196,7 @@ public struct PushVerifier: Sendable {
                 awaitingOwedPush = false
                 wait = min(interval * 2, longestInterval)
                 dueAt = pacedDue(since: since, now: now)
-                return [.scheduled(at: dueAt, reason: "push brought what the last look left to it: next look in \(interval)")]
+                return [.scheduled(at: dueAt, reason: .pushPaidOwed(next: interval))]
             }
             dueAt = pacedDue(since: since, now: now)
         } else if dueAt == nil || notLiveSince != since {
@@ -212,10 +243,7 @@ public struct PushVerifier: Sendable {
         lastLookAt = now
         guard !active else { return [.check] }
         active = true
-        let pace = policy.pacedLooks
-            ? "looking at the indexer's tips when push may have failed: now, then less often while push keeps up"
-            : "the indexer's tip every \(verifyInterval)"
-        return [.started(reason: "realtime not live since \(since), push \(pushState.rawValue): nothing else would notice a silent push; \(pace)"), .check]
+        return [.started(reason: StartReason(since: since, pushState: pushState, paced: policy.pacedLooks, every: verifyInterval)), .check]
     }
 
     /// (g): a look got no answer (the indexer down, a broken reply): the next one is
@@ -243,30 +271,27 @@ public struct PushVerifier: Sendable {
         awaitingOwedPush = false
         failedLookAt = nil
         failedLooks = 0
-        let reason: String
+        let reason: ScheduleReason
         switch look {
         case .unbrought:
             wait = verifyInterval
-            reason = "the tips showed what push had not brought: next look in \(verifyInterval)"
+            reason = .unbrought(next: verifyInterval)
         case .clean(let pushes) where pushes > 0:
             wait = min(interval * 2, watch.losing ? longestLosingInterval : longestInterval)
-            reason = watch.keepsUp ? trustedReason : "push kept up: next look in \(interval)"
+            reason = watch.keepsUp ? trustedReason : .pushKeptUp(next: interval)
         case .quiet:
             wait = max(interval, min(interval * 2, longestQuietInterval))
-            reason = watch.keepsUp ? trustedReason : "nothing landed since the last look: next look in \(interval)"
+            reason = watch.keepsUp ? trustedReason : .quiet(next: interval)
         case .clean:
             awaitingOwedPush = watch.oldestOwed != nil
-            reason = "nothing new: next look in \(interval)"
+            reason = .nothingNew(next: interval)
         }
         dueAt = pacedDue(since: since, now: now)
         if let owed = watch.oldestOwed, let due = dueAt, due == owed + overdueAfter, look != .unbrought {
-            return [.scheduled(at: dueAt, reason: "push may still bring a message that landed at \(owed): next look when it is overdue")]
+            return [.scheduled(at: dueAt, reason: .owed(landedAt: owed))]
         }
         return [.scheduled(at: dueAt, reason: reason)]
     }
 
-    private var trustedReason: String {
-        trustConfirmed ? "push keeps up: a look only if it is silent for longer than the traffic makes likely"
-            : "push keeps up: a look if it is silent for longer than the traffic makes likely, or in \(trustedLookFirst) to count what it brought"
-    }
+    private var trustedReason: ScheduleReason { .trusted(confirmed: trustConfirmed, firstLookIn: trustedLookFirst) }
 }

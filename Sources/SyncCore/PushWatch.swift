@@ -323,15 +323,28 @@ public struct PushWatch: Sendable {
         state != .disabled && !lossSeen && vouched >= keepUpEvidence && !silentTooLong(now: now, background: background)
     }
 
+    /// Where push stands, for the log: why it keeps up or not.
+    public enum Standing: Equatable, Sendable {
+        case disabled
+        /// A loss seen lately; `vouched` of `needed` delivered since.
+        case lostLately(vouched: Int, needed: Int)
+        /// Silent for longer than `likelyGap`; the last push `lastPushAgo` ago (nil: none yet), at
+        /// about `perHour` messages an hour (nil: not known yet).
+        case silent(likelyGap: Interval, lastPushAgo: Interval?, perHour: Int?)
+        /// `vouched` of the `needed` deliveries so far.
+        case delivering(vouched: Int, needed: Int)
+        /// Keeps up: `vouched` delivered since its last loss; a silence of `likelyGap` would be news.
+        case keepsUp(vouched: Int, lastPushAgo: Interval?, likelyGap: Interval?, perHour: Int?)
+    }
+
     /// Why push keeps up or not, for the log.
-    public func why(_ state: PushState, now: Instant, background: Bool = false) -> String {
-        let pace = perHour.map { "traffic about \($0)/h" } ?? "traffic not known yet"
-        let last = lastPushAt.map { "last push \(now - $0) ago" } ?? "no push yet"
+    public func standing(_ state: PushState, now: Instant, background: Bool = false) -> Standing {
+        let last = lastPushAt.map { now - $0 }
         let gap = likelyGap(background: background)
-        if state == .disabled { return "push disabled" }
-        if lossSeen { return "push lost a message lately: \(vouched) of \(keepUpEvidence) delivered since" }
-        if silentTooLong(now: now, background: background) { return "push silent for longer than \(gap!) (\(last), \(pace))" }
-        if vouched < keepUpEvidence { return "push delivered \(vouched) of \(keepUpEvidence) messages so far" }
-        return "push keeps up: \(vouched) delivered since its last loss, \(last), a silence of \(gap.map { "\($0)" } ?? "?") would be news (\(pace))"
+        if state == .disabled { return .disabled }
+        if lossSeen { return .lostLately(vouched: vouched, needed: keepUpEvidence) }
+        if silentTooLong(now: now, background: background) { return .silent(likelyGap: gap!, lastPushAgo: last, perHour: perHour) }
+        if vouched < keepUpEvidence { return .delivering(vouched: vouched, needed: keepUpEvidence) }
+        return .keepsUp(vouched: vouched, lastPushAgo: last, likelyGap: gap, perHour: perHour)
     }
 }

@@ -296,7 +296,7 @@ extension Engine {
         emit(.backgroundRefresh("granted by the OS"))
         handle(watch.judge(now: now))  // the app runs: what came due while it was suspended
         handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, keepsUp: watch.keepsUp(reliability.state, now: now, background: true),
-                                      recordCounted: watch.recordCounted, why: watch.why(reliability.state, now: now, background: true), now: now))
+                                      recordCounted: watch.recordCounted, standing: watch.standing(reliability.state, now: now, background: true), now: now))
     }
 
     func backgroundRefreshExpired(task: Int) {

@@ -11,7 +11,7 @@ extension Engine {
             case .stateChanged(let from, let to, let reason):
                 counters.pushStateChanges += 1
                 watch.stateChanged(to: to, now: now)
-                emit(.pushState(from: from, to: to, reason: reason))
+                emit(.pushState(from: from, to: to, reason: reason.words))
                 handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
                 updatePoller()  // (e): rule 13 in remote-push while push is unreliable, and (e)'s checks
             case .observedHit(let txId, let offset, let via):
@@ -45,7 +45,7 @@ extension Engine {
         for action in actions {
             switch action {
             case .connect(let forced, let reason):
-                emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason))
+                emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason.words))
                 if liveSince != nil { lastLiveEndedAt = now }
                 liveSince = nil
                 if connection.lifecycle == .foreground, notLiveSince == nil { realtimeStopped() }
@@ -61,7 +61,7 @@ extension Engine {
                 } else if connection.lifecycle == .foreground, notLiveSince == nil {
                     realtimeStopped()
                 }
-                emit(.realtime(state, reason: reason))
+                emit(.realtime(state, reason: reason.words))
             case .ping(let id):
                 counters.keepalivePings += 1
                 // Without a connection there is nothing to answer: the ping times out.
@@ -76,9 +76,9 @@ extension Engine {
         for action in actions {
             switch action {
             case .started(let first, let reason):
-                emit(.polling("started (\(reason)), first poll " + (first > now ? "in \(first - now)" : "now")))
+                emit(.polling("started (\(reason.words)), first poll " + (first > now ? "in \(first - now)" : "now")))
             case .stopped(let reason):
-                emit(.polling("stopped: \(reason)"))
+                emit(.polling("stopped: \(reason.words)"))
             case .scheduled(let at):
                 emit(.polling("next poll in \(at - now) (\(settings.pollDelay) after the last sync completed)"))
             case .poll:
@@ -160,27 +160,27 @@ extension Engine {
             case .request(let earliest, let reason):
                 refreshEarliest = earliest
                 effects.append(.requestBackgroundRefresh(earliest: earliest))
-                emit(.backgroundRefresh("requested, earliest in \(earliest - now) (\(reason))"))
+                emit(.backgroundRefresh("requested, earliest in \(earliest - now) (\(reason.words))"))
             case .cancelRequest(let reason):
                 refreshEarliest = nil
                 effects.append(.cancelBackgroundRefresh)
-                emit(.backgroundRefresh("request withdrawn: \(reason)"))
+                emit(.backgroundRefresh("request withdrawn: \(reason.words)"))
             case .runLightSync, .runFullSync:
                 var conversations = 0
                 if case .runLightSync(let n, _) = action { conversations = n }
                 refreshSync(kind: action == .runFullSync ? .full : .light, conversations: conversations)
             case .skip(let reason):
-                emit(.backgroundRefresh("skipped: \(reason)"))
+                emit(.backgroundRefresh("skipped: \(reason.words)"))
             case .stopLightSync(let reason):
                 if let id = refreshRunId {
-                    finish(runId: id, stoppedBy: reason)
+                    finish(runId: id, stoppedBy: reason.words)
                 } else if pending.tipOut == .refreshLook {
-                    emit(.backgroundRefresh("look stopped: \(reason)"))
+                    emit(.backgroundRefresh("look stopped: \(reason.words)"))
                 }
             case .look:
                 refreshLook()
             case .syncMoved(let objects, let reason):
-                emit(.backgroundRefresh(reason))
+                emit(.backgroundRefresh(reason.words))
                 refreshSync(kind: .light, objects: objects)
             }
         }
@@ -276,10 +276,10 @@ extension Engine {
     func handle(_ actions: [PushVerifier.Action]) {
         for action in actions {
             switch action {
-            case .started(let reason): emit(.pushCheck("started: " + reason))
-            case .stopped(let reason): emit(.pushCheck("stopped: " + reason))
+            case .started(let reason): emit(.pushCheck("started: " + reason.words))
+            case .stopped(let reason): emit(.pushCheck("stopped: " + reason.words))
             case .check: verifyPush()
-            case .scheduled(let at, let reason): emit(.pushCheck(reason + (at.map { " (at \($0))" } ?? "")))
+            case .scheduled(let at, let reason): emit(.pushCheck(reason.words + (at.map { " (at \($0))" } ?? "")))
             }
         }
     }

@@ -135,7 +135,7 @@ extension Engine {
         case .show(let banner):
             emit(.banner(banner, badge: badge))
         case .suppressed(let reason):
-            emit(.bannerSuppressed(conversation: contact.handle, reason: reason))
+            emit(.bannerSuppressed(conversation: contact.handle, reason: reason.words))
         }
     }
 

@@ -39,7 +39,7 @@ extension Engine {
         i.push.unmatchedPushes = reliability.unmatchedPushes
         i.push.suspended = reliability.suspended
         i.push.lastReregisterAt = reliability.lastReregisterAt
-        i.push.notOperational = reliability.conditions?.whyNotOperational
+        i.push.notOperational = reliability.conditions?.whyNotOperational?.words
         i.gate.lastCatchUpAt = gate.lastFinishedAt
         i.gate.lastFullSyncAt = gate.lastFullSyncAt
         i.gate.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }

@@ -193,7 +193,7 @@ extension Engine {
         pending.sent(id, .tip(.refreshLook))
         lookAskedAt = now
         effects.append(.indexer(id: id, call))
-        var why = watch.why(reliability.state, now: now, background: true)
+        var why = watch.standing(reliability.state, now: now, background: true).words
         if policy.closingLook, watch.keepsUp(reliability.state, now: now, background: true) {  // (h)
             why += watch.recordCounted ? "; push alone trusted for \(refresh.trustedLookEvery), a look counts what it brought"
                 : "; \(watch.uncounted) of its deliveries came with nothing to show a loss beside them: a look counts them"

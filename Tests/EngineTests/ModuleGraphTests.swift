@@ -60,6 +60,20 @@ struct ModuleGraphTests {
         let imports = Self.imports(in: Self.root.appendingPathComponent("Sources/SyncCore"))
         #expect(imports.isEmpty, "SyncCore imports \(imports)")
     }
+
+    @Test("SyncCore's machines say why in values: no reason is a String there (their words are SyncEngine's, Reasons+Words.swift)")
+    func coreReasonsAreTyped() throws {
+        let folder = Self.root.appendingPathComponent("Sources/SyncCore")
+        var found: [String] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for (i, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains(/reason\??: String/) || line.contains(/func why\(.*-> String/) {
+                found.append("\(file):\(i + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(found.isEmpty, "reasons as text in the pure core:\n\(found.joined(separator: "\n"))")
+    }
 }
 
 extension ModuleGraphTests {

@@ -3,11 +3,14 @@ import Testing
 
 @Suite("Background refresh (rule 14)")
 struct BackgroundRefreshTests {
+    /// What `PushWatch` says of a push that keeps up, as a grant is told it.
+    static let keepsUp = PushWatch.Standing.keepsUp(vouched: 20, lastPushAgo: .minutes(3), likelyGap: .minutes(18), perHour: 12)
+
     @Test("rule 14: asks every 15 min in background-fetch, and in remote-push only while push is not reliable")
     func requestConditions() {
         var r = BackgroundRefresh()
         #expect(r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
-                == [.request(earliest: at(900), reason: "mode background-fetch")])
+                == [.request(earliest: at(900), reason: .modeBackgroundFetch)])
         var s = BackgroundRefresh()
         #expect(s.enteredBackground(mode: .remotePush, pushState: .unreliable, now: at(0)).count == 1)
         var t = BackgroundRefresh()
@@ -23,9 +26,9 @@ struct BackgroundRefreshTests {
         #expect(r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, now: at(1000))
                 == [.runLightSync(conversations: 8, budgetEndsAt: at(1008))])
         #expect(r.deadlineReached(now: at(1007)).isEmpty)
-        #expect(r.deadlineReached(now: at(1008)) == [.stopLightSync(reason: "budget of 8s used up")])
+        #expect(r.deadlineReached(now: at(1008)) == [.stopLightSync(reason: .budgetUsedUp(.seconds(8)))])
         #expect(r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(1008))
-                == [.request(earliest: at(1908), reason: "next refresh")])
+                == [.request(earliest: at(1908), reason: .nextRefresh)])
     }
 
     @Test("rule 14: skipped when reliable push covers it (realtime never covers the background: rule 10)")
@@ -33,7 +36,7 @@ struct BackgroundRefreshTests {
         var r = BackgroundRefresh()
         _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
         let byPush = r.refreshGranted(mode: .remotePush, pushState: .reliable, now: at(0))
-        #expect(byPush == [.skip(reason: "reliable push covers it")])  // and no new request: not needed
+        #expect(byPush == [.skip(reason: .reliablePushCoversIt)])  // and no new request: not needed
         #expect(r.nextDeadline == nil)
     }
 
@@ -42,10 +45,10 @@ struct BackgroundRefreshTests {
         var r = BackgroundRefresh()
         _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
         _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, now: at(900))
-        #expect(r.refreshExpired(now: at(905)) == [.stopLightSync(reason: "expired by the OS")])
+        #expect(r.refreshExpired(now: at(905)) == [.stopLightSync(reason: .expiredByOS)])
         #expect(r.refreshExpired(now: at(930)).isEmpty)
         _ = r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(905))
-        #expect(r.enteredForeground(now: at(950)) == [.cancelRequest(reason: "app in foreground")])
+        #expect(r.enteredForeground(now: at(950)) == [.cancelRequest(reason: .appInForeground)])
     }
 
     @Test("rule 14: a light sync stopped by the foreground asks for no further refresh")
@@ -53,7 +56,7 @@ struct BackgroundRefreshTests {
         var r = BackgroundRefresh()
         _ = r.enteredBackground(mode: .backgroundFetch, pushState: .disabled, now: at(0))
         _ = r.refreshGranted(mode: .backgroundFetch, pushState: .disabled, now: at(900))
-        #expect(r.enteredForeground(now: at(903)) == [.stopLightSync(reason: "app came to the foreground")])
+        #expect(r.enteredForeground(now: at(903)) == [.stopLightSync(reason: .cameToForeground)])
         #expect(r.lightSyncEnded(mode: .backgroundFetch, pushState: .disabled, now: at(903)).isEmpty)
         #expect(!r.requested)
     }
@@ -63,14 +66,14 @@ struct BackgroundRefreshTests {
         var r = BackgroundRefresh()
         #expect(r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0)).isEmpty)
         #expect(r.conditionsChanged(mode: .remotePush, pushState: .disabled, now: at(60))
-                == [.request(earliest: at(960), reason: "safety net: push disabled")])
+                == [.request(earliest: at(960), reason: .safetyNet(.disabled))])
         #expect(r.conditionsChanged(mode: .remotePush, pushState: .unknown, now: at(70)).isEmpty)  // already asked
         #expect(r.conditionsChanged(mode: .off, pushState: .disabled, now: at(80))
-                == [.cancelRequest(reason: "notification mode is off")])
+                == [.cancelRequest(reason: .modeOff)])
         #expect(r.conditionsChanged(mode: .backgroundFetch, pushState: .disabled, now: at(90))
-                == [.request(earliest: at(990), reason: "mode background-fetch")])
+                == [.request(earliest: at(990), reason: .modeBackgroundFetch)])
         #expect(r.conditionsChanged(mode: .remotePush, pushState: .reliable, now: at(100))
-                == [.cancelRequest(reason: "reliable push covers the background")])
+                == [.cancelRequest(reason: .reliablePushCoversBackground)])
         _ = r.enteredForeground(now: at(200))
         #expect(r.conditionsChanged(mode: .remotePush, pushState: .disabled, now: at(210)).isEmpty)  // foreground: nothing to ask
     }
@@ -80,15 +83,15 @@ struct BackgroundRefreshTests {
         func looks(_ actions: [BackgroundRefresh.Action]) -> Bool { actions.contains { if case .look = $0 { true } else { false } } }
         var r = BackgroundRefresh(policy: .adaptive)
         _ = r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
-        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(1800))))
-        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(3599))))
-        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(3600))))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, standing: Self.keepsUp, now: at(1800))))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, standing: Self.keepsUp, now: at(3599))))
+        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, standing: Self.keepsUp, now: at(3600))))
         _ = r.lookAnswered(moved: [], unbrought: [], mode: .remotePush, pushState: .reliable, now: at(3601))
-        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(5400))))
-        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(7200))))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, standing: Self.keepsUp, now: at(5400))))
+        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, standing: Self.keepsUp, now: at(7200))))
         var without = BackgroundRefresh(policy: SyncPolicy.adaptive.without("h"))
         _ = without.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
-        #expect(!looks(without.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(7200))))
+        #expect(!looks(without.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, standing: Self.keepsUp, now: at(7200))))
     }
 
     @Test("(h): a trust resting on pushes no look has counted (`PushWatch.recordCounted`) is looked at by the first grant that finds it, whatever the hour; without (h), let go")
@@ -96,12 +99,12 @@ struct BackgroundRefreshTests {
         func looks(_ actions: [BackgroundRefresh.Action]) -> Bool { actions.contains { if case .look = $0 { true } else { false } } }
         var r = BackgroundRefresh(policy: .adaptive)
         _ = r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
-        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: false, why: "keeps up", now: at(900))))
+        #expect(looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: false, standing: Self.keepsUp, now: at(900))))
         _ = r.lookAnswered(moved: [], unbrought: [], mode: .remotePush, pushState: .reliable, now: at(901))
-        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: true, why: "keeps up", now: at(1800))))
+        #expect(!looks(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: true, standing: Self.keepsUp, now: at(1800))))
         var without = BackgroundRefresh(policy: SyncPolicy.adaptive.without("h"))
         _ = without.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
-        #expect(!looks(without.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: false, why: "keeps up", now: at(900))))
+        #expect(!looks(without.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, recordCounted: false, standing: Self.keepsUp, now: at(900))))
     }
 
     @Test("(h): push's record is counted once its deliveries since the last loss, less those nothing could have shown a loss beside, reach 20: a look that finds nothing missing counts them; later pushes keep the count")

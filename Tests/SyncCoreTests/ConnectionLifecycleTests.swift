@@ -6,7 +6,7 @@ struct ConnectionLifecycleTests {
     @Test("rule 10: the first launch connects without forcing")
     func firstLaunchNotForced() {
         var c = ConnectionLifecycle()
-        #expect(c.becameActive(now: at(0)) == [.connect(forced: false, reason: "cold start")])
+        #expect(c.becameActive(now: at(0)) == [.connect(forced: false, reason: .coldStart)])
     }
 
     @Test("rule 10: foreground after a background forces a reconnect although isConnected is still true")
@@ -18,7 +18,7 @@ struct ConnectionLifecycleTests {
         #expect(c.isConnected)  // the OS killed the socket silently: the flag is stale
         #expect(c.realtime == .stale)
         let actions = c.becameActive(now: at(600))
-        #expect(actions == [.connect(forced: true, reason: "after background: isConnected=true is not trusted")])
+        #expect(actions == [.connect(forced: true, reason: .afterBackground(isConnected: true))])
     }
 
     @Test("rules 8, 11: the reconnect completing asks for subscription-restart and the deferred app-active together")
@@ -26,7 +26,7 @@ struct ConnectionLifecycleTests {
         var c = ConnectionLifecycle()
         _ = c.becameActive(now: at(0))
         let actions = c.connected(now: at(1))
-        #expect(actions.contains(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: "reconnect completed")))
+        #expect(actions.contains(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: .reconnectCompleted)))
         #expect(c.nextDeadline == at(31))  // the fallback is disarmed; only the keepalive is due
         #expect(c.deadlineReached(now: at(3)).isEmpty)
     }
@@ -38,9 +38,9 @@ struct ConnectionLifecycleTests {
         #expect(c.nextDeadline == at(3))
         #expect(c.deadlineReached(now: at(2)).isEmpty)
         let fired = c.deadlineReached(now: at(3))
-        #expect(fired == [.requestCatchUp(triggers: [.appActive], reason: "reconnect not completed 3s after app-active")])
+        #expect(fired == [.requestCatchUp(triggers: [.appActive], reason: .reconnectNotCompleted(within: .seconds(3)))])
         let late = c.connected(now: at(5))
-        #expect(late.contains(.requestCatchUp(triggers: [.subscriptionRestart], reason: "reconnect completed after the fallback")))
+        #expect(late.contains(.requestCatchUp(triggers: [.subscriptionRestart], reason: .reconnectCompletedAfterFallback)))
     }
 
     @Test("a failed connect retries with backoff in the foreground; a later success is rpc-restored")
@@ -51,15 +51,15 @@ struct ConnectionLifecycleTests {
         #expect(c.realtime == .offline)
         #expect(c.nextDeadline == at(3))  // min(fallback 3 s, retry 1 + 2 s)
         let due = c.deadlineReached(now: at(3))
-        #expect(due.contains(.connect(forced: false, reason: "reconnect attempt 1")))
+        #expect(due.contains(.connect(forced: false, reason: .reconnectAttempt(1))))
         _ = c.connectFailed(now: at(4), error: "down")
         #expect(c.nextDeadline == at(8))  // 4 s backoff
         _ = c.deadlineReached(now: at(8))
         let back = c.connected(now: at(9))
-        #expect(back.contains(.requestCatchUp(triggers: [.subscriptionRestart], reason: "reconnect completed after the fallback")))
+        #expect(back.contains(.requestCatchUp(triggers: [.subscriptionRestart], reason: .reconnectCompletedAfterFallback)))
         _ = c.disconnected(now: at(20), error: "flaky")
         _ = c.deadlineReached(now: at(22))
-        #expect(c.connected(now: at(23)).contains(.requestCatchUp(triggers: [.rpcRestored], reason: "realtime connection restored")))
+        #expect(c.connected(now: at(23)).contains(.requestCatchUp(triggers: [.rpcRestored], reason: .connectionRestored)))
     }
 
     @Test("no retries and no recovery while backgrounded")
@@ -68,7 +68,7 @@ struct ConnectionLifecycleTests {
         _ = c.becameActive(now: at(0))
         _ = c.enteredBackground(now: at(1))
         #expect(c.nextDeadline == nil)
-        #expect(c.connectFailed(now: at(2), error: "app suspended") == [.realtimeChanged(.offline, reason: "connect failed: app suspended")])
+        #expect(c.connectFailed(now: at(2), error: "app suspended") == [.realtimeChanged(.offline, reason: .lost(.connectFailed("app suspended"), retryIn: nil))])
         #expect(c.nextDeadline == nil)
     }
 }
@@ -113,14 +113,14 @@ struct SubscriptionAvailabilityTests {
         _ = c.deadlineReached(now: at(31))
         let actions = c.deadlineReached(now: at(41))
         #expect(actions == [
-            .realtimeChanged(.stale, reason: "no keepalive answer within 10s: the socket died silently"),
-            .connect(forced: true, reason: "keepalive failed"),
+            .realtimeChanged(.stale, reason: .keepaliveUnanswered(within: .seconds(10))),
+            .connect(forced: true, reason: .keepaliveFailed),
         ])
         #expect(c.realtime == .connecting)
         #expect(!c.isConnected)
         #expect(c.keepaliveAnswered(ping: 1, now: at(42)).isEmpty)  // too late: already replaced
         let restored = c.connected(now: at(43))
-        #expect(restored.contains(.requestCatchUp(triggers: [.rpcRestored], reason: "realtime connection restored")))
+        #expect(restored.contains(.requestCatchUp(triggers: [.rpcRestored], reason: .connectionRestored)))
     }
 
     @Test("keepalive: never in the background, where the app is suspended")

@@ -31,7 +31,7 @@ struct FallbackPollerTests {
     func stopsWhenRealtimeBack() {
         var p = FallbackPoller()
         _ = p.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .off, syncRunning: false, now: at(0))
-        #expect(p.conditionsChanged(lifecycle: .foreground, realtimeAvailable: true, mode: .off, syncRunning: false, now: at(5)) == [.stopped(reason: "realtime is back")])
+        #expect(p.conditionsChanged(lifecycle: .foreground, realtimeAvailable: true, mode: .off, syncRunning: false, now: at(5)) == [.stopped(reason: .realtimeBack)])
         #expect(p.nextDeadline == nil)
         #expect(p.deadlineReached(now: at(100), syncRunning: false).isEmpty)
     }

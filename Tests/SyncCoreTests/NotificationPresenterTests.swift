@@ -11,8 +11,8 @@ struct NotificationPresenterTests {
         var n = NotificationPresenter()
         #expect(n.incoming(from: alice, kind: .contextual, text: "1", mode: .remotePush, now: .zero) == .show(Banner(conversation: alice.address, title: "Alice", body: "1")))
         #expect(n.incoming(from: alice, kind: .contextual, text: "2", mode: .remotePush, now: .zero + .milliseconds(999))
-                == .suppressed(reason: "rate limit: one per 1s per conversation"))
-        #expect(n.incoming(from: bob, kind: .contextual, text: "3", mode: .remotePush, now: .zero + .milliseconds(999)) != .suppressed(reason: "rate limit: one per 1s per conversation"))
+                == .suppressed(reason: .rateLimited(oneEvery: .seconds(1))))
+        #expect(n.incoming(from: bob, kind: .contextual, text: "3", mode: .remotePush, now: .zero + .milliseconds(999)) != .suppressed(reason: .rateLimited(oneEvery: .seconds(1))))
         #expect(n.incoming(from: alice, kind: .contextual, text: "4", mode: .remotePush, now: .zero + .seconds(1)) == .show(Banner(conversation: alice.address, title: "Alice", body: "4")))
     }
 
@@ -32,8 +32,8 @@ struct NotificationPresenterTests {
         var n = NotificationPresenter()
         var muted = alice
         muted.muted = true
-        #expect(n.incoming(from: alice, kind: .contextual, text: "x", mode: .off, now: .zero) == .suppressed(reason: "notifications are off"))
-        #expect(n.incoming(from: muted, kind: .contextual, text: "x", mode: .remotePush, now: .zero) == .suppressed(reason: "alice is muted"))
+        #expect(n.incoming(from: alice, kind: .contextual, text: "x", mode: .off, now: .zero) == .suppressed(reason: .notificationsOff))
+        #expect(n.incoming(from: muted, kind: .contextual, text: "x", mode: .remotePush, now: .zero) == .suppressed(reason: .muted(handle: "alice")))
     }
 }
 

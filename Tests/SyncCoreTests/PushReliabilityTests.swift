@@ -196,7 +196,7 @@ struct PushReliabilityTests {
         _ = m.fetchedTx(txId: "b", from: alice, blockTime: at(2), now: at(100))
         let third = m.fetchedTx(txId: "c", from: alice, blockTime: at(3), now: at(100))
         guard case .stateChanged(_, .unreliable, let reason) = third[1] else { Issue.record("no fall: \(third)"); return }
-        #expect(reason == "3 consecutive push-eligible txs without push within 1m (2 fetched, 1 seen on realtime)")
+        #expect(reason == .misses(3, within: .minutes(1), fetched: 2, seenOnRealtime: 1))
     }
 
     @Test("rule 12: while the app is suspended no grace runs out; on resume, a push that arrived in time is a hit however late it is processed")

@@ -30,10 +30,10 @@ struct PushVerifierTests {
         #expect(v.conditionsChanged(foreground: true, notLiveSince: nil, pushState: .reliable, polling: false, now: at(30)).isEmpty)
         #expect(v.nextDeadline == nil)
         for (foreground, since, state, polling, why) in [
-            (true, nil as Instant?, PushState.reliable, false, "realtime is live again"),
-            (false, at(0), .reliable, false, "app not in foreground"),
-            (true, at(0), .unreliable, false, "push is unreliable: polling takes over"),
-            (true, at(0), .disabled, true, "polling covers it"),
+            (true, nil as Instant?, PushState.reliable, false, PushVerifier.StopReason.realtimeLive),
+            (false, at(0), .reliable, false, PushVerifier.StopReason.notInForeground),
+            (true, at(0), .unreliable, false, PushVerifier.StopReason.pushUnreliablePollingTakesOver),
+            (true, at(0), .disabled, true, PushVerifier.StopReason.pollingCoversIt),
         ] {
             var v = verifier()
             _ = v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, now: at(0))
@@ -65,7 +65,7 @@ struct PushVerifierTests {
         #expect(started.count == 1)
         #expect(adaptive.deadlineReached(now: at(5), syncRunning: false) == [.poll])
         #expect(adaptive.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .remotePush, syncRunning: false,
-                                           pushUnreliable: false, now: at(9)) == [.stopped(reason: "push is no longer unreliable")])
+                                           pushUnreliable: false, now: at(9)) == [.stopped(reason: .pushNoLongerUnreliable)])
         var seed = FallbackPoller(policy: .seed)
         #expect(seed.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .remotePush, syncRunning: false,
                                        pushUnreliable: true, now: at(5)).isEmpty)

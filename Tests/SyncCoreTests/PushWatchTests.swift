@@ -6,6 +6,9 @@ import Testing
 /// (`PushVerifier`), and what they change in the gate and the poller.
 @Suite("Adaptive (f), (g): push watched beyond the foreground, looks paced by push's record")
 struct PushWatchTests {
+    /// What `PushWatch` says of a push that keeps up, as a grant is told it.
+    static let keepsUp = PushWatch.Standing.keepsUp(vouched: 20, lastPushAgo: .minutes(3), likelyGap: .minutes(18), perHour: 12)
+
     func watch() -> PushWatch {
         var w = PushWatch(policy: .adaptive)
         w.appResumed()
@@ -153,7 +156,7 @@ struct PushWatchTests {
     func asksWhileReliable() {
         var adaptive = BackgroundRefresh(policy: .adaptive)
         #expect(adaptive.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
-                == [.request(earliest: at(900), reason: "watching push: only a look tells a push that died from a quiet one")])
+                == [.request(earliest: at(900), reason: .watchingPush)])
         #expect(adaptive.conditionsChanged(mode: .remotePush, pushState: .unreliable, now: at(10)).isEmpty)  // asked already
         var seed = BackgroundRefresh(policy: .seed)
         #expect(seed.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0)).isEmpty)
@@ -165,8 +168,8 @@ struct PushWatchTests {
     func grant() {
         var r = BackgroundRefresh(policy: .adaptive)
         _ = r.enteredBackground(mode: .remotePush, pushState: .reliable, now: at(0))
-        #expect(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, why: "keeps up", now: at(900))
-                == [.skip(reason: "keeps up"), .request(earliest: at(2700), reason: "next refresh: push keeps up, 30m later")])
+        #expect(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: true, standing: Self.keepsUp, now: at(900))
+                == [.skip(reason: .pushKeepsUp(Self.keepsUp)), .request(earliest: at(2700), reason: .nextRefreshKeepsUp(after: .minutes(30)))])
         #expect(r.refreshGranted(mode: .remotePush, pushState: .reliable, keepsUp: false, now: at(2700)) == [.look(budgetEndsAt: at(2708))])
         #expect(r.budgetEndsAt == at(2708))
         var fetch = BackgroundRefresh(policy: .adaptive)
@@ -186,13 +189,13 @@ struct PushWatchTests {
         }
         var unknown = granted()
         #expect(unknown.lookAnswered(moved: moved, unbrought: [], mode: .remotePush, pushState: .unknown, now: at(901))
-                == [.syncMoved(objects: moved, reason: "2 objects moved past their cursors")])
+                == [.syncMoved(objects: moved, reason: .safetyNet(moved: 2, pushLosing: false))])
         var losing = granted()
         #expect(losing.lookAnswered(moved: moved, unbrought: [], mode: .remotePush, pushState: .reliable, pushLosing: true, now: at(901))
-                == [.syncMoved(objects: moved, reason: "2 objects moved past their cursors (push lost messages lately)")])
+                == [.syncMoved(objects: moved, reason: .safetyNet(moved: 2, pushLosing: true))])
         var delivering = granted()
         #expect(delivering.lookAnswered(moved: moved, unbrought: [], mode: .remotePush, pushState: .unreliable, now: at(901))
-                == [.skip(reason: "the tips show nothing push has not brought"), .request(earliest: at(1801), reason: "next refresh")])
+                == [.skip(reason: .tipsShowNothingUnbrought), .request(earliest: at(1801), reason: .nextRefresh)])
         var missing = granted()
         guard case .syncMoved(let objects, _) = missing.lookAnswered(moved: moved, unbrought: [alice], mode: .remotePush, pushState: .reliable,
                                                                       now: at(901)).first else { Issue.record("no sync"); return }
@@ -217,7 +220,7 @@ struct PushWatchTests {
         #expect(v.deadlineReached(now: at(119)).isEmpty)
         #expect(v.deadlineReached(now: at(120)).last == .check)
         let quiet = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
-        #expect(v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(121)) == [.scheduled(at: at(360), reason: "push kept up: next look in 4m")])
+        #expect(v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(121)) == [.scheduled(at: at(360), reason: .pushKeptUp(next: .minutes(4)))])
         _ = v.deadlineReached(now: at(360))
         _ = v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(361))
         #expect(v.nextDeadline == at(840))
@@ -229,7 +232,7 @@ struct PushWatchTests {
         #expect(v.nextDeadline == at(1800))  // 8 min at most
         _ = v.deadlineReached(now: at(1800))
         #expect(v.lookAnswered(.unbrought, watch: quiet, now: at(1801))
-                == [.scheduled(at: at(1860), reason: "the tips showed what push had not brought: next look in 1m")])
+                == [.scheduled(at: at(1860), reason: .unbrought(next: .minutes(1)))])
         // A look with no answer is tried again a minute later.
         _ = v.deadlineReached(now: at(1860))
         v.lookFailed(now: at(1861))
@@ -280,7 +283,7 @@ struct PushWatchTests {
         #expect(v.lookCoversSince == at(0))  // the first look covers what landed since realtime stopped
         let none = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
         #expect(v.lookAnswered(.quiet, watch: none, now: at(121))
-                == [.scheduled(at: at(360), reason: "nothing landed since the last look: next look in 4m")])
+                == [.scheduled(at: at(360), reason: .quiet(next: .minutes(4)))])
         _ = v.deadlineReached(now: at(360))
         #expect(v.lookCoversSince == at(120))
         _ = v.lookAnswered(.quiet, watch: none, now: at(361))
@@ -319,15 +322,15 @@ struct PushWatchTests {
         var v = paced()
         _ = v.deadlineReached(now: at(120))
         let quiet = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil)
-        #expect(v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(121)) == [.scheduled(at: at(360), reason: "push kept up: next look in 4m")])
+        #expect(v.lookAnswered(.clean(pushes: 2), watch: quiet, now: at(121)) == [.scheduled(at: at(360), reason: .pushKeptUp(next: .minutes(4)))])
         _ = v.deadlineReached(now: at(360))
         // The tip of 00:05:30 was 30 s old at the look: push is overdue for it at 00:07:30.
         let owing = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, oldestOwed: at(330))
-        #expect(v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(361)) == [.scheduled(at: at(450), reason: "push may still bring a message that landed at 00:05:30.000: next look when it is overdue")])
+        #expect(v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(361)) == [.scheduled(at: at(450), reason: .owed(landedAt: at(330)))])
         _ = v.deadlineReached(now: at(450))
         // That look counted it (a fetch pays it); were it still owed, the pace rules again.
         #expect(v.lookAnswered(.unbrought, watch: owing, now: at(451))
-                == [.scheduled(at: at(510), reason: "the tips showed what push had not brought: next look in 1m")])
+                == [.scheduled(at: at(510), reason: .unbrought(next: .minutes(1)))])
         _ = v.deadlineReached(now: at(510))
         _ = v.lookAnswered(.clean(pushes: 1), watch: owing, now: at(511))
         #expect(v.nextDeadline == at(630))
@@ -345,7 +348,7 @@ struct PushWatchTests {
         // Its push comes at 00:03:20: the look's verdict is push kept up, and the wait doubles.
         let paid = PushVerifier.Watch(keepsUp: false, silenceEndsAt: nil, pushPaidOwed: true)
         #expect(v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, watch: paid, now: at(200))
-                == [.scheduled(at: at(360), reason: "push brought what the last look left to it: next look in 4m")])
+                == [.scheduled(at: at(360), reason: .pushPaidOwed(next: .minutes(4)))])
         #expect(v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false, watch: paid, now: at(201)).isEmpty)  // once
         // Paid otherwise (a fetch: no push came), the pace stays.
         var f = paced()
@@ -367,10 +370,10 @@ struct PushWatchTests {
         _ = v.deadlineReached(now: at(120))
         let keeps = PushVerifier.Watch(keepsUp: true, silenceEndsAt: at(3000))
         #expect(v.lookAnswered(.clean(pushes: 5), watch: keeps, now: at(121))
-                == [.scheduled(at: at(1020), reason: "push keeps up: a look if it is silent for longer than the traffic makes likely, or in 15m to count what it brought")])
+                == [.scheduled(at: at(1020), reason: .trusted(confirmed: false, firstLookIn: .minutes(15)))])
         _ = v.deadlineReached(now: at(1020))
         #expect(v.lookAnswered(.clean(pushes: 8), watch: keeps, now: at(1021))
-                == [.scheduled(at: at(3000), reason: "push keeps up: a look only if it is silent for longer than the traffic makes likely")])
+                == [.scheduled(at: at(3000), reason: .trusted(confirmed: true, firstLookIn: .minutes(15)))])
         _ = v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .reliable, polling: false,
                                 watch: PushVerifier.Watch(keepsUp: true, silenceEndsAt: nil), now: at(1100))
         #expect(v.nextDeadline == nil)
@@ -392,7 +395,7 @@ struct PushWatchTests {
         #expect(v.nextDeadline == at(120))
         _ = v.deadlineReached(now: at(120))
         #expect(v.conditionsChanged(foreground: true, notLiveSince: at(0), pushState: .unreliable, pushFailing: true, polling: false, now: at(130))
-                == [.stopped(reason: "push is unreliable: polling takes over")])
+                == [.stopped(reason: .pushUnreliablePollingTakesOver)])
     }
 
     @Test("(g): polling for an unreliable push waits until realtime has been gone 60 s (a flaky socket is back in seconds); rule 13 in other modes does not wait")
@@ -400,11 +403,11 @@ struct PushWatchTests {
         var p = FallbackPoller(policy: .adaptive)
         let started = p.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .remotePush, syncRunning: false,
                                           pushUnreliable: true, realtimeGoneSince: at(100), now: at(102))
-        #expect(started == [.started(firstPollAt: at(160), reason: "realtime unavailable, mode remote-push, push unreliable")])
+        #expect(started == [.started(firstPollAt: at(160), reason: .init(mode: .remotePush, pace: .due))])
         #expect(p.deadlineReached(now: at(159), syncRunning: false).isEmpty)
         var off = FallbackPoller(policy: .adaptive)
         #expect(off.conditionsChanged(lifecycle: .foreground, realtimeAvailable: false, mode: .off, syncRunning: false,
-                                      realtimeGoneSince: at(100), now: at(102)) == [.started(firstPollAt: at(102), reason: "realtime unavailable, mode off")])
+                                      realtimeGoneSince: at(100), now: at(102)) == [.started(firstPollAt: at(102), reason: .init(mode: .off, pace: .due))])
     }
 
     @Test("(g) in the gate: (c) trails a foreground outage only while push is in doubt; rule 4's catch-up is done by a full one just finished; a reconnect's gap is proven with push unreliable too, not without push")
