@@ -91,6 +91,61 @@ public enum SyncEvent: Equatable, Sendable {
     /// this and keeps no counter of its own. Not a decision.
     case unread(conversation: Address, count: Int)
 
+    /// What an event is about, as its line names it first (`catch-up …`, `push check: …`): the
+    /// typed way to pick events out of a log, for a filter, a pane or a test.
+    public enum Topic: Equatable, Hashable, Sendable, CaseIterable {
+        case launched, lifecycle, realtime
+        /// Push's state (`push reliable → unreliable: …`).
+        case pushState
+        case observation, catchUp
+        /// A message stored; one sent; a send that failed.
+        case message, sent, send, outgoing
+        /// Rule 13's polling, and (d)'s tips before a poll.
+        case polling
+        /// (e): push verified while realtime cannot.
+        case pushCheck
+        /// (h): the closing look of an outage.
+        case closingLook
+        case pushPath, pushService
+        case backgroundRefresh, pushWatch
+        /// The push token's status and its registration.
+        case pushToken
+        /// A banner, shown or suppressed.
+        case banner
+        case error, store, world, contact, inspection, unread, status
+    }
+
+    public var topic: Topic {
+        switch self {
+        case .launched: return .launched
+        case .lifecycle: return .lifecycle
+        case .realtime: return .realtime
+        case .pushState: return .pushState
+        case .observationHit, .observationMiss, .observationSuperseded, .observationHitSuperseded: return .observation
+        case .catchUpStarted, .catchUpJoined, .catchUpSkipped, .catchUpOwed, .catchUpDeferred, .catchUpFinished: return .catchUp
+        case .messageStored: return .message
+        case .messageSent: return .sent
+        case .sendFailed: return .send
+        case .outgoing: return .outgoing
+        case .polling, .tipAsked, .tipsAnswered: return .polling
+        case .pushCheck, .pushCheckAsked, .pushCheckAnswered: return .pushCheck
+        case .closingLook, .closingLookAsked, .closingLookAnswered: return .closingLook
+        case .pushPath: return .pushPath
+        case .pushMessagesDeleted: return .pushService
+        case .backgroundRefresh, .refreshLookAsked: return .backgroundRefresh
+        case .pushWatch: return .pushWatch
+        case .tokenStatus, .tokenRegistration: return .pushToken
+        case .banner, .bannerSuppressed: return .banner
+        case .error: return .error
+        case .storeTrouble: return .store
+        case .world: return .world
+        case .contact: return .contact
+        case .inspection: return .inspection
+        case .unread: return .unread
+        case .status: return .status
+        }
+    }
+
     /// Every event but the view's own (`.status`, `.contact`, `.inspection`, `.outgoing`, `.unread`) is a decision of the log.
     public var isDecision: Bool {
         switch self {

@@ -15,9 +15,45 @@ import Testing
 // A test that pins a rule states the decisions exactly, in order, so that an extra or a
 // missing one fails (a `contains` would let an extra one pass):
 //
-//     expectDecisions(run, from: t(5), through: t(5, 5), matching: { $0.line.hasPrefix("catch-up") }, [
+//     expectDecisions(run, from: t(5), through: t(5, 5), matching: about(.catchUp), [
 //         "00:05:00.400 catch-up skipped (subscription-restart): push reliable, last catch-up 4m ago, next allowed in 6m",
 //     ])
+
+/// The events about any of `topics`: a typed filter for `matching:`.
+public func about(_ topics: SyncEvent.Topic...) -> (SyncEvent) -> Bool {
+    let set = Set(topics)
+    return { set.contains($0.topic) }
+}
+
+/// Every topic whose line begins with `push`: its state, checks, watch, token, path and service.
+public let pushTopics: [SyncEvent.Topic] = [.pushState, .pushCheck, .pushWatch, .pushToken, .pushPath, .pushService]
+
+extension SyncEvent {
+    /// A miss of rule 2, counted or superseded.
+    public var isObservationMiss: Bool {
+        switch self {
+        case .observationMiss, .observationSuperseded: return true
+        default: return false
+        }
+    }
+
+    /// The catch-up started, for `trigger` when one is given.
+    public func isCatchUpStarted(_ trigger: CatchUpTrigger? = nil) -> Bool {
+        guard case .catchUpStarted(let t, _, _, _) = self else { return false }
+        return trigger == nil || t == trigger
+    }
+
+    /// A change to the world, its directive's words starting so (`push`, `indexer`).
+    public func isWorld(startingWith words: String) -> Bool {
+        if case .world(let said) = self { return said.hasPrefix(words) }
+        return false
+    }
+
+    public var isCatchUpSkipped: Bool {
+        if case .catchUpSkipped = self { return true }
+        return false
+    }
+}
 
 /// Expects an event for which `matching` holds, at `at` give or take `within` when a time is
 /// given, anywhere in the log otherwise. Returns the first such event, nil after failing.

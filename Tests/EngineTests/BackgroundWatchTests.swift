@@ -125,13 +125,13 @@ struct BackgroundWatchTests {
         #expect(seed.messagesLost == 3)
         // The reconnect at 00:46:35, 1m55s after the last catch-up: push is reliable, alice is muted.
         let at = Instant.zero + .minutes(46) + .seconds(35)
-        expectDecisions(run, from: at, through: at + .seconds(1), matching: { $0.line.hasPrefix("catch-up started") || $0.line.hasPrefix("catch-up skipped") }, [
+        expectDecisions(run, from: at, through: at + .seconds(1), matching: { $0.isCatchUpStarted() || $0.isCatchUpSkipped }, [
             "00:46:35.964 catch-up started (rpc-restored): targeted sync of 1 object",
         ])
         let unmuted = text.split(separator: "\n").filter { !$0.contains("mute alice") }.joined(separator: "\n")
         let (plain, all) = try measure(unmuted, .adaptive, file: "1163-unmuted.scenario")
         #expect(all.messagesLost == 0)
-        expectDecisions(plain, from: at, through: at + .seconds(1), matching: { $0.line.hasPrefix("catch-up started") || $0.line.hasPrefix("catch-up skipped") }, [
+        expectDecisions(plain, from: at, through: at + .seconds(1), matching: { $0.isCatchUpStarted() || $0.isCatchUpSkipped }, [
             "00:46:35.964 catch-up skipped (rpc-restored): push reliable, last catch-up 1m55s ago, next allowed in 8m04s",
         ])
     }
@@ -142,7 +142,7 @@ struct BackgroundWatchTests {
         let (run, adaptive) = try measure(text, .adaptive, file: "5177-join.scenario")
         #expect(adaptive.messagesLost == 0 && adaptive.duplicates == 0 && adaptive.overlappingSyncs == 0)
         let from = Instant.zero + .minutes(23) + .seconds(39)
-        expectDecisions(run, from: from, through: from + .seconds(45), matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, from: from, through: from + .seconds(45), matching: about(.catchUp), [
             "00:23:39.058 catch-up started (rpc-restored): targeted sync of 1 object",
             "00:23:57.923 catch-up joined (rpc-restored): rides on the running targeted rpc-restored sync",
             "00:24:01.223 catch-up finished (rpc-restored): targeted, 3 new, 4 requests, 22.1s",

@@ -45,14 +45,14 @@ struct BlindSpotTests {
         // the tips showed moved (rule 8), and the token is re-registered. Polling takes over
         // (rule 13 extended to remote-push) once push is losing, not only late: at the first
         // message 5 min without its push ((g)), and the push checks stop.
-        let decided: (SyncEvent) -> Bool = { !$0.line.hasPrefix("message") && !$0.line.hasPrefix("observation") }
+        let decided: (SyncEvent) -> Bool = { $0.topic != .message && $0.topic != .observation }
         expectDecisions(run, from: unreliable, through: unreliable, matching: decided, [
             "00:15:47.690 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 fetched)",
             "00:15:47.690 catch-up joined (push-unreliable): rides on the running targeted push-check sync",
             "00:15:47.690 push token registration: re-register: push unreliable",
         ])
         // The looks go on until push is losing, not only late: then polling takes over.
-        expectDecisions(run, from: unreliable + .seconds(1), through: unreliable + .seconds(130), matching: { $0.line.hasPrefix("push watch") || $0.line.hasPrefix("polling: started") || $0.line.hasPrefix("push check") }, [
+        expectDecisions(run, from: unreliable + .seconds(1), through: unreliable + .seconds(130), matching: { if case .polling(let s) = $0 { s.hasPrefix("started") } else { $0.topic == .pushWatch || $0.topic == .pushCheck } }, [
             "00:16:47.414 push check: realtime cannot verify push; asking the indexer's tips for the 15 objects",
             "00:16:47.640 push check: tip 53.7s old: 1 of 15 objects has messages no channel brought (contextual/kaspa:qd8d7555628b5c1c3/in): fetching those; push has the grace to match them",
             "00:16:47.640 push check: the tips showed what push had not brought: next look in 1m (at 00:17:47.414)",

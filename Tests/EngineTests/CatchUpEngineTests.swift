@@ -22,7 +22,7 @@ struct CatchUpEngineTests {
             """, .adaptive, file: "7166.scenario")
         #expect(s.overlappingSyncs == 0)
         let from = Instant.zero + .minutes(50) + .seconds(54)
-        expectDecisions(run, from: from, through: from + .seconds(7), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("background refresh") }, [
+        expectDecisions(run, from: from, through: from + .seconds(7), matching: about(.catchUp, .backgroundRefresh), [
             "00:50:54.786 background refresh: granted by the OS",
             "00:50:54.786 background refresh: looking first: the indexer's tips for the 5 objects (push disabled)",
             "00:50:57.000 catch-up started (manual): full sync of 5 objects, forced",
@@ -46,7 +46,7 @@ struct CatchUpEngineTests {
         // The launch's catch-up; at 5m the subscription-restart and the deferred app-active of
         // one foreground are both skipped with the time left; at 11m30s, over 10 min after
         // the last one, it runs; the manual one 30 s later is forced.
-        expectDecisions(run, matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, matching: about(.catchUp), [
             "00:00:00.466 catch-up started (subscription-restart): full sync of 9 objects",
             "00:00:00.466 catch-up joined (app-active): rides on the running full subscription-restart sync",
             "00:00:03.737 catch-up finished (subscription-restart): full, 0 new, 9 requests, 3.2s",
@@ -73,7 +73,7 @@ struct CatchUpEngineTests {
             at 5m foreground
             """)
         // One catch-up, started by the subscription's restart; the deferred app-active joins it.
-        expectDecisions(run, from: t(5), through: t(6), matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, from: t(5), through: t(6), matching: about(.catchUp), [
             "00:05:00.409 catch-up started (subscription-restart): full sync of 9 objects",
             "00:05:00.409 catch-up joined (app-active): rides on the running full subscription-restart sync",
             "00:05:03.694 catch-up finished (subscription-restart): full, 0 new, 9 requests, 3.2s",
@@ -91,7 +91,7 @@ struct CatchUpEngineTests {
             at 2m05s sync
             at 2m10s sync
             """)
-        expectDecisions(run, from: t(2), through: t(3), matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, from: t(2), through: t(3), matching: about(.catchUp), [
             "00:02:00.000 catch-up started (manual): full sync of 9 objects, forced",
             "00:02:05.000 catch-up joined (manual): rides on the running full manual sync",
             "00:02:10.000 catch-up joined (manual): rides on the running full manual sync",
@@ -131,7 +131,7 @@ struct CatchUpEngineTests {
             """, until: .minutes(5))
         // The fallback runs it 3 s after app-active; polling takes over only after it: its
         // first poll is 60 s after that sync completed.
-        expectDecisions(run, from: t(3), through: t(4, 10), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("polling") }, [
+        expectDecisions(run, from: t(3), through: t(4, 10), matching: about(.catchUp, .polling), [
             "00:03:03.000 catch-up started (app-active): full sync of 9 objects",
             "00:03:03.000 polling: started (realtime unavailable, mode background-fetch; next poll 1m after the running sync completes), first poll in 1m",
             "00:03:03.285 catch-up finished (app-active): full, 0 new, 9 requests, 285ms",
@@ -166,7 +166,7 @@ struct CatchUpEngineTests {
         #expect(run.storage.cursor(.contextual(bob, .incoming)).lastFetchedBlockTime == b.blockTime)
         #expect(!run.storage.hasMessage(txId: a.txId))
         #expect(run.storage.cursor(.contextual(alice, .incoming)).lastFetchedBlockTime == nil)
-        expectDecisions(run, from: t(13), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("error") }, [
+        expectDecisions(run, from: t(13), matching: about(.catchUp, .error), [
             "00:13:00.409 catch-up started (subscription-restart): full sync of 9 objects",
             "00:13:00.409 catch-up joined (app-active): rides on the running full subscription-restart sync",
             "00:13:03.640 error (indexer): contextual_in: indexer internal error (500); cursor of contextual/kaspa:q508b2abb65a03907/in unchanged",
@@ -212,7 +212,7 @@ struct IndexerLagEngineTests {
             at 5m foreground
             """)
         let live = try #require(run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }.last)
-        expectDecisions(run, from: t(5), through: t(5, 30), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("realtime") }, [
+        expectDecisions(run, from: t(5), through: t(5, 30), matching: about(.catchUp, .realtime), [
             "00:05:00.000 realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
             "00:05:00.409 realtime live: subscribed",
             "00:05:00.409 catch-up started (subscription-restart): full sync of 9 objects",
@@ -263,7 +263,7 @@ struct PollingRefreshEngineTests {
             at 8m realtime up
             """)
         let polls = run.catchUpStarts(trigger: .poll)
-        expectDecisions(run, matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("polling") }, [
+        expectDecisions(run, matching: about(.catchUp, .polling), [
             "00:00:00.466 catch-up started (subscription-restart): full sync of 9 objects",
             "00:00:00.466 catch-up joined (app-active): rides on the running full subscription-restart sync",
             "00:00:33.466 catch-up finished (subscription-restart): full, 0 new, 9 requests, 33s",
@@ -343,7 +343,7 @@ struct PollingRefreshEngineTests {
             at 3m indexer latency 20s
             """, until: .minutes(40))
         // Each light sync stops 8 s after it started, its budget used up, and asks for the next refresh.
-        expectDecisions(run, matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("background refresh") }, [
+        expectDecisions(run, matching: about(.catchUp, .backgroundRefresh), [
             "00:00:00.466 catch-up started (subscription-restart): full sync of 9 objects",
             "00:00:00.466 catch-up joined (app-active): rides on the running full subscription-restart sync",
             "00:00:03.737 catch-up finished (subscription-restart): full, 0 new, 9 requests, 3.2s",
@@ -388,7 +388,7 @@ struct PollingRefreshEngineTests {
         #expect(run.pushTransitions.last?.to == .reliable)
         // The manual one fails; a retry, forced, 30 s after, fails too; the next, 60 s after
         // that, completes. No retry is skipped.
-        expectDecisions(run, from: t(3), matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, from: t(3), matching: about(.catchUp), [
             "00:03:00.409 catch-up skipped (subscription-restart): push reliable, last catch-up 2m56s ago, next allowed in 7m03s",
             "00:03:00.409 catch-up skipped (app-active): push reliable, last catch-up 2m56s ago, next allowed in 7m03s",
             "00:03:30.000 catch-up started (manual): full sync of 9 objects, forced",
@@ -412,7 +412,7 @@ struct PollingRefreshEngineTests {
             at 3m token expire
             at 39m foreground
             """)
-        expectDecisions(run, from: t(2), through: t(38), matching: { $0.line.hasPrefix("background refresh") || $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, from: t(2), through: t(38), matching: about(.backgroundRefresh, .catchUp), [
             "00:03:00.000 background refresh: requested, earliest in 15m (safety net: push disabled)",
             "00:18:21.113 background refresh: granted by the OS",
             "00:18:21.113 catch-up started (background-refresh): light sync of 3 objects",
@@ -434,7 +434,7 @@ struct PollingRefreshEngineTests {
             at 10m mode off
             at 39m foreground
             """)
-        expectDecisions(byMode, from: t(2), through: t(38), matching: { $0.line.hasPrefix("background refresh") || $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(byMode, from: t(2), through: t(38), matching: about(.backgroundRefresh, .catchUp), [
             "00:03:00.000 background refresh: requested, earliest in 15m (mode background-fetch)",
             "00:10:00.000 background refresh: request withdrawn: notification mode is off",
         ])

@@ -59,7 +59,7 @@ struct ContactDirectiveTests {
         run.run()
         #expect(run.world.contacts.filter { $0.address.value == "kaspa:qzoe12345678" }.count == 1)
         #expect(!run.world.contacts.contains { $0.handle == "kaspa:qnobody12345" || $0.displayName == "Nobody" })
-        expectDecisions(run, matching: { $0.line.hasPrefix("world") }, [
+        expectDecisions(run, matching: about(.world), [
             "00:01:00.000 world: contact kaspa:qnobody12345 \"Nobody\"",
             "00:01:00.000 world: contact kaspa:qnobody12345: no contact has that address (add it first)",
             "00:02:00.000 world: add kaspa:qzoe12345678 \"Zoë\"",

@@ -55,7 +55,7 @@ struct DeviceNetworkTests {
         // At each step, everything decided but message arrivals (random traffic), exactly:
         // the network goes off, a send fails, a sync's every request fails; back on, the
         // reconnect, its catch-up and the send.
-        let decided: (SyncEvent) -> Bool = { !$0.line.hasPrefix("message") && !$0.line.hasPrefix("observation") }
+        let decided: (SyncEvent) -> Bool = { $0.topic != .message && $0.topic != .observation }
         expectDecisions(run, from: t(10), through: t(10, 1), matching: decided, [
             "00:10:00.000 world: network off",
             "00:10:00.000 realtime offline: disconnected: network unreachable; retry in 2s",
@@ -83,7 +83,7 @@ struct DeviceNetworkTests {
             "00:12:00.050 catch-up finished (manual): full, 0 new, 9 requests, 50ms, 9 failed",
         ])
         // (g): the looks no network answers are tried 1, 2 and 4 min apart (13:00, 15:00, 19:00).
-        expectDecisions(run, from: t(12, 1), through: t(20), matching: { $0.line.hasPrefix("error (indexer): tip") }, [
+        expectDecisions(run, from: t(12, 1), through: t(20), matching: { if case .error("indexer", let m) = $0 { m.hasPrefix("tip") } else { false } }, [
             "00:13:00.100 error (indexer): tip: no network; push check again in 2m",
             "00:15:00.150 error (indexer): tip: no network; push check again in 4m",
             "00:19:00.200 error (indexer): tip: no network; push check again in 4m",

@@ -40,7 +40,7 @@ struct EventExpectationTests {
             "00:03:00.000 world: foreground",
             "00:03:00.000 lifecycle foreground: after 1m in background",
         ]
-        let both: (SyncEvent) -> Bool = { $0.line.hasPrefix("world") || $0.line.hasPrefix("lifecycle") }
+        let both = about(.world, .lifecycle)
         expectDecisions(run, from: t(3), through: t(3), matching: both, lines)
         withKnownIssue {
             expectDecisions(run, from: t(3), through: t(3), matching: both, Array(lines.prefix(1)))

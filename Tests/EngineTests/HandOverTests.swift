@@ -35,7 +35,7 @@ struct HandOverTests {
         run.driver.send(to: alice.address, text: "still there?")
         run.advance(to: t(90))
         // The world did not freeze: the reconnect went live, the reply came, traffic went on.
-        expectDecisions(run, from: t(21), through: t(22), matching: { $0.line.hasPrefix("realtime") || $0.line.hasPrefix("lifecycle") }, [
+        expectDecisions(run, from: t(21), through: t(22), matching: about(.realtime, .lifecycle), [
             "00:21:00.000 lifecycle foreground: after 1m in background",
             "00:21:00.000 realtime connecting: forced reconnect, after background: isConnected=true is not trusted",
             "00:21:00.409 realtime live: subscribed",

@@ -76,7 +76,7 @@ struct NotificationWireEngineTests {
             """) { run in
             run.world.push.malformedPayloads = 1
         }
-        expectDecisions(run, matching: { $0.line.hasPrefix("error") }, [
+        expectDecisions(run, matching: about(.error), [
             "00:01:03.793 error (push): push payload: \"txId\" is not a string; ignored, the message will come by another channel",
         ])
         #expect(run.storage.message(txId: run.incoming(from: "alice")[0].txId)?.via == .realtime)
@@ -98,7 +98,7 @@ struct NotificationWireEngineTests {
             """, until: .minutes(5)) { run in
             run.world.indexer.malformedReplies = 1
         }
-        expectDecisions(run, matching: { $0.line.hasPrefix("error") || $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, matching: about(.error, .catchUp), [
             "00:00:00.466 catch-up started (subscription-restart): full sync of 9 objects",
             "00:00:00.466 catch-up joined (app-active): rides on the running full subscription-restart sync",
             "00:00:03.555 error (indexer): indexer payments reply: not valid JSON (26 bytes); nothing stored, cursor of payments unchanged",
@@ -193,7 +193,7 @@ struct DeterminismTests {
         // Push's story, every decision of it in order: reliable, the outage, three misses,
         // unreliable with a forced catch-up and a re-register at that instant, the misses
         // that follow, then the recovery on the first hit after the outage.
-        expectDecisions(run, matching: { $0.line.hasPrefix("push") || $0.line.hasPrefix("observation miss") || $0.line.hasPrefix("catch-up started (push") || $0.line.hasPrefix("world: push") }, [
+        expectDecisions(run, matching: { pushTopics.contains($0.topic) || $0.isObservationMiss || $0.isCatchUpStarted(.pushUnreliable) || $0.isCatchUpStarted(.pushCheck) || $0.isWorld(startingWith: "push") }, [
             "00:00:00.000 push unknown → disabled: push token is none",
             "00:00:00.000 push token registration: launch: registering for remote push",
             "00:00:00.000 push token new",
@@ -251,7 +251,7 @@ struct RefreshBannerTests {
         let stored = try #require(run.storage.message(txId: tx.txId))
         #expect(stored.via == .push)
         #expect(stored.receivedAt < tx.blockTime + .seconds(10))
-        expectDecisions(run, from: t(6), matching: { $0.line.hasPrefix("banner") }, [
+        expectDecisions(run, from: t(6), matching: about(.banner), [
             "00:07:02.579 banner [Alice] pushed, then fetched by the refresh (badge 4)",
         ])
         run.checkInvariants()
@@ -322,7 +322,7 @@ struct FetchByIdWireTests {
         let banners = run.log.compactMap { e -> (Instant, String)? in if case .banner(let b, _) = e.event { return (e.at, b.body) } else { return nil } }
         #expect(banners.filter { ["no push for this one", "nor this"].contains($0.1) }.allSatisfy { $0.0 >= firstGrant })
         #expect(banners.contains { $0.1 == "pushed again" && $0.0 < t(9) })
-        expectDecisions(run, from: t(2), matching: { $0.line.hasPrefix("push token") }, [
+        expectDecisions(run, from: t(2), matching: about(.pushToken), [
             "00:03:00.000 push token registration: unregister: mode background-fetch: no more pushes",
             "00:03:00.000 push token none",
             "00:07:00.000 push token registration: mode remote-push: registering for remote push",

@@ -103,7 +103,7 @@ struct OutboxEngineTests {
             """, file: "outbox")
         let run = ScenarioRun(scenario: scenario, policy: .adaptive)
         run.run()
-        expectDecisions(run.session.log, matching: { $0.line.hasPrefix("send") || $0.line.hasPrefix("sent") }, [
+        expectDecisions(run.session.log, matching: about(.send, .sent), [
             "00:02:00.000 send to alice failed: node unreachable; retry in 5s (1 failed)",
             "00:02:05.000 send to alice failed: node unreachable; retry in 15s (2 failed)",
             "00:02:20.000 send to alice failed: node unreachable; retry in 30s (3 failed)",

@@ -95,7 +95,7 @@ struct PolicyTests {
         let stored = try #require(cRun.storage.message(txId: carol.txId))
         #expect(stored.via == .fetch)
         #expect(stored.receivedAt - carol.blockTime <= .minutes(11))  // at the end of the debounce
-        expectDecisions(cRun, from: t(6), matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(cRun, from: t(6), matching: about(.catchUp), [
             "00:06:00.320 catch-up skipped (subscription-restart): push reliable, last catch-up 5m56s ago, next allowed in 4m03s",
             "00:06:00.320 catch-up skipped (app-active): push reliable, last catch-up 5m56s ago, next allowed in 4m03s",
             "00:10:03.868 catch-up started (trailing): full sync of 9 objects",
@@ -187,7 +187,7 @@ struct PolicyTests {
         let dropped = expired.replacingOccurrences(of: "at 3m token expire", with: "at 3m push drop 100%")
         let (dropRun, _) = try measure(dropped, .adaptive)
         // (Push's watch, (g), counts each as lost once it is 5 min past landing without its push.)
-        expectDecisions(dropRun, from: t(2), matching: { $0.line.hasPrefix("observation") || $0.line.hasPrefix("push ") }, [
+        expectDecisions(dropRun, from: t(2), matching: { $0.topic == .observation || pushTopics.contains($0.topic) }, [
             "00:10:03.855 observation miss ee3de0f3 (fetch): no push within grace, misses 1/3",
             "00:10:03.855 push watch: lost ee3de0f3: no push within 5m of it landing at 00:04:00.000",
             "00:10:03.941 observation miss b5e4c8da (fetch): no push within grace, misses 2/3",

@@ -38,7 +38,7 @@ struct ProvenGapTests {
         #expect(!run.world.utxos.contains(unseen.txId))
         let targeted = try #require(run.catchUpStarts(kind: .targeted).first { $0 >= t(20) })
         // A targeted catch-up, no full sync after the foreground.
-        expectDecisions(run, from: t(20), matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, from: t(20), matching: about(.catchUp), [
             "00:20:00.409 catch-up started (subscription-restart): targeted sync of 1 object",
             "00:20:00.409 catch-up joined (app-active): rides on the running targeted subscription-restart sync",
             "00:20:03.853 catch-up finished (subscription-restart): targeted, 1 new, 2 requests, 3.4s",
@@ -56,7 +56,7 @@ struct ProvenGapTests {
         let live = try #require(run.times { if case .realtime(.live, _) = $0 { return true } else { return false } }.last)
         // The targeted catch-up starts as the subscription goes live; the deferred app-active
         // joins it, and the log names the sync it joined rightly.
-        expectDecisions(run, from: t(19), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("realtime live") }, [
+        expectDecisions(run, from: t(19), matching: { if case .realtime(.live, _) = $0 { true } else { $0.topic == .catchUp } }, [
             "00:20:00.409 realtime live: subscribed",
             "00:20:00.409 catch-up started (subscription-restart): targeted sync of 1 object",
             "00:20:00.409 catch-up joined (app-active): rides on the running targeted subscription-restart sync",
@@ -79,7 +79,7 @@ struct ProvenGapTests {
         let m = try #require(run.world.ledger.first { $0.body == "just before" })
         // The gap's message is not indexed yet: an error, the targeted catch-up fails, and its
         // retry 30 s later fetches it.
-        expectDecisions(run, from: t(19), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("error") }, [
+        expectDecisions(run, from: t(19), matching: about(.catchUp, .error), [
             "00:20:00.409 catch-up started (subscription-restart): targeted sync of 1 object",
             "00:20:00.409 catch-up joined (app-active): rides on the running targeted subscription-restart sync",
             "00:20:03.664 error (indexer): message_by_id 0d4663be: not indexed yet; the catch-up is incomplete",

@@ -42,7 +42,7 @@ struct PushReliabilityEngineTests {
         #expect(run.catchUpStarts(trigger: .pushUnreliable) == unreliable)  // at once, both times
         // Each fall: three misses, unreliable at the third grace, a forced catch-up and a
         // re-register at once; the second fall is within 600 s of the first re-register: skipped.
-        expectDecisions(run, from: t(2), matching: { $0.line.hasPrefix("push") || $0.line.hasPrefix("observation") || $0.line.hasPrefix("catch-up started") }, [
+        expectDecisions(run, from: t(2), matching: { pushTopics.contains($0.topic) || $0.topic == .observation || $0.isCatchUpStarted() }, [
             "00:04:01.267 observation miss 0d4663be (realtime): no push within grace, misses 1/3",
             "00:04:10.829 observation miss 806475d5 (realtime): no push within grace, misses 2/3",
             "00:04:21.122 observation miss c34a003c (realtime): no push within grace, misses 3/3",
@@ -76,7 +76,7 @@ struct PushReliabilityEngineTests {
             at 6m receive bob "back"
             """, until: .minutes(8))
         // One hit after unreliable: reliable at that instant.
-        expectDecisions(run, from: t(5), matching: { $0.line.hasPrefix("push") || $0.line.hasPrefix("observation") || $0.line.hasPrefix("catch-up started") }, [
+        expectDecisions(run, from: t(5), matching: { pushTopics.contains($0.topic) || $0.topic == .observation || $0.isCatchUpStarted() }, [
             "00:06:04.216 observation hit bc259a23 (realtime): push 3s after realtime",
             "00:06:04.216 push unreliable → reliable: push for bc259a23 arrived 3s after its realtime tx",
         ])
@@ -92,7 +92,7 @@ struct PushReliabilityEngineTests {
         let run = try simulate("duration 5m\nat 1m receive alice \"early push\"", timings: timings)
         let tx = run.incoming(from: "alice")[0]
         #expect(run.storage.message(txId: tx.txId)?.via == .push)  // the push came first
-        expectDecisions(run, from: t(1), matching: { $0.line.hasPrefix("observation") || $0.line.hasPrefix("push unknown") }, hit ? [
+        expectDecisions(run, from: t(1), matching: { if case .pushState(.unknown, _, _) = $0 { true } else { $0.topic == .observation } }, hit ? [
             "00:01:21.000 observation hit 437a813d (realtime): push 20s before realtime",
             "00:01:21.000 push unknown → reliable: push for 437a813d arrived 20s before its realtime tx",
         ] : [
@@ -122,7 +122,7 @@ struct PushReliabilityEngineTests {
         #expect(bobs.count == 3 && own.count == 3)
         // Alice's first message and the three replies to the user's sends are hits; none of
         // bob's muted messages and none of the user's own is observed.
-        expectDecisions(run, matching: { $0.line.hasPrefix("observation") }, [
+        expectDecisions(run, matching: about(.observation), [
             "00:01:03.793 observation hit 437a813d (realtime): push 2.6s after realtime",
             "00:03:33.518 observation hit f4823d64 (realtime): push 3.2s after realtime",
             "00:03:33.613 observation hit 25499d42 (realtime): push 1.9s after realtime",
@@ -170,7 +170,7 @@ struct PushReliabilityEngineTests {
         let stored = try #require(run.storage.message(txId: tx.txId))
         #expect(stored.via == .realtime)  // realtime saw it first, before the background
         // The extension raised the banner in the background; the hit is at the foreground.
-        expectDecisions(run, from: t(1), matching: { $0.line.hasPrefix("push") || $0.line.hasPrefix("observation") || $0.line.hasPrefix("banner") }, [
+        expectDecisions(run, from: t(1), matching: { pushTopics.contains($0.topic) || $0.topic == .observation || $0.topic == .banner }, [
             "00:01:33.793 banner [Alice] late push (badge 1)",
             "00:05:00.000 observation hit 437a813d (realtime): push 32.6s after realtime",
             "00:05:00.000 push unknown → reliable: push for 437a813d arrived 32.6s after its realtime tx",

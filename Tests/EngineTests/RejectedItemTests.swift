@@ -34,7 +34,7 @@ struct RejectedItemTests {
         let skipped = run.log.filter { $0.event.line.contains("message \(big.txId.prefix(8)) rejected 3 times in a row") }
         // Its push is refused by the extension; the indexer's reply is rejected at the catch-up and
         // its two retries, then the item is skipped for good, said once.
-        expectDecisions(run, matching: { $0.line.hasPrefix("error") }, [
+        expectDecisions(run, matching: about(.error), [
             "00:02:03.793 error (notification extension): push payload: \"payload\" is longer than 64 KiB; ignored, the message will come by another channel",
             "00:03:03.657 error (indexer): indexer contextual_in reply messages[0]: \"payload\" is longer than 64 KiB (rejected 1 of 3 times before it is skipped); nothing stored, cursor of contextual/kaspa:q508b2abb65a03907/in unchanged",
             "00:03:33.941 error (indexer): indexer contextual_in reply messages[0]: \"payload\" is longer than 64 KiB (rejected 2 of 3 times before it is skipped); nothing stored, cursor of contextual/kaspa:q508b2abb65a03907/in unchanged",

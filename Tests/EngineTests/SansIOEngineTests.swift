@@ -252,7 +252,7 @@ struct SansIOEngineTests {
         }
         #expect(polled)
         let events = h.events()
-        expectDecisions(events, matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("polling") }, [
+        expectDecisions(events, matching: about(.catchUp, .polling), [
             "catch-up started (app-active): full sync of 5 objects",
             "polling: started (realtime unavailable, mode off; next poll 1m after the running sync completes), first poll in 1m",
             "catch-up finished (app-active): full, 0 new, 5 requests, 0ms",

@@ -57,7 +57,7 @@ struct TipCheckTests {
                 // Ground truth: what the indexer was asked by that sync (until the next poll) is
                 // exactly the objects the line names.
                 guard case .tipsAnswered(_, let moved, _) = e.event else { Issue.record("\(lines[i])"); continue }
-                let until: Instant = run.log[(i + 1)...].first(where: { $0.line.contains("polling: asking") })?.at ?? Instant(milliseconds: .max)
+                let until: Instant = run.log[(i + 1)...].first(where: { if case .tipAsked = $0.event { true } else { false } })?.at ?? Instant(milliseconds: .max)
                 let asked = calls.filter { $0.at >= e.at && $0.at < until && $0.call.kind != "tip" }.map { c -> String in
                     if case .contextual(let a, let d, _, _) = c.call { return SyncObject.contextual(a, d).description }
                     if case .handshakes(let d, _, _) = c.call { return SyncObject.handshakes(d).description }

@@ -39,7 +39,7 @@ struct WorldFaultEngineTests {
         #expect(run.storage.message(txId: run.incoming(from: "bob")[0].txId)?.via == .push)
         // Pings at 0:31, 1:01, 1:31, 2:01 answered; the one at 2:31 is not: stale at 2:41,
         // reconnected at once; never offline.
-        expectDecisions(run, from: t(2), through: t(5), matching: { $0.line.hasPrefix("realtime") }, [
+        expectDecisions(run, from: t(2), through: t(5), matching: about(.realtime), [
             "00:02:10.679 realtime stale: no keepalive answer within 10s: the socket died silently",
             "00:02:10.679 realtime connecting: forced reconnect, keepalive failed",
             "00:02:11.088 realtime live: subscribed",
@@ -64,7 +64,7 @@ struct WorldFaultEngineTests {
             """)
         let x = run.incoming(from: "alice")[0]
         #expect(run.storage.message(txId: x.txId)?.via == .fetch)
-        expectDecisions(run, from: t(1, 35), through: t(2, 30), matching: { $0.line.hasPrefix("realtime") || $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(run, from: t(1, 35), through: t(2, 30), matching: about(.realtime, .catchUp), [
             "00:02:10.679 realtime stale: no keepalive answer within 10s: the socket died silently",
             "00:02:10.679 realtime connecting: forced reconnect, keepalive failed",
             "00:02:11.088 realtime live: subscribed",
@@ -110,7 +110,7 @@ struct WorldFaultEngineTests {
         #expect(storage.cursor(.contextual(alice, .outgoing)) == SyncCursor())  // nothing to cover: untouched
         // … and the incomplete catch-up is retried 30 s later, long before the scripted sync at 10m.
         run.advance(to: t(4))
-        expectDecisions(run, from: t(3), matching: { $0.line.hasPrefix("catch-up") || $0.line.hasPrefix("store") }, [
+        expectDecisions(run, from: t(3), matching: about(.catchUp, .store), [
             "00:03:00.409 catch-up started (subscription-restart): full sync of 5 objects",
             "00:03:00.409 catch-up joined (app-active): rides on the running full subscription-restart sync",
             "00:03:03.528 store: cannot write (simulated storage failure); the chat goes on in memory (1 unsaved), retrying every 5s",

@@ -89,7 +89,7 @@ struct PairFaultTests {
         // Loose on the whole story (400 messages an hour of random traffic for 24 minutes, the
         // faults at wall seconds); exact at its two turns: the fall to unreliable, and the
         // stale socket found and reconnected.
-        let decided: (SyncEvent) -> Bool = { !$0.line.hasPrefix("message") && !$0.line.hasPrefix("observation") && !$0.line.hasPrefix("banner") }
+        let decided: (SyncEvent) -> Bool = { ![.message, .observation, .banner].contains($0.topic) }
         let fall = try #require(ada.session.log.first { if case .pushState(_, .unreliable, _) = $0.event { true } else { false } })
         expectDecisions(ada.session.log, from: fall.at, through: fall.at, matching: decided, [
             "00:03:33.180 push reliable → unreliable: 3 consecutive push-eligible txs without push within 1m (3 seen on realtime)",
@@ -129,7 +129,7 @@ struct PairFaultTests {
         // Loose on the whole story (random traffic, the faults at wall seconds); exact where
         // realtime goes down: each reconnect attempt once, the wait doubling to 30 s.
         let wentDown = try #require(ada.session.log.first { $0.line.contains("realtime offline: disconnected: node went down") })
-        expectDecisions(ada.session.log, from: wentDown.at, through: wentDown.at + .seconds(32), matching: { $0.line.hasPrefix("realtime") }, [
+        expectDecisions(ada.session.log, from: wentDown.at, through: wentDown.at + .seconds(32), matching: about(.realtime), [
             "00:05:00.000 realtime offline: disconnected: node went down; retry in 2s",
             "00:05:02.000 realtime connecting: reconnect attempt 1",
             "00:05:02.280 realtime offline: connect failed: node unreachable; retry in 4s",

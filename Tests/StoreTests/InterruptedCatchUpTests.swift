@@ -50,7 +50,7 @@ struct InterruptedCatchUpTests {
         #expect(try #require(lastCompleted) < .zero + .minutes(5))
         // Owed at the relaunch, run again as a forced full one with no skip, and completed: the
         // debt is paid, a launch after it owes nothing.
-        expectDecisions(log, matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(log, matching: about(.catchUp), [
             "00:05:00.050 catch-up owed: a full catch-up (forced) did not complete before the app quit; the next trigger runs it, not debounced",
             "00:05:00.400 catch-up started (subscription-restart): full sync of 9 objects, forced",
             "00:05:00.400 catch-up joined (app-active): rides on the running full subscription-restart sync",
@@ -61,7 +61,7 @@ struct InterruptedCatchUpTests {
     @Test("quit after the catch-up completed: nothing is owed, and the relaunch's trigger is debounced (rule 6)")
     func quitAfterCatchUp() throws {
         let (log, _, _) = try quitAndRelaunch(quitAt: .zero + .minutes(5) + .seconds(10))
-        expectDecisions(log, matching: { $0.line.hasPrefix("catch-up") }, [
+        expectDecisions(log, matching: about(.catchUp), [
             "00:05:10.589 catch-up skipped (subscription-restart): push reliable, last catch-up 10.2s ago, next allowed in 9m49s",
             "00:05:10.589 catch-up skipped (app-active): push reliable, last catch-up 10.2s ago, next allowed in 9m49s",
         ])

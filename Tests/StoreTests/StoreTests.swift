@@ -161,7 +161,7 @@ struct StoreTests {
         #expect(run.world.contacts.map(\.handle) == ["alice", "bob", "carol", "dave", "erin"])
         #expect(run.driver.reliability.persisted == learned)
         // Rule 10: a cold start, not a forced reconnect, and not a first launch.
-        expectDecisions(run, matching: { $0.line.hasPrefix("realtime") || $0.line.hasPrefix("lifecycle") || $0.line.hasPrefix("launched") }, [
+        expectDecisions(run, matching: about(.realtime, .lifecycle, .launched), [
             "00:45:00.000 launched: 32 stored messages, push reliable, mode remote-push",
             "00:45:00.000 lifecycle foreground: relaunch: a cold start of a saved profile",
             "00:45:00.000 realtime connecting: cold start",
