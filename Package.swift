@@ -180,8 +180,7 @@ let package = Package(
         .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimWorld"]),
         .testTarget(
             name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport",
-                                                "TerminalUI", "Config", "App", "WidthCorpus"],  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies; WidthCorpus: public text for the notifications' bytes
-            exclude: ["Golden"]  // the golden screens the tests read from disk
+                                                "TerminalUI", "Config", "App", "WidthCorpus"]  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies; WidthCorpus: public text for the notifications' bytes
         ),
         .testTarget(name: "ThemeTests", dependencies: ["Config", "ChatUI", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus",
@@ -200,8 +199,7 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
                                                      "WorldOnDisk", "ChatStore"]),
         .testTarget(
-            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"],
-            exclude: ["Regressions"]  // scenario files the tests read from disk
+            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

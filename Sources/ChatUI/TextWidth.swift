@@ -27,7 +27,7 @@ public struct DrawnCell: Equatable, Sendable {
 /// (grid, wrapping, truncation, the compose line and the terminal adapter all come here).
 ///
 /// Measured on this machine (`synchat-bench widths --measure`, the whole corpus of
-/// `Tests/WidthCorpus`): ncursesw lays a string out one cell per scalar with `wcwidth` ≥ 1, the
+/// `TestData/width-corpus`): ncursesw lays a string out one cell per scalar with `wcwidth` ≥ 1, the
 /// zero-width ones riding in the cell before, and tmux 3.3a advances by the same sum for every
 /// class of the corpus but one: after a zero-width joiner it joins the next emoji into the
 /// cell (👨‍👩‍👧: tmux 2 columns, ncursesw 6). Other terminals disagree elsewhere too (kitty,

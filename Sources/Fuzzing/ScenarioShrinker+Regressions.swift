@@ -8,7 +8,7 @@ extension ScenarioShrinker {
     /// The lines of a run's event log that say what a regression exercises, without their
     /// times, ids and counts: each catch-up's trigger and kind as it starts, ends or is
     /// skipped, each push state change, and each message with its contact, kind and the channel
-    /// that first brought it (or `sent`). The findings of `Tests/FuzzTests/Regressions` are all
+    /// that first brought it (or `sent`). The findings of `TestData/fuzz-regressions` are all
     /// about these: a send that spent an output, a message a sync should have fetched, a
     /// cursor, a proof of a gap, a miss.
     public static func keyLines(_ log: [String]) -> [String] {

@@ -254,3 +254,19 @@ public final class InMemoryChatStorage: ChatStorage, MessageSearching {
         return hits.sorted { ($0.message.blockTime, $0.message.txId) > ($1.message.blockTime, $1.message.txId) }
     }
 }
+
+extension ChatStorage {
+    /// Carries out one write the engine asked for (`Effect.write`): the one place a
+    /// `StoreWrite` becomes a call of the store, for the runner and the tests alike.
+    public func apply(_ write: StoreWrite) throws {
+        switch write {
+        case .messages(let messages, let cursor): _ = try commit(messages, cursor: cursor.map { ($0.object, $0.cursor) })
+        case .state(let state): try saveState(state)
+        case .contact(let c): try upsertContact(c)
+        case .markRead(let a): try markRead(a)
+        case .appendPendingPush(let p): try appendPendingPush(p)
+        case .removePendingPushes: try removePendingPushes()
+        case .outbox(let messages): try saveOutbox(messages)
+        }
+    }
+}

@@ -85,18 +85,7 @@ public final class SyncDriver: ClientEndpoint {
         }
     }
 
-    private func perform(_ write: StoreWrite) throws {
-        let storage = engine.storage
-        switch write {
-        case .messages(let messages, let cursor): _ = try storage.commit(messages, cursor: cursor.map { ($0.object, $0.cursor) })
-        case .state(let state): try storage.saveState(state)
-        case .contact(let c): try storage.upsertContact(c)
-        case .markRead(let a): try storage.markRead(a)
-        case .appendPendingPush(let p): try storage.appendPendingPush(p)
-        case .removePendingPushes: try storage.removePendingPushes()
-        case .outbox(let messages): try storage.saveOutbox(messages)
-        }
-    }
+    private func perform(_ write: StoreWrite) throws { try engine.storage.apply(write) }
 
     private func armWakeUp() {
         guard let next = engine.nextDeadline else {

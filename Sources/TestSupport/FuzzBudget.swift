@@ -3,7 +3,7 @@ import Foundation
 /// How many generated cases the fuzz tests run: `SYNCHAT_FUZZ_CASES`, 20 unless set.
 ///
 /// `swift test` is for the person editing the code: 20 generated scenarios (a few seconds)
-/// and every case the fuzzer ever found failing (`Tests/FuzzTests/Regressions`). CI sets a
+/// and every case the fuzzer ever found failing (`TestData/fuzz-regressions`). CI sets a
 /// larger number (`.ci/run`); the bench runs thousands (`synchat-bench fuzz --count N`).
 /// The other fuzz loops scale with the same number, each with a floor that keeps it meaningful:
 ///

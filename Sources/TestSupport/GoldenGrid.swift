@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Compares a rendered screen with its golden files (docs/testing.md#golden-screens; ratatui's
-/// buffer asserts), cell by cell, in the folder `Golden/` beside the calling test file:
+/// buffer asserts), cell by cell, in the folder `TestData/golden-screens/` (test data apart from test code):
 ///
 /// - `NAME.txt`, the screen's text, one line a row, trailing blanks trimmed: what a person
 ///   reads with `cat`;
@@ -15,8 +15,8 @@ import Testing
 /// what the code renders now (a warning says so); read the diff before committing them.
 /// `record: false` compares even then (for a test that expects a difference).
 public func expectGolden(_ grid: Grid, named name: String, roles: Bool = true, record: Bool? = nil,
-                         filePath: String = #filePath, sourceLocation: SourceLocation = #_sourceLocation) {
-    let folder = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+                         sourceLocation: SourceLocation = #_sourceLocation) {
+    let folder = BuiltProducts.packageRoot.appendingPathComponent("TestData/golden-screens")
     let record = record ?? (ProcessInfo.processInfo.environment["SYNCHAT_RECORD_GOLDEN", default: ""] == "1")
     var files = ["\(name).txt"]
     if roles { files.append("\(name).roles.txt") }
@@ -29,14 +29,14 @@ public func expectGolden(_ grid: Grid, named name: String, roles: Bool = true, r
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 try actual.write(to: url, atomically: true, encoding: .utf8)
-                Issue.record("recorded Golden/\(file) (SYNCHAT_RECORD_GOLDEN=1)", severity: .warning, sourceLocation: sourceLocation)
+                Issue.record("recorded TestData/golden-screens/\(file) (SYNCHAT_RECORD_GOLDEN=1)", severity: .warning, sourceLocation: sourceLocation)
             } catch {
                 Issue.record("cannot write \(url.path): \(error)", sourceLocation: sourceLocation)
             }
             continue
         }
         guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
-            Issue.record("no golden file Golden/\(file); record it with SYNCHAT_RECORD_GOLDEN=1 swift test --filter GoldenScreenTests",
+            Issue.record("no golden file TestData/golden-screens/\(file); record it with SYNCHAT_RECORD_GOLDEN=1 swift test --filter GoldenScreenTests",
                          sourceLocation: sourceLocation)
             continue
         }
@@ -46,7 +46,7 @@ public func expectGolden(_ grid: Grid, named name: String, roles: Bool = true, r
         let found = isRoles ? roleDifferences(expected: expectedRows, actual: rows) : textDifferences(expected: expectedRows, grid: grid)
         let shown = found.prefix(12).joined(separator: "\n")
         let more = found.count > 12 ? "\n… and \(found.count - 12) more rows" : ""
-        Issue.record(Comment(rawValue: "Golden/\(file) differs from the screen rendered (\(grid.width)x\(grid.height)):\n\(shown)\(more)\n"
+        Issue.record(Comment(rawValue: "TestData/golden-screens/\(file) differs from the screen rendered (\(grid.width)x\(grid.height)):\n\(shown)\(more)\n"
                              + "If the new screen is right: SYNCHAT_RECORD_GOLDEN=1 swift test --filter GoldenScreenTests"),
                      sourceLocation: sourceLocation)
     }

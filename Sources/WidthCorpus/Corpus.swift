@@ -1,6 +1,6 @@
 import Foundation
 
-/// The width corpus (`Tests/WidthCorpus/corpus.txt`): strings generated from public Unicode data by
+/// The width corpus (`TestData/width-corpus/corpus.txt`): strings generated from public Unicode data by
 /// `tools/width-corpus/generate.py`, never written by hand. Nothing here knows how synchat
 /// measures text: the corpus is played through the real binary and judged on the real terminal.
 public struct CorpusEntry: Equatable, Sendable {
@@ -14,9 +14,9 @@ public enum Corpus {
         public let description: String
     }
 
-    /// `Tests/WidthCorpus/corpus.txt` under the package root.
+    /// `TestData/width-corpus/corpus.txt` under the package root.
     public static func defaultPath(packageRoot: String) -> String {
-        packageRoot + "/Tests/WidthCorpus/corpus.txt"
+        packageRoot + "/TestData/width-corpus/corpus.txt"
     }
 
     /// Reads the corpus: `CLASS<TAB>TEXT` a line, `#` comments; in TEXT `\\` is a backslash and

@@ -6,7 +6,7 @@ import SyncCore
 // `synchat-bench fuzz [--count N] [--from SEED]`: the hostile-input figures of
 // docs/reliability.md. A failing case is shrunk as `simulate --shrink --until-invariant`
 // shrinks a file (`ScenarioShrinker`), printed, and written to
-// Tests/FuzzTests/Regressions/SEED.scenario with a comment naming the invariant it broke:
+// TestData/fuzz-regressions/SEED.scenario with a comment naming the invariant it broke:
 // RegressionTests fails on it until the engine is fixed, then keeps it fixed.
 
 /// `--count N` (default 10 000) and `--from SEED` (default 1); anything else is a one-line
@@ -55,7 +55,7 @@ func shippedFiles(_ folder: String, _ ext: String) -> [(String, String)] {
 }
 
 /// The regression folder RegressionTests reads, from the package root (where the bench runs).
-let regressionFolder = "Tests/FuzzTests/Regressions"
+let regressionFolder = "TestData/fuzz-regressions"
 
 /// Writes a shrunk failing case into the regression folder; a file of that name already
 /// there is left alone (an older finding of the same seed), and this one is printed only.

@@ -3,7 +3,7 @@ import ChatUI
 import Foundation
 import WidthCorpus
 
-// `synchat-bench widths`: the width corpus (Tests/WidthCorpus/corpus.txt) against the real
+// `synchat-bench widths`: the width corpus (TestData/width-corpus/corpus.txt) against the real
 // terminal. Part 1 measures, string by string, how far tmux moves its cursor (asked with CSI 6n
 // from inside a pane) against the C library's per-scalar wcwidth sum (what ncursesw counts) and
 // synchat's width. Part 2 plays every string through the TUI in tmux, as message bodies and as
@@ -38,7 +38,7 @@ func widthsBench(arguments: [String]) {
     guard var entries = try? Corpus.load(path: corpusPath) else { say("skipped: cannot read \(corpusPath)"); return }
     if let sample { entries = Corpus.sample(entries, count: sample) }
     let probe = [CommandLine.arguments[0], "probe-widths"]
-    say("== widths: \(entries.count) strings of Tests/WidthCorpus/corpus.txt")
+    say("== widths: \(entries.count) strings of TestData/width-corpus/corpus.txt")
     measureWidths(entries, probe: probe)
     if measureOnly { return }
     // SYNCHAT_BIN plays another build (say, one from before a change) against the same judge.

@@ -18,7 +18,7 @@ struct CLITests {
     func goldenThroughTheBinary(scenario: String, policy: String) throws {
         let root = BuiltProducts.packageRoot
         let r = try runSynchat(["simulate", "--scenario", root.appendingPathComponent("Scenarios/\(scenario).scenario").path, "--policy", policy, "--events"])
-        let golden = try String(contentsOf: root.appendingPathComponent("Tests/Golden/events/\(scenario).\(policy).events"), encoding: .utf8)
+        let golden = try String(contentsOf: root.appendingPathComponent("TestData/golden-events/\(scenario).\(policy).events"), encoding: .utf8)
         #expect(r.status == 0 && r.out == golden, "\(scenario) \(policy): \(r.err)")
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `synchat bot` against a hostile server (`Tests/Conformance/hostile_server.py`, one process a
+/// `synchat bot` against a hostile server (`TestData/conformance/hostile_server.py`, one process a
 /// mode, loopback, every endless answer bounded), all modes at once: nothing from the network
 /// reaches stdout or stderr raw, the report is JSON, the bot ends as told (or refuses in one
 /// line), its memory stays bounded, and what each mode tries is refused in words
@@ -44,7 +44,7 @@ struct HostileServerEndToEndTests {
             self.mode = mode
             report = "\(dir)/\(mode.name).json"
             server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            server.arguments = ["python3", BuiltProducts.packageRoot.appendingPathComponent("Tests/Conformance/hostile_server.py").path, mode.name]
+            server.arguments = ["python3", BuiltProducts.packageRoot.appendingPathComponent("TestData/conformance/hostile_server.py").path, mode.name]
             server.standardOutput = serverOut
             try server.run()
             let line = String(decoding: serverOut.fileHandleForReading.availableData, as: UTF8.self)

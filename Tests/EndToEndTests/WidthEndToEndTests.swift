@@ -4,7 +4,7 @@ import Testing
 import WidthCorpus
 
 /// docs/reliability.md#text-width: the real terminal and public data judge widths. The width corpus
-/// (generated from Unicode's data, `Tests/WidthCorpus/corpus.txt`) is played through the real
+/// (generated from Unicode's data, `TestData/width-corpus/corpus.txt`) is played through the real
 /// binary in tmux, as message bodies and as display names, and every settled screen is judged
 /// by the columns tmux itself gives each character (asked with CSI 6n), never by synchat's model.
 /// `swift test` plays a deterministic sample of every class; `synchat-bench widths` all of it.

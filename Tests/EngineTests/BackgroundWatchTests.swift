@@ -118,7 +118,7 @@ struct BackgroundWatchTests {
 
     @Test("(g): push brings nothing of a muted conversation, so it vouches for no realtime gap: a flaky reconnect inside the debounce is proven from the UTXO set and nothing is lost (fuzz case 1163; seed, trusting push by rule 6, loses 3); with nothing muted, push covers the gap and rule 6 skips it")
     func mutedConversationGap() throws {
-        let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Tests/FuzzTests/Regressions/1163.scenario"), encoding: .utf8)
+        let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("TestData/fuzz-regressions/1163.scenario"), encoding: .utf8)
         let (run, adaptive) = try measure(text, .adaptive, file: "1163.scenario")
         let (_, seed) = try measure(text, .seed, file: "1163.scenario")
         #expect(adaptive.messagesLost == 0 && adaptive.duplicates == 0)
@@ -138,7 +138,7 @@ struct BackgroundWatchTests {
 
     @Test("(g): a reconnect that joins a proof whose UTXO set was asked before its gap asks again once the proof ends: the message the flaky socket dropped in the gap is fetched (fuzz case 5177, the indexer 19 s slow)")
     func reconnectJoinsOlderProof() throws {
-        let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("Tests/FuzzTests/Regressions/5177-join.scenario"), encoding: .utf8)
+        let text = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("TestData/fuzz-regressions/5177-join.scenario"), encoding: .utf8)
         let (run, adaptive) = try measure(text, .adaptive, file: "5177-join.scenario")
         #expect(adaptive.messagesLost == 0 && adaptive.duplicates == 0 && adaptive.overlappingSyncs == 0)
         let from = Instant.zero + .minutes(23) + .seconds(39)

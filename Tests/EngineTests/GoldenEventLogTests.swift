@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// The event log of every shipped scenario under every policy, byte for byte.
-/// `Tests/Golden/events/NAME.POLICY.events` is what `synchat simulate --scenario
+/// `TestData/golden-events/NAME.POLICY.events` is what `synchat simulate --scenario
 /// Scenarios/NAME.scenario --policy POLICY --events` printed when it was recorded; any change
 /// to a decision, its order, its time or its words fails here. Re-recording is deliberate:
 /// `SYNCHAT_UPDATE_GOLDEN=1 swift test --filter GoldenEventLogTests`, and the diff is the
@@ -29,7 +29,7 @@ struct GoldenEventLogTests {
 
     @Test("there is a golden log for every shipped scenario and policy, and no other")
     func complete() throws {
-        let dir = Self.root.appendingPathComponent("Tests/Golden/events").path
+        let dir = Self.root.appendingPathComponent("TestData/golden-events").path
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".events") })
         let expected = Set(Self.scenarios.flatMap { n in SyncPolicy.all.map { "\(n).\($0.name).events" } })
         #expect(Self.scenarios.count >= 7)
@@ -41,7 +41,7 @@ struct GoldenEventLogTests {
         let policy = try #require(SyncPolicy.named(policyName))
         let update = ProcessInfo.processInfo.environment["SYNCHAT_UPDATE_GOLDEN"] == "1"
         for name in Self.scenarios {
-            let file = Self.root.appendingPathComponent("Tests/Golden/events/\(name).\(policyName).events")
+            let file = Self.root.appendingPathComponent("TestData/golden-events/\(name).\(policyName).events")
             let now = try Self.events(name, policy)
             if update {
                 try now.write(to: file, atomically: true, encoding: .utf8)
@@ -52,7 +52,7 @@ struct GoldenEventLogTests {
             let a = recorded.split(separator: "\n", omittingEmptySubsequences: false), b = now.split(separator: "\n", omittingEmptySubsequences: false)
             let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
             Issue.record("""
-                \(name) under \(policyName) differs from Tests/Golden/events/\(name).\(policyName).events at line \(first + 1) \
+                \(name) under \(policyName) differs from TestData/golden-events/\(name).\(policyName).events at line \(first + 1) \
                 (\(a.count) lines recorded, \(b.count) now):
                   recorded: \(first < a.count ? String(a[first]) : "(end)")
                   now:      \(first < b.count ? String(b[first]) : "(end)")

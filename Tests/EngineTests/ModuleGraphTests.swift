@@ -55,6 +55,22 @@ struct ModuleGraphTests {
         #expect(checked >= 100)
     }
 
+    @Test("Tests holds test code only: every file under it is Swift; what the tests read is under TestData")
+    func testDataApart() throws {
+        let base = Self.root.appendingPathComponent("Tests")
+        let walker = try #require(FileManager.default.enumerator(atPath: base.path))
+        var other: [String] = []
+        for case let file as String in walker {
+            var isDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: base.appendingPathComponent(file).path, isDirectory: &isDirectory)
+            if !isDirectory.boolValue, !file.hasSuffix(".swift") { other.append("Tests/" + file) }
+        }
+        #expect(other.isEmpty, "test data among the test code (it belongs under TestData/): \(other.prefix(10))")
+        for folder in ["golden-events", "golden-screens", "fuzz-regressions", "width-corpus", "conformance"] {
+            #expect(FileManager.default.fileExists(atPath: Self.root.appendingPathComponent("TestData/" + folder).path), "TestData/\(folder)")
+        }
+    }
+
     @Test("SyncCore imports nothing, not even Foundation")
     func coreImportsNothing() {
         let imports = Self.imports(in: Self.root.appendingPathComponent("Sources/SyncCore"))

@@ -294,8 +294,7 @@ struct TokenizeFastPathTests {
             let n = Int(rng.next() % 12)
             lines.append((0..<n).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }.joined())
         }
-        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("WidthCorpus/corpus.txt")
+        let corpus = BuiltProducts.packageRoot.appendingPathComponent("TestData/width-corpus/corpus.txt")
         let text = try String(contentsOf: corpus, encoding: .utf8)
         for line in text.split(separator: "\n") {
             lines.append(String(line))

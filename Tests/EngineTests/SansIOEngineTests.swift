@@ -59,15 +59,7 @@ struct SansIOEngineTests {
 
         func perform(_ w: StoreWrite) throws {
             if diskFull { throw StorageError("database or disk is full") }
-            switch w {
-            case .messages(let m, let c): _ = try storage.commit(m, cursor: c.map { ($0.object, $0.cursor) })
-            case .state(let s): try storage.saveState(s)
-            case .contact(let c): try storage.upsertContact(c)
-            case .markRead(let a): try storage.markRead(a)
-            case .appendPendingPush(let p): try storage.appendPendingPush(p)
-            case .removePendingPushes: try storage.removePendingPushes()
-            case .outbox(let messages): try storage.saveOutbox(messages)
-            }
+            try storage.apply(w)
         }
 
         func events() -> [SyncEvent] {

@@ -86,7 +86,7 @@ struct DocSampleTests {
         let start = try #require(readme.range(of: "swift run synchat simulate --scenario Scenarios/demo.scenario --policy seed --events"))
         let block = readme[start.upperBound...].split(separator: "```", maxSplits: 3)[2]
         let sample = block.split(separator: "\n").filter { $0.first?.isNumber == true }
-        let log = Set(SpecDocTests.read("Tests/Golden/events/demo.seed.events").split(separator: "\n"))
+        let log = Set(SpecDocTests.read("TestData/golden-events/demo.seed.events").split(separator: "\n"))
         #expect(sample.count >= 6)
         for line in sample { #expect(log.contains(line), "not in the log: \(line)") }
     }

@@ -1,12 +1,13 @@
 import Foundation
 import Fuzzing
+import TestSupport
 import Simulation
 import SyncCore
 import Testing
 
 /// The shrunk scenarios of every case the fuzzer found failing, kept as files a person can
 /// rerun (`synchat simulate --scenario FILE --compare`). Each opens with what it found.
-let regressionFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Regressions")
+let regressionFolder = BuiltProducts.packageRoot.appendingPathComponent("TestData/fuzz-regressions")
 
 func regressionFiles() -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: regressionFolder.path)) ?? []).filter { $0.hasSuffix(".scenario") }.sorted()

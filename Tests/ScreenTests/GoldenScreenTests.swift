@@ -3,7 +3,7 @@ import SyncCore
 import SyncEngine
 import Testing
 
-/// Canonical screens against golden files in `Golden/` (the text, and the style role of
+/// Canonical screens against golden files in `TestData/golden-screens/` (the text, and the style role of
 /// every cell), compared cell by cell. After a deliberate change to the layout:
 /// `SYNCHAT_RECORD_GOLDEN=1 swift test --filter GoldenScreenTests`, then read the diff.
 @Suite("Golden screens")
@@ -44,7 +44,7 @@ struct GoldenScreenTests {
             expectGolden(Render.screen(s, width: 100, height: 24), named: "whole-screen-100x24", record: false)
         } matching: { issue in
             let text = issue.comments.map(\.rawValue).joined()
-            return text.contains("Golden/whole-screen-100x24.txt differs") && text.contains("row 23, column 13 (and 3 more cells): expected \"0\", actual \"1\"")
+            return text.contains("TestData/golden-screens/whole-screen-100x24.txt differs") && text.contains("row 23, column 13 (and 3 more cells): expected \"0\", actual \"1\"")
                 && text.contains("  actual:   \" catch-up 2m11s ago, next 7m49s │ req 42 this launch │ remote-push │ d1 08:05:12 x30\"")
         }
     }

@@ -9,7 +9,7 @@ after the build, with the Python that has sslyze (it pins a cryptography of its 
 lives in a virtual environment):
 
     python3 -m venv .build/sslyze && .build/sslyze/bin/pip install -q sslyze==6.2.0
-    .build/sslyze/bin/python Tests/Conformance/tls_judge.py .build/debug/synchat
+    .build/sslyze/bin/python TestData/conformance/tls_judge.py .build/debug/synchat
 
 Exit code 0 when sslyze says `OK - Compliant`.
 """

@@ -3,7 +3,7 @@
 that every byte is ours: frames the RFC forbids, floods, lies in headers. Loopback only,
 every loop bounded in count and time. Run by .ci/run after the build:
 
-    python3 Tests/Conformance/hostile_clients.py .build/debug/synchat
+    python3 TestData/conformance/hostile_clients.py .build/debug/synchat
 
 Each check prints `ok` or `FAIL` and what it holds; the exit code is 0 when all hold. The
 figures (memory, a normal user's latency while another floods) are printed beside them.

@@ -3,7 +3,7 @@
 Python's `websockets` (PyPI), which shares no code with the server (swift-nio). Run by
 .ci/run after the build:
 
-    python3 Tests/Conformance/websockets_conformance.py .build/debug/synchat
+    python3 TestData/conformance/websockets_conformance.py .build/debug/synchat
 
 It starts the server on a free loopback port, joins two users, and checks the handshake,
 protocol pings, the JSON-RPC methods, notifications of a message one user publishes to the

@@ -3,7 +3,7 @@
 join, then misbehaves in one MODE (docs/testing.md#the-client-against-a-hostile-server).
 Loopback only, stdlib only, and bounded: every endless answer stops after 64 MiB.
 
-    python3 Tests/Conformance/hostile_server.py MODE    # prints "port N", serves until killed
+    python3 TestData/conformance/hostile_server.py MODE    # prints "port N", serves until killed
 
 Modes:
   endless-join     the join's answer declares a gigabyte and never ends
