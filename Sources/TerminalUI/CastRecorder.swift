@@ -193,39 +193,14 @@ public enum CastRecorder {
     /// Starts this program with `arguments` on the pseudo-terminal `name`, in a session of
     /// its own whose controlling terminal it is; `reportFD` becomes its descriptor 3.
     static func spawn(name: String, arguments: [String], reportFD: Int32) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // Opened after setsid: the pseudo-terminal becomes the child's controlling terminal.
-        posix_spawn_file_actions_addopen(&actions, 0, name, O_RDWR, 0)
-        posix_spawn_file_actions_adddup2(&actions, 0, 1)
-        posix_spawn_file_actions_adddup2(&actions, 0, 2)
-        posix_spawn_file_actions_adddup2(&actions, reportFD, 3)
-        ChildProcess.closeInChild(from: 4, &actions)  // nothing else of the recorder's (ChildProcess says why)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID (glibc 2.26; hidden without _GNU_SOURCE)
-        posix_spawnattr_setflags(&attributes, Int16(setsid | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var environment = ProcessInfo.processInfo.environment
         environment[reportVariable] = "3"
-        let argv = ["/proc/self/exe"] + arguments
-        let cArgs = (argv.map { strdup($0) } + [nil])
-        let cEnv = (environment.map { strdup("\($0.key)=\($0.value)") } + [nil])
-        defer {
-            for p in cArgs { free(p) }
-            for p in cEnv { free(p) }
+        do {
+            return try ChildProcess.spawn(["/proc/self/exe"] + arguments, streams: .terminal(name), environment: environment,
+                                          passing: [(from: reportFD, to: 3)])
+        } catch let error as POSIXError {
+            throw Refusal(description: "--cast: cannot start the chat (\(String(cString: strerror(error.code.rawValue))))")
         }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, cArgs, cEnv)
-        guard rc == 0 else { throw Refusal(description: "--cast: cannot start the chat (\(String(cString: strerror(rc))))") }
-        return pid
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {

@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// Key echo measured through a tmux control-mode client (`tmux -C`): a key is sent on the
 /// client's standard input and the time runs until tmux reports the program's output
@@ -7,26 +8,27 @@ import Foundation
 /// programs themselves, and the look comes every few milliseconds, so synchat and WeeChat
 /// could not be told apart that way. What is left is tmux's pty round trip and the program.
 final class EchoProbe {
-    private let process = Process()
+    private let pid: pid_t
     private let input = Pipe()
     private let output = Pipe()
     private var pending = Data()
 
     /// Attaches to session `target` of the tmux server `socket` (`-L`).
     init?(socket: String, target: String) {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux", "-L", socket, "-C", "attach", "-t", target]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
+        guard let pid = try? ChildProcess.spawn(["tmux", "-L", socket, "-C", "attach", "-t", target],
+                                                streams: .descriptors(input: input.fileHandleForReading.fileDescriptor,
+                                                                      output: output.fileHandleForWriting.fileDescriptor)) else { return nil }
+        self.pid = pid
+        // The child's ends are the child's: closed here, the reader sees its end when it exits.
+        try? input.fileHandleForReading.close()
+        try? output.fileHandleForWriting.close()
         _ = lines(for: 0.3)  // the attach's own replies, and a frame or two
     }
 
     deinit {
         try? input.fileHandleForWriting.write(contentsOf: Data("detach-client\n".utf8))
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        ChildProcess.wait(pid)
     }
 
     /// The lines tmux writes within `seconds`.

@@ -5,7 +5,7 @@ import TestSupport
 /// What server and client share is written once, in ServerProtocol (and the one hash in
 /// SyncCore): no other file spells a route, the rule of a user's name or the hash again, and a
 /// client needs nothing of the server's own module.
-@Suite("The protocol's boundary: one copy of each shared fact")
+@Suite("One copy of each shared fact: the protocol's, the hash, starting a child")
 struct ProtocolBoundaryTests {
     static let root = BuiltProducts.packageRoot
 
@@ -46,5 +46,13 @@ struct ProtocolBoundaryTests {
     func clientsNeedNoServer() throws {
         let found = try Self.offenders("import WorldServer") { $0.hasPrefix("WorldServer/") || $0 == "synchat/Server.swift" || $0.hasPrefix("WorldPair/") }
         #expect(found.isEmpty, "import the server's module:\n\(found.joined(separator: "\n"))")
+    }
+
+    @Test("one place starts a child process, for the product and the tests alike: posix_spawn only in Spawn's ChildProcess")
+    func oneSpawner() throws {
+        for needle in ["posix_spawn", "Process()", "fork()"] {
+            let found = try Self.offenders(needle) { $0.hasPrefix("Spawn/") }
+            #expect(found.isEmpty, "starts a child of its own:\n\(found.joined(separator: "\n"))")
+        }
     }
 }
