@@ -35,8 +35,8 @@ import PackageDescription
 //                 ServerTransport: NetIO's sockets, or WorldPair's in-process one.
 //   WorldPair     tests only: the server and its clients in one process, in virtual time.
 //   synchat       the thin executable: argument parsing and wiring.
-//   Spawn         ChildProcess: the one posix_spawn helper of the tests, the crash harness, the bench
-//                 and the width corpus.
+//   Spawn         ChildProcess: the one place a child process starts, for the app (--cast) and the
+//                 tests, the crash harness, the bench and the width corpus alike.
 //   CoreTestSupport  the test clock's words, for the pure core's tests: nothing above SyncCore.
 //   TestSupport   what the test targets share (time words, temporary directories, spawning, event
 //                 and golden-screen expectations, the reducer's TestStore, the fuzz budget, the
