@@ -15,7 +15,8 @@ import PackageDescription
 //   WorldOnDisk   the simulated world's history in a temporary SQLite file (SQLite's C API through
 //                 GRDB's module), for runs bigger than memory. SimWorld, SyncCore, SyncEngine.
 //   Simulation    AppSession (world, engine, store, clock), the scenario parser and player,
-//                 the measures.
+//                 the measures, the fault matrix.
+//   Charts        the SVG charts of a run's timeline and of the fault matrix. Simulation, SyncCore.
 //   Shrinking     delta debugging (ddmin, then single removals to 1-minimal) over any array; pure,
 //                 imports nothing.
 //   Fuzzing       generated scenarios, wire documents and files, and the invariants they must keep;
@@ -71,6 +72,9 @@ let package = Package(
         .target(name: "AppActions", dependencies: ["SyncCore", "SyncEngine"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
         // Delta debugging over any array, pure: the scenario shrinker's core.
+        // The SVG charts of a run's timeline and of the fault matrix (`simulate --chart`), apart
+        // from running scenarios.
+        .target(name: "Charts", dependencies: ["Simulation", "SyncCore"]),
         .target(name: "Shrinking"),
         .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI", "Shrinking"]),
         .target(
@@ -142,6 +146,7 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "Charts",  // simulate --chart
                 "ServerProtocol",  // routes and documents (synchat fault), the speeds a client runs a world at (--speed)
                 "AppActions",  // Directive, read from synchat fault's command line
                 "Fuzzing",  // simulate --shrink: the scenario shrinker and the invariants
@@ -196,7 +201,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
-        .testTarget(name: "EngineTests", dependencies: ["AppActions", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
+        .testTarget(name: "EngineTests", dependencies: ["AppActions", "Charts", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
                                                      "WorldOnDisk", "ChatStore"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"]

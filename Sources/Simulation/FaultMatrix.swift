@@ -321,7 +321,7 @@ public enum FaultMatrix {
         return out + [current]
     }
 
-    static func orderedPolicies(_ rows: [Row]) -> [String] {
+    public static func orderedPolicies(_ rows: [Row]) -> [String] {
         let names = Set(rows.map(\.policy))
         return SyncPolicy.all.map(\.name).filter(names.contains) + names.subtracting(SyncPolicy.all.map(\.name)).sorted()
     }

@@ -1,3 +1,4 @@
+import Charts
 import Foundation
 import Simulation
 import SyncCore

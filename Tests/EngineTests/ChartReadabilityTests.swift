@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+@testable import Charts
 @testable import Simulation
 import SyncCore
 import SyncEngine

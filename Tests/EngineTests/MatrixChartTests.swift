@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import Charts
 import Simulation
 import SyncCore
 import Testing

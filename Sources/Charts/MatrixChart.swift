@@ -1,4 +1,5 @@
 import Foundation
+import Simulation
 
 /// The fault matrix as a heatmap (`simulate --matrix --chart FILE.svg`), made to be shown on a
 /// slide: landscape (at least 4:3: the cells flow into side-by-side blocks), one measure (the

@@ -1,4 +1,5 @@
 import Foundation
+import Simulation
 import SyncCore
 
 /// `synchat simulate --scenario F --chart FILE.svg`: one panel per policy on
