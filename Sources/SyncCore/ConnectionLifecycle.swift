@@ -132,6 +132,7 @@ public struct ConnectionLifecycle: Sendable {
         /// The fallback asked app-active's catch-up; the reconnect asks `subscription-restart` alone.
         case fallbackFired
 
+        /// When rule 11's fallback fires, while it is armed.
         var fallbackAt: Instant? {
             if case .awaitingReconnect(let at) = self { return at }
             return nil
@@ -143,6 +144,7 @@ public struct ConnectionLifecycle: Sendable {
     /// Delays between reconnect attempts while the foreground realtime channel is down.
     public var reconnectBackoff: [Interval] = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30)]
 
+    /// Where the app and its realtime link are (tests read it; the engine reads the views below).
     private(set) var state: State = .launched
     /// When realtime last stopped being live, in any lifecycle: the start of a reconnect's gap
     /// (nil until it was live once). Recorded by every way out of `live` and `pinging`.
