@@ -6,15 +6,31 @@
 // (`subscription-restart`, with the deferred `app-active` joining it) or, if it has not
 // completed `recoveryFallback` after becoming active, the fallback (`app-active`).
 //
-//   realtime:  offline ──connect──▶ connecting ──connected──▶ live
-//                 ▲                     │                       │ background: untrusted
-//                 └── failed / dropped ─┘                       ▼
-//                     (retry with backoff in foreground)      stale ──foreground──▶ connecting (forced)
-//
 // A socket can also go stale in the foreground, silently. While live in the foreground the
 // client pings the node every `keepaliveInterval`; no answer within `keepaliveTimeout` and
 // the subscription is called stale and reconnected (forced), which funnels into the gate as
 // `rpc-restored` like any other restored connection.
+//
+// The app and its realtime link are one state (`State`), each case with what it needs: a
+// recovery and a reconnect's backoff exist only in a foreground without realtime, a ping
+// only on a live link; in the background nothing is armed. In the foreground:
+//
+//   launched ──active──▶ connecting ─────connected─────▶ live ──ping due──▶ pinging
+//                          │  ▲  ▲                        │ ▲                 │ │
+//                   failed │  │  │                        │ └────answered─────┘ │
+//                          ▼  │  └── unanswered: stale ───┼── forced reconnect ─┤
+//                     offline─┘ retry (backoff)           │                     │
+//                          ▲                              │                     │
+//                          └───────────── dropped ────────┴────── dropped ──────┘
+//
+// Entering the background, `connecting` becomes `backgroundConnecting`, `offline` becomes
+// `backgroundOffline`, `live` and `pinging` become `backgroundStale` (untrusted, rule 10):
+//
+//   backgroundConnecting ──connected──▶ backgroundStale ──dropped──▶ backgroundOffline
+//            │                                                               ▲
+//            └───────────────────────────── failed ──────────────────────────┘
+//
+// From each, becoming active is `connecting` again, forced (rule 10).
 //
 // Timers: the recovery fallback, the next reconnect attempt, the next keepalive ping and
 // the deadline of the ping in flight.
@@ -67,40 +83,60 @@ public struct ConnectionLifecycle: Sendable {
         case lost(Loss, retryIn: Interval?)
     }
 
-    private enum Recovery: Sendable, Equatable {
-        case none
-        case awaitingReconnect(fallbackAt: Instant)
-        case fallbackFired
-    }
-
-    /// Where the app is: launched (not yet active), in the foreground, or in the background
-    /// since an instant.
-    private enum App: Sendable, Equatable {
+    /// The app and its realtime link as one value (swift-nio-http2's stream state): each case
+    /// a combination that can happen, carrying what it needs and nothing else.
+    enum State: Equatable, Sendable {
+        /// Launched, not active yet: nothing asked of the network.
         case launched
-        case foreground
-        case background(since: Instant)
+        /// In the foreground, a connect attempt in flight, realtime out as `outage` says.
+        /// `isConnected`: what the transport still claims of the socket the attempt replaces
+        /// (true after a background, where the OS killed it silently: rule 10).
+        case connecting(Outage, isConnected: Bool)
+        /// In the foreground, no connection: the next attempt is due at `retryAt` (backoff).
+        case offline(Outage, retryAt: Instant)
+        /// In the foreground, subscribed since `since`; the next keepalive ping is due at `pingAt`.
+        case live(since: Instant, pingAt: Instant)
+        /// In the foreground, subscribed since `since`; ping `ping` waits for its answer until
+        /// `deadline`.
+        case pinging(since: Instant, ping: Int, deadline: Instant)
+        /// In the background since `since`, the attempt asked for in the foreground still in
+        /// flight; `failures` and `isConnected` as it left the foreground. No recovery (rule 11
+        /// is a foreground's) and no retry while suspended.
+        case backgroundConnecting(since: Instant, failures: Int, isConnected: Bool)
+        /// In the background since `since`, no connection, no retry while suspended; `failures`
+        /// attempts failed since the last success.
+        case backgroundOffline(since: Instant, failures: Int)
+        /// In the background since `since`, with a subscription that was live when the app left
+        /// the foreground, or completed since: not trusted (rule 10), though its socket claims
+        /// to be connected.
+        case backgroundStale(since: Instant)
     }
 
-    /// The realtime link as the client sees it, each state with what it needs.
-    private enum Link: Sendable, Equatable {
-        /// No connection. In the foreground the next attempt is due at `retryAt` (backoff);
-        /// `failures` attempts failed since the last success.
-        case offline(retryAt: Instant?, failures: Int)
-        /// A connect attempt is in flight.
-        case connecting(failures: Int)
-        /// Subscribed, with its keepalive.
-        case live(Keepalive)
-        /// Not trusted: the app went to the background while live (rule 10).
-        case stale
+    /// A foreground without realtime: since when, and what its end asks of the gate (rule 11).
+    struct Outage: Equatable, Sendable {
+        /// Since when realtime has not been live in this foreground.
+        var since: Instant
+        /// What the reconnect completing asks of the gate.
+        var recovery: Recovery
+        /// Connect attempts failed since the last success.
+        var failures = 0
     }
 
-    private enum Keepalive: Sendable, Equatable {
-        /// No ping until the foreground (the app is suspended).
-        case off
-        /// The next ping is due.
-        case due(Instant)
-        /// A ping waits for its answer until `deadline`.
-        case awaiting(ping: Int, deadline: Instant)
+    /// Rule 11's recovery of app-active, while realtime is out in the foreground.
+    enum Recovery: Equatable, Sendable {
+        /// Nothing deferred: realtime was lost in the foreground (its return is `rpc-restored`),
+        /// or the policy does not defer app-active (naive).
+        case none
+        /// App-active waits for the reconnect to join it, until the fallback at `fallbackAt`.
+        case awaitingReconnect(fallbackAt: Instant)
+        /// The fallback asked app-active's catch-up; the reconnect asks `subscription-restart` alone.
+        case fallbackFired
+
+        /// When rule 11's fallback fires, while it is armed.
+        var fallbackAt: Instant? {
+            if case .awaitingReconnect(let at) = self { return at }
+            return nil
+        }
     }
 
     public let settings: SyncSettings
@@ -108,12 +144,11 @@ public struct ConnectionLifecycle: Sendable {
     /// Delays between reconnect attempts while the foreground realtime channel is down.
     public var reconnectBackoff: [Interval] = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30)]
 
-    private var app: App = .launched
-    private var link: Link = .offline(retryAt: nil, failures: 0)
-    private var recovery: Recovery = .none
-    /// The transport's own flag as the client reads it. Stays true after the OS silently
-    /// killed the socket in the background — which is why rule 10 never trusts it.
-    public private(set) var isConnected = false
+    /// Where the app and its realtime link are (tests read it; the engine reads the views below).
+    private(set) var state: State = .launched
+    /// When realtime last stopped being live, in any lifecycle: the start of a reconnect's gap
+    /// (nil until it was live once). Recorded by every way out of `live` and `pinging`.
+    public private(set) var lastLiveEndedAt: Instant?
     private var pingCount = 0
 
     public init(settings: SyncSettings = .default, policy: SyncPolicy = .seed) {
@@ -122,25 +157,54 @@ public struct ConnectionLifecycle: Sendable {
     }
 
     public var lifecycle: Lifecycle {
-        switch app {
+        switch state {
         case .launched: return .launched
-        case .foreground: return .foreground
-        case .background: return .background
+        case .connecting, .offline, .live, .pinging: return .foreground
+        case .backgroundConnecting, .backgroundOffline, .backgroundStale: return .background
         }
     }
 
     /// When the app went to the background; nil while it is not there.
     public var backgroundSince: Instant? {
-        if case .background(let since) = app { return since }
-        return nil
+        switch state {
+        case .backgroundConnecting(let since, _, _), .backgroundOffline(let since, _), .backgroundStale(let since): return since
+        case .launched, .connecting, .offline, .live, .pinging: return nil
+        }
     }
 
     public var realtime: RealtimeState {
-        switch link {
-        case .offline: return .offline
-        case .connecting: return .connecting
-        case .live: return .live
-        case .stale: return .stale
+        switch state {
+        case .launched, .offline, .backgroundOffline: return .offline
+        case .connecting, .backgroundConnecting: return .connecting
+        case .live, .pinging: return .live
+        case .backgroundStale: return .stale
+        }
+    }
+
+    /// The transport's own flag as the client reads it. Stays true after the OS silently
+    /// killed the socket in the background — which is why rule 10 never trusts it.
+    public var isConnected: Bool {
+        switch state {
+        case .launched, .offline, .backgroundOffline: return false
+        case .connecting(_, let claimed), .backgroundConnecting(_, _, let claimed): return claimed
+        case .live, .pinging, .backgroundStale: return true
+        }
+    }
+
+    /// When the current subscription went live; nil while it is not.
+    public var liveSince: Instant? {
+        switch state {
+        case .live(let since, _), .pinging(let since, _, _): return since
+        case .launched, .connecting, .offline, .backgroundConnecting, .backgroundOffline, .backgroundStale: return nil
+        }
+    }
+
+    /// Since when realtime has not been live in this foreground (what (e)'s looks count from);
+    /// nil while it is live, and outside the foreground.
+    public var notLiveSince: Instant? {
+        switch state {
+        case .connecting(let outage, _), .offline(let outage, _): return outage.since
+        case .launched, .live, .pinging, .backgroundConnecting, .backgroundOffline, .backgroundStale: return nil
         }
     }
 
@@ -148,11 +212,12 @@ public struct ConnectionLifecycle: Sendable {
     /// offline, or reconnecting after a failure. Until a foreground recovery has completed or
     /// its fallback has fired, it is not: rule 11's two paths own that catch-up.
     public var subscriptionUnavailable: Bool {
-        if case .awaitingReconnect = recovery { return false }
-        switch link {
-        case .offline: return true
-        case .connecting(let failures): return failures > 0
-        case .live, .stale: return false
+        switch state {
+        case .launched, .backgroundOffline: return true
+        case .connecting(let outage, _): return outage.recovery.fallbackAt == nil && outage.failures > 0
+        case .offline(let outage, _): return outage.recovery.fallbackAt == nil
+        case .backgroundConnecting(_, let failures, _): return failures > 0
+        case .live, .pinging, .backgroundStale: return false
         }
     }
 
@@ -174,58 +239,61 @@ public struct ConnectionLifecycle: Sendable {
 
     public var timers: Timers {
         var t = Timers()
-        if case .awaitingReconnect(let at) = recovery { t.recoveryFallbackAt = at }
-        switch link {
-        case .offline(let retryAt, let failures): t.reconnectAt = retryAt; t.reconnectFailures = failures
-        case .connecting(let failures): t.reconnectFailures = failures
-        case .live(.due(let at)): t.keepalivePingAt = at
-        case .live(.awaiting(_, let deadline)): t.keepaliveAnswerBy = deadline
-        case .live(.off), .stale: break
+        switch state {
+        case .connecting(let outage, _):
+            t.recoveryFallbackAt = outage.recovery.fallbackAt
+            t.reconnectFailures = outage.failures
+        case .offline(let outage, let retryAt):
+            t.recoveryFallbackAt = outage.recovery.fallbackAt
+            t.reconnectAt = retryAt
+            t.reconnectFailures = outage.failures
+        case .live(_, let pingAt): t.keepalivePingAt = pingAt
+        case .pinging(_, _, let deadline): t.keepaliveAnswerBy = deadline
+        case .backgroundConnecting(_, let failures, _), .backgroundOffline(_, let failures): t.reconnectFailures = failures
+        case .launched, .backgroundStale: break
         }
         return t
     }
 
     public var nextDeadline: Instant? {
-        var deadlines: [Instant] = []
-        if case .awaitingReconnect(let at) = recovery { deadlines.append(at) }
-        switch link {
-        case .offline(let retryAt?, _): deadlines.append(retryAt)
-        case .live(.due(let at)): deadlines.append(at)
-        case .live(.awaiting(_, let deadline)): deadlines.append(deadline)
-        default: break
+        switch state {
+        case .connecting(let outage, _): return outage.recovery.fallbackAt
+        case .offline(let outage, let retryAt): return min(retryAt, outage.recovery.fallbackAt ?? retryAt)
+        case .live(_, let pingAt): return pingAt
+        case .pinging(_, _, let deadline): return deadline
+        case .launched, .backgroundConnecting, .backgroundOffline, .backgroundStale: return nil
         }
-        return deadlines.min()
     }
 
     /// The app became active (rules 10–11).
     public mutating func becameActive(now: Instant) -> [Action] {
-        guard app != .foreground else { return [] }  // already active: nothing to recover
-        let firstLaunch = app == .launched
-        app = .foreground
-        link = .connecting(failures: 0)
+        guard lifecycle != .foreground else { return [] }  // already active: nothing to recover
+        let firstLaunch = state == .launched
+        let claimed = isConnected
         guard policy.deferAppActive else {
             // naive: sync on app-active now, and again when the subscription restarts.
-            recovery = .none
+            state = .connecting(Outage(since: now, recovery: .none), isConnected: claimed)
             return [.connect(forced: !firstLaunch, reason: firstLaunch ? .coldStart : .afterBackground(isConnected: nil)),
                     .requestCatchUp(triggers: [.appActive], reason: .appActive)]
         }
-        recovery = .awaitingReconnect(fallbackAt: now + settings.recoveryFallback)
-        return [.connect(forced: !firstLaunch, reason: firstLaunch ? .coldStart : .afterBackground(isConnected: isConnected))]
+        state = .connecting(Outage(since: now, recovery: .awaitingReconnect(fallbackAt: now + settings.recoveryFallback)), isConnected: claimed)
+        return [.connect(forced: !firstLaunch, reason: firstLaunch ? .coldStart : .afterBackground(isConnected: claimed))]
     }
 
-    /// The app went to the background. The OS will kill the socket without telling us.
+    /// The app went to the background. The OS will kill the socket without telling us; the
+    /// recovery, the retries and the keepalive stop with the foreground.
     public mutating func enteredBackground(now: Instant) -> [Action] {
-        guard app == .foreground else { return [] }
-        app = .background(since: now)
-        recovery = .none
-        switch link {
-        case .live:
+        switch state {
+        case .live, .pinging:
             // The app is suspended: no keepalive; and the socket can no longer be trusted.
-            link = .stale
+            lastLiveEndedAt = now
+            state = .backgroundStale(since: now)
             return [.realtimeChanged(.stale, reason: .backgrounded)]
-        case .offline(_, let failures):
-            link = .offline(retryAt: nil, failures: failures)  // no retries while suspended
-        case .connecting, .stale:
+        case .offline(let outage, _):
+            state = .backgroundOffline(since: now, failures: outage.failures)
+        case .connecting(let outage, let claimed):
+            state = .backgroundConnecting(since: now, failures: outage.failures, isConnected: claimed)
+        case .launched, .backgroundConnecting, .backgroundOffline, .backgroundStale:
             break
         }
         return []
@@ -233,27 +301,32 @@ public struct ConnectionLifecycle: Sendable {
 
     /// The connection is up and the subscription established.
     public mutating func connected(now: Instant) -> [Action] {
-        isConnected = true
-        guard app == .foreground else {
+        let recovery: Recovery
+        switch state {
+        case .launched:
+            preconditionFailure("connected while launched: no connect was asked for")
+        case .backgroundConnecting(let since, _, _), .backgroundOffline(let since, _), .backgroundStale(let since):
             // Completed after the app went to the background: the socket is as good as dead.
-            link = .stale
+            state = .backgroundStale(since: since)
             return [.realtimeChanged(.stale, reason: .connectedWhileBackgrounded)]
+        case .connecting(let outage, _), .offline(let outage, _):
+            recovery = outage.recovery
+        case .live, .pinging:
+            recovery = .none  // subscribed again on a live link: nothing was deferred
         }
-        link = .live(.due(now + settings.keepaliveInterval))
-        var actions: [Action] = [.realtimeChanged(.live, reason: .subscribed)]
+        state = .live(since: now, pingAt: now + settings.keepaliveInterval)
+        let live: Action = .realtimeChanged(.live, reason: .subscribed)
         guard policy.deferAppActive else {
-            return actions + [.requestCatchUp(triggers: [.subscriptionRestart], reason: .subscriptionRestarted)]
+            return [live, .requestCatchUp(triggers: [.subscriptionRestart], reason: .subscriptionRestarted)]
         }
         switch recovery {
         case .awaitingReconnect:
-            actions.append(.requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: .reconnectCompleted))
+            return [live, .requestCatchUp(triggers: [.subscriptionRestart, .appActive], reason: .reconnectCompleted)]
         case .fallbackFired:
-            actions.append(.requestCatchUp(triggers: [.subscriptionRestart], reason: .reconnectCompletedAfterFallback))
+            return [live, .requestCatchUp(triggers: [.subscriptionRestart], reason: .reconnectCompletedAfterFallback)]
         case .none:
-            actions.append(.requestCatchUp(triggers: [.rpcRestored], reason: .connectionRestored))
+            return [live, .requestCatchUp(triggers: [.rpcRestored], reason: .connectionRestored)]
         }
-        recovery = .none
-        return actions
     }
 
     /// A connect attempt failed.
@@ -263,61 +336,73 @@ public struct ConnectionLifecycle: Sendable {
 
     /// An established connection reported an error and closed.
     public mutating func disconnected(now: Instant, error: String) -> [Action] {
-        guard isConnected || realtime == .live else { return [] }  // late report of a socket we already replaced
+        guard isConnected else { return [] }  // late report of a socket we already replaced
         return lost(now: now, .disconnected(error))
     }
 
     /// The node answered ping `id`. A late answer to an older ping changes nothing.
     public mutating func keepaliveAnswered(ping id: Int, now: Instant) -> [Action] {
-        guard case .live(.awaiting(id, _)) = link else { return [] }
-        link = .live(.due(now + settings.keepaliveInterval))
+        guard case .pinging(let since, id, _) = state else { return [] }
+        state = .live(since: since, pingAt: now + settings.keepaliveInterval)
         return []
     }
 
     public mutating func deadlineReached(now: Instant) -> [Action] {
-        var actions: [Action] = []
-        switch link {
-        case .live(.awaiting(_, let deadline)) where deadline <= now:
+        switch state {
+        case .pinging(_, _, let deadline) where deadline <= now:
             // The socket says nothing and answers nothing: stale. Reconnect, never trust it.
-            isConnected = false
-            link = .connecting(failures: 0)
-            actions.append(.realtimeChanged(.stale, reason: .keepaliveUnanswered(within: settings.keepaliveTimeout)))
-            actions.append(.connect(forced: true, reason: .keepaliveFailed))
-        case .live(.due(let at)) where at <= now:
-            if app == .foreground {
-                pingCount += 1
-                link = .live(.awaiting(ping: pingCount, deadline: now + settings.keepaliveTimeout))
-                actions.append(.ping(pingCount))
-            } else {
-                link = .live(.off)
+            lastLiveEndedAt = now
+            state = .connecting(Outage(since: now, recovery: .none), isConnected: false)
+            return [.realtimeChanged(.stale, reason: .keepaliveUnanswered(within: settings.keepaliveTimeout)),
+                    .connect(forced: true, reason: .keepaliveFailed)]
+        case .live(let since, let pingAt) where pingAt <= now:
+            pingCount += 1
+            state = .pinging(since: since, ping: pingCount, deadline: now + settings.keepaliveTimeout)
+            return [.ping(pingCount)]
+        case .connecting(var outage, let claimed):
+            guard let fallback = fallbackIfDue(&outage, now: now) else { return [] }
+            state = .connecting(outage, isConnected: claimed)
+            return [fallback]
+        case .offline(var outage, let retryAt):
+            let actions = fallbackIfDue(&outage, now: now).map { [$0] } ?? []
+            guard retryAt <= now else {
+                state = .offline(outage, retryAt: retryAt)
+                return actions
             }
-        default:
-            break
+            state = .connecting(outage, isConnected: false)
+            return actions + [.connect(forced: false, reason: .reconnectAttempt(outage.failures))]
+        case .launched, .live, .pinging, .backgroundConnecting, .backgroundOffline, .backgroundStale:
+            return []  // a spurious wake-up
         }
-        if case .awaitingReconnect(let at) = recovery, at <= now {
-            recovery = .fallbackFired
-            actions.append(.requestCatchUp(triggers: [.appActive], reason: .reconnectNotCompleted(within: settings.recoveryFallback)))
-        }
-        if case .offline(let at?, let failures) = link, at <= now, app == .foreground {
-            link = .connecting(failures: failures)
-            actions.append(.connect(forced: false, reason: .reconnectAttempt(failures)))
-        }
-        return actions  // empty on a spurious wake-up
+    }
+
+    /// Rule 11's fallback, if it is due: app-active's catch-up, the reconnect not waited for.
+    private func fallbackIfDue(_ outage: inout Outage, now: Instant) -> Action? {
+        guard let at = outage.recovery.fallbackAt, at <= now else { return nil }
+        outage.recovery = .fallbackFired
+        return .requestCatchUp(triggers: [.appActive], reason: .reconnectNotCompleted(within: settings.recoveryFallback))
     }
 
     private mutating func lost(now: Instant, _ loss: RealtimeReason.Loss) -> [Action] {
-        isConnected = false
-        let failures: Int
-        switch link {
-        case .offline(_, let f), .connecting(let f): failures = f
-        case .live, .stale: failures = 0
-        }
-        guard app == .foreground else {
-            link = .offline(retryAt: nil, failures: failures)
+        var outage: Outage
+        switch state {
+        case .launched:
+            preconditionFailure("connection lost while launched: no connect was asked for")
+        case .backgroundConnecting(let since, let failures, _), .backgroundOffline(let since, let failures):
+            state = .backgroundOffline(since: since, failures: failures)
             return [.realtimeChanged(.offline, reason: .lost(loss, retryIn: nil))]
+        case .backgroundStale(let since):
+            state = .backgroundOffline(since: since, failures: 0)
+            return [.realtimeChanged(.offline, reason: .lost(loss, retryIn: nil))]
+        case .connecting(let o, _), .offline(let o, _):
+            outage = o
+        case .live, .pinging:
+            lastLiveEndedAt = now
+            outage = Outage(since: now, recovery: .none)
         }
-        let delay = reconnectBackoff[min(failures, reconnectBackoff.count - 1)]
-        link = .offline(retryAt: now + delay, failures: failures + 1)
+        let delay = reconnectBackoff[min(outage.failures, reconnectBackoff.count - 1)]
+        outage.failures += 1
+        state = .offline(outage, retryAt: now + delay)
         return [.realtimeChanged(.offline, reason: .lost(loss, retryIn: delay))]
     }
 }

@@ -9,7 +9,7 @@ extension Engine {
     /// last live, less the reorg buffer, is push's alone; a look is owed.
     func closingLookOwed() {
         guard policy.closingLook, connection.lifecycle == .foreground else { return }
-        let ended = lastLiveEndedAt ?? now
+        let ended = connection.lastLiveEndedAt ?? now
         // Counted from the reorg buffer before the gap, as a fetch would ask (rule 9).
         // The push path closed in the gap (a server restart loses the pushes in flight): the
         // look cannot wait for pushes that are not coming.

@@ -181,7 +181,7 @@ extension Engine {
     }
 
     func keepaliveAnswered(_ ping: Int) {
-        handle(connection.keepaliveAnswered(ping: ping, now: now))
+        handleConnection { $0.keepaliveAnswered(ping: ping, now: now) }
     }
 
 
@@ -205,14 +205,13 @@ extension Engine {
             registerToken(reason: "app active: token \(tokenStatus.rawValue), registering again")
         }
         closing.enteredForeground(now: now)
-        handle(connection.becameActive(now: now))
+        handleConnection { $0.becameActive(now: now) }
         updatePoller()
     }
 
     func appDidEnterBackground() {
         emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
-        handle(connection.enteredBackground(now: now))
-        notLiveSince = nil
+        handleConnection { $0.enteredBackground(now: now) }
         reliability.appSuspended()
         watch.appSuspended()
         gate.enteredBackground()
@@ -223,17 +222,17 @@ extension Engine {
 
     func realtimeConnected(connection id: Int) {
         guard id == currentConnection else { return }  // a superseded connect attempt
-        handle(connection.connected(now: now))
+        handleConnection { $0.connected(now: now) }
     }
 
     func realtimeConnectFailed(connection id: Int, error: String) {
         guard id == currentConnection else { return }
-        handle(connection.connectFailed(now: now, error: error))
+        handleConnection { $0.connectFailed(now: now, error: error) }
     }
 
     func realtimeDisconnected(connection id: Int, error: String) {
         guard id == currentConnection else { return }
-        handle(connection.disconnected(now: now, error: error))
+        handleConnection { $0.disconnected(now: now, error: error) }
     }
 
     func realtimeNotified(connection id: Int, message: NetworkMessage) {

@@ -41,26 +41,26 @@ extension Engine {
         }
     }
 
+    /// Hands the connection machine one input (rules 10–11) and carries out its actions. The
+    /// machine owns realtime's liveness (`liveSince`, `notLiveSince`, `lastLiveEndedAt`); when
+    /// realtime stops being live in the foreground, what the engine does about it is done here.
+    func handleConnection(_ input: (inout ConnectionLifecycle) -> [ConnectionLifecycle.Action]) {
+        let wasNotLive = connection.notLiveSince != nil
+        let actions = input(&connection)
+        if !wasNotLive, connection.notLiveSince != nil { realtimeStopped() }
+        handle(actions)
+    }
+
     func handle(_ actions: [ConnectionLifecycle.Action]) {
         for action in actions {
             switch action {
             case .connect(let forced, let reason):
                 emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason.words))
-                if liveSince != nil { lastLiveEndedAt = now }
-                liveSince = nil
-                if connection.lifecycle == .foreground, notLiveSince == nil { realtimeStopped() }
                 currentConnection = nil  // its id comes back with `.connectionOpened`
                 effects.append(.connect(forced: forced))
             case .requestCatchUp(let triggers, _):
                 for t in triggers { trigger(t, forced: false) }
             case .realtimeChanged(let state, let reason):
-                if state != .live, liveSince != nil { lastLiveEndedAt = now }
-                liveSince = state == .live ? now : nil
-                if state == .live {
-                    notLiveSince = nil
-                } else if connection.lifecycle == .foreground, notLiveSince == nil {
-                    realtimeStopped()
-                }
                 emit(.realtime(state, reason: reason.words))
             case .ping(let id):
                 counters.keepalivePings += 1
@@ -256,7 +256,7 @@ extension Engine {
 
     /// The push path was closed since realtime was last live: push cannot have covered the
     /// realtime gap a reconnect closes, however reliable it is.
-    var pushPathGap: Bool { reliability.pushPathWasClosed(since: lastLiveEndedAt ?? now) }
+    var pushPathGap: Bool { reliability.pushPathWasClosed(since: connection.lastLiveEndedAt ?? now) }
 
     func conditionsChanged() {
         let conditions = PushConditions(mode: mode, permissionGranted: permissionGranted, tokenStatus: tokenStatus)
@@ -267,8 +267,8 @@ extension Engine {
     func updatePoller() {
         handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode,
                                         syncRunning: !runs.isEmpty, pushUnreliable: pushFailing,
-                                        realtimeGoneSince: notLiveSince, now: now))
-        handle(verifier.conditionsChanged(foreground: connection.lifecycle == .foreground, notLiveSince: notLiveSince,
+                                        realtimeGoneSince: connection.notLiveSince, now: now))
+        handle(verifier.conditionsChanged(foreground: connection.lifecycle == .foreground, notLiveSince: connection.notLiveSince,
                                           pushState: reliability.state, pushFailing: pushFailing, polling: poller.active, watch: watchView,
                                           now: now))
     }

@@ -39,7 +39,7 @@ extension Engine {
     /// realtime and may not be indexed yet: a catch-up asks once the indexer has caught up
     /// with it, `indexerLagAllowance` after the subscription.
     func afterIndexerLag(_ ask: PendingRequests.Held) {
-        guard let live = liveSince, now < live + settings.indexerLagAllowance else { return perform(ask) }
+        guard let live = connection.liveSince, now < live + settings.indexerLagAllowance else { return perform(ask) }
         pending.hold(ask, until: live + settings.indexerLagAllowance)
     }
 
@@ -270,7 +270,7 @@ extension Engine {
         }
         if let again = reconnectAfterRun, runs.isEmpty {
             reconnectAfterRun = nil
-            if connection.lifecycle == .foreground, liveSince != nil { trigger(again, forced: false) }
+            if connection.lifecycle == .foreground, connection.liveSince != nil { trigger(again, forced: false) }
         }
     }
 

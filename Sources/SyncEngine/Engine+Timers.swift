@@ -110,7 +110,7 @@ extension Engine {
         switch timer {
         case .indexerLag: for ask in pending.due(by: now) { perform(ask) }
         case .pushGrace: handle(reliability.deadlineReached(now: now))
-        case .connection: handle(connection.deadlineReached(now: now))
+        case .connection: handleConnection { $0.deadlineReached(now: now) }
         case .poll: handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
         case .pushCheck: handle(verifier.deadlineReached(now: now))
         case .closingLook: closingLookDue()

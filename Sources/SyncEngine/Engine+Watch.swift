@@ -14,7 +14,7 @@ extension Engine {
     /// whatever landed since, realtime brought or the UTXO set shows, so rule 4's forced catch-up
     /// is a proof, not a full sync (`CatchUpGate.kindToStart`).
     var realtimeCoversProof: Bool {
-        guard let live = liveSince, let proven = provenThrough else { return false }
+        guard let live = connection.liveSince, let proven = provenThrough else { return false }
         return live <= proven
     }
 
@@ -43,7 +43,7 @@ extension Engine {
         // Realtime live in the foreground would show a message push lost beside this one.
         let watched = connection.lifecycle == .foreground && connection.realtime == .live
         watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now, watched: watched)
-        if policy.pacedLooks, notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
+        if policy.pacedLooks, connection.notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
     }
 
     /// (g): a message reached the app (stored, or held by the notification extension): a tip a
@@ -53,10 +53,10 @@ extension Engine {
         watch.brought(SyncObject(holding: message), landedAt: message.blockTime, byPush: byPush)
     }
 
-    /// Realtime stopped being live in the foreground: (e)'s looks count from now, and so do
-    /// the pushes the first look weighs (those before came with realtime watching).
+    /// Realtime stopped being live in the foreground (`ConnectionLifecycle.notLiveSince` begins):
+    /// (e)'s looks count from now, and so do the pushes the first look weighs (those before
+    /// came with realtime watching).
     func realtimeStopped() {
-        notLiveSince = now
         if policy.pacedLooks { _ = watch.looked(foundNothingMissing: false, at: now) }
     }
 
@@ -137,7 +137,7 @@ extension Engine {
     /// realtime to watch (realtime stopped in the foreground, or the app went to the
     /// background), until push is overdue.
     private func countWindow() -> (after: Instant, through: Instant)? {
-        guard policy.pacedLooks, let since = notLiveSince ?? connection.backgroundSince else { return nil }
+        guard policy.pacedLooks, let since = connection.notLiveSince ?? connection.backgroundSince else { return nil }
         return (since - settings.reorgRewind, now - verifier.overdueAfter)
     }
 

@@ -62,19 +62,12 @@ public final class Engine {
     public internal(set) var runs = SyncRuns()
     /// The conversation on screen (`EngineInput.viewing`).
     var viewing: Address?
-    /// (e): since when realtime has not been live in this foreground; nil while live, and in
-    /// the background.
-    var notLiveSince: Instant?
     /// (e): the newest block time the app has of each sync object, from any channel (a
     /// cursor moves only with fetches; push and realtime bring messages past it).
     var newestSeen: [SyncObject: Instant] = [:]
     /// The sync a background refresh is running (light, or naive's full one).
     var refreshRunId: Int?
     var currentConnection: Int?
-    /// When the current subscription went live; nil while it is not.
-    var liveSince: Instant?
-    /// When realtime last stopped being live (in any lifecycle): the start of a reconnect's gap.
-    var lastLiveEndedAt: Instant?
     /// (g): a reconnect joined a sync whose requests went out before its gap began: once that
     /// sync ends, the reconnect's trigger is asked again, for the gap it did not cover.
     var reconnectAfterRun: CatchUpTrigger?
