@@ -44,28 +44,28 @@ struct Server: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Keep the world here (world.sqlite): users, secrets, messages, the clock; a restart resumes it. Without it, the world lives in memory.", valueName: "DIR"))
     var data: String?
 
-    @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once that have shown no user's secret; more are refused as they come, saying so.", valueName: "N"))
+    @Option(name: .customLong("peer-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold open at once that have shown no user's secret (default \(ServerLimits.defaults.peerConnections)); more are refused as they come, saying so.", valueName: "N"))
     var peerConnectionsText = String(ServerLimits.defaults.peerConnections)
 
-    @Option(name: .customLong("user-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one user may hold open at once, from any address; its newest closes its oldest.", valueName: "N"))
+    @Option(name: .customLong("user-connections"), parsing: .unconditional, help: ArgumentHelp("Connections one user may hold open at once, from any address (default \(ServerLimits.defaults.userConnections)); its newest closes its oldest.", valueName: "N"))
     var userConnectionsText = String(ServerLimits.defaults.userConnections)
 
-    @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head; its newest closes its oldest.", valueName: "N"))
+    @Option(name: .customLong("peer-heads"), parsing: .unconditional, help: ArgumentHelp("Connections one peer address may hold that have not sent a whole first request head (default \(ServerLimits.defaults.peerHeads)); its newest closes its oldest.", valueName: "N"))
     var peerHeadsText = String(ServerLimits.defaults.peerHeads)
 
-    @Option(name: .customLong("peer-rate"), parsing: .unconditional, help: ArgumentHelp("New connections one peer address may open a second, TLS handshakes among them, in bursts of \(ConnectionTable.peerRateBurst) times as many; more are refused as they come, saying so.", valueName: "N"))
+    @Option(name: .customLong("peer-rate"), parsing: .unconditional, help: ArgumentHelp("New connections one peer address may open a second, TLS handshakes among them, in bursts of \(ConnectionTable.peerRateBurst) times as many (default \(ServerLimits.defaults.peerRate)); more are refused as they come, saying so.", valueName: "N"))
     var peerRateText = String(ServerLimits.defaults.peerRate)
 
-    @Option(name: .customLong("max-users"), parsing: .unconditional, help: ArgumentHelp("Users the server holds at most; a first join past it is refused, saying so.", valueName: "N"))
+    @Option(name: .customLong("max-users"), parsing: .unconditional, help: ArgumentHelp("Users the server holds at most (default \(ServerLimits.defaults.maxUsers)); a first join past it is refused, saying so.", valueName: "N"))
     var maxUsersText = String(ServerLimits.defaults.maxUsers)
 
-    @Option(name: .customLong("away-after"), parsing: .unconditional, help: ArgumentHelp("A user with no request and no socket for this long is away: its simulated contacts stop writing until it is back.", valueName: "D"))
+    @Option(name: .customLong("away-after"), parsing: .unconditional, help: ArgumentHelp("A user with no request and no socket for this long is away: its simulated contacts stop writing until it is back (default \(ServerLimits.defaults.awayAfter)).", valueName: "D"))
     var awayAfterText = ServerLimits.defaults.awayAfter.description
 
-    @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request.", valueName: "D"))
+    @Option(name: .customLong("head-timeout"), parsing: .unconditional, help: ArgumentHelp("A request's head must arrive whole within this of the connection or of the last answer's request (default \(ServerLimits.defaults.headTimeout)).", valueName: "D"))
     var headTimeoutText = ServerLimits.defaults.headTimeout.description
 
-    @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this.", valueName: "D"))
+    @Option(name: .customLong("idle-timeout"), parsing: .unconditional, help: ArgumentHelp("An idle keep-alive connection, or a declared body that does not come, is closed after this (default \(ServerLimits.defaults.idleTimeout)).", valueName: "D"))
     var idleTimeoutText = ServerLimits.defaults.idleTimeout.description
 
     @Option(name: .long, help: ArgumentHelp("The code a new user's first join must show (synchat --invite CODE), 16 to 128 printable characters; without it, one is made and printed at start.", valueName: "CODE"))
@@ -83,28 +83,28 @@ struct Server: ParsableCommand {
     @Flag(name: .long, help: "Listen on an address other than loopback without TLS (secrets cross the network in clear).")
     var insecure = false
 
-    @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute; more get 429.", valueName: "N"))
+    @Option(name: .customLong("peer-joins"), parsing: .unconditional, help: ArgumentHelp("Joins one peer address may make a minute (default \(ServerLimits.defaults.peerJoins)); more get 429.", valueName: "N"))
     var peerJoinsText = String(ServerLimits.defaults.peerJoins)
 
-    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: ArgumentHelp("Connections open at once, all peers together; at the cap the peer or user holding the most gives way.", valueName: "N"))
+    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: ArgumentHelp("Connections open at once, all peers together (default \(ServerLimits.defaults.maxConnections)); at the cap the peer or user holding the most gives way.", valueName: "N"))
     var maxConnectionsText = String(ServerLimits.defaults.maxConnections)
 
-    @Option(name: .customLong("ping-after"), parsing: .unconditional, help: ArgumentHelp("A node or push socket silent this long is pinged.", valueName: "D"))
+    @Option(name: .customLong("ping-after"), parsing: .unconditional, help: ArgumentHelp("A node or push socket silent this long is pinged (default \(ServerLimits.defaults.pingAfter)).", valueName: "D"))
     var pingAfterText = ServerLimits.defaults.pingAfter.description
 
-    @Option(name: .customLong("pong-timeout"), parsing: .unconditional, help: ArgumentHelp("A pinged socket that answers nothing within this is closed.", valueName: "D"))
+    @Option(name: .customLong("pong-timeout"), parsing: .unconditional, help: ArgumentHelp("A pinged socket that answers nothing within this is closed (default \(ServerLimits.defaults.pongTimeout)).", valueName: "D"))
     var pongTimeoutText = ServerLimits.defaults.pongTimeout.description
 
-    @Option(name: .customLong("pending-answers"), parsing: .unconditional, help: ArgumentHelp("Indexer answers one user may have pending at once; more get 429.", valueName: "N"))
+    @Option(name: .customLong("pending-answers"), parsing: .unconditional, help: ArgumentHelp("Indexer answers one user may have pending at once (default \(ServerLimits.defaults.pendingAnswers)); more get 429.", valueName: "N"))
     var pendingAnswersText = String(ServerLimits.defaults.pendingAnswers)
 
-    @Option(name: .customLong("fault-max"), parsing: .unconditional, help: ArgumentHelp("The longest delay or latency a user's own fault may set.", valueName: "D"))
+    @Option(name: .customLong("fault-max"), parsing: .unconditional, help: ArgumentHelp("The longest delay or latency a user's own fault may set (default \(ServerLimits.defaults.faultMax)).", valueName: "D"))
     var faultMaxText = ServerLimits.defaults.faultMax.description
 
-    @Option(name: .customLong("user-quota"), parsing: .unconditional, help: ArgumentHelp("Bytes of messages one user may have the server keep, e.g. 512KiB or 1GiB; more get 507.", valueName: "SIZE"))
+    @Option(name: .customLong("user-quota"), parsing: .unconditional, help: ArgumentHelp("Bytes of messages one user may have the server keep, e.g. \(ServerLimits.sizeWords(ServerLimits.defaults.userQuotaBytes)) (the default) or 512KiB; more get 507.", valueName: "SIZE"))
     var userQuotaText = ServerLimits.sizeWords(ServerLimits.defaults.userQuotaBytes)
 
-    @Option(name: .customLong("failed-invites"), parsing: .unconditional, help: ArgumentHelp("Wrong invites a minute, all addresses together; past it first joins get 429 for a while.", valueName: "N"))
+    @Option(name: .customLong("failed-invites"), parsing: .unconditional, help: ArgumentHelp("Wrong invites a minute, all addresses together (default \(ServerLimits.defaults.failedInvites)); past it first joins get 429 for a while.", valueName: "N"))
     var failedInvitesText = String(ServerLimits.defaults.failedInvites)
 
     /// The limits of what the server promises (docs/server.md), read from their flags.
