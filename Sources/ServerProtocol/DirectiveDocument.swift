@@ -78,6 +78,11 @@ public enum DirectiveDocument {
             return .preview(p)
         case "send", "receive":
             let h = try handle(), t = try string("text")
+            // As a line: you write within a message's limit; a peer (`receive`) is held to it where
+            // the server takes it in (it scripts hostile peers in a scenario).
+            if verb == "send", t.utf8.count > MessageLimits.maxBodyBytes {
+                throw RouteError("directive send: \"text\" is \(t.utf8.count) bytes; a message is at most \(MessageLimits.maxBodyBytes) bytes")
+            }
             return verb == "send" ? .send(handle: h, text: t) : .receive(handle: h, text: t)
         case "contact": return .contact(handle: try handle(), displayName: try string("name"))
         case "add":

@@ -129,15 +129,17 @@ public struct MatrixCell: Hashable, Sendable {
         steps.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         scenario.steps = [Scenario.Step(at: .zero, directive: .foreground, line: 0)]
             + steps.map { Scenario.Step(at: .zero + .minutes(Int64($0.0)), directive: $0.2, line: 0) }
-        return scenario.numberingLines(comments: 1)
+        return scenario.numberingLines(comments: comments(matrixSeed: matrixSeed))
     }
 
     /// The cell's scenario as a file (`simulate --matrix-cell N`): the one comment names the
     /// cell, times are in minutes.
     public func scenarioText(duration matrixDuration: Interval, matrixSeed: UInt64? = nil) -> String {
-        scenario(duration: matrixDuration, matrixSeed: matrixSeed)
-            .text(comments: ["fault matrix cell: \(description)" + (matrixSeed.map { " (matrix seed \($0))" } ?? "")],
-                  time: { "\($0.milliseconds / 60_000)m" })
+        scenario(duration: matrixDuration, matrixSeed: matrixSeed).text(comments: comments(matrixSeed: matrixSeed), time: { "\($0.milliseconds / 60_000)m" })
+    }
+
+    private func comments(matrixSeed: UInt64?) -> [String] {
+        ["fault matrix cell: \(description)" + (matrixSeed.map { " (matrix seed \($0))" } ?? "")]
     }
 
     /// The cell as the JSON row's `cell` object.

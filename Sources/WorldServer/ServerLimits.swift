@@ -14,16 +14,16 @@ public struct ServerLimits: Equatable, Sendable {
     /// Connections one peer address may hold that have not sent a whole first head (`--peer-heads`).
     public var peerHeads = 16
     /// New connections one address may open a second (`--peer-rate`), in bursts of
-    /// `ConnectionTable.peerRateBurst` times as many. Fifty clients behind one address starting
+    /// `ConnectionTable.peerRateBurst` times as many: fifty clients behind one address starting
     /// at once open about 400 (a pool of up to 6 each, its node and push sockets) over a few
-    /// seconds; a ClientHello-and-close flood from one address held the event loop with the
-    /// server's signature and key exchange for each.
+    /// seconds, and a ClientHello-and-close flood from one address would hold the event loop
+    /// with the server's signature and key exchange for each.
     public var peerRate = 100
     /// Users the server holds at most (`--max-users`).
     public var maxUsers = 10_000
     /// A user with no request and no socket this long is away: its simulated contacts stop
-    /// writing until it is back (`--away-after`). Contacts that wrote forever to users who
-    /// never came back made an idle server grow until it stopped answering.
+    /// writing until it is back (`--away-after`): contacts writing forever to users who never
+    /// come back would grow an idle server until it stopped answering.
     public var awayAfter = Interval.minutes(1)
     /// A request's head must arrive whole this long after the connection opened, or after the
     /// answer before it (`--head-timeout`).

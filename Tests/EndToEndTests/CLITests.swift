@@ -163,6 +163,19 @@ struct CLITests {
         }
     }
 
+    @Test("synchat fault reads its line at the command line: a bad or hostile line is one visible line, exit 1, before anything connects")
+    func faultLineReadFirst() throws {
+        for (words, says) in [(["dance"], "fault: unknown verb \"dance\""), (["push", "drop", "150%"], "fault: bad percentage \"150%\""),
+                              (["indexer", "latency", "9999999999999999"], "is too long (at most 3650d)"),
+                              (["receive", "alice", "\u{1B}]0;pwned\u{07}"], "fault: ")] {
+            // Port 9 (discard) on loopback answers nothing: a line that got that far would say it cannot reach the server.
+            let r = try runSynchat(["fault", "--server", "http://127.0.0.1:9", "--token", "t0k"] + words)
+            #expect(r.status == 1, "\(words): \(r.err)")
+            #expect(r.err.contains(says) && !r.err.contains("cannot reach"), "\(words): \(r.err)")
+            #expect(r.err.filter { $0 == "\n" }.count == 1 && !r.err.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(r.err.debugDescription)")
+        }
+    }
+
     @Test("synchat server --help gives each limit's default as docs/server.md's table of flags does, from the one owner of the defaults")
     func serverLimitDefaults() throws {
         let help = try runSynchat(["server", "--help"])
