@@ -2,46 +2,67 @@
 import PackageDescription
 
 // Who may import whom (docs/design.md, the table of targets), lowest first:
-//   SyncCore      pure machines and domain values; imports nothing, not even Foundation.
-//   SyncEngine    the sans-IO Engine (inputs in, effects and typed events out), its runner
-//                 SyncDriver on the ports, the ChatStorage port, the wire decoders. SyncCore, Wire.
-//   AppActions    Directive, read once, and LiveSession, what a screen drives. SyncCore, SyncEngine.
-//   SimWorld      the in-process simulated network behind the ports; its faults in its own words
-//                 (SyncCore's WorldFaults). SyncCore, SyncEngine, Wire.
-//   ChatStore     the SQLite store (GRDB): messages, cursors, learned state, the world's rows
-//                 as domain values. SyncCore, SyncEngine — not SimWorld.
-//   ProfileWorld  where the store and the world meet: a profile keeps its world, as the world's own
-//                 schema part of the profile's store (GRDB). ChatStore, SimWorld, SyncCore.
-//   WorldOnDisk   the simulated world's history in a temporary SQLite file (SQLite's C API through
-//                 GRDB's module), for runs bigger than memory. SimWorld, SyncCore, SyncEngine.
-//   Simulation    AppSession (world, engine, store, clock), the scenario parser and player,
-//                 the measures, the fault matrix.
-//   Charts        the SVG charts of a run's timeline and of the fault matrix. Simulation, SyncCore.
-//   Shrinking     delta debugging (ddmin, then single removals to 1-minimal) over any array; pure,
-//                 imports nothing.
-//   Fuzzing       generated scenarios, wire documents and files, and the invariants they must keep;
-//                 the scenario shrinker (`simulate --shrink`, every failing fuzz case). Shrinking too.
-//   ChatUI        the view-model reducer, ViewInput.from(event), the key table, the pure render
-//                 to a grid. SyncCore, SyncEngine (its events), AppActions, CWidth — not Simulation.
-//   CWidth        the C library's wcwidth, for display widths.
-//   CNCurses      ncursesw through a system library target (with Swift-visible shims).
-//   Config        themes and key files (TOML), with no terminal: their tests link no ncurses.
-//   TerminalUI    the thin ncurses adapter that diffs grids.
-//   App           the live app loop, above the adapter: keys in, reducer, directives, frames out.
-//   ServerProtocol what server and client say to each other: routes, RPC method names, documents,
-//                 the WebSocket frame reader, the protocol version. SyncCore, SyncEngine, Wire, AppActions
-//                 (a directive's document), swift-nio.
-//   WorldServer   `synchat server`: the simulated world behind real sockets (swift-nio), many users.
-//   WorldClient   the engine's ports over those sockets (`synchat --server`, `synchat bot`), on a
-//                 ServerTransport: NetIO's sockets, or WorldPair's in-process one.
-//   WorldPair     tests only: the server and its clients in one process, in virtual time.
-//   synchat       the thin executable: argument parsing and wiring.
-//   Spawn         ChildProcess: the one place a child process starts, for the app (--cast) and the
-//                 tests, the crash harness, the bench and the width corpus alike.
-//   CoreTestSupport  the test clock's words, for the pure core's tests: nothing above SyncCore.
-//   TestSupport   what the test targets share (time words, temporary directories, spawning, event
-//                 and golden-screen expectations, the reducer's TestStore, the fuzz budget, the
-//                 .timingSensitive trait); no executable links it.
+//   SyncCore                  pure machines and domain values; imports nothing, not even
+//                             Foundation.
+//   SyncEngine                the sans-IO Engine (inputs in, effects and typed events out), its
+//                             runner SyncDriver on the ports, the ChatStorage port, the wire
+//                             decoders. SyncCore, Wire.
+//   Directives                what a key, a scenario line or an operator can do: Directive, read
+//                             once (DirectiveParser), FaultToggle. SyncCore.
+//   ClientRuntime             the app on the user's device, whatever its world: ClientApp (the
+//                             engine's runner, the one stream of events, BeliefLag), LiveSession,
+//                             what a screen drives. SyncCore, SyncEngine, Directives.
+//   SimulatedWorld            the in-process simulated network behind the ports; its faults in its
+//                             own words (SyncCore's WorldFaults). SyncCore, SyncEngine, Wire.
+//   ChatStore                 the SQLite store (GRDB): messages, cursors, learned state, the
+//                             world's rows as domain values. SyncCore, SyncEngine — not
+//                             SimulatedWorld.
+//   SimulatedWorldInProfile   where the store and the simulated world meet: a profile keeps its
+//                             world, as the world's own schema part of the profile's store (GRDB).
+//                             ChatStore, SimulatedWorld, SyncCore.
+//   SimulatedWorldOnDisk      the simulated world's history in a temporary SQLite file (SQLite's C
+//                             API through GRDB's module), for runs bigger than memory.
+//                             SimulatedWorld, SyncCore, SyncEngine.
+//   Simulation                AppSession (world, engine, store, clock), the scenario parser and
+//                             player, the measures, the fault matrix.
+//   Charts                    the SVG charts of a run's timeline and of the fault matrix.
+//                             Simulation, SyncCore.
+//   Shrinking                 delta debugging (ddmin, then single removals to 1-minimal) over any
+//                             array; pure, imports nothing.
+//   Fuzzing                   generated scenarios, wire documents and files, and the invariants
+//                             they must keep; the scenario shrinker (`simulate --shrink`, every
+//                             failing fuzz case). Shrinking too.
+//   ChatUI                    the view-model reducer, ViewInput.from(event), the key table, the
+//                             pure render to a grid. SyncCore, SyncEngine (its events),
+//                             ClientRuntime, Directives, CWidth — not Simulation.
+//   CWidth                    the C library's wcwidth, for display widths.
+//   CNCurses                  ncursesw through a system library target (with Swift-visible shims).
+//   Config                    themes and key files (TOML), with no terminal: their tests link no
+//                             ncurses.
+//   TerminalUI                the thin ncurses adapter that diffs grids.
+//   TerminalApp               the live app in a terminal, above the adapter: keys in, reducer,
+//                             directives, frames out.
+//   ServerProtocol            what server and client say to each other: routes, RPC method names,
+//                             documents, the WebSocket frame reader, the protocol version.
+//                             SyncCore, SyncEngine, Wire, Directives (a directive's document),
+//                             swift-nio.
+//   ChatServer                `synchat server`: the simulated world behind real sockets
+//                             (swift-nio), many users.
+//   ServerClient              the engine's ports over those sockets (`synchat --server`, `synchat
+//                             bot`), on a ServerTransport: NetIO's sockets, or ServerPair's
+//                             in-process one.
+//   ServerPair                tests only: the server and its clients in one process, in virtual
+//                             time.
+//   synchat                   the thin executable: argument parsing and wiring.
+//   Spawn                     ChildProcess: the one place a child process starts, for the app
+//                             (--cast) and the tests, the crash harness, the bench and the width
+//                             corpus alike.
+//   CoreTestSupport           the test clock's words, for the pure core's tests: nothing above
+//                             SyncCore.
+//   TestSupport               what the test targets share (time words, temporary directories,
+//                             spawning, event and golden-screen expectations, the reducer's
+//                             TestStore, the fuzz budget, the .timingSensitive trait); no
+//                             executable links it.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -67,37 +88,40 @@ let package = Package(
         // simulated world's documents, the server and its clients.
         .target(name: "Wire"),
         .target(name: "SyncEngine", dependencies: ["SyncCore", "Wire"]),
-        .target(name: "SimWorld", dependencies: ["SyncCore", "SyncEngine", "Wire"]),
-        // What a key or a line does, read once (DirectiveParser), and what a screen drives (LiveSession).
-        .target(name: "AppActions", dependencies: ["SyncCore", "SyncEngine"]),
-        .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions"]),
+        .target(name: "SimulatedWorld", dependencies: ["SyncCore", "SyncEngine", "Wire"]),
+        // What a key, a scenario line or an operator can do, read once (Directive, DirectiveParser).
+        .target(name: "Directives", dependencies: ["SyncCore"]),
+        // The app on the user's device, whatever its world: ClientApp (the engine's runner, the
+        // one stream of events, BeliefLag), and LiveSession, what a screen drives.
+        .target(name: "ClientRuntime", dependencies: ["SyncCore", "SyncEngine", "Directives"]),
+        .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "ClientRuntime", "Directives"]),
         // Delta debugging over any array, pure: the scenario shrinker's core.
         // The SVG charts of a run's timeline and of the fault matrix (`simulate --chart`), apart
         // from running scenarios.
         .target(name: "Charts", dependencies: ["Simulation", "SyncCore"]),
         .target(name: "Shrinking"),
-        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimWorld", "Simulation", "Config", "ChatUI", "Shrinking"]),
+        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "Config", "ChatUI", "Shrinking"]),
         .target(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .target(name: "ProfileWorld", dependencies: ["ChatStore", "SimWorld", "SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "SimulatedWorldInProfile", dependencies: ["ChatStore", "SimulatedWorld", "SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // The simulated world's history in a temporary SQLite file (`simulate --store disk`).
-        .target(name: "WorldOnDisk", dependencies: ["SimWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+        .target(name: "SimulatedWorldOnDisk", dependencies: ["SimulatedWorld", "SyncCore", "SyncEngine", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // What server and client say to each other: routes, RPC method names, documents, the
         // WebSocket frame reader, the protocol version. Both sides use it; neither has its own copy.
-        .target(name: "ServerProtocol", dependencies: ["SyncCore", "SyncEngine", "Wire", "AppActions",
+        .target(name: "ServerProtocol", dependencies: ["SyncCore", "SyncEngine", "Wire", "Directives",
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]),
         .target(
-            name: "WorldServer",
-            dependencies: ["SyncCore", "SyncEngine", "SimWorld", "AppActions", "ChatStore", "COpenSSL", "Wire", "ServerProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+            name: "ChatServer",
+            dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "Directives", "ChatStore", "COpenSSL", "Wire", "ServerProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOTLS", package: "swift-nio")]
         ),
         .target(
-            name: "WorldClient",
-            dependencies: ["SyncCore", "SyncEngine", "AppActions", "Wire", "ServerProtocol",
+            name: "ServerClient",
+            dependencies: ["SyncCore", "SyncEngine", "ClientRuntime", "Directives", "Wire", "ServerProtocol",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -106,12 +130,12 @@ let package = Package(
         // `synchat server` and its clients in one process, in virtual time: the real server and
         // client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.
         .target(
-            name: "WorldPair",
-            dependencies: ["WorldServer", "WorldClient", "ServerProtocol", "SimWorld", "SyncCore", "SyncEngine", "Wire",
+            name: "ServerPair",
+            dependencies: ["ChatServer", "ServerClient", "ServerProtocol", "SimulatedWorld", "SyncCore", "SyncEngine", "Wire",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
         ),
-        .target(name: "CrashHarness", dependencies: ["ChatStore", "ProfileWorld", "Simulation", "Spawn", "SyncCore"]),
+        .target(name: "CrashHarness", dependencies: ["ChatStore", "SimulatedWorldInProfile", "Simulation", "Spawn", "SyncCore"]),
         .target(name: "Spawn"),
         // What the test targets share: time words, temporary directories, spawning, event and
         // golden-screen expectations, the reducer's TestStore, the fuzz budget, the lock of the
@@ -127,7 +151,7 @@ let package = Package(
         // The width corpus played through the real binary in tmux and judged on what tmux shows;
         // it shares nothing with ChatUI's width model on purpose (docs/design.md, `WidthCorpus`).
         .target(name: "WidthCorpus", dependencies: ["Spawn"]),
-        .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "AppActions", "CWidth"]),
+        .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "ClientRuntime", "Directives", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
         // SHA-256 of the server's stored secrets: OpenSSL's libcrypto, which every
         // Debian has (libssl3); the headers are libssl-dev. swift-crypto would build a second
@@ -141,27 +165,27 @@ let package = Package(
         ),
         // The app's loop: keys and the network's wake-ups in, the reducer, the session's
         // directives, a frame out through TerminalUI. Above the adapter, not inside it.
-        .target(name: "App", dependencies: ["TerminalUI", "Config", "ChatUI", "AppActions", "SyncEngine", "SyncCore"]),
+        .target(name: "TerminalApp", dependencies: ["TerminalUI", "Config", "ChatUI", "ClientRuntime", "Directives", "SyncEngine", "SyncCore"]),
         .executableTarget(
             name: "synchat",
             dependencies: [
                 "Simulation",
                 "Charts",  // simulate --chart
                 "ServerProtocol",  // routes and documents (synchat fault), the speeds a client runs a world at (--speed)
-                "AppActions",  // Directive, read from synchat fault's command line
+                "Directives",  // Directive, read from synchat fault's command line
                 "Fuzzing",  // simulate --shrink: the scenario shrinker and the invariants
-                "SimWorld",
+                "SimulatedWorld",
                 "SyncCore",
                 "SyncEngine",
-                "ProfileWorld",
-                "WorldOnDisk",
-                "App",
+                "SimulatedWorldInProfile",
+                "SimulatedWorldOnDisk",
+                "TerminalApp",
                 "ChatUI",
                 "TerminalUI",
                 "Config",
                 "ChatStore",
-                "WorldServer",
-                "WorldClient",
+                "ChatServer",
+                "ServerClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -176,23 +200,23 @@ let package = Package(
                              .when(platforms: [.linux], configuration: .release)),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["AppActions", "FaultProxy", "WorldOnDisk", "SimWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "WorldClient", "ServerProtocol",
+        .executableTarget(name: "synchat-bench", dependencies: ["ClientRuntime", "FaultProxy", "SimulatedWorldOnDisk", "SimulatedWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "ServerClient", "ServerProtocol",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         // The soak's connection-level nemesis: a TCP proxy that stalls, resets and cuts.
         .target(name: "FaultProxy", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
-        // ddmin against brute force; SimWorld only for its seeded RandomStream.
-        .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimWorld"]),
+        // ddmin against brute force; SimulatedWorld only for its seeded RandomStream.
+        .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimulatedWorld"]),
         .testTarget(
-            name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "AppActions", "Simulation", "SimWorld", "TestSupport",
-                                                "TerminalUI", "Config", "App", "WidthCorpus"]  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies; WidthCorpus: public text for the notifications' bytes
+            name: "ScreenTests", dependencies: ["ChatUI", "SyncCore", "SyncEngine", "ClientRuntime", "Directives", "Simulation", "SimulatedWorld", "TestSupport",
+                                                "TerminalUI", "Config", "TerminalApp", "WidthCorpus"]  // Simulation: to read scenario files; TerminalUI: the probe's pure reading of replies; WidthCorpus: public text for the notifications' bytes
         ),
         .testTarget(name: "ThemeTests", dependencies: ["Config", "ChatUI", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "ProfileWorld", "CrashHarness", "Simulation", "SimWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus",
-                                                    "WorldServer", .product(name: "GRDB", package: "GRDB.swift")]),
-        // The networked half in one process, in virtual time: server and clients through WorldPair.
+        .testTarget(name: "StoreTests", dependencies: ["ChatStore", "SimulatedWorldInProfile", "CrashHarness", "Simulation", "SimulatedWorld", "SyncEngine", "SyncCore", "TestSupport", "WidthCorpus",
+                                                    "ChatServer", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The networked half in one process, in virtual time: server and clients through ServerPair.
         // NIOEmbedded: a server socket's timers in virtual time (ServerLimitsTests).
-        .testTarget(name: "NetworkTests", dependencies: ["FaultProxy", "WorldPair", "WorldServer", "WorldClient", "ServerProtocol", "Wire", "AppActions", "SimWorld", "SyncCore", "SyncEngine",
+        .testTarget(name: "NetworkTests", dependencies: ["FaultProxy", "ServerPair", "ChatServer", "ServerClient", "ServerProtocol", "Wire", "ClientRuntime", "Directives", "SimulatedWorld", "SyncCore", "SyncEngine",
                                                       "Simulation", "TestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                                                       .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -201,10 +225,10 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
-        .testTarget(name: "EngineTests", dependencies: ["AppActions", "Charts", "Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
-                                                     "WorldOnDisk", "ChatStore"]),
+        .testTarget(name: "EngineTests", dependencies: ["ClientRuntime", "Directives", "Charts", "Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
+                                                     "SimulatedWorldOnDisk", "ChatStore"]),
         .testTarget(
-            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimWorld", "Simulation", "TestSupport"]
+            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -13,7 +13,7 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
 /// The SQLite chat store (GRDB): messages exactly once, cursors moved in the same
 /// transaction as the messages they cover, the learned engine state and settings; other
 /// modules keep their own tables beside them as a `SchemaPart` (the profile's world:
-/// ProfileWorld). WAL journal, file mode 0600.
+/// SimulatedWorldInProfile). WAL journal, file mode 0600.
 public final class SQLiteChatStorage: ChatStorage, MessageSearching {
     public let path: String
     package let db: DatabaseQueue

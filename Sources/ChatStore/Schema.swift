@@ -43,8 +43,9 @@ extension SQLiteChatStorage {
                     body TEXT NOT NULL, blockTime INTEGER NOT NULL, arrivedAt INTEGER NOT NULL);
                 """)
             // The profile's world had its three tables here; they are its own part now
-            // (`SchemaPart`, ProfileWorld's `world/…`), made if missing when a profile first keeps
-            // its world, so a file written before keeps its rows and its history of migrations.
+            // (`SchemaPart`, SimulatedWorldInProfile's `world/…`), made if missing when a profile
+            // first keeps its world, so a file written before keeps its rows and its history of
+            // migrations.
         }
         // Search: a full-text index of message bodies (SQLite FTS5), kept by a
         // trigger in the transaction that stores the message. It reads the bodies through a

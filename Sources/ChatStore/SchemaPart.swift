@@ -2,9 +2,9 @@ import Foundation
 import GRDB
 
 /// Tables another module keeps in a store, beside the chat's: their schema and its migrations
-/// are that module's, not the store's (the profile's world is one: ProfileWorld). Each
-/// migration is recorded as `name/id`, so that a store opened by a program that does not know
-/// the part leaves its tables alone, and one that knows an older version of the part refuses
+/// are that module's, not the store's (the profile's world is one: SimulatedWorldInProfile).
+/// Each migration is recorded as `name/id`, so that a store opened by a program that does not
+/// know the part leaves its tables alone, and one that knows an older version of the part refuses
 /// the file when it is asked to use it (not before).
 public struct SchemaPart: Sendable {
     public let name: String

@@ -1,4 +1,4 @@
-import AppActions
+import Directives
 import SyncCore
 
 /// Contacts from the app: add one by its address (`a`), rename the selected one (`E`), mute or

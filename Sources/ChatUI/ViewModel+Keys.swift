@@ -1,4 +1,4 @@
-import AppActions
+import Directives
 import SyncCore
 import SyncEngine
 

@@ -1,6 +1,6 @@
 import ChatStore
 import Foundation
-import ProfileWorld
+import SimulatedWorldInProfile
 import Simulation
 import Spawn
 import SyncCore

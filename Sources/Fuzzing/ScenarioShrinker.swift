@@ -1,6 +1,6 @@
 import Foundation
 import Shrinking
-import SimWorld
+import SimulatedWorld
 import Simulation
 import SyncCore
 

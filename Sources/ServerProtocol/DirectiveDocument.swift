@@ -1,4 +1,4 @@
-import AppActions
+import Directives
 import Foundation
 import SyncCore
 import Wire

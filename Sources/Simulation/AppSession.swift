@@ -1,5 +1,6 @@
-import AppActions
-import SimWorld
+import ClientRuntime
+import Directives
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 

@@ -1,4 +1,4 @@
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 

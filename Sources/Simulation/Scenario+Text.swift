@@ -1,5 +1,5 @@
-import AppActions
-import SimWorld
+import Directives
+import SimulatedWorld
 import SyncCore
 
 extension Scenario {

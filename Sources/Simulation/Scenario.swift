@@ -1,5 +1,6 @@
-@_exported import AppActions
-import SimWorld
+@_exported import ClientRuntime
+@_exported import Directives
+import SimulatedWorld
 import SyncCore
 
 /// A parsed scenario file (docs/scenarios.md).

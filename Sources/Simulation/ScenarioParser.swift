@@ -1,5 +1,5 @@
 import SyncCore
-import SimWorld
+import SimulatedWorld
 
 /// A scenario error: `FILE:LINE: message`, one line.
 public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -215,7 +215,7 @@ public enum ScenarioParser {
         }
     }
 
-    // The words of one directive: `DirectiveParser` (AppActions), shared with every
+    // The words of one directive: `DirectiveParser` (Directives), shared with every
     // reader of a single line (a server's operator, a client's directive), errors wrapped
     // here with the file and line.
     typealias Word = DirectiveParser.Word

@@ -1,5 +1,5 @@
 import Foundation
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 

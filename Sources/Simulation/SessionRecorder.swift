@@ -1,4 +1,5 @@
-import AppActions
+import ClientRuntime
+import Directives
 import Foundation
 import SyncCore
 

@@ -1,5 +1,5 @@
 /// The faults a world has now, by what they break: its ground truth. The simulated network's
-/// services hold them (SimWorld's `faults` reads them off); a server sends this value to its
+/// services hold them (SimulatedWorld's `faults` reads them off); a server sends this value to its
 /// clients; a screen and the belief-lag measure read it by field. The engine never sees it:
 /// it has to find a fault out.
 public struct WorldFaults: Hashable, Sendable {

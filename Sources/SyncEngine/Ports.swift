@@ -2,7 +2,7 @@ import Foundation
 import SyncCore
 
 // The ports through which the engine driver talks to a network. The embedded simulated world
-// implements them (SimWorld); nothing in the driver knows it is simulated. Replies come back
+// implements them (SimulatedWorld); nothing in the driver knows it is simulated. Replies come back
 // through `ClientEndpoint`, always later on the scheduler, never re-entrantly.
 
 /// One indexer call (docs/spec.md#terms). Each is one backend request.

@@ -2,11 +2,11 @@ import Foundation
 import NIOHTTP1
 import NIOPosix
 import ServerProtocol
-import SimWorld
+import SimulatedWorld
 import Spawn
 import SyncCore
 import SyncEngine
-import WorldClient
+import ServerClient
 
 /// `synchat-bench net`: N headless clients (the engine on `NetworkWorld`, as `synchat bot`)
 /// against the built `synchat server` on loopback, at speed 1 so that world time is wall

@@ -2,7 +2,7 @@ import ChatStore
 import FaultProxy
 import Foundation
 import ServerProtocol
-import SimWorld
+import SimulatedWorld
 import Spawn
 import SyncCore
 

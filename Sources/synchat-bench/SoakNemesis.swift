@@ -1,6 +1,6 @@
 import FaultProxy
 import Foundation
-import SimWorld
+import SimulatedWorld
 import SyncCore
 
 /// The soak's nemesis (Jepsen's word): one fault every 5–20 s, drawn from the seed, each on its

@@ -1,5 +1,5 @@
 import ChatStore
-import AppActions
+import ClientRuntime
 import ChatUI
 import CrashHarness
 import Dispatch

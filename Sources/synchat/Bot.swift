@@ -3,9 +3,9 @@ import ChatUI
 import Foundation
 import SyncCore
 import SyncEngine
-import WorldClient
+import ServerClient
 import ServerProtocol
-import SimWorld
+import SimulatedWorld
 
 /// Set by SIGTERM and SIGINT: the bot writes its report and ends.
 nonisolated(unsafe) var botStopRequested: sig_atomic_t = 0

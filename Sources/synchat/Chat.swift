@@ -1,11 +1,11 @@
-import App
+import TerminalApp
 import ArgumentParser
 import ChatStore
 import ChatUI
 import Config
 import Foundation
 import Logging
-import ProfileWorld
+import SimulatedWorldInProfile
 import Simulation
 import SyncCore
 import SyncEngine

@@ -1,8 +1,8 @@
-import AppActions
+import Directives
 import ArgumentParser
 import Foundation
 import ServerProtocol
-import WorldClient
+import ServerClient
 
 struct Fault: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,15 +1,15 @@
 import ChatStore
 import Config
 import Foundation
-import ProfileWorld
+import SimulatedWorldInProfile
 import Simulation
 import SyncCore
 import SyncEngine
-import App
+import TerminalApp
 import TerminalUI
-import WorldClient
+import ServerClient
 import ServerProtocol
-import SimWorld
+import SimulatedWorld
 
 extension Chat {
     /// `synchat --server URL --user NAME`: the same TUI and engine on the server's sockets.

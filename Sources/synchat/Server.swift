@@ -4,7 +4,7 @@ import NIOSSL
 import Simulation
 import SyncCore
 import ServerProtocol
-import WorldServer
+import ChatServer
 
 struct Server: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ServerProtocol
 import SyncEngine
-import WorldClient
+import ServerClient
 
 /// The flags that name a synchat server and how to trust it, shared by the chat
 /// (`synchat --server`), `synchat bot` and `synchat fault`. `Owner` is the command that holds

@@ -1,11 +1,11 @@
-import App
+import TerminalApp
 import ArgumentParser
 import ChatStore
 import ChatUI
 import Config
 import Foundation
 import Simulation
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import TerminalUI
 

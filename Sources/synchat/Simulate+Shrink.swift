@@ -1,7 +1,7 @@
 import Foundation
 import Fuzzing
 import Simulation
-import SimWorld
+import SimulatedWorld
 import SyncCore
 
 // `simulate --shrink` and `simulate --report DIR`: wiring only; the shrinker is

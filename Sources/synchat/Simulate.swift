@@ -2,11 +2,11 @@ import ArgumentParser
 import Charts
 import Foundation
 import Fuzzing
-import SimWorld
+import SimulatedWorld
 import Simulation
 import SyncCore
 import SyncEngine
-import WorldOnDisk
+import SimulatedWorldOnDisk
 
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(

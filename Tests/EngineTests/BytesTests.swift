@@ -1,6 +1,6 @@
 import Charts
 import Foundation
-import SimWorld
+import SimulatedWorld
 import Simulation
 import SyncCore
 import SyncEngine

@@ -1,4 +1,4 @@
-import SimWorld
+import SimulatedWorld
 import Simulation
 import SyncCore
 import SyncEngine

@@ -1,4 +1,4 @@
-import AppActions
+import Directives
 import Simulation
 import SyncCore
 import SyncEngine

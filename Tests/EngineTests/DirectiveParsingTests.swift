@@ -1,11 +1,11 @@
-import AppActions
+import Directives
 import Foundation
 import Simulation
 import SyncCore
 import Testing
 import TestSupport
 
-/// One reader of a directive. `Directive(parsing:)` (AppActions) reads a line
+/// One reader of a directive. `Directive(parsing:)` (Directives) reads a line
 /// alone — an operator's, a client's — and a scenario file's lines through the same words.
 @Suite("Directive(parsing:): one reader of a directive")
 struct DirectiveParsingTests {

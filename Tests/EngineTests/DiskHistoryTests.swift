@@ -1,11 +1,11 @@
 import Foundation
-import SimWorld
+import SimulatedWorld
 import Simulation
 import SyncCore
 import SyncEngine
 import Testing
 import TestSupport
-import WorldOnDisk
+import SimulatedWorldOnDisk
 
 /// `simulate --store disk`: the world's history and the client's rows in
 /// temporary SQLite files. The oracle is the in-memory implementation, a different piece of

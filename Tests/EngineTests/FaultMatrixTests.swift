@@ -1,6 +1,6 @@
 import Charts
 import Foundation
-import SimWorld
+import SimulatedWorld
 @testable import Simulation
 import SyncCore
 import SyncEngine

@@ -1,5 +1,5 @@
 import Foundation
-import SimWorld
+import SimulatedWorld
 @testable import Simulation
 import SyncCore
 import SyncEngine

@@ -1,5 +1,5 @@
 import Simulation
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 import Testing

@@ -1,4 +1,4 @@
-import AppActions
+import ClientRuntime
 import Simulation
 import SyncCore
 import SyncEngine

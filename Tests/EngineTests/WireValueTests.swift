@@ -1,6 +1,6 @@
 import Foundation
 import Fuzzing
-import SimWorld
+import SimulatedWorld
 import Simulation
 import SyncCore
 @testable import SyncEngine

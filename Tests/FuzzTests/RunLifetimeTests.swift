@@ -1,7 +1,7 @@
 import Foundation
 @testable import Fuzzing
 import Simulation
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import Testing
 

@@ -3,7 +3,7 @@ import NIOCore
 import NIOSSL
 import Testing
 import Wire
-@testable import WorldClient
+@testable import ServerClient
 
 /// A client WebSocket closed while it is still opening (connected, not upgraded): `b` just
 /// after `f` did it, and the client wrote a close *frame* into the HTTP pipeline, which NIO

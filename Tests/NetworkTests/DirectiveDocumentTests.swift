@@ -1,10 +1,10 @@
-import AppActions
+import Directives
 import Foundation
 import ServerProtocol
 import SyncCore
 import Testing
 import Wire
-import WorldPair
+import ServerPair
 
 /// A directive crosses the wire as a typed document (`DirectiveDocument`): written by the
 /// client, read by the server, with no scenario line in between; what a careless peer sends

@@ -1,11 +1,11 @@
-import AppActions
+import Directives
 import Foundation
 import ServerProtocol
 import SyncCore
 import Testing
 import Wire
-import WorldPair
-import WorldServer
+import ServerPair
+import ChatServer
 
 /// What a careless or hostile peer sends the server is held to the protocol's own limits
 /// on every path, and the documents say what the code does.

@@ -1,4 +1,4 @@
-import AppActions
+import Directives
 import Foundation
 import NIOHTTP1
 import ServerProtocol
@@ -6,9 +6,9 @@ import SyncCore
 import SyncEngine
 import Testing
 import TestSupport
-import WorldClient
-import WorldPair
-import WorldServer
+import ServerClient
+import ServerPair
+import ChatServer
 
 /// Users, faults and a restart on one server, in one process and in virtual time: the real
 /// server code and client code, checked against the server's truth. Faults go through the operator's

@@ -1,11 +1,11 @@
-import AppActions
+import Directives
 import Foundation
 import SyncCore
 import SyncEngine
 import Testing
-import WorldClient
-import WorldPair
-import WorldServer
+import ServerClient
+import ServerPair
+import ChatServer
 
 /// The networked half in one process and in virtual time: the real
 /// `WorldServer` and the real `NetworkWorld`/`NetworkSession` of each client, joined by

@@ -7,8 +7,8 @@ import SyncCore
 import SyncEngine
 import Testing
 import Wire
-import WorldClient
-import WorldPair
+import ServerClient
+import ServerPair
 
 /// The one protocol module: what the client writes, the server reads with the same code, and
 /// back; a version mismatch is one line on each side.

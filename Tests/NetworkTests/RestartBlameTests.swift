@@ -4,8 +4,8 @@ import SyncCore
 import SyncEngine
 import Testing
 import TestSupport
-import WorldPair
-import WorldServer
+import ServerPair
+import ChatServer
 
 /// A server that went away and came back is a known gap for every channel: no push miss is
 /// counted for what its absence hid, and the reconnect's catch-up closes the gap. In one

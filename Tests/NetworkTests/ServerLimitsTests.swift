@@ -9,8 +9,8 @@ import SyncEngine
 import Testing
 import TestSupport
 import Wire
-import WorldPair
-import WorldServer
+import ServerPair
+import ChatServer
 
 /// What the server promises a crowd of strangers, held in one process and in virtual time:
 /// the real `WorldServer` on a manual clock, its sockets on NIO's `EmbeddedChannel`, whose

@@ -1,12 +1,12 @@
-import AppActions
+import ClientRuntime
 import Foundation
 import ServerProtocol
 import SyncCore
 import SyncEngine
 import Testing
-import WorldClient
-import WorldPair
-import WorldServer
+import ServerClient
+import ServerPair
+import ChatServer
 import TestSupport
 
 /// A server that went away, and one that came back without its data: the client says so and

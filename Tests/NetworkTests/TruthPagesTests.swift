@@ -3,8 +3,8 @@ import NIOHTTP1
 import ServerProtocol
 import Testing
 import Wire
-import WorldPair
-import WorldServer
+import ServerPair
+import ChatServer
 
 /// The whole server's truth a page of users at a time: one request for every user's ledger at
 /// once would hold every ledger of a big server in memory together (docs/server.md).

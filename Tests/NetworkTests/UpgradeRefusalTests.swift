@@ -4,8 +4,8 @@ import NIOEmbedded
 import NIOHTTP1
 import ServerProtocol
 import Testing
-import WorldPair
-@testable import WorldServer
+import ServerPair
+@testable import ChatServer
 
 /// A WebSocket opening refused for the moment's reason (the user's rate, its sockets) is
 /// answered with that reason, however much later its answer is written: the decision is

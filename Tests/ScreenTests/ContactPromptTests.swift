@@ -1,4 +1,4 @@
-import AppActions
+import Directives
 import ChatUI
 import SyncCore
 import Testing

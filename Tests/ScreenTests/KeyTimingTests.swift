@@ -1,5 +1,5 @@
-import App
-import AppActions
+import TerminalApp
+import Directives
 import ChatUI
 import Simulation
 import SyncCore

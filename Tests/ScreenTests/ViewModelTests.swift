@@ -1,5 +1,5 @@
 import ChatUI
-import AppActions
+import ClientRuntime
 import SyncCore
 import SyncEngine
 import Testing

@@ -1,4 +1,4 @@
-import SimWorld
+import SimulatedWorld
 @testable import ChatUI
 import Testing
 

@@ -1,5 +1,5 @@
 import Shrinking
-import SimWorld
+import SimulatedWorld
 import Testing
 
 /// ddmin and the single-removal pass against brute force over every subset of small arrays,

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import SyncCore
 import Testing
-import WorldServer
+import ChatServer
 
 /// Users who never come back must not make the server grow. A user away (no
 /// request, no socket) for `--away-after` has contacts that write nothing until it is back;

@@ -1,5 +1,5 @@
 import ChatStore
-import SimWorld
+import SimulatedWorld
 import Foundation
 import SyncCore
 import SyncEngine

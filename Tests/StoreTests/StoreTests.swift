@@ -1,7 +1,7 @@
 import ChatStore
-import ProfileWorld
+import SimulatedWorldInProfile
 import Foundation
-import SimWorld
+import SimulatedWorld
 import Simulation
 import SyncCore
 import SyncEngine

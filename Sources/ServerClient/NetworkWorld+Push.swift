@@ -1,4 +1,4 @@
-import AppActions
+import Directives
 import Dispatch
 import Foundation
 import NIOHTTP1

@@ -1,11 +1,11 @@
-import AppActions
+import Directives
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 import ServerProtocol

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOWebSocket
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 import ServerProtocol

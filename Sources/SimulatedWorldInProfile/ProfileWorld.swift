@@ -1,6 +1,6 @@
 import ChatStore
 import GRDB
-import SimWorld
+import SimulatedWorld
 import SyncCore
 
 // A profile keeps the simulated world beside the chat, so that a relaunch resumes it. The

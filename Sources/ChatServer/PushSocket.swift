@@ -1,8 +1,8 @@
 import Foundation
 import NIOCore
 import NIOWebSocket
-import AppActions
-import SimWorld
+import Directives
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 import ServerProtocol

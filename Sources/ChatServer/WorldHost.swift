@@ -1,8 +1,8 @@
-import AppActions
+import Directives
 import Dispatch
 import Foundation
 import ServerProtocol
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 import Wire

@@ -1,4 +1,5 @@
-import AppActions
+import ClientRuntime
+import Directives
 import Dispatch
 import Foundation
 import NIOHTTP1

@@ -1,7 +1,7 @@
 import ChatStore
 import Foundation
 import GRDB
-import SimWorld
+import SimulatedWorld
 import SyncCore
 
 /// Where `synchat server` keeps its world (`--data DIR`, file `world.sqlite`): every user

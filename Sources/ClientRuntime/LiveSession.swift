@@ -1,9 +1,10 @@
+import Directives
 import SyncCore
 import SyncEngine
 
 /// What the live TUI drives: the app (`ClientApp`, the engine's runner on a clock and its
 /// store) and a world it applies directives to. `AppSession` is the embedded world; a client
-/// of `synchat server` is another (WorldClient's `NetworkSession`), with the same engine, keys
+/// of `synchat server` is another (ServerClient's `NetworkSession`), with the same engine, keys
 /// and screen. It offers queries, not its parts: a screen asks it for contacts, unread counts,
 /// a page of messages, a search, and hears the app's events; it does not reach into the
 /// engine's runner or the store.

@@ -4,11 +4,11 @@ import NIOEmbedded
 import NIOHTTP1
 import NIOWebSocket
 import ServerProtocol
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
-import WorldClient
-import WorldServer
+import ServerClient
+import ChatServer
 import Wire
 
 /// A clock that moves only when told: the wall clock (Unix ms) of the server and the

@@ -1,4 +1,4 @@
-import AppActions
+import ClientRuntime
 import ChatUI
 import Config
 import TerminalUI

@@ -1,7 +1,7 @@
-import AppActions
+import Directives
 import Foundation
 import NIOHTTP1
-import SimWorld
+import SimulatedWorld
 import SyncCore
 import SyncEngine
 import ServerProtocol
