@@ -51,8 +51,7 @@ import PackageDescription
 //   ServerClient              the engine's ports over those sockets (`synchat --server`, `synchat
 //                             bot`), on a ServerTransport: NetIO's sockets, or ServerPair's
 //                             in-process one.
-//   ServerPair                tests only: the server and its clients in one process, in virtual
-//                             time.
+//   ServerPair                the server and its clients in one process, in virtual time.
 //   synchat                   the thin executable: argument parsing and wiring.
 //   Spawn                     ChildProcess: the one place a child process starts, for the app
 //                             (--cast) and the tests, the crash harness, the bench and the width
@@ -63,6 +62,8 @@ import PackageDescription
 //                             spawning, event and golden-screen expectations, the reducer's
 //                             TestStore, the fuzz budget, the .timingSensitive trait); no
 //                             executable links it.
+// Under Sources/TestKit, apart from the product: TestSupport, CoreTestSupport, ServerPair,
+// CrashHarness, WidthCorpus and FaultProxy, for the tests and the bench's judges only.
 let package = Package(
     name: "synchat",
     platforms: [.macOS(.v14)],
@@ -127,30 +128,8 @@ let package = Package(
                            .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "NIOTLS", package: "swift-nio")]  // NIOTLS: the handshake's end, before which a request never left
         ),
-        // `synchat server` and its clients in one process, in virtual time: the real server and
-        // client joined by an in-process transport on NIO's EmbeddedChannel. Tests only.
-        .target(
-            name: "ServerPair",
-            dependencies: ["ChatServer", "ServerClient", "ServerProtocol", "SimulatedWorld", "SyncCore", "SyncEngine", "Wire",
-                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")]
-        ),
-        .target(name: "CrashHarness", dependencies: ["ChatStore", "SimulatedWorldInProfile", "Simulation", "Spawn", "SyncCore"]),
         .target(name: "Spawn"),
-        // What the test targets share: time words, temporary directories, spawning, event and
-        // golden-screen expectations, the reducer's TestStore, the fuzz budget, the lock of the
-        // timing-sensitive suites. Tests only.
-        .target(
-            name: "TestSupport",
-            dependencies: ["CoreTestSupport", "Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")]
-        ),
-        // What the pure core's tests need (the test clock's words) and nothing above SyncCore:
-        // building SyncCoreTests builds no engine, world or screen. Tests only.
-        .target(name: "CoreTestSupport", dependencies: ["SyncCore"]),
         .target(name: "CWidth"),
-        // The width corpus played through the real binary in tmux and judged on what tmux shows;
-        // it shares nothing with ChatUI's width model on purpose (docs/design.md, `WidthCorpus`).
-        .target(name: "WidthCorpus", dependencies: ["Spawn"]),
         .target(name: "ChatUI", dependencies: ["SyncCore", "SyncEngine", "ClientRuntime", "Directives", "CWidth"]),
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncursesw5-dev"])]),
         // SHA-256 of the server's stored secrets: OpenSSL's libcrypto, which every
@@ -202,8 +181,38 @@ let package = Package(
         ),
         .executableTarget(name: "synchat-bench", dependencies: ["ClientRuntime", "FaultProxy", "SimulatedWorldOnDisk", "SimulatedWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "ServerClient", "ServerProtocol",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
+        // Sources/TestKit: what exists only for the tests and the bench's judges (crash-child,
+        // soak, widths); synchat links none of it (ModuleGraphTests holds that).
+        //
+        // What the test targets share: time words, temporary directories, spawning, event and
+        // golden-screen expectations, the reducer's TestStore, the fuzz budget, the lock of the
+        // timing-sensitive suites.
+        .target(
+            name: "TestSupport",
+            dependencies: ["CoreTestSupport", "Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")],
+            path: "Sources/TestKit/TestSupport"
+        ),
+        // What the pure core's tests need (the test clock's words) and nothing above SyncCore:
+        // building SyncCoreTests builds no engine, world or screen.
+        .target(name: "CoreTestSupport", dependencies: ["SyncCore"], path: "Sources/TestKit/CoreTestSupport"),
+        // `synchat server` and its clients in one process, in virtual time: the real server and
+        // client joined by an in-process transport on NIO's EmbeddedChannel.
+        .target(
+            name: "ServerPair",
+            dependencies: ["ChatServer", "ServerClient", "ServerProtocol", "SimulatedWorld", "SyncCore", "SyncEngine", "Wire",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")],
+            path: "Sources/TestKit/ServerPair"
+        ),
+        // SIGKILLs a writer (synchat-bench crash-child) and checks the store after each kill.
+        .target(name: "CrashHarness", dependencies: ["ChatStore", "SimulatedWorldInProfile", "Simulation", "Spawn", "SyncCore"],
+                path: "Sources/TestKit/CrashHarness"),
+        // The width corpus played through the real binary in tmux and judged on what tmux shows;
+        // it shares nothing with ChatUI's width model on purpose (docs/design.md, `WidthCorpus`).
+        .target(name: "WidthCorpus", dependencies: ["Spawn"], path: "Sources/TestKit/WidthCorpus"),
         // The soak's connection-level nemesis: a TCP proxy that stalls, resets and cuts.
-        .target(name: "FaultProxy", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
+        .target(name: "FaultProxy", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+                path: "Sources/TestKit/FaultProxy"),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "CoreTestSupport"]),
         // ddmin against brute force; SimulatedWorld only for its seeded RandomStream.
         .testTarget(name: "ShrinkingTests", dependencies: ["Shrinking", "SimulatedWorld"]),

@@ -25,6 +25,19 @@ struct ModuleGraphTests {
         return out
     }
 
+    /// Each target's folder, from the package's root: its `path:` in Package.swift, or SwiftPM's
+    /// own `Sources/<name>` (`Tests/<name>` for a test target).
+    static func folders() throws -> [String: String] {
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var out: [String: String] = [:]
+        for chunk in manifest.split(separator: /\.(?=target\(|executableTarget\(|testTarget\(|systemLibrary\()/).dropFirst() {
+            guard let name = chunk.firstMatch(of: /^\w+\(\s*name:\s*"([\w-]+)"/)?.output.1 else { continue }
+            let path = chunk.firstMatch(of: /path:\s*"([^"]+)"/)?.output.1
+            out[String(name)] = path.map(String.init) ?? (chunk.hasPrefix("testTarget") ? "Tests/" : "Sources/") + name
+        }
+        return out
+    }
+
     /// The modules a folder's Swift files import.
     static func imports(in folder: URL) -> [String: String] {
         var out: [String: String] = [:]
@@ -41,12 +54,12 @@ struct ModuleGraphTests {
     @Test("every import of every target is a dependency Package.swift declares for it")
     func importsAreDeclared() throws {
         let declared = try Self.declared()
+        let folders = try Self.folders()
         #expect(declared.count >= 30, "read \(declared.count) targets from Package.swift")
         var checked = 0
         for (target, deps) in declared {
-            let folder = ["Sources", "Tests"].map { Self.root.appendingPathComponent("\($0)/\(target)") }
-                .first { FileManager.default.fileExists(atPath: $0.path) }
-            guard let folder else { continue }
+            let folder = try #require(folders[target].map { Self.root.appendingPathComponent($0) }, "\(target)'s folder")
+            #expect(FileManager.default.fileExists(atPath: folder.path), "\(target)'s folder, \(folder.path), is there")
             for (module, file) in Self.imports(in: folder) where module != target && !Self.system.contains(module) {
                 #expect(deps.contains(module), "\(target)/\(file) imports \(module), which Package.swift does not give \(target)")
                 checked += 1
@@ -120,6 +133,33 @@ extension ModuleGraphTests {
         let end = try #require(design.range(of: "\n```", range: start.upperBound..<design.endIndex))
         let drawn = String(design[design.index(start.lowerBound, offsetBy: 4)..<end.lowerBound])
         #expect(drawn == expected, "docs/design.md's layers differ from Package.swift's; they are:\n\(expected)")
+    }
+}
+
+extension ModuleGraphTests {
+    /// The targets a target links, directly or through others (ours only).
+    static func linked(by target: String, in declared: [String: Set<String>]) -> Set<String> {
+        var seen: Set<String> = []
+        var next = [target]
+        while let t = next.popLast() {
+            for d in declared[t] ?? [] where declared[d] != nil && seen.insert(d).inserted { next.append(d) }
+        }
+        return seen
+    }
+
+    @Test("Sources/TestKit holds what exists only for the tests and the bench's judges: all synchat does not link, and nothing it links")
+    func testKitApart() throws {
+        let declared = try Self.declared()
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let tests = Set(manifest.matches(of: /\.testTarget\(\s*name:\s*"(\w+)"/).map { String($0.output.1) })
+        let kit = Set(try Self.folders().filter { $0.value.hasPrefix("Sources/TestKit/") }.keys)
+        let product = Self.linked(by: "synchat", in: declared)
+        let notProduct = Set(declared.keys).subtracting(tests).subtracting(product).subtracting(["synchat", "synchat-bench"])
+        #expect(kit.intersection(product).isEmpty, "synchat links these, so they are the product's, not the tests': \(kit.intersection(product).sorted())")
+        #expect(notProduct.subtracting(kit).isEmpty, "only tests or the bench use these; they belong under Sources/TestKit: \(notProduct.subtracting(kit).sorted())")
+        #expect(kit.count >= 5, "read \(kit.sorted())")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Sources/TestKit").path)
+        #expect(Set(folders) == kit, "every folder of Sources/TestKit is a target's")
     }
 }
 
