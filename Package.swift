@@ -236,6 +236,15 @@ let package = Package(
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
         .testTarget(name: "EngineTests", dependencies: ["ClientRuntime", "Directives", "Charts", "Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
                                                      "SimulatedWorldOnDisk", "ChatStore"]),
+        // The SVG charts, judged as XML and by the font's own advances.
+        .testTarget(name: "ChartsTests", dependencies: ["Charts", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
+        // The directive vocabulary: one reader of a line, the fault keys.
+        .testTarget(name: "DirectivesTests", dependencies: ["Directives", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
+        // The scenario file's parser.
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "SyncCore"]),
+        // The repository's layout held to the design: the module graph and its drawing, the
+        // protocol's boundary, the files' size, the docs' rules, samples and words.
+        .testTarget(name: "LayoutTests", dependencies: ["Fuzzing", "Simulation", "SyncCore", "TestSupport"]),
         .testTarget(
             name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "TestSupport"]
         ),

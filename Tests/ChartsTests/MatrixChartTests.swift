@@ -6,13 +6,14 @@ import Charts
 import Simulation
 import SyncCore
 import Testing
+import TestSupport
 
 /// The matrix heatmap on a slide: landscape, a key of labelled bins, one measure (named) in
 /// each cell, and a caption for each cell where adaptive is red while naive is not. Read from
-/// the SVG as XML, on the matrix `FaultMatrixTests` ran.
+/// the SVG as XML, on the default grid the tests run once (`FaultGrid`).
 @Suite("The fault matrix's heatmap")
 struct MatrixChartTests {
-    static var rows: [FaultMatrix.Row] { FaultMatrixTests.rows }
+    static var rows: [FaultMatrix.Row] { FaultGrid.rows }
 
     @Test("landscape, at least 4:3, the measure named, and a key: a swatch and a label for every bin, from ≤ 10 s to ≥ 1 h")
     func shapeAndKey() throws {
@@ -53,8 +54,8 @@ struct MatrixChartTests {
         // No cell of the grid is red for adaptive alone, so the caption's rules are judged on the
         // grid with one made so: cell 79 (a night whose push loses 30 %), its adaptive p95 set to
         // 4.6 h, where naive's is not red.
-        #expect(MatrixChart.redForAdaptiveOnly(FaultMatrixTests.rows).isEmpty)
-        let rows = FaultMatrixTests.rows.map { row -> FaultMatrix.Row in
+        #expect(MatrixChart.redForAdaptiveOnly(FaultGrid.rows).isEmpty)
+        let rows = FaultGrid.rows.map { row -> FaultMatrix.Row in
             var row = row
             if row.index == 79 && row.policy == "adaptive" { row.summary.latencyP95 = 16_446 }
             return row

@@ -7,6 +7,7 @@ import Simulation
 import SyncCore
 import SyncEngine
 import Testing
+import TestSupport
 
 /// The picture of a run. The timeline is read from the run's own events; its
 /// totals are checked against the run's measures (counted elsewhere, by the engine), its

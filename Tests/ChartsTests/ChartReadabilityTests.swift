@@ -7,6 +7,7 @@ import FoundationXML
 import SyncCore
 import SyncEngine
 import Testing
+import TestSupport
 
 /// The charts read on a slide: a run's last state is not a sliver at the right edge, a fault's
 /// name stays on its bar (judged by the font's own advances, read from DejaVu Sans itself),
