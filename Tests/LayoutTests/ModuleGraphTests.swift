@@ -230,6 +230,24 @@ extension ModuleGraphTests {
         #expect(checked >= 5)
     }
 
+    @Test("every name docs/design.md's opening drawing shows is a target of Package.swift or a type declared in Sources")
+    func drawingNamesExist() throws {
+        let design = try String(contentsOf: Self.root.appendingPathComponent("docs/design.md"), encoding: .utf8)
+        let start = try #require(design.range(of: "```\n"))
+        let end = try #require(design.range(of: "\n```", range: start.upperBound..<design.endIndex))
+        let drawing = design[start.upperBound..<end.lowerBound]
+        var known = Set(try Self.declared().keys)
+        let base = Self.root.appendingPathComponent("Sources")
+        let walker = try #require(FileManager.default.enumerator(atPath: base.path))
+        for case let file as String in walker where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: base.appendingPathComponent(file), encoding: .utf8)
+            for m in text.matches(of: /(?:class|struct|enum|protocol|typealias|actor)\s+(\w+)/) { known.insert(String(m.output.1)) }
+        }
+        let names = Set(drawing.matches(of: /\b[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\b/).map { String($0.output) })
+        #expect(names.count >= 15, "read \(names.sorted())")
+        #expect(names.subtracting(known).isEmpty, "docs/design.md's drawing shows what no target or type is: \(names.subtracting(known).sorted())")
+    }
+
     @Test("every type docs/design.md names in backticks is declared in Sources (or is a target or a library's)")
     func designTypesExist() throws {
         let design = try String(contentsOf: Self.root.appendingPathComponent("docs/design.md"), encoding: .utf8)
