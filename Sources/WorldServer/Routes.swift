@@ -107,7 +107,9 @@ extension WorldServer {
     /// seen from the server's side), within the joins a peer may ask a minute.
     func versionRefused(_ headers: HTTPHeaders, uri: String = "", method: HTTPMethod = .GET, peer: String = "?") -> Answer? {
         guard let line = ProtocolVersion.refusal(header: headers[canonicalForm: ProtocolVersion.header].map(String.init)) else { return nil }
-        if method == .POST, URLComponents(string: uri)?.path == Route.join, allowJoin(from: peer) { FileHandle.standardError.write(Data("synchat server: \(peer): join: \(line)\n".utf8)) }
+        if method == .POST, URLComponents(string: uri)?.path == Route.join, allowJoin(from: peer) {
+            FileHandle.standardError.write(Data("synchat server: \(peer): join: \(line)\n".utf8))
+        }
         return .error(.badRequest, line)
     }
 

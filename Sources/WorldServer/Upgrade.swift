@@ -8,8 +8,9 @@ import ServerProtocol
 /// pipeline an upgraded connection gets.
 extension WorldServer {
     /// The headers to upgrade with, or nil to let the request through to `handle`, which
-    /// says why not (a missing or other protocol version first, as for every request). A refusal that depends on the moment (the user's sockets, its rate) is
-    /// decided here once and kept for the connection's answer (`refusedUpgrades`), so the
+    /// says why not (a missing or other protocol version first, as for every request). A
+    /// refusal that depends on the moment (the user's sockets, its rate) is decided here
+    /// once and kept for the connection's answer (`refusedUpgrades`), so the
     /// answer says the reason it was refused for: asked again a few milliseconds later, a
     /// bucket that refilled a token would make a rate-limited upgrade look like no upgrade (426).
     func shouldUpgrade(_ head: HTTPRequestHead, connection: ObjectIdentifier? = nil) -> HTTPHeaders? {
