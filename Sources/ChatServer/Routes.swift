@@ -40,6 +40,9 @@ extension WorldServer {
                 reply: @escaping (Answer) -> Void) {
         catchUp()
         defer { pump() }
+        // The version first, before the path: a peer that speaks no synchat protocol learns
+        // the one thing it must change, whatever it asked (an unknown path too).
+        if let refused = versionRefused(headers, uri: uri, method: method, peer: peer) { return reply(refused) }
         guard uri.utf8.count <= Self.maxURIBytes else { return reply(.error(.uriTooLong, "the request line is longer than \(Self.maxURIBytes) bytes")) }
         guard let parts = URLComponents(string: uri) else { return reply(.error(.badRequest, "not a valid request path")) }
         let path = parts.path
@@ -97,6 +100,17 @@ extension WorldServer {
         if !sent {
             reply(.error(.tooManyRequests, "\(user.name) has \(maxPendingAnswers) indexer answers pending already (its indexer is slow): wait for them"))
         }
+    }
+
+    /// The refusal of a request whose `ProtocolVersion.header` is missing or says another
+    /// version, or nil. A refused join is said on stderr too (a client of another version,
+    /// seen from the server's side), within the joins a peer may ask a minute.
+    func versionRefused(_ headers: HTTPHeaders, uri: String = "", method: HTTPMethod = .GET, peer: String = "?") -> Answer? {
+        guard let line = ProtocolVersion.refusal(header: headers[canonicalForm: ProtocolVersion.header].map(String.init)) else { return nil }
+        if method == .POST, URLComponents(string: uri)?.path == Route.join, allowJoin(from: peer) {
+            FileHandle.standardError.write(Data("synchat server: \(peer): join: \(line)\n".utf8))
+        }
+        return .error(.badRequest, line)
     }
 
     private func admin(method: HTTPMethod, path: String, query: [String: String], headers: HTTPHeaders, body: Data) -> Answer {

@@ -8,13 +8,15 @@ import ServerProtocol
 /// pipeline an upgraded connection gets.
 extension WorldServer {
     /// The headers to upgrade with, or nil to let the request through to `handle`, which
-    /// says why not. A refusal that depends on the moment (the user's sockets, its rate) is
-    /// decided here once and kept for the connection's answer (`refusedUpgrades`), so the
+    /// says why not (a missing or other protocol version first, as for every request). A
+    /// refusal that depends on the moment (the user's sockets, its rate) is decided here
+    /// once and kept for the connection's answer (`refusedUpgrades`), so the
     /// answer says the reason it was refused for: asked again a few milliseconds later, a
     /// bucket that refilled a token would make a rate-limited upgrade look like no upgrade (426).
     func shouldUpgrade(_ head: HTTPRequestHead, connection: ObjectIdentifier? = nil) -> HTTPHeaders? {
         let path = URLComponents(string: head.uri)?.path ?? ""
-        guard Route.sockets.contains(path), Self.upgradeProblem(head) == nil, let user = user(head.headers) else { return nil }
+        guard Route.sockets.contains(path), versionRefused(head.headers) == nil, Self.upgradeProblem(head) == nil,
+              let user = user(head.headers) else { return nil }
         let refusal: Answer
         if socketsByUser[user.name, default: 0] >= Self.maxSocketsPerUser {
             refusal = Self.tooManySockets(user.name)
@@ -55,6 +57,7 @@ extension WorldServer {
     /// the connection, or, for a request it was not asked about, why it is none.
     func socketRefusal(connection: ObjectIdentifier? = nil, path: String, method: HTTPMethod = .GET, uri: String = "", headers: HTTPHeaders) -> Answer {
         if let connection, let kept = refusedUpgrades.removeValue(forKey: connection) { return kept }
+        if let refused = versionRefused(headers) { return refused }
         if headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }),
            let problem = Self.upgradeProblem(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)) {
             return .error(.badRequest, problem)

@@ -191,6 +191,7 @@ public final class NetIO: ServerTransport, @unchecked Sendable {  // the inbox i
     private func requestFuture(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) -> EventLoopFuture<Answer> {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: "\(host):\(port)")
+        headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
         headers.add(name: "Content-Length", value: "\(body?.count ?? 0)")
         if body != nil { headers.add(name: "Content-Type", value: "application/json") }
         if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }

@@ -209,6 +209,7 @@ extension WebSocket {
     public static func sendOpening(_ channel: NIOCore.Channel, host: String, port: Int, path: String, token: String) {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: "\(host):\(port)")
+        headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
         headers.add(name: "Authorization", value: "Bearer \(token)")
         headers.add(name: "Content-Length", value: "0")
         channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)), promise: nil)

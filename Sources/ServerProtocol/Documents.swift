@@ -210,10 +210,53 @@ enum Body {
     }
 }
 
-/// The protocol client and server speak: said by the client when it joins and by the server
-/// in its answer. Each side that finds another version says so in one plain line.
+/// The protocol client and server speak: said by the client in a header on every request and
+/// socket opening (`Synchat-Protocol: 2`) and in its join's body, and by the server in the
+/// join's answer. Each side that finds another version says so in one plain line.
 public enum ProtocolVersion {
     public static let current = 2
+
+    /// The header every request and WebSocket opening carries, and its value.
+    public static let header = "Synchat-Protocol"
+    public static var headerValue: String { String(current) }
+
+    /// What a request's header says of its version.
+    public enum Said: Equatable, Sendable {
+        /// No header.
+        case none
+        /// The header more than once.
+        case repeated
+        /// A value that is not a whole number.
+        case notAVersion(String)
+        /// Another version than the server's.
+        case other(Int)
+        /// The server's own.
+        case same
+    }
+
+    /// What the values of a request's `header` (each one given, in order) say.
+    public static func judge(_ values: [String]) -> Said {
+        guard let value = values.first else { return .none }
+        guard values.count == 1 else { return .repeated }
+        let text = value.trimmingCharacters(in: .whitespaces)
+        guard let n = Int(text), String(n) == text else { return .notAVersion(text) }
+        return n == current ? .same : .other(n)
+    }
+
+    /// The line a server refuses a request with for what its header says, or nil when it
+    /// speaks the server's version: the version to run, and how to say it.
+    public static func refusal(header values: [String]) -> String? {
+        let send = "send the header \(header): \(current) (synchat does; from curl add -H '\(header): \(current)')"
+        switch judge(values) {
+        case .same: return nil
+        case .none: return "this server speaks synchat protocol \(current); the request says none: \(send)"
+        case .repeated: return "this server speaks synchat protocol \(current); the request says \(header) \(values.count) times: \(send), once"
+        case .notAVersion(let text):
+            return "this server speaks synchat protocol \(current); the request's \(header) is \"\(UntrustedText.visible(String(text.prefix(24))))\", not a version: \(send)"
+        case .other(let n):
+            return "this server speaks synchat protocol \(current), the client speaks \(n): use the same version of synchat on both sides"
+        }
+    }
 
     /// What a client says of a server of another protocol (0: one that does not say).
     public static func mismatch(server: Int) -> String {

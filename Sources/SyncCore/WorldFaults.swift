@@ -132,6 +132,58 @@ public struct WorldFaults: Hashable, Sendable {
         case networkOff
         case networkOn
 
+        /// A change's kind, without its share or duration. `kind` and `Kind.zero` are switches
+        /// without a default: a case added to `Change` has a kind, and the kind a change, before
+        /// anything compiles, so `allCases` is every change there is (the wire's table of names).
+        public enum Kind: CaseIterable, Sendable {
+            case pushDrop, pushDelay, pushDown, pushUp
+            case realtimeDown, realtimeUp, realtimeStale, realtimeFlaky
+            case indexerDown, indexerUp, indexerLatency
+            case tokenExpire, tokenInvalidate, networkOff, networkOn
+
+            /// The change of this kind, with a zero share or duration.
+            public var zero: Change {
+                switch self {
+                case .pushDrop: return .pushDrop(percent: 0)
+                case .pushDelay: return .pushDelay(.zero)
+                case .pushDown: return .pushDown
+                case .pushUp: return .pushUp
+                case .realtimeDown: return .realtimeDown
+                case .realtimeUp: return .realtimeUp
+                case .realtimeStale: return .realtimeStale
+                case .realtimeFlaky: return .realtimeFlaky(percent: 0)
+                case .indexerDown: return .indexerDown
+                case .indexerUp: return .indexerUp
+                case .indexerLatency: return .indexerLatency(.zero)
+                case .tokenExpire: return .tokenExpire
+                case .tokenInvalidate: return .tokenInvalidate
+                case .networkOff: return .networkOff
+                case .networkOn: return .networkOn
+                }
+            }
+        }
+
+        /// The change's kind.
+        public var kind: Kind {
+            switch self {
+            case .pushDrop: return .pushDrop
+            case .pushDelay: return .pushDelay
+            case .pushDown: return .pushDown
+            case .pushUp: return .pushUp
+            case .realtimeDown: return .realtimeDown
+            case .realtimeUp: return .realtimeUp
+            case .realtimeStale: return .realtimeStale
+            case .realtimeFlaky: return .realtimeFlaky
+            case .indexerDown: return .indexerDown
+            case .indexerUp: return .indexerUp
+            case .indexerLatency: return .indexerLatency
+            case .tokenExpire: return .tokenExpire
+            case .tokenInvalidate: return .tokenInvalidate
+            case .networkOff: return .networkOff
+            case .networkOn: return .networkOn
+            }
+        }
+
         /// What the change acts on.
         public var part: Part {
             switch self {

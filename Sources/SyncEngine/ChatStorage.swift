@@ -44,47 +44,26 @@ public protocol MessageSearching: AnyObject {
     func search(_ query: SearchQuery, in conversation: Address?, limit: Int) -> [StoredMessage]
 }
 
-/// The persistence port: messages, cursors, contacts, learned state. Implementations must
-/// make `commit` atomic: the messages and the cursor that covers them land together or not
-/// at all (rule 9), and a txId is stored at most once, keeping the first channel.
-public protocol ChatStorage: AnyObject {
-    func loadState() -> PersistedEngineState?
+/// The persistence port: messages, cursors, contacts, learned state; its reads are the
+/// engine's (`StoreReading`), the rest is the runner's writes and the screens' reads.
+/// Implementations must make `commit` atomic: the messages and the cursor that covers them
+/// land together or not at all (rule 9), and a txId is stored at most once, keeping the
+/// first channel.
+public protocol ChatStorage: StoreReading {
     func saveState(_ state: PersistedEngineState) throws
-
-    func contacts() -> [Contact]
     func upsertContact(_ contact: Contact) throws
-
-    func hasMessage(txId: String) -> Bool
-    func message(txId: String) -> StoredMessage?
     /// Stores the messages not yet stored and sets `cursor`, atomically. Returns the messages
     /// that were new, in the order given.
     func commit(_ messages: [StoredMessage], cursor: (SyncObject, SyncCursor)?) throws -> [StoredMessage]
-    func cursor(_ object: SyncObject) -> SyncCursor
     func messages(in conversation: Address) -> [StoredMessage]
-    /// A page of a conversation's history, oldest first: its latest `limit` messages older
-    /// than `before` (the newest when nil), and every other message of the oldest instant
-    /// among them, so that a page never splits an instant and the next page can start
-    /// strictly before it. Fewer than `limit` means the history's start is in the page.
-    func messages(in conversation: Address, before: Instant?, limit: Int) -> [StoredMessage]
-    func messageCount() -> Int
     /// Every stored message, in storage order.
     func allMessages() -> [StoredMessage]
     /// Rows whose txId an earlier row already has (the measure "duplicates", docs/simulate.md): 0 for
     /// a store that keeps its promise. A store on disk counts them without reading every row.
     func duplicateCount() -> Int
-    /// The newest block time per conversation, for "most recent conversations".
-    func lastActivity() -> [Address: Instant]
-
-    /// Unread counts of every conversation with unread messages: what the engine starts
-    /// counting from (`UnreadCounts`).
-    func unreadCounts() -> [Address: Int]
     func markRead(_ conversation: Address) throws
-
-    func pendingPushes() -> [PendingPush]
     func appendPendingPush(_ push: PendingPush) throws
     func removePendingPushes() throws
-    /// Messages written and not yet taken by the network, oldest first.
-    func outbox() -> [OutgoingMessage]
     /// Replaces the outbox.
     func saveOutbox(_ messages: [OutgoingMessage]) throws
 }

@@ -8,31 +8,31 @@ extension Engine {
     /// The reconnect's catch-up was skipped (rule 6, push reliable): the gap since realtime was
     /// last live, less the reorg buffer, is push's alone; a look is owed.
     func closingLookOwed() {
-        guard policy.closingLook, connection.lifecycle == .foreground else { return }
-        let ended = connection.lastLiveEndedAt ?? now
+        guard policy.closingLook, machines.connection.lifecycle == .foreground else { return }
+        let ended = machines.connection.lastLiveEndedAt ?? now
         // Counted from the reorg buffer before the gap, as a fetch would ask (rule 9).
         // The push path closed in the gap (a server restart loses the pushes in flight): the
         // look cannot wait for pushes that are not coming.
         if pushPathGap {
-            closing.gapLeftToPush(ClosingLook.Window(after: ended - settings.reorgRewind, through: now), now: now, pushCannotCover: true)
+            machines.closing.gapLeftToPush(ClosingLook.Window(after: ended - settings.reorgRewind, through: now), now: now, pushCannotCover: true)
             return emit(.closingLook("the reconnect's catch-up was skipped for a \(now - ended) gap in which the push path was closed too; the indexer's tips counted over it now"))
         }
-        closing.gapLeftToPush(ClosingLook.Window(after: ended - settings.reorgRewind, through: now), now: now)
-        emit(.closingLook("the reconnect's catch-up was skipped with push trusted for a \(now - ended) gap; the indexer's tips counted over it in \(closing.delay), once push is overdue for its last message"))
+        machines.closing.gapLeftToPush(ClosingLook.Window(after: ended - settings.reorgRewind, through: now), now: now)
+        emit(.closingLook("the reconnect's catch-up was skipped with push trusted for a \(now - ended) gap; the indexer's tips counted over it in \(machines.closing.delay), once push is overdue for its last message"))
     }
 
     /// A catch-up of everything (a full sync, or a proof of the gap by the UTXO set) started:
     /// it covers every gap that ended before it.
     func closingLookCovered() {
-        guard policy.closingLook, closing.catchUpStarted(at: now) else { return }
+        guard policy.closingLook, machines.closing.catchUpStarted(at: now) else { return }
         emit(.closingLook("dropped: this catch-up covers the gap"))
     }
 
     /// The look is due: asked now if nothing is out (rule 8), or a little later.
     func closingLookDue() {
-        let free = connection.lifecycle == .foreground && pending.tipOut == nil && runs.isEmpty
-        guard let window = closing.deadlineReached(now: now, canLook: free) else { return }
-        lookCounts = (window.after, window.through)
+        let free = machines.connection.lifecycle == .foreground && pending.tipOut == nil && runs.isEmpty
+        guard let window = machines.closing.deadlineReached(now: now, canLook: free) else { return }
+        coverage.lookCounts = (window.after, window.through)
         let call = IndexerCall.tipCounting(after: window.after, through: window.through)
         counters.requestsByKind[call.kind, default: 0] += 1
         let id = request()
@@ -48,10 +48,10 @@ extension Engine {
         do {
             tips = try IndexerTips.read(result.get(), now: now)
         } catch {
-            closing.failed(now: now)
-            return emit(.error(source: "indexer", message: "tip: \(error); the closing look is asked again in \(closing.due.map { $0 - now } ?? .zero)"))
+            machines.closing.failed(now: now)
+            return emit(.error(source: "indexer", message: "tip: \(error); the closing look is asked again in \(machines.closing.due.map { $0 - now } ?? .zero)"))
         }
-        closing.answered()
+        machines.closing.answered()
         let objects = fullSyncObjects()
         let short = countedShort(objects, tips: tips)
         let missing = unbrought(objects, tips: tips)

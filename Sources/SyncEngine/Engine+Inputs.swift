@@ -8,16 +8,16 @@ extension Engine {
     /// Cold start of the app process: restore what was learned, register for push if needed.
     /// The OS then makes the app active (`appDidBecomeActive`).
     func launch() {
-        emit(.launched(messages: storage.messageCount(), pushState: reliability.state, mode: mode))
-        if relaunched, let debt = gate.owed { emit(.catchUpOwed(kind: debt.kind, forced: debt.forced)) }
+        emit(.launched(messages: storeView.messageCount(), pushState: machines.reliability.state, mode: pushChannel.mode))
+        if presence.relaunched, let debt = machines.gate.owed { emit(.catchUpOwed(kind: debt.kind, forced: debt.forced)) }
         // Messages written before the last quit (or crash) that the network never took go now.
-        sends.restore(storage.outbox())
+        sends.restore(storeView.outbox())
         retrySends(failedOnly: false)
         conditionsChanged()
-        if mode == .remotePush {
-            registerToken(reason: tokenStatus == .active ? "launch: refreshing the active token" : "launch: registering for remote push")
-        } else if tokenStatus != .none {
-            unregisterToken(reason: "launch: mode \(mode.rawValue)")
+        if pushChannel.mode == .remotePush {
+            registerToken(reason: pushChannel.tokenStatus == .active ? "launch: refreshing the active token" : "launch: registering for remote push")
+        } else if pushChannel.tokenStatus != .none {
+            unregisterToken(reason: "launch: mode \(pushChannel.mode.rawValue)")
         }
     }
 
@@ -98,7 +98,7 @@ extension Engine {
         emit(.outgoing(done))
         // (b): an output this send spent leaves the UTXO set, so the set can no longer reveal
         // its message; if the store lacks it, the next proven gap fetches it by id.
-        for id in publication.spent where !has(id) { spentUnstored.insert(id) }
+        for id in publication.spent where !has(id) { coverage.spentUnstored.insert(id) }
     }
 
     /// Mutes or unmutes a contact: no push for it, and it never counts as push evidence.
@@ -107,19 +107,19 @@ extension Engine {
         c.muted = muted
         upsertContact(c)
         effects.append(.setMuted(contact, muted))
-        reliability.contactMuteChanged(contact, muted: muted, now: now)
+        machines.reliability.contactMuteChanged(contact, muted: muted, now: now)
         emit(.world("\(muted ? "muted" : "unmuted") \(c.handle)"))
     }
 
     /// Rule 15: switch notification mode; rule 1 re-evaluates push.
     func setMode(_ newMode: NotificationMode) {
-        guard newMode != mode else { return }
-        let left = mode == .remotePush
-        mode = newMode
+        guard newMode != pushChannel.mode else { return }
+        let left = pushChannel.mode == .remotePush
+        pushChannel.mode = newMode
         emit(.world("notification mode \(newMode.rawValue)"))
         conditionsChanged()
-        handle(refresh.conditionsChanged(mode: mode, pushState: reliability.state, now: now))  // rule 14
-        if newMode == .remotePush, tokenStatus != .active {
+        handle(machines.refresh.conditionsChanged(mode: pushChannel.mode, pushState: machines.reliability.state, now: now))  // rule 14
+        if newMode == .remotePush, pushChannel.tokenStatus != .active {
             registerToken(reason: "mode remote-push: registering for remote push")
         } else if left {
             // Leaving remote push stops pushes, as a real client does: no banners in background-fetch or off.
@@ -130,8 +130,8 @@ extension Engine {
 
     /// Rule 15: what banners show (name and text, name only, or nothing).
     func setPreview(_ preview: PreviewMode) {
-        guard preview != notifier.preview else { return }
-        notifier.preview = preview
+        guard preview != machines.notifier.preview else { return }
+        machines.notifier.preview = preview
         emit(.world("notification preview \(preview.rawValue)"))
     }
 
@@ -152,13 +152,13 @@ extension Engine {
 
     /// A message the app has: stored, or kept in memory while the store cannot write.
     public func message(txId: String) -> StoredMessage? {
-        unsaved.message(txId: txId) ?? storage.message(txId: txId)
+        storeView.message(txId: txId)
     }
 
     /// Why the store cannot write (`disk full`), for a status bar; nil while writes land.
-    public var storeTrouble: String? { unsaved.trouble }
+    public var storeTrouble: String? { storeView.unsaved.trouble }
     /// Changes kept in memory until the store can write them.
-    public var unsavedChanges: Int { unsaved.count }
+    public var unsavedChanges: Int { storeView.unsaved.count }
 
     /// A write of the profile's world failed (it shares the store's disk): the same trouble.
     func worldWriteFailed(_ error: Error) {
@@ -169,14 +169,14 @@ extension Engine {
     func worldWritesRetried(_ error: Error?) {
         if let error {
             storeFailed(error)
-        } else if unsaved.trouble != nil, storeRetryAt == nil, unsaved.count == 0, unsaved.recovered() {
-            emit(.storeTrouble(nil, unsaved: keptBeforeRecovery, retryEvery: Self.storeRetryInterval))
+        } else if storeView.unsaved.trouble != nil, storeView.retryAt == nil, storeView.unsaved.count == 0, storeView.unsaved.recovered() {
+            emit(.storeTrouble(nil, unsaved: storeView.keptBeforeRecovery, retryEvery: Self.storeRetryInterval))
         }
     }
 
     /// The OS's notification permission changed (rule 1).
     func permissionChanged(_ granted: Bool) {
-        permissionGranted = granted
+        pushChannel.permissionGranted = granted
         conditionsChanged()
     }
 
@@ -188,23 +188,23 @@ extension Engine {
     // MARK: - ClientEndpoint: what the world tells the app
 
     func appDidBecomeActive() {
-        let first = connection.lifecycle == .launched
-        let detail = first ? (relaunched ? "relaunch: a cold start of a saved profile" : "first launch")
-            : connection.backgroundSince.map { "after \(now - $0) in background" } ?? ""
+        let first = machines.connection.lifecycle == .launched
+        let detail = first ? (presence.relaunched ? "relaunch: a cold start of a saved profile" : "first launch")
+            : machines.connection.backgroundSince.map { "after \(now - $0) in background" } ?? ""
         emit(.lifecycle(.foreground, detail: detail))
-        handle(refresh.enteredForeground(now: now))
-        resuming = connection.lifecycle != .foreground
+        handle(machines.refresh.enteredForeground(now: now))
+        presence.resuming = machines.connection.lifecycle != .foreground
         processPendingPushes()  // rule 12, before the grace timers that ran out while suspended
-        reliability.appResumed()
-        watch.appResumed()
-        handle(watch.judge(now: now))
-        handle(reliability.deadlineReached(now: now))
-        resuming = false
-        if reregisterWhenActive, mode == .remotePush {
-            reregisterWhenActive = false
-            registerToken(reason: "app active: token \(tokenStatus.rawValue), registering again")
+        machines.reliability.appResumed()
+        machines.watch.appResumed()
+        handle(machines.watch.judge(now: now))
+        handle(machines.reliability.deadlineReached(now: now))
+        presence.resuming = false
+        if pushChannel.reregisterWhenActive, pushChannel.mode == .remotePush {
+            pushChannel.reregisterWhenActive = false
+            registerToken(reason: "app active: token \(pushChannel.tokenStatus.rawValue), registering again")
         }
-        closing.enteredForeground(now: now)
+        machines.closing.enteredForeground(now: now)
         handleConnection { $0.becameActive(now: now) }
         updatePoller()
     }
@@ -212,56 +212,56 @@ extension Engine {
     func appDidEnterBackground() {
         emit(.lifecycle(.background, detail: "app suspended; realtime can no longer be trusted"))
         handleConnection { $0.enteredBackground(now: now) }
-        reliability.appSuspended()
-        watch.appSuspended()
-        gate.enteredBackground()
-        closing.enteredBackground()
+        machines.reliability.appSuspended()
+        machines.watch.appSuspended()
+        machines.gate.enteredBackground()
+        machines.closing.enteredBackground()
         updatePoller()
-        handle(refresh.enteredBackground(mode: mode, pushState: reliability.state, now: now))
+        handle(machines.refresh.enteredBackground(mode: pushChannel.mode, pushState: machines.reliability.state, now: now))
     }
 
     func realtimeConnected(connection id: Int) {
-        guard id == currentConnection else { return }  // a superseded connect attempt
+        guard id == presence.currentConnection else { return }  // a superseded connect attempt
         handleConnection { $0.connected(now: now) }
     }
 
     func realtimeConnectFailed(connection id: Int, error: String) {
-        guard id == currentConnection else { return }
+        guard id == presence.currentConnection else { return }
         handleConnection { $0.connectFailed(now: now, error: error) }
     }
 
     func realtimeDisconnected(connection id: Int, error: String) {
-        guard id == currentConnection else { return }
+        guard id == presence.currentConnection else { return }
         handleConnection { $0.disconnected(now: now, error: error) }
     }
 
     func realtimeNotified(connection id: Int, message: NetworkMessage) {
-        guard id == currentConnection else { return }
+        guard id == presence.currentConnection else { return }
         store(message, via: .realtime, receivedAt: now)
         if message.direction == .incoming {
             // Rule 2: only incoming messages push could have carried are evidence (the machine judges).
-            handle(reliability.realtimeTxSeen(txId: message.txId, from: message.conversation, landedAt: message.blockTime, now: now))
+            handle(machines.reliability.realtimeTxSeen(txId: message.txId, from: message.conversation, landedAt: message.blockTime, now: now))
         }
     }
 
     func pushDelivered(payload: Data) {
         guard let message = decodePush(payload, source: "push") else { return }
         store(message, via: .push, receivedAt: now)
-        handle(reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
+        handle(machines.reliability.pushReceived(txId: message.txId, arrivedAt: now, now: now))
         pushArrived(message)
     }
 
     func notificationExtensionReceived(payload: Data) {
         guard let message = decodePush(payload, source: "notification extension") else { return }
         let push = PendingPush(message: message, arrivedAt: now)
-        pendingArrivals[message.txId] = now
+        pushChannel.pendingArrivals[message.txId] = now
         // The app has it, held by the extension: a look does not count it as push's to bring.
         let object = SyncObject(holding: message)
-        if newestSeen[object].map({ $0 < message.blockTime }) ?? true { newestSeen[object] = message.blockTime }
+        if coverage.newestSeen[object].map({ $0 < message.blockTime }) ?? true { coverage.newestSeen[object] = message.blockTime }
         pushArrived(message)
-        if !has(message.txId) { pendingUnstored.insert(message.txId) }
-        if unsaved.trouble != nil {
-            unsaved.keep(push)  // in order, behind a removal that may still be owed
+        if !has(message.txId) { pushChannel.pendingUnstored.insert(message.txId) }
+        if storeView.unsaved.trouble != nil {
+            storeView.unsaved.keep(push)  // in order, behind a removal that may still be owed
         } else {
             write(.appendPendingPush(push))
         }
@@ -280,27 +280,27 @@ extension Engine {
     }
 
     func tokenStatusChanged(_ status: TokenStatus) {
-        guard status != tokenStatus else { return }
-        tokenStatus = status
+        guard status != pushChannel.tokenStatus else { return }
+        pushChannel.tokenStatus = status
         emit(.tokenStatus(status))
         if status == .expired || status == .invalid {
-            reregisterWhenActive = true
+            pushChannel.reregisterWhenActive = true
             emit(.tokenRegistration("token \(status.rawValue): will register again when the app is next active"))
         }
         conditionsChanged()
     }
 
     func backgroundRefreshGranted(task: Int) {
-        currentRefreshTask = task
+        osRefresh.task = task
         emit(.backgroundRefresh("granted by the OS"))
-        handle(watch.judge(now: now))  // the app runs: what came due while it was suspended
-        handle(refresh.refreshGranted(mode: mode, pushState: reliability.state, keepsUp: watch.keepsUp(reliability.state, now: now, background: true),
-                                      recordCounted: watch.recordCounted, standing: watch.standing(reliability.state, now: now, background: true), now: now))
+        handle(machines.watch.judge(now: now))  // the app runs: what came due while it was suspended
+        handle(machines.refresh.refreshGranted(mode: pushChannel.mode, pushState: machines.reliability.state, keepsUp: machines.watch.keepsUp(machines.reliability.state, now: now, background: true),
+                                      recordCounted: machines.watch.recordCounted, standing: machines.watch.standing(machines.reliability.state, now: now, background: true), now: now))
     }
 
     func backgroundRefreshExpired(task: Int) {
-        guard task == currentRefreshTask else { return }
-        currentRefreshTask = nil
-        handle(refresh.refreshExpired(now: now))
+        guard task == osRefresh.task else { return }
+        osRefresh.task = nil
+        handle(machines.refresh.refreshExpired(now: now))
     }
 }

@@ -10,23 +10,23 @@ extension Engine {
             switch action {
             case .stateChanged(let from, let to, let reason):
                 counters.pushStateChanges += 1
-                watch.stateChanged(to: to, now: now)
+                machines.watch.stateChanged(to: to, now: now)
                 emit(.pushState(from: from, to: to, reason: reason.words))
-                handle(refresh.conditionsChanged(mode: mode, pushState: to, now: now))  // rule 14
+                handle(machines.refresh.conditionsChanged(mode: pushChannel.mode, pushState: to, now: now))  // rule 14
                 updatePoller()  // (e): rule 13 in remote-push while push is unreliable, and (e)'s checks
             case .observedHit(let txId, let offset, let via):
                 emit(.observationHit(txId: txId, pushOffset: offset, via: via))
             case .observedMiss(let txId, let misses, let via):
-                watch.missed(txId: txId, startsStreak: misses == 1)
+                machines.watch.missed(txId: txId, startsStreak: misses == 1)
                 emit(.observationMiss(txId: txId, consecutiveMisses: misses, threshold: settings.missesToUnreliable, via: via))
             case .observedSuperseded(let txId, let via):
                 emit(.observationSuperseded(txId: txId, via: via))
             case .observedHitSuperseded(let txId, let via):
                 emit(.observationHitSuperseded(txId: txId, via: via))
             case .startForcedCatchUp:
-                if gate.justCaughtUp(now: now, within: settings.pushGrace), runs.isEmpty, let last = gate.lastFullSyncAt {
+                if machines.gate.justCaughtUp(now: now, within: settings.pushGrace), runs.isEmpty, let last = machines.gate.lastFullSyncAt {
                     emit(.pushWatch("no forced catch-up: the full one that found these misses finished \(now - last) ago"))
-                } else if resuming, runs.isEmpty, gate.deferForcedToRecovery() {
+                } else if presence.resuming, runs.isEmpty, machines.gate.deferForcedToRecovery() {
                     emit(.catchUpDeferred(trigger: .pushUnreliable, until: settings.recoveryFallback))
                 } else {
                     trigger(.pushUnreliable, forced: true)
@@ -45,9 +45,9 @@ extension Engine {
     /// machine owns realtime's liveness (`liveSince`, `notLiveSince`, `lastLiveEndedAt`); when
     /// realtime stops being live in the foreground, what the engine does about it is done here.
     func handleConnection(_ input: (inout ConnectionLifecycle) -> [ConnectionLifecycle.Action]) {
-        let wasNotLive = connection.notLiveSince != nil
-        let actions = input(&connection)
-        if !wasNotLive, connection.notLiveSince != nil { realtimeStopped() }
+        let wasNotLive = machines.connection.notLiveSince != nil
+        let actions = input(&machines.connection)
+        if !wasNotLive, machines.connection.notLiveSince != nil { realtimeStopped() }
         handle(actions)
     }
 
@@ -56,7 +56,7 @@ extension Engine {
             switch action {
             case .connect(let forced, let reason):
                 emit(.realtime(.connecting, reason: (forced ? "forced reconnect, " : "") + reason.words))
-                currentConnection = nil  // its id comes back with `.connectionOpened`
+                presence.currentConnection = nil  // its id comes back with `.connectionOpened`
                 effects.append(.connect(forced: forced))
             case .requestCatchUp(let triggers, _):
                 for t in triggers { trigger(t, forced: false) }
@@ -65,7 +65,7 @@ extension Engine {
             case .ping(let id):
                 counters.keepalivePings += 1
                 // Without a connection there is nothing to answer: the ping times out.
-                guard let current = currentConnection else { break }
+                guard let current = presence.currentConnection else { break }
                 effects.append(.ping(connection: current, ping: id))
             }
         }
@@ -91,20 +91,20 @@ extension Engine {
     /// indexer's tips first (one request): a sync only of the objects whose tip moved past
     /// their cursors.
     func poll() {
-        guard policy.checkTipBeforePoll, reliability.state != .reliable, pending.tipOut == nil, runs.isEmpty, gate.owed?.kind != .full,
-              let lastFull = gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
+        guard policy.checkTipBeforePoll, machines.reliability.state != .reliable, pending.tipOut == nil, runs.isEmpty, machines.gate.owed?.kind != .full,
+              let lastFull = machines.gate.lastFullSyncAt, now - lastFull < policy.fullSyncMaxAge else {
             return trigger(.poll, forced: false)
         }
         counters.requestsByKind[IndexerCall.tip.kind, default: 0] += 1
         let id = request()
         pending.sent(id, .tip(.poll))
-        poller.syncStarted(now: now)
+        machines.poller.syncStarted(now: now)
         effects.append(.indexer(id: id, .tip))
         emit(.tipAsked(objects: fullSyncObjects().count))
     }
 
     func tipReplied(result: Result<Data, TransportError>) {
-        guard poller.active else { return }
+        guard machines.poller.active else { return }
         let tips: IndexerTips
         switch result {
         case .failure(let error):
@@ -126,7 +126,7 @@ extension Engine {
         emit(.tipsAnswered(age: tips.latest.map { now - $0 }, moved: moved.map(\.description), of: fullSyncObjects().count))
         if moved.isEmpty {
             counters.tipSkips += 1
-            handle(poller.syncCompleted(now: now))
+            handle(machines.poller.syncCompleted(now: now))
         } else {
             trigger(.poll, forced: false, tipObjects: moved)
         }
@@ -136,13 +136,13 @@ extension Engine {
     /// message any channel brought): what moved is what push and realtime have not brought.
     /// (g): only what push is overdue for counts (`unbrought`); a younger message may still come.
     func pushCheckReplied(result: Result<Data, TransportError>) {
-        guard verifier.active else { return }
+        guard machines.verifier.active else { return }
         let tips: IndexerTips
         do {
             tips = try IndexerTips.read(result.get(), now: now)
         } catch {
-            verifier.lookFailed(now: now)
-            let wait = policy.pacedLooks ? (verifier.nextDeadline.map { $0 - now } ?? verifier.retryWait) : verifier.verifyInterval
+            machines.verifier.lookFailed(now: now)
+            let wait = policy.pacedLooks ? (machines.verifier.nextDeadline.map { $0 - now } ?? machines.verifier.retryWait) : machines.verifier.verifyInterval
             return emit(.error(source: "indexer", message: "tip: \(error); push check again in \(wait)"))
         }
         let objects = fullSyncObjects()
@@ -158,11 +158,11 @@ extension Engine {
         for action in actions {
             switch action {
             case .request(let earliest, let reason):
-                refreshEarliest = earliest
+                osRefresh.earliest = earliest
                 effects.append(.requestBackgroundRefresh(earliest: earliest))
                 emit(.backgroundRefresh("requested, earliest in \(earliest - now) (\(reason.words))"))
             case .cancelRequest(let reason):
-                refreshEarliest = nil
+                osRefresh.earliest = nil
                 effects.append(.cancelBackgroundRefresh)
                 emit(.backgroundRefresh("request withdrawn: \(reason.words)"))
             case .runLightSync, .runFullSync:
@@ -172,7 +172,7 @@ extension Engine {
             case .skip(let reason):
                 emit(.backgroundRefresh("skipped: \(reason.words)"))
             case .stopLightSync(let reason):
-                if let id = refreshRunId {
+                if let id = osRefresh.runId {
                     finish(runId: id, stoppedBy: reason.words)
                 } else if pending.tipOut == .refreshLook {
                     emit(.backgroundRefresh("look stopped: \(reason.words)"))
@@ -189,20 +189,20 @@ extension Engine {
     /// Rule 14's refresh sync, under rule 8's single flight: a sync that started while the
     /// refresh looked (a manual one, say) holds it, and the grant goes unused.
     func refreshSync(kind: CatchUpGate.SyncKind, conversations: Int = 0, objects: [SyncObject]? = nil) {
-        switch gate.lightSyncRequested(now: now, running: runs.first?.running) {
+        switch machines.gate.lightSyncRequested(now: now, running: runs.first?.running) {
         case .start:
-            refreshRunId = startSync(kind: kind, trigger: .backgroundRefresh, forced: false, conversations: conversations, objects: objects)
+            osRefresh.runId = startSync(kind: kind, trigger: .backgroundRefresh, forced: false, conversations: conversations, objects: objects)
         case .busy(let running):
             emit(.backgroundRefresh("skipped: a \(running.kind.rawValue) sync (\(running.trigger.rawValue)) is running"))
-            handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
+            handle(machines.refresh.grantUnused(mode: pushChannel.mode, pushState: machines.reliability.state, now: now))
         }
     }
 
     /// `tipObjects`: (d)'s objects whose tip moved, which a targeted sync fetches alone.
     func trigger(_ trigger: CatchUpTrigger, forced: Bool, tipObjects: [SyncObject]? = nil) {
-        switch gate.triggered(trigger, forced: forced, pushState: reliability.state, now: now, running: runs.first?.running,
-                              foreground: connection.lifecycle == .foreground, realtimeLive: connection.realtime == .live,
-                              tipsProved: tipObjects != nil, pushInDoubt: watch.inDoubt || pushLeavesSomeOut || pushPathGap,
+        switch machines.gate.triggered(trigger, forced: forced, pushState: machines.reliability.state, now: now, running: runs.first?.running,
+                              foreground: machines.connection.lifecycle == .foreground, realtimeLive: machines.connection.realtime == .live,
+                              tipsProved: tipObjects != nil, pushInDoubt: machines.watch.inDoubt || pushLeavesSomeOut || pushPathGap,
                               realtimeSinceProof: realtimeCoversProof) {
         case .start(let t, let forced, let kind):
             if kind == .targeted, let tipObjects {
@@ -215,13 +215,13 @@ extension Engine {
         case .join(let t, let running):
             counters.joined += 1
             // The inspector lists who joined a catch-up (a background refresh's light sync is not one).
-            if let first = runs.first, first.id != refreshRunId { runs.join(first.id, trigger: t) }
+            if let first = runs.first, first.id != osRefresh.runId { runs.join(first.id, trigger: t) }
             // (g): a targeted sync does not cover this reconnect's gap (the node's or the
             // subscription's): a proof's UTXO set was asked before some of what landed in it, and a
             // fetch of the objects a look named leaves the others out. The reconnect asks again
             // once it ends.
             if policy.pacedLooks, t == .rpcRestored || t == .subscriptionRestart, running.kind == .targeted {
-                reconnectAfterRun = t
+                coverage.reconnectAfterRun = t
             }
             emit(.catchUpJoined(trigger: t, running: "\(running.kind.rawValue) \(running.trigger.rawValue)"))
         case .skip(let t, let ago, let left):
@@ -239,7 +239,7 @@ extension Engine {
     }
 
     func unregisterToken(reason: String) {
-        reregisterWhenActive = false
+        pushChannel.reregisterWhenActive = false
         emit(.tokenRegistration("unregister: " + reason))
         effects.append(.unregisterToken)
     }
@@ -248,7 +248,7 @@ extension Engine {
     /// could not bring. A reconnect after it proves its gap (`pushPathGap`), as while push is in doubt.
     func pushPathChanged(open: Bool) {
         var letGo = 0
-        for action in reliability.pushPathChanged(open: open, now: now) {
+        for action in machines.reliability.pushPathChanged(open: open, now: now) {
             if case .sightingsLetGo(let txIds) = action { letGo += txIds.count }
         }
         emit(.pushPath(open: open, letGo: letGo))
@@ -256,20 +256,20 @@ extension Engine {
 
     /// The push path was closed since realtime was last live: push cannot have covered the
     /// realtime gap a reconnect closes, however reliable it is.
-    var pushPathGap: Bool { reliability.pushPathWasClosed(since: connection.lastLiveEndedAt ?? now) }
+    var pushPathGap: Bool { machines.reliability.pushPathWasClosed(since: machines.connection.lastLiveEndedAt ?? now) }
 
     func conditionsChanged() {
-        let conditions = PushConditions(mode: mode, permissionGranted: permissionGranted, tokenStatus: tokenStatus)
-        handle(reliability.conditionsChanged(conditions, now: now))
+        let conditions = PushConditions(mode: pushChannel.mode, permissionGranted: pushChannel.permissionGranted, tokenStatus: pushChannel.tokenStatus)
+        handle(machines.reliability.conditionsChanged(conditions, now: now))
     }
 
     /// Rule 13's poller and (e)'s checks, after any change of lifecycle, realtime, mode or push state.
     func updatePoller() {
-        handle(poller.conditionsChanged(lifecycle: connection.lifecycle, realtimeAvailable: !connection.subscriptionUnavailable, mode: mode,
+        handle(machines.poller.conditionsChanged(lifecycle: machines.connection.lifecycle, realtimeAvailable: !machines.connection.subscriptionUnavailable, mode: pushChannel.mode,
                                         syncRunning: !runs.isEmpty, pushUnreliable: pushFailing,
-                                        realtimeGoneSince: connection.notLiveSince, now: now))
-        handle(verifier.conditionsChanged(foreground: connection.lifecycle == .foreground, notLiveSince: connection.notLiveSince,
-                                          pushState: reliability.state, pushFailing: pushFailing, polling: poller.active, watch: watchView,
+                                        realtimeGoneSince: machines.connection.notLiveSince, now: now))
+        handle(machines.verifier.conditionsChanged(foreground: machines.connection.lifecycle == .foreground, notLiveSince: machines.connection.notLiveSince,
+                                          pushState: machines.reliability.state, pushFailing: pushFailing, polling: machines.poller.active, watch: watchView,
                                           now: now))
     }
 
@@ -287,7 +287,7 @@ extension Engine {
     /// (e): one tip request; what moved past what the app has is fetched (`tipReplied`).
     func verifyPush() {
         guard pending.tipOut == nil, runs.isEmpty else {
-            return emit(.pushCheck("a sync or a tip request is out; next check in \(verifier.verifyInterval)"))
+            return emit(.pushCheck("a sync or a tip request is out; next check in \(machines.verifier.verifyInterval)"))
         }
         let call = lookCall()
         let id = request()

@@ -19,25 +19,25 @@ extension Engine {
         var seen = Set<String>()
         let fresh = messages.filter { !has($0.txId) && seen.insert($0.txId).inserted }
         for m in fresh {
-            unsaved.writing(m)
+            storeView.unsaved.writing(m)
             if m.message.direction == .incoming { unread.arrived(in: m.message.conversation) }
         }
-        let carried = unsaved.messages
-        unsaved.messagesStored()
-        for m in carried { unsaved.writing(m) }
+        let carried = storeView.unsaved.messages
+        storeView.unsaved.messagesStored()
+        for m in carried { storeView.unsaved.writing(m) }
         write(.messages(carried + fresh, cursor: cursor), runId: runId)
         return fresh
     }
 
     /// A sync object's cursor: as written, even if the write has not answered yet.
     func cursor(of object: SyncObject) -> SyncCursor {
-        writes.cursor(object) ?? storage.cursor(object)
+        storeView.cursor(object)
     }
 
     /// Asks the runner to write; `runId` waits for the answer.
     func write(_ w: StoreWrite, runId: Int? = nil) {
         let id = request()
-        writes.asked(id, w, runId: runId)
+        storeView.writes.asked(id, w, runId: runId)
         if let runId { runs.writing(runId) }
         effects.append(.write(id: id, w))
     }
@@ -45,19 +45,19 @@ extension Engine {
     /// A write answered.
     func written(id: Int, failure: String?) {
         let stored = failure == nil
-        guard let (w, runId) = writes.answered(id, stored: stored) else { return }
+        guard let (w, runId) = storeView.writes.answered(id, stored: stored) else { return }
         switch w {
         case .messages(let messages, _):
-            unsaved.written(messages.map(\.txId), stored: stored)
+            storeView.unsaved.written(messages.map(\.txId), stored: stored)
         case .state:
             break
-        case .contact(let c): if !stored { unsaved.keep(c) }
-        case .markRead(let a): if !stored { unsaved.keepRead(a) }
-        case .appendPendingPush(let p): if !stored { unsaved.keep(p) }
-        case .removePendingPushes: if !stored { unsaved.clearPendingPushes = true }
-        case .outbox: if !stored { outboxUnsaved = true }
+        case .contact(let c): if !stored { storeView.unsaved.keep(c) }
+        case .markRead(let a): if !stored { storeView.unsaved.keepRead(a) }
+        case .appendPendingPush(let p): if !stored { storeView.unsaved.keep(p) }
+        case .removePendingPushes: if !stored { storeView.unsaved.clearPendingPushes = true }
+        case .outbox: if !stored { storeView.outboxUnsaved = true }
         }
-        if writes.retryAnswered(id, failed: failure != nil) {
+        if storeView.writes.retryAnswered(id, failed: failure != nil) {
             effects.append(.retryWorldWrites)  // the retry landed; the world's own writes share the disk
         }
         if let failure { storeFailed(reason: failure) }
@@ -68,61 +68,61 @@ extension Engine {
     }
 
     /// The app has this message: stored, or kept in memory.
-    func has(_ txId: String) -> Bool { unsaved.contains(txId: txId) || storage.hasMessage(txId: txId) }
+    func has(_ txId: String) -> Bool { storeView.has(txId) }
 
     /// A write failed: the trouble is logged once, when it starts, and everything unsaved is
     /// tried again every `storeRetryInterval` until it all lands.
     func storeFailed(_ error: Error) { storeFailed(reason: "\(error)") }
 
     func storeFailed(reason: String) {
-        if unsaved.failed(reason: reason) {
-            emit(.storeTrouble(unsaved.trouble, unsaved: unsaved.count, retryEvery: Self.storeRetryInterval))
+        if storeView.unsaved.failed(reason: reason) {
+            emit(.storeTrouble(storeView.unsaved.trouble, unsaved: storeView.unsaved.count, retryEvery: Self.storeRetryInterval))
         }
-        if storeRetryAt == nil { storeRetryAt = now + Self.storeRetryInterval }
+        if storeView.retryAt == nil { storeView.retryAt = now + Self.storeRetryInterval }
     }
 
     /// Writes everything kept in memory, in order; the trouble ends when all of it lands.
     func retryStore() {
-        storeRetryAt = nil
-        keptBeforeRecovery = unsaved.keptDuringTrouble
-        let before = nextRequestId
-        if !unsaved.messages.isEmpty { _ = commit([], cursor: nil) }
-        for (address, c) in unsaved.contacts.sorted(by: { $0.key < $1.key }) {
-            unsaved.contactStored(address)
+        storeView.retryAt = nil
+        storeView.keptBeforeRecovery = storeView.unsaved.keptDuringTrouble
+        let before = pending.lastRequestId
+        if !storeView.unsaved.messages.isEmpty { _ = commit([], cursor: nil) }
+        for (address, c) in storeView.unsaved.contacts.sorted(by: { $0.key < $1.key }) {
+            storeView.unsaved.contactStored(address)
             write(.contact(c))
         }
-        for a in unsaved.reads.sorted() {
-            unsaved.readStored(a)
+        for a in storeView.unsaved.reads.sorted() {
+            storeView.unsaved.readStored(a)
             write(.markRead(a))
         }
-        if unsaved.clearPendingPushes {
-            unsaved.clearPendingPushes = false
+        if storeView.unsaved.clearPendingPushes {
+            storeView.unsaved.clearPendingPushes = false
             write(.removePendingPushes)
         }
-        for p in unsaved.takePendingPushes() { write(.appendPendingPush(p)) }
-        if outboxUnsaved {
-            outboxUnsaved = false
+        for p in storeView.unsaved.takePendingPushes() { write(.appendPendingPush(p)) }
+        if storeView.outboxUnsaved {
+            storeView.outboxUnsaved = false
             writeOutbox()
         }
         saveState()
         // The trouble ends when all of these land, and then the world's own writes.
-        let batch = Set((before + 1)...max(before + 1, nextRequestId)).filter { writes.isInFlight($0) }
-        if batch.isEmpty { effects.append(.retryWorldWrites) } else { writes.retrying(batch) }
+        let batch = Set((before + 1)...max(before + 1, pending.lastRequestId)).filter { storeView.writes.isInFlight($0) }
+        if batch.isEmpty { effects.append(.retryWorldWrites) } else { storeView.writes.retrying(batch) }
     }
 
     func announce(_ m: StoredMessage) {
         let object = SyncObject(holding: m.message)
-        if newestSeen[object].map({ $0 < m.message.blockTime }) ?? true { newestSeen[object] = m.message.blockTime }
+        if coverage.newestSeen[object].map({ $0 < m.message.blockTime }) ?? true { coverage.newestSeen[object] = m.message.blockTime }
         broughtOwed(m.message, byPush: m.via == .push)
         trafficSeen(m.message, byPush: m.via == .push)
-        pendingUnstored.remove(m.txId)
-        spentUnstored.remove(m.txId)
+        pushChannel.pendingUnstored.remove(m.txId)
+        coverage.spentUnstored.remove(m.txId)
         let a = m.message.conversation
         emit(.messageStored(m, contact: contactsByAddress[a] ?? Contact(address: a, handle: a.value, displayName: a.value)))
         // On screen in the foreground: read as it is stored (its write is queued before this).
-        if a == viewing, m.message.direction == .incoming, connection.lifecycle == .foreground { markRead(a) }
+        if a == presence.viewing, m.message.direction == .incoming, machines.connection.lifecycle == .foreground { markRead(a) }
         if m.via == .background, m.message.direction == .incoming,
-           pendingArrivals[m.txId] == nil {
+           pushChannel.pendingArrivals[m.txId] == nil {
             notify(m.message)  // a background refresh found it, and no push had shown it
         }
     }
@@ -131,7 +131,7 @@ extension Engine {
     func notify(_ message: NetworkMessage) {
         let contact = contactsByAddress[message.conversation]
             ?? Contact(address: message.conversation, handle: message.conversation.value, displayName: message.conversation.value)
-        switch notifier.incoming(from: contact, kind: message.kind, text: message.body, mode: mode, now: now) {
+        switch machines.notifier.incoming(from: contact, kind: message.kind, text: message.body, mode: pushChannel.mode, now: now) {
         case .show(let banner):
             emit(.banner(banner, badge: badge))
         case .suppressed(let reason):
@@ -141,20 +141,20 @@ extension Engine {
 
     /// The badge: every unread message, including those still pending in the extension.
     public var badge: Int {
-        unread.total + pendingUnstored.count
+        unread.total + pushChannel.pendingUnstored.count
     }
 
     /// Rule 12: pushes the extension stored while backgrounded are stored now and count as
     /// push deliveries at the time they really arrived.
     func processPendingPushes() {
-        let pending = storage.pendingPushes() + unsaved.takePendingPushes()
+        let pending = storeView.takePendingPushes()
         guard !pending.isEmpty else { return }
         for p in pending {
             store(p.message, via: .push, receivedAt: p.arrivedAt)
-            handle(reliability.pushReceived(txId: p.message.txId, arrivedAt: p.arrivedAt, now: now))
+            handle(machines.reliability.pushReceived(txId: p.message.txId, arrivedAt: p.arrivedAt, now: now))
         }
-        pendingArrivals.removeAll()
-        pendingUnstored.removeAll()
+        pushChannel.pendingArrivals.removeAll()
+        pushChannel.pendingUnstored.removeAll()
         write(.removePendingPushes)
     }
 }

@@ -22,7 +22,7 @@ extension Engine {
         case .light: counters.lightSyncs += 1
         case .targeted: counters.targetedSyncs += 1
         }
-        poller.syncStarted(now: now)
+        machines.poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: kind, forced: forced, objects: objects.count))
         if kind == .full { closingLookCovered() }
         fetchAll(objects, runId: id)
@@ -39,7 +39,7 @@ extension Engine {
     /// realtime and may not be indexed yet: a catch-up asks once the indexer has caught up
     /// with it, `indexerLagAllowance` after the subscription.
     func afterIndexerLag(_ ask: PendingRequests.Held) {
-        guard let live = connection.liveSince, now < live + settings.indexerLagAllowance else { return perform(ask) }
+        guard let live = machines.connection.liveSince, now < live + settings.indexerLagAllowance else { return perform(ask) }
         pending.hold(ask, until: live + settings.indexerLagAllowance)
     }
 
@@ -58,8 +58,8 @@ extension Engine {
             runs.asked(runId)
             let request = request()
             pending.sent(request, .utxoSet(runId: runId))
-            utxoAskedAt[runId] = now
-            effects.append(.requestUtxoSet(id: request, since: provenThrough.map { $0 - settings.reorgRewind }))
+            coverage.utxoAskedAt[runId] = now
+            effects.append(.requestUtxoSet(id: request, since: coverage.provenThrough.map { $0 - settings.reorgRewind }))
         }
     }
 
@@ -69,7 +69,7 @@ extension Engine {
         if !runs.isEmpty { counters.overlappingSyncs += 1 }
         let id = runs.start(kind: .targeted, trigger: trigger, forced: forced, now: now)
         counters.targetedSyncs += 1
-        poller.syncStarted(now: now)
+        machines.poller.syncStarted(now: now)
         emit(.catchUpStarted(trigger: trigger, kind: .targeted, forced: forced, objects: 1))
         closingLookCovered()
         afterIndexerLag(.utxoSet(runId: id))
@@ -89,7 +89,7 @@ extension Engine {
             let requestedAt = now
             // The gap: unspent outputs the store lacks, and outputs the user's sends spent unseen
             // (walked in turn: the set is the address's whole unspent history, not copied again).
-            for id in [txIds, spentUnstored.sorted()].joined() where !has(id) {
+            for id in [txIds, coverage.spentUnstored.sorted()].joined() where !has(id) {
                 let call = IndexerCall.messageById(id)
                 counters.requestsByKind[call.kind, default: 0] += 1
                 runs.asked(runId)
@@ -114,7 +114,7 @@ extension Engine {
 
     /// Rule 14: incoming contextual messages of the most recently active conversations.
     func lightSyncObjects(_ conversations: Int) -> [SyncObject] {
-        let activity = storage.lastActivity()
+        let activity = storeView.lastActivity()
         let ranked = contacts.sorted {
             let a = activity[$0.address] ?? .zero, b = activity[$1.address] ?? .zero
             return a == b ? $0.address < $1.address : a > b
@@ -166,13 +166,13 @@ extension Engine {
             do {
                 let reply = try IndexerPage.read(data, for: call, me: me, now: now)
                 if !reply.rejected.isEmpty {
-                    switch rejectedItems.judge(reply.rejected) {
+                    switch coverage.rejectedItems.judge(reply.rejected) {
                     case .retry(let reason, let strikes):
-                        throw WireError("\(reason) (rejected \(strikes) of \(rejectedItems.attempts) times before it is skipped)")
+                        throw WireError("\(reason) (rejected \(strikes) of \(coverage.rejectedItems.attempts) times before it is skipped)")
                     case .skip(let newly):
                         for item in newly {
                             let what = item.txId.map { "message \($0.prefix(8))" } ?? "an item"
-                            emit(.error(source: "indexer", message: "\(what) rejected \(rejectedItems.attempts) times in a row (\(item.reason)); skipped for good, the sync moves on"))
+                            emit(.error(source: "indexer", message: "\(what) rejected \(coverage.rejectedItems.attempts) times in a row (\(item.reason)); skipped for good, the sync moves on"))
                         }
                     }
                 }
@@ -186,7 +186,7 @@ extension Engine {
                 // A message whose push already reached the notification extension was the
                 // app's first from that push, when it arrived: keep that as its first channel.
                 let messages = reply.messages.map { m in
-                    pendingArrivals[m.txId].map { StoredMessage(message: m, receivedAt: $0, via: .push) }
+                    pushChannel.pendingArrivals[m.txId].map { StoredMessage(message: m, receivedAt: $0, via: .push) }
                         ?? StoredMessage(message: m, receivedAt: now, via: channel)
                 }
                 // Rule 9: the cursor moves in the same commit as the messages it covers.
@@ -206,8 +206,8 @@ extension Engine {
                         // (a): a message first found by a catch-up is push evidence too. If its
                         // push already reached the extension (a refresh in the background), that
                         // push is its match.
-                        handle(reliability.fetchedTx(txId: m.txId, from: m.message.conversation, blockTime: m.message.blockTime,
-                                                     pushArrivedAt: pendingArrivals[m.txId], now: now))
+                        handle(machines.reliability.fetchedTx(txId: m.txId, from: m.message.conversation, blockTime: m.message.blockTime,
+                                                     pushArrivedAt: pushChannel.pendingArrivals[m.txId], now: now))
                     }
                 }
                 if let object, let next = reply.nextPage {
@@ -227,7 +227,7 @@ extension Engine {
                 } else if let object {
                     // (g): the object's last page: what the indexer had indexed of it by then
                     // is held, or is what no fetch brings (`countedShort`).
-                    fetchedThrough[object] = requestedAt - settings.indexerLagAllowance
+                    coverage.fetchedThrough[object] = requestedAt - settings.indexerLagAllowance
                 }
             } catch {
                 runs.failed(runId)
@@ -240,10 +240,10 @@ extension Engine {
 
     func finish(runId: Int, stoppedBy: String?) {
         guard let run = runs.finish(runId) else { return }
-        let fromRefresh = refreshRunId == runId
-        if fromRefresh { refreshRunId = nil }
+        let fromRefresh = osRefresh.runId == runId
+        if fromRefresh { osRefresh.runId = nil }
         let succeeded = run.failed == 0 && stoppedBy == nil
-        let askedAt = utxoAskedAt.removeValue(forKey: runId)
+        let askedAt = coverage.utxoAskedAt.removeValue(forKey: runId)
         if succeeded {
             // (b): what a complete full sync or proof covered. A full sync's requests found
             // every message indexed when it started (indexing takes up to the allowance); a
@@ -253,24 +253,24 @@ extension Engine {
             case .targeted: askedAt
             default: nil
             }
-            if let covered, provenThrough.map({ $0 < covered }) ?? true { provenThrough = covered }
+            if let covered, coverage.provenThrough.map({ $0 < covered }) ?? true { coverage.provenThrough = covered }
             if run.kind == .targeted, let askedAt { advanceCursorsAfterProof(askedAt: askedAt) }
-            if let proof = refreshCovers, proof.runId == runId { provesThrough(proof.through) }  // (f)
+            if let proof = coverage.refreshCovers, proof.runId == runId { provesThrough(proof.through) }  // (f)
         }
-        if refreshCovers?.runId == runId { refreshCovers = nil }
+        if coverage.refreshCovers?.runId == runId { coverage.refreshCovers = nil }
         // A fetch of the objects a look named (no UTXO set asked) is no catch-up of a gap: (c) still trails it.
-        gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: connection.lifecycle == .foreground,
+        machines.gate.finished(kind: run.kind, succeeded: succeeded, now: now, foreground: machines.connection.lifecycle == .foreground,
                       forced: run.forced, progressed: run.failed < run.requests, coversAll: run.kind == .full || askedAt != nil)
         counters.errors += run.failed
         emit(.catchUpFinished(trigger: run.trigger, kind: run.kind, stored: run.stored, requests: run.requests,
                               failed: run.failed, took: now - run.startedAt, stoppedBy: stoppedBy))
-        handle(poller.syncCompleted(now: now))
+        handle(machines.poller.syncCompleted(now: now))
         if fromRefresh {
-            handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
+            handle(machines.refresh.lightSyncEnded(mode: pushChannel.mode, pushState: machines.reliability.state, now: now))
         }
-        if let again = reconnectAfterRun, runs.isEmpty {
-            reconnectAfterRun = nil
-            if connection.lifecycle == .foreground, connection.liveSince != nil { trigger(again, forced: false) }
+        if let again = coverage.reconnectAfterRun, runs.isEmpty {
+            coverage.reconnectAfterRun = nil
+            if machines.connection.lifecycle == .foreground, machines.connection.liveSince != nil { trigger(again, forced: false) }
         }
     }
 

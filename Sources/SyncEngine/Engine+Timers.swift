@@ -11,74 +11,74 @@ extension Engine {
         persist()
         for (a, n) in unread.takeChanged() { emit(.unread(conversation: a, count: n)) }
         let current = status
-        if current != lastStatus {
-            lastStatus = current
+        if current != reports.lastStatus {
+            reports.lastStatus = current
             emit(.status(current))
         }
-        if inspecting {
+        if reports.inspecting {
             let detail = inspection
-            if detail != lastInspection {
-                lastInspection = detail
+            if detail != reports.lastInspection {
+                reports.lastInspection = detail
                 emit(.inspection(detail))
             }
         }
     }
 
     func inspect(_ on: Bool) {
-        inspecting = on
-        lastInspection = nil  // the first look gets the state at once
+        reports.inspecting = on
+        reports.lastInspection = nil  // the first look gets the state at once
     }
 
     /// What an inspector shows, as of now (sent as `.inspection` while inspecting).
     public var inspection: EngineInspection {
         var i = EngineInspection()
-        i.push.state = reliability.state
-        i.push.misses = reliability.consecutiveMisses
+        i.push.state = machines.reliability.state
+        i.push.misses = machines.reliability.consecutiveMisses
         i.push.missThreshold = settings.missesToUnreliable
-        i.push.pending = reliability.sightings
-        i.push.unmatchedPushes = reliability.unmatchedPushes
-        i.push.suspended = reliability.suspended
-        i.push.lastReregisterAt = reliability.lastReregisterAt
-        i.push.notOperational = reliability.conditions?.whyNotOperational?.words
-        i.gate.lastCatchUpAt = gate.lastFinishedAt
-        i.gate.lastFullSyncAt = gate.lastFullSyncAt
-        i.gate.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }
+        i.push.pending = machines.reliability.sightings
+        i.push.unmatchedPushes = machines.reliability.unmatchedPushes
+        i.push.suspended = machines.reliability.suspended
+        i.push.lastReregisterAt = machines.reliability.lastReregisterAt
+        i.push.notOperational = machines.reliability.conditions?.whyNotOperational?.words
+        i.gate.lastCatchUpAt = machines.gate.lastFinishedAt
+        i.gate.lastFullSyncAt = machines.gate.lastFullSyncAt
+        i.gate.debounceEndsAt = machines.gate.debounceRemaining(pushState: machines.reliability.state, now: now).map { now + $0 }
         i.gate.running = runs.all.map {
             .init(kind: $0.kind, trigger: $0.trigger, forced: $0.forced, startedAt: $0.startedAt, outstanding: $0.outstanding,
                   stored: $0.stored, joined: $0.joined)
         }
-        i.gate.trailingAt = gate.trailingDue
-        i.gate.owed = gate.owed
-        i.gate.retryAt = gate.retryDue
-        i.gate.retriesInARow = gate.retriesInARow
+        i.gate.trailingAt = machines.gate.trailingDue
+        i.gate.owed = machines.gate.owed
+        i.gate.retryAt = machines.gate.retryDue
+        i.gate.retriesInARow = machines.gate.retriesInARow
         i.cursors = fullSyncObjects().map { .init(object: $0, at: cursor(of: $0).lastFetchedBlockTime) }
-        i.timers.polling = poller.active
-        i.timers.nextPollAt = poller.nextDeadline
-        i.timers.refreshRequested = refresh.requested
-        i.timers.refreshEarliest = refresh.requested ? refreshEarliest : nil
-        i.timers.refreshBudgetEndsAt = refresh.budgetEndsAt
-        i.timers.connection = connection.timers
-        i.timers.storeRetryAt = storeRetryAt
+        i.timers.polling = machines.poller.active
+        i.timers.nextPollAt = machines.poller.nextDeadline
+        i.timers.refreshRequested = machines.refresh.requested
+        i.timers.refreshEarliest = machines.refresh.requested ? osRefresh.earliest : nil
+        i.timers.refreshBudgetEndsAt = machines.refresh.budgetEndsAt
+        i.timers.connection = machines.connection.timers
+        i.timers.storeRetryAt = storeView.retryAt
         return i
     }
 
     /// What a status bar says, as of now (sent as `.status` whenever it changes).
     public var status: EngineStatus {
         var s = EngineStatus()
-        s.lifecycle = connection.lifecycle
-        s.realtime = EngineStatus.Realtime(connection.realtime, polling: poller.active)
-        s.push = reliability.state
-        s.misses = reliability.consecutiveMisses
+        s.lifecycle = machines.connection.lifecycle
+        s.realtime = EngineStatus.Realtime(machines.connection.realtime, polling: machines.poller.active)
+        s.push = machines.reliability.state
+        s.misses = machines.reliability.consecutiveMisses
         s.missThreshold = settings.missesToUnreliable
-        s.token = tokenStatus
-        s.mode = mode
-        s.preview = notifier.preview
-        s.lastCatchUpAt = gate.lastFinishedAt
-        s.debounceEndsAt = gate.debounceRemaining(pushState: reliability.state, now: now).map { now + $0 }
+        s.token = pushChannel.tokenStatus
+        s.mode = pushChannel.mode
+        s.preview = machines.notifier.preview
+        s.lastCatchUpAt = machines.gate.lastFinishedAt
+        s.debounceEndsAt = machines.gate.debounceRemaining(pushState: machines.reliability.state, now: now).map { now + $0 }
         s.requests = counters.requests
         s.badge = badge
-        s.storeTrouble = unsaved.trouble
-        s.unsaved = unsaved.count
+        s.storeTrouble = storeView.unsaved.trouble
+        s.unsaved = storeView.unsaved.count
         s.unsent = outbox.count
         return s
     }
@@ -93,15 +93,15 @@ extension Engine {
     func deadline(_ timer: EngineTimer) -> Instant? {
         switch timer {
         case .indexerLag: return pending.nextHeld
-        case .pushGrace: return reliability.nextDeadline
-        case .connection: return connection.nextDeadline
-        case .poll: return poller.nextDeadline
-        case .pushCheck: return verifier.nextDeadline
-        case .closingLook: return closing.nextDeadline
-        case .pushWatch: return watch.nextDeadline
-        case .refresh: return refresh.nextDeadline
-        case .gate: return gate.nextDeadline
-        case .storeRetry: return storeRetryAt
+        case .pushGrace: return machines.reliability.nextDeadline
+        case .connection: return machines.connection.nextDeadline
+        case .poll: return machines.poller.nextDeadline
+        case .pushCheck: return machines.verifier.nextDeadline
+        case .closingLook: return machines.closing.nextDeadline
+        case .pushWatch: return machines.watch.nextDeadline
+        case .refresh: return machines.refresh.nextDeadline
+        case .gate: return machines.gate.nextDeadline
+        case .storeRetry: return storeView.retryAt
         case .sendRetry: return sends.nextDeadline
         }
     }
@@ -109,15 +109,15 @@ extension Engine {
     private func fire(_ timer: EngineTimer) {
         switch timer {
         case .indexerLag: for ask in pending.due(by: now) { perform(ask) }
-        case .pushGrace: handle(reliability.deadlineReached(now: now))
+        case .pushGrace: handle(machines.reliability.deadlineReached(now: now))
         case .connection: handleConnection { $0.deadlineReached(now: now) }
-        case .poll: handle(poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
-        case .pushCheck: handle(verifier.deadlineReached(now: now))
+        case .poll: handle(machines.poller.deadlineReached(now: now, syncRunning: !runs.isEmpty))
+        case .pushCheck: handle(machines.verifier.deadlineReached(now: now))
         case .closingLook: closingLookDue()
-        case .pushWatch: handle(watch.deadlineReached(now: now))
-        case .refresh: handle(refresh.deadlineReached(now: now))
-        case .gate: for t in gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
-        case .storeRetry: if let at = storeRetryAt, at <= now { retryStore() }
+        case .pushWatch: handle(machines.watch.deadlineReached(now: now))
+        case .refresh: handle(machines.refresh.deadlineReached(now: now))
+        case .gate: for t in machines.gate.deadlineReached(now: now) { trigger(t, forced: false) }  // a retry, (c)
+        case .storeRetry: if let at = storeView.retryAt, at <= now { retryStore() }
         case .sendRetry: for m in sends.due(now: now) { publish(m) }
         }
     }
@@ -125,14 +125,14 @@ extension Engine {
     /// Saves the learned state when it changed. While the store is in trouble only the
     /// retry writes (a full disk is not asked again at every event).
     func persist() {
-        guard unsaved.trouble == nil else { return }
+        guard storeView.unsaved.trouble == nil else { return }
         saveState()
     }
 
     func saveState() {
-        let state = PersistedEngineState(reliability: reliability.persisted, gate: gate.persisted(running: runs.all.map(\.running)), mode: mode,
-                                         preview: notifier.preview, tokenStatus: tokenStatus)
-        guard writes.needsSaving(state) else { return }
+        let state = PersistedEngineState(reliability: machines.reliability.persisted, gate: machines.gate.persisted(running: runs.all.map(\.running)), mode: pushChannel.mode,
+                                         preview: machines.notifier.preview, tokenStatus: pushChannel.tokenStatus)
+        guard storeView.writes.needsSaving(state) else { return }
         write(.state(state))
     }
 

@@ -6,15 +6,15 @@ import SyncCore
 extension Engine {
     /// What `PushVerifier` needs of the watch, as of now.
     var watchView: PushVerifier.Watch {
-        PushVerifier.Watch(keepsUp: watch.keepsUp(reliability.state, now: now), silenceEndsAt: watch.silenceEndsAt(),
-                           oldestOwed: watch.oldestOwed, losing: watch.losing, pushPaidOwed: watch.pushPaidSinceLook)
+        PushVerifier.Watch(keepsUp: machines.watch.keepsUp(machines.reliability.state, now: now), silenceEndsAt: machines.watch.silenceEndsAt(),
+                           oldestOwed: machines.watch.oldestOwed, losing: machines.watch.losing, pushPaidOwed: machines.watch.pushPaidSinceLook)
     }
 
     /// (g): realtime has been live since before what the app last proved stored (`provenThrough`):
     /// whatever landed since, realtime brought or the UTXO set shows, so rule 4's forced catch-up
     /// is a proof, not a full sync (`CatchUpGate.kindToStart`).
     var realtimeCoversProof: Bool {
-        guard let live = connection.liveSince, let proven = provenThrough else { return false }
+        guard let live = machines.connection.liveSince, let proven = coverage.provenThrough else { return false }
         return live <= proven
     }
 
@@ -25,14 +25,14 @@ extension Engine {
 
     /// Push is unreliable (rules 2–3) and, under (g), losing messages, not only late with them:
     /// what (e)'s polling in `remote-push` makes up for.
-    var pushFailing: Bool { reliability.state == .unreliable && (!policy.pacedLooks || watch.losing) }
+    var pushFailing: Bool { machines.reliability.state == .unreliable && (!policy.pacedLooks || machines.watch.losing) }
 
     /// An incoming message reached the app (`byPush`: by its push, which `pushArrived` counts):
     /// the traffic's rate and push's record, if push could have carried it.
     func trafficSeen(_ message: NetworkMessage, byPush: Bool) {
         guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming, !byPush,
-              reliability.pushEligible(from: message.conversation, landedAt: message.blockTime) else { return }
-        watch.messageSeen(txId: message.txId, blockTime: message.blockTime)
+              machines.reliability.pushEligible(from: message.conversation, landedAt: message.blockTime) else { return }
+        machines.watch.messageSeen(txId: message.txId, blockTime: message.blockTime)
     }
 
     /// A push reached the app or its notification extension: push's pace and record. (g) waits
@@ -41,30 +41,30 @@ extension Engine {
         broughtOwed(message, byPush: true)
         guard policy.watchPushInBackground || policy.pacedLooks, message.direction == .incoming else { return }
         // Realtime live in the foreground would show a message push lost beside this one.
-        let watched = connection.lifecycle == .foreground && connection.realtime == .live
-        watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now, watched: watched)
-        if policy.pacedLooks, connection.notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
+        let watched = machines.connection.lifecycle == .foreground && machines.connection.realtime == .live
+        machines.watch.pushArrived(txId: message.txId, blockTime: message.blockTime, at: now, watched: watched)
+        if policy.pacedLooks, machines.connection.notLiveSince != nil { updatePoller() }  // (e)'s looks wait only while realtime is not live
     }
 
     /// (g): a message reached the app (stored, or held by the notification extension): a tip a
     /// look left to push is paid by its own message.
     func broughtOwed(_ message: NetworkMessage, byPush: Bool) {
         guard policy.pacedLooks else { return }
-        watch.brought(SyncObject(holding: message), landedAt: message.blockTime, byPush: byPush)
+        machines.watch.brought(SyncObject(holding: message), landedAt: message.blockTime, byPush: byPush)
     }
 
     /// Realtime stopped being live in the foreground (`ConnectionLifecycle.notLiveSince` begins):
     /// (e)'s looks count from now, and so do the pushes the first look weighs (those before
     /// came with realtime watching).
     func realtimeStopped() {
-        if policy.pacedLooks { _ = watch.looked(foundNothingMissing: false, at: now) }
+        if policy.pacedLooks { _ = machines.watch.looked(foundNothingMissing: false, at: now) }
     }
 
     /// Push's losses judged: each is said, and what makes up for push is decided again.
     func handle(_ actions: [PushWatch.Action]) {
         guard !actions.isEmpty else { return }
         for case .lost(let txId, let landedAt) in actions {
-            emit(.pushWatch("lost \(txId.prefix(8)): no push within \(watch.lossAfter) of it landing at \(landedAt)"))
+            emit(.pushWatch("lost \(txId.prefix(8)): no push within \(machines.watch.lossAfter) of it landing at \(landedAt)"))
         }
         updatePoller()
     }
@@ -77,12 +77,12 @@ extension Engine {
     /// each object's newest message), until the app has its message or a fetch covered it.
     func unbrought(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
         objects.filter { object in
-            if policy.pacedLooks, let owed = watch.owedTip(object, cursor: cursor(of: object).lastFetchedBlockTime),
+            if policy.pacedLooks, let owed = machines.watch.owedTip(object, cursor: cursor(of: object).lastFetchedBlockTime),
                !pushMayBring(owed) { return true }
             let have = self.have(object)
             guard let tip = tips.tip(of: object), have.map({ tip > $0 }) ?? true else { return false }
             guard pushMayBring(tip) else { return true }
-            watch.leftToPush(object, tip: tip)
+            machines.watch.leftToPush(object, tip: tip)
             return false
         }
     }
@@ -94,16 +94,16 @@ extension Engine {
     /// is what no fetch brings (an item the app would not store, an indexer that counts one
     /// too many): that shortfall is `unfillable` for the window, and only more than it counts.
     func countedShort(_ objects: [SyncObject], tips: IndexerTips) -> [SyncObject] {
-        guard policy.pacedLooks || policy.closingLook, let window = lookCounts, tips.counts != nil else { return [] }
+        guard policy.pacedLooks || policy.closingLook, let window = coverage.lookCounts, tips.counts != nil else { return [] }
         let held = heldIncoming(after: window.after, through: window.through)
-        if unfillable.after != window.after { unfillable = (window.after, [:]) }
+        if coverage.unfillable.after != window.after { coverage.unfillable = (window.after, [:]) }
         return objects.filter { object in
             guard let counted = tips.count(of: object) else { return false }
             let short = counted - held[object, default: 0]
-            guard short > unfillable.short[object, default: 0] else { return false }
-            let covered = [cursor(of: object).lastFetchedBlockTime, fetchedThrough[object]].compactMap { $0 }.max()
+            guard short > coverage.unfillable.short[object, default: 0] else { return false }
+            let covered = [cursor(of: object).lastFetchedBlockTime, coverage.fetchedThrough[object]].compactMap { $0 }.max()
             if let covered, covered >= window.through {
-                unfillable.short[object] = short
+                coverage.unfillable.short[object] = short
                 return false
             }
             return true
@@ -120,16 +120,16 @@ extension Engine {
             held[SyncObject(holding: m), default: []].insert(m.txId)
         }
         let pageSize = 64
-        for (conversation, newest) in storage.lastActivity() where newest > after {
+        for (conversation, newest) in storeView.lastActivity() where newest > after {
             var before: Instant?
             while true {
-                let page = storage.messages(in: conversation, before: before, limit: pageSize)
+                let page = storeView.page(of: conversation, before: before, limit: pageSize)
                 page.forEach { hold($0.message) }
                 guard page.count >= pageSize, let oldest = page.first?.message.blockTime, oldest > after else { break }
                 before = oldest
             }
         }
-        (storage.pendingPushes() + unsaved.pendingPushes).forEach { hold($0.message) }
+        storeView.pendingPushes().forEach { hold($0.message) }
         return held.mapValues(\.count)
     }
 
@@ -137,22 +137,22 @@ extension Engine {
     /// realtime to watch (realtime stopped in the foreground, or the app went to the
     /// background), until push is overdue.
     private func countWindow() -> (after: Instant, through: Instant)? {
-        guard policy.pacedLooks, let since = connection.notLiveSince ?? connection.backgroundSince else { return nil }
-        return (since - settings.reorgRewind, now - verifier.overdueAfter)
+        guard policy.pacedLooks, let since = machines.connection.notLiveSince ?? machines.connection.backgroundSince else { return nil }
+        return (since - settings.reorgRewind, now - machines.verifier.overdueAfter)
     }
 
     /// The call a look (of (e) or (f)) sends: the tips, counted in `countWindow` under (g),
     /// which `lookCounts` keeps for the answer.
     func lookCall() -> IndexerCall {
-        lookCounts = countWindow()
-        let call = lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
+        coverage.lookCounts = countWindow()
+        let call = coverage.lookCounts.map { IndexerCall.tipCounting(after: $0.after, through: $0.through) } ?? .tip
         counters.requestsByKind[call.kind, default: 0] += 1
         return call
     }
 
     /// What the app has of the object: its cursor, or the newest message any channel brought.
     private func have(_ object: SyncObject) -> Instant? {
-        [cursor(of: object).lastFetchedBlockTime, newestSeen[object]].compactMap { $0 }.max()
+        [cursor(of: object).lastFetchedBlockTime, coverage.newestSeen[object]].compactMap { $0 }.max()
     }
 
     /// (g): push may still bring a message that landed at `tip`: push is operational, has not
@@ -160,8 +160,8 @@ extension Engine {
     /// late either: a slow push is not what is going on then), and the message is younger than
     /// `PushVerifier.overdueAfter`.
     private func pushMayBring(_ tip: Instant) -> Bool {
-        policy.pacedLooks && reliability.state != .disabled && !watch.missedUnpushed(reliability.consecutiveMisses)
-            && now - tip < verifier.overdueAfter
+        policy.pacedLooks && machines.reliability.state != .disabled && !machines.watch.missedUnpushed(machines.reliability.consecutiveMisses)
+            && now - tip < machines.verifier.overdueAfter
     }
 
     /// (g): a look of (e) answered: what it showed, for the verifier's pace.
@@ -170,14 +170,14 @@ extension Engine {
     /// given no cause for doubt (operational, not losing, no miss in a row whose push has not
     /// come): a quiet world says nothing of a push that is failing.
     func pushLookAnswered(unbrought: [SyncObject], newestTip: Instant?) {
-        handle(watch.judge(now: now))
-        let pushes = watch.looked(foundNothingMissing: unbrought.isEmpty, at: now)
-        let trusted = reliability.state != .disabled && !watch.losing && !watch.missedUnpushed(reliability.consecutiveMisses)
-        let quiet = pushes == 0 && unbrought.isEmpty && trusted && verifier.lookCoversSince.map { since in
+        handle(machines.watch.judge(now: now))
+        let pushes = machines.watch.looked(foundNothingMissing: unbrought.isEmpty, at: now)
+        let trusted = machines.reliability.state != .disabled && !machines.watch.losing && !machines.watch.missedUnpushed(machines.reliability.consecutiveMisses)
+        let quiet = pushes == 0 && unbrought.isEmpty && trusted && machines.verifier.lookCoversSince.map { since in
             newestTip.map { $0 < since - settings.indexerLagAllowance } ?? true
         } ?? false
         let look: PushVerifier.Look = !unbrought.isEmpty ? .unbrought : quiet ? .quiet : .clean(pushes: pushes)
-        handle(verifier.lookAnswered(look, watch: watchView, now: now))
+        handle(machines.verifier.lookAnswered(look, watch: watchView, now: now))
     }
 
     /// (f): a background refresh looks first: one tip request (the light sync's single flight
@@ -186,17 +186,17 @@ extension Engine {
         guard pending.tipOut == nil, runs.isEmpty else {
             let running = runs.first.map { "a \($0.kind.rawValue) sync (\($0.trigger))" } ?? "a tip request"
             emit(.backgroundRefresh("skipped: \(running) is out"))
-            return handle(refresh.grantUnused(mode: mode, pushState: reliability.state, now: now))
+            return handle(machines.refresh.grantUnused(mode: pushChannel.mode, pushState: machines.reliability.state, now: now))
         }
         let call = lookCall()
         let id = request()
         pending.sent(id, .tip(.refreshLook))
-        lookAskedAt = now
+        coverage.lookAskedAt = now
         effects.append(.indexer(id: id, call))
-        var why = watch.standing(reliability.state, now: now, background: true).words
-        if policy.closingLook, watch.keepsUp(reliability.state, now: now, background: true) {  // (h)
-            why += watch.recordCounted ? "; push alone trusted for \(refresh.trustedLookEvery), a look counts what it brought"
-                : "; \(watch.uncounted) of its deliveries came with nothing to show a loss beside them: a look counts them"
+        var why = machines.watch.standing(machines.reliability.state, now: now, background: true).words
+        if policy.closingLook, machines.watch.keepsUp(machines.reliability.state, now: now, background: true) {  // (h)
+            why += machines.watch.recordCounted ? "; push alone trusted for \(machines.refresh.trustedLookEvery), a look counts what it brought"
+                : "; \(machines.watch.uncounted) of its deliveries came with nothing to show a loss beside them: a look counts them"
         }
         emit(.refreshLookAsked(objects: fullSyncObjects().count, why: why))
     }
@@ -208,7 +208,7 @@ extension Engine {
             tips = try IndexerTips.read(result.get(), now: now)
         } catch {
             emit(.error(source: "indexer", message: "tip: \(error); the refresh ends"))
-            return handle(refresh.lightSyncEnded(mode: mode, pushState: reliability.state, now: now))
+            return handle(machines.refresh.lightSyncEnded(mode: pushChannel.mode, pushState: machines.reliability.state, now: now))
         }
         let objects = fullSyncObjects()
         let moved = objects.filter { object in
@@ -218,14 +218,14 @@ extension Engine {
         let short = countedShort(objects, tips: tips)
         let found = unbrought(objects, tips: tips)
         let missing = objects.filter { found.contains($0) || short.contains($0) }
-        _ = watch.looked(foundNothingMissing: missing.isEmpty, at: now)
-        let through = lookAskedAt.map { $0 - settings.indexerLagAllowance }
+        _ = machines.watch.looked(foundNothingMissing: missing.isEmpty, at: now)
+        let through = coverage.lookAskedAt.map { $0 - settings.indexerLagAllowance }
         if moved.isEmpty, let through { provesThrough(through) }  // every object is stored up to its tip
-        let before = refreshRunId
-        handle(refresh.lookAnswered(moved: moved, unbrought: missing, mode: mode, pushState: reliability.state,
-                                    pushLosing: watch.losing, now: now))
-        if let runId = refreshRunId, runId != before, moved.count <= settings.lightSyncConversations, let through {
-            refreshCovers = (runId, through)  // it fetches every object that moved
+        let before = osRefresh.runId
+        handle(machines.refresh.lookAnswered(moved: moved, unbrought: missing, mode: pushChannel.mode, pushState: machines.reliability.state,
+                                    pushLosing: machines.watch.losing, now: now))
+        if let runId = osRefresh.runId, runId != before, moved.count <= settings.lightSyncConversations, let through {
+            coverage.refreshCovers = (runId, through)  // it fetches every object that moved
         }
     }
 
@@ -233,7 +233,7 @@ extension Engine {
     /// and the refresh sync of all that moved said so): the next proof of a gap reads only what
     /// is newer. Only once a full sync has set it in this launch.
     func provesThrough(_ through: Instant) {
-        guard let proven = provenThrough, proven < through else { return }
-        provenThrough = through
+        guard let proven = coverage.provenThrough, proven < through else { return }
+        coverage.provenThrough = through
     }
 }

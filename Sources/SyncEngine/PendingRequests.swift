@@ -24,6 +24,8 @@ struct PendingRequests {
         case utxoSet(runId: Int)
     }
 
+    /// The last id a request was given (its reply carries it); an id is never given twice.
+    private(set) var lastRequestId = 0
     private var inFlight: [Int: Request] = [:]
     private var held: [(at: Instant, ask: Held)] = []
     /// The tip request out, by whose it is ((d), (e) and (f) never send two).
@@ -58,6 +60,12 @@ struct PendingRequests {
             out.append(first.ask)
         }
         return out
+    }
+
+    /// The id of a new request.
+    mutating func newRequestId() -> Int {
+        lastRequestId += 1
+        return lastRequestId
     }
 }
 

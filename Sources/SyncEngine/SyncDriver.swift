@@ -9,6 +9,8 @@ import SyncCore
 /// runner goes as fast as possible in `simulate` and is paced by the clock in the TUI.
 public final class SyncDriver: ClientEndpoint {
     public let engine: Engine
+    /// The store the engine reads and this runner writes (`.write` effects).
+    public let storage: ChatStorage
     public let scheduler: Scheduler
     private let ports: WorldPorts
     private var wakeUp: (at: Instant, token: Scheduler.Token)?
@@ -23,6 +25,7 @@ public final class SyncDriver: ClientEndpoint {
                 storage: ChatStorage, ports: WorldPorts, initialMode: NotificationMode = .remotePush) {
         self.scheduler = scheduler
         self.ports = ports
+        self.storage = storage
         self.engine = Engine(settings: settings, policy: policy, me: me, storage: storage, initialMode: initialMode,
                              permissionGranted: ports.system.notificationPermissionGranted, now: scheduler.now)
     }
@@ -85,7 +88,7 @@ public final class SyncDriver: ClientEndpoint {
         }
     }
 
-    private func perform(_ write: StoreWrite) throws { try engine.storage.apply(write) }
+    private func perform(_ write: StoreWrite) throws { try storage.apply(write) }
 
     private func armWakeUp() {
         guard let next = engine.nextDeadline else {
@@ -130,7 +133,6 @@ public final class SyncDriver: ClientEndpoint {
     public var settings: SyncSettings { engine.settings }
     public var policy: SyncPolicy { engine.policy }
     public var me: Address { engine.me }
-    public var storage: ChatStorage { engine.storage }
     public var reliability: PushReliability { engine.reliability }
     public var gate: CatchUpGate { engine.gate }
     public var poller: FallbackPoller { engine.poller }

@@ -103,7 +103,7 @@ func floods(_ binary: String) {
     measure("none (the baseline)") { stop in while !stop() { usleep(50_000) } }
     measure("pipelined GETs, answers never read") { stop in
         guard let s = RawSocket(port: port, from: "127.0.0.3", timeout: 0.2) else { return }
-        let batch = Array(String(repeating: "GET \(Route.world) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(abuser)\r\n\r\n", count: 200).utf8)
+        let batch = Array(String(repeating: "GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(abuser)\r\n\r\n", count: 200).utf8)
         while !stop(), s.send(batch) {}
         while !stop() { usleep(50_000) }
     }
@@ -131,7 +131,7 @@ func floods(_ binary: String) {
     }
     measure("heads that never complete (slowloris), 60 sockets") { stop in
         var held: [RawSocket] = []
-        for _ in 0..<60 { if let s = RawSocket(port: port, from: "127.0.0.4", timeout: 1) { s.send("GET \(Route.world) HTTP/1.1\r\nHost: x\r\n"); held.append(s) } }
+        for _ in 0..<60 { if let s = RawSocket(port: port, from: "127.0.0.4", timeout: 1) { s.send("GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)"); held.append(s) } }
         while !stop() {
             for s in held { s.send("X-a: b\r\n") }
             usleep(200_000)
@@ -141,13 +141,13 @@ func floods(_ binary: String) {
         var i = 0
         while !stop() {
             let body = "{\"user\": \"flood\(i)\"}"
-            _ = RawSocket.exchange(port: port, from: "127.0.0.5", "POST \(Route.join) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            _ = RawSocket.exchange(port: port, from: "127.0.0.5", "POST \(Route.join) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
             i += 1
         }
     }
     measure("GET \(Route.world) as fast as answered, another user") { stop in
         guard let s = RawSocket(port: port, from: "127.0.0.6") else { return }
-        let request = "GET \(Route.world) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(abuser)\r\n\r\n"
+        let request = "GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(abuser)\r\n\r\n"
         while !stop(), s.send(request), s.answer() != nil {}
     }
     say(String(format: "server resident memory at the end: %.1f MB (growth through every flood: %.1f MB; goal ≤ 50 MB)", server.rssMB, server.rssMB - baseline))
@@ -171,7 +171,7 @@ func joinsAndRestart(_ binary: String) {
     for i in 0..<1_000 where server.join("user\(i)") != nil { joined += 1 }
     let took = Double(now() - t0) / 1e9
     hrow("1 000 joins on --data (6 contacts each), one after another", String(format: "%.2f s (%d joined)", took, joined), "goal: ≤ 5 s")
-    let world = RawSocket.exchange(port: server.port, "GET \(Route.adminTruth(user: "user0")) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(server.token)\r\n\r\n")
+    let world = RawSocket.exchange(port: server.port, "GET \(Route.adminTruth(user: "user0")) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(server.token)\r\n\r\n")
     let contacts = ((world.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) } as? [String: Any])?["contacts"] as? [Any])?.count ?? 0
     hrow("  contacts of the first user after them", "\(contacts)", "6 simulated + 999 people")
     server.stop()
@@ -191,7 +191,7 @@ func fullDisk(_ binary: String) {
     defer { _ = try? ChildProcess.run(["umount", "-l", mount]); try? FileManager.default.removeItem(atPath: mount) }
     let data = mount + "/data"
     guard let server = BenchServer.start(binary, ["--speed", "1", "--contacts", "1", "--traffic", "0/h", "--open", "--data", data]) else { return }
-    guard let secret = server.join("zed"), let world = RawSocket.exchange(port: server.port, "GET \(Route.world) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n"),
+    guard let secret = server.join("zed"), let world = RawSocket.exchange(port: server.port, "GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n"),
           let to = (((try? JSONSerialization.jsonObject(with: Data(world.body))) as? [String: Any])?["contacts"] as? [[String: Any]])?.first?["address"] as? String else {
         server.stop(SIGKILL); hrow("full disk", "skipped: cannot join"); return
     }
@@ -199,7 +199,7 @@ func fullDisk(_ binary: String) {
     let filler = String(repeating: "x", count: 16_000)
     for i in 0..<150 {
         let body = "{\"to\": \"\(to)\", \"body\": \"m\(i) \(filler)\"}"
-        guard let a = RawSocket.exchange(port: server.port, "POST \(Route.publish) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(secret)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)") else { continue }
+        guard let a = RawSocket.exchange(port: server.port, "POST \(Route.publish) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)") else { continue }
         if a.status == 200 { confirmed.append("m\(i) ") } else if a.status == 503 { refused += 1 }
     }
     server.stop(SIGKILL)
@@ -207,7 +207,7 @@ func fullDisk(_ binary: String) {
     defer { try? FileManager.default.removeItem(atPath: copy) }
     _ = try? ChildProcess.run(["cp", "-a", data, copy])
     guard let again = BenchServer.start(binary, ["--speed", "1", "--contacts", "1", "--traffic", "0/h", "--open", "--data", copy]) else { return }
-    let truth = RawSocket.exchange(port: again.port, "GET \(Route.adminTruth(user: "zed")) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(again.token)\r\n\r\n")
+    let truth = RawSocket.exchange(port: again.port, "GET \(Route.adminTruth(user: "zed")) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(again.token)\r\n\r\n")
     again.stop()
     // The ledger lists txIds, not bodies: count the outgoing messages the restarted world holds.
     let ledger = ((truth.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) } as? [String: Any])?["ledger"] as? [[String: Any]]) ?? []

@@ -11,7 +11,7 @@ import Spawn
 /// and the failures. With a thousand users the answer is about 90 KB and costs 23 of the
 /// user's 200 requests a second: a crowd's server is asked less often.
 func normalUser(port: Int, secret: String, seconds: Double, on connection: RawSocket?, interval: Double = 0.02) -> (latencies: [Double], failures: Int) {
-    let probe = "GET \(Route.world) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(secret)\r\n\r\n"
+    let probe = "GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(secret)\r\n\r\n"
     var latencies: [Double] = [], failures = 0
     var normal = connection
     let end = now() + UInt64(seconds * 1e9)
@@ -89,13 +89,13 @@ func crowds(on server: BenchServer) {
     for kind in ["upgraded node sockets", "heads that never finish"] {
         let before = server.rssMB
         let normal = RawSocket(port: port, from: "127.0.0.2")
-        _ = normal.map { $0.send("GET \(Route.world) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(calm)\r\n\r\n") && $0.answer() != nil }
+        _ = normal.map { $0.send("GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(calm)\r\n\r\n") && $0.answer() != nil }
         func open(_ slot: Int) -> RawSocket? {
             if kind.hasPrefix("upgraded") {
                 return RawSocket.webSocket(port: port, path: Route.node, secret: secrets[slot / 8], from: address(slot / 64))
             }
             guard let s = RawSocket(port: port, from: address(slot / 64), timeout: 1) else { return nil }
-            s.send("GET \(Route.world) HTTP/1.1\r\nHost: x\r\n")
+            s.send("GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)")
             return s
         }
         let holder = CrowdHolder(slots: 130 * 64, open: open)
@@ -108,7 +108,7 @@ func crowds(on server: BenchServer) {
         let asking = Thread {
             for round in 0..<4 {
                 for n in 0..<5 {
-                    let a = RawSocket.exchange(port: port, from: "127.0.1.\(n + 1)", "GET \(Route.world) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(newcomer)\r\n\r\n")
+                    let a = RawSocket.exchange(port: port, from: "127.0.1.\(n + 1)", "GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(newcomer)\r\n\r\n")
                     fresh.record(n, served: a?.status == 200)
                 }
                 if round < 3 { usleep(7_000_000) }
@@ -180,7 +180,7 @@ func slowRequests(on server: BenchServer, interval: Double = 0.02) {
     guard let calm = server.join("calm") else { return }
     let secrets = (0..<20).compactMap { server.join("slow\($0)") }
     for s in secrets {
-        _ = RawSocket.exchange(port: port, "POST \(Route.fault) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(s)\r\nContent-Length: 19\r\n\r\nindexer latency 10m")
+        _ = RawSocket.exchange(port: port, "POST \(Route.fault) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(s)\r\nContent-Length: 19\r\n\r\nindexer latency 10m")
     }
     usleep(300_000)
     let before = server.rssMB
@@ -190,7 +190,7 @@ func slowRequests(on server: BenchServer, interval: Double = 0.02) {
         Thread {
             for _ in 0..<620 {
                 guard let s = RawSocket(port: port, from: "127.0.2.\(i + 1)") else { continue }
-                s.send("GET \(Route.indexer)tip HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(secret)\r\n\r\n")
+                s.send("GET \(Route.indexer)tip HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(secret)\r\n\r\n")
                 sent.add(1)
             }
         }

@@ -66,7 +66,7 @@ func invitesGuessed(_ binary: String) {
                 let body = "{\"user\": \"g\(i)x\(n)\", \"invite\": \"\(String(format: "%016x", i * 100_000 + n))\"}"
                 n += 1
                 let a = RawSocket.exchange(port: server.port, from: "127.0.3.\(i + 1)",
-                                           "POST \(Route.join) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                                           "POST \(Route.join) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
                 if a?.status == 403 { checked.add(1) } else if a?.status == 429 { refused.add(1) }
             }
         }
@@ -87,7 +87,7 @@ func bodiesAcrossRestart(_ binary: String) {
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let args = ["--speed", "1", "--contacts", "1", "--traffic", "0/h", "--open", "--data", dir]
     guard let server = BenchServer.start(binary, args), let secret = server.join("zed"),
-          let world = RawSocket.exchange(port: server.port, "GET \(Route.world) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n"),
+          let world = RawSocket.exchange(port: server.port, "GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n"),
           let to = (((try? JSONSerialization.jsonObject(with: Data(world.body))) as? [String: Any])?["contacts"] as? [[String: Any]])?.first?["address"] as? String else {
         hrow("bodies across kill -9", "skipped: cannot join"); return
     }
@@ -97,7 +97,7 @@ func bodiesAcrossRestart(_ binary: String) {
     var confirmed: [(txId: String, body: String)] = []
     for body in bodies {
         let request = try! JSONSerialization.data(withJSONObject: ["to": to, "body": body])
-        guard let a = RawSocket.exchange(port: server.port, "POST \(Route.publish) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(secret)\r\nContent-Length: \(request.count)\r\n\r\n"
+        guard let a = RawSocket.exchange(port: server.port, "POST \(Route.publish) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\nContent-Length: \(request.count)\r\n\r\n"
                                          + String(decoding: request, as: UTF8.self)), a.status == 200,
               let txId = (((try? JSONSerialization.jsonObject(with: Data(a.body))) as? [String: Any])?["message"] as? [String: Any])?["txId"] as? String else { continue }
         confirmed.append((txId, body))
@@ -109,7 +109,7 @@ func bodiesAcrossRestart(_ binary: String) {
     usleep(500_000)
     var changed = 0, lost = 0
     for m in confirmed {
-        let a = RawSocket.exchange(port: again.port, "GET \(Route.indexer)messages/\(m.txId) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n")
+        let a = RawSocket.exchange(port: again.port, "GET \(Route.indexer)messages/\(m.txId) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n")
         let messages = ((a.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) }) as? [String: Any])?["messages"] as? [[String: Any]]
         guard let body = messages?.first?["payload"] as? String else { lost += 1; continue }
         if Array(body.utf8) != Array(m.body.utf8) { changed += 1 }
@@ -125,10 +125,10 @@ func quota(_ binary: String) {
     guard let server = BenchServer.start(binary, ["--speed", "1", "--contacts", "1", "--traffic", "0/h", "--open", "--data", dir]) else { return }
     defer { server.stop() }
     guard let secret = server.join("filler"), let s = RawSocket(port: server.port),
-          let world = RawSocket.exchange(port: server.port, "GET \(Route.world) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n"),
+          let world = RawSocket.exchange(port: server.port, "GET \(Route.world) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n"),
           let to = (((try? JSONSerialization.jsonObject(with: Data(world.body))) as? [String: Any])?["contacts"] as? [[String: Any]])?.first?["address"] as? String else { return }
     let body = "{\"to\": \"\(to)\", \"body\": \"\(String(repeating: "q", count: 16_384))\"}"
-    let request = "POST \(Route.publish) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(secret)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    let request = "POST \(Route.publish) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(secret)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
     var ok = 0, words = ""
     let t0 = now()
     while now() - t0 < 20_000_000_000, s.send(request), let a = s.answer() {

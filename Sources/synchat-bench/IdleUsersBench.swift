@@ -49,7 +49,7 @@ func idleUsers(_ binary: String) {
     for i in 0..<3 {
         let body = "{\"user\": \"latecomer\(i)\"}"
         let j0 = now()
-        let answer = RawSocket.exchange(port: server.port, from: "127.0.9.200", "POST \(Route.join) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let answer = RawSocket.exchange(port: server.port, from: "127.0.9.200", "POST \(Route.join) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
         if answer?.status == 201 { joins.append(Double(now() - j0) / 1e6) }
         if i == 0 { hrow("  its answer", "\((answer?.body.count ?? 0) / 1024) KB") }
     }

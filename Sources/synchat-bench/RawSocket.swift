@@ -49,7 +49,7 @@ struct BenchServer {
     func join(_ name: String, from source: String = "127.0.0.1") -> String? {
         if let known = joined[name] { return known }
         let body = "{\"user\": \"\(name)\"}"
-        guard let answer = RawSocket.exchange(port: port, from: source, "POST \(Route.join) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"),
+        guard let answer = RawSocket.exchange(port: port, from: source, "POST \(Route.join) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"),
               answer.status == 201 || answer.status == 200 else { return nil }
         // The secret alone, not the whole answer parsed: at 10 000 users a join's answer (every
         // user is a contact) is about 900 KB, and parsing it would be most of a bench's 10 000 joins.
@@ -70,6 +70,9 @@ final class SecretBook: @unchecked Sendable {
 
 /// One blocking TCP connection from a chosen loopback address, with timeouts.
 final class RawSocket {
+    /// The protocol's version header, one line of a head, that every request here carries.
+    static let version = "\(ProtocolVersion.header): \(ProtocolVersion.headerValue)\r\n"
+
     let fd: Int32
     private var buffer: [UInt8] = []
 
@@ -159,7 +162,7 @@ final class RawSocket {
     static func webSocket(port: Int, path: String, secret: String, from source: String = "127.0.0.1") -> RawSocket? {
         guard let s = RawSocket(port: port, from: source) else { return nil }
         let key = Data((0..<16).map { _ in UInt8.random(in: 0 ... 255) }).base64EncodedString()
-        s.send("GET \(path) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\n"
+        s.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\n"
                + "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer \(secret)\r\n\r\n")
         guard let a = s.answer(), a.status == 101 else { return nil }
         return s

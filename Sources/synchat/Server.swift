@@ -15,6 +15,7 @@ struct Server: ParsableCommand {
             token, then serves until killed. HTTP: POST \(Route.join), GET \(Route.world), POST \(Route.publish), \
             GET \(Route.indexer)...; WebSockets: \(Route.node) (the node), \(Route.push) (the push relay); \
             GET \(Route.adminTruth) and POST \(Route.adminFault) (a directive) with Authorization: Bearer TOKEN. \
+            Every request carries \(ProtocolVersion.header): \(ProtocolVersion.headerValue) (400 otherwise). \
             The protocol: docs/server.md.
             """
     )

@@ -60,9 +60,15 @@ def http_raw(port, request, source=None):
     return head, rest
 
 
-def http(port, method, path, body=b"", token=None, scheme="Bearer", source=None):
+# The protocol's version header, as every synchat client sends it (docs/server.md#one-protocol).
+VERSION = "Synchat-Protocol"
+
+
+def http(port, method, path, body=b"", token=None, scheme="Bearer", source=None, version="2"):
+    """One request; `version`: the value of the protocol's header, None for no header."""
     auth = f"Authorization: {scheme} {token}\r\n" if token else ""
-    head, rest = http_raw(port, f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{auth}"
+    said = f"{VERSION}: {version}\r\n" if version is not None else ""
+    head, rest = http_raw(port, f"{method} {path} HTTP/1.1\r\nHost: x\r\n{said}Connection: close\r\n{auth}"
                                 f"Content-Length: {len(body)}\r\n\r\n".encode() + body, source)
     status = int(head.split(" ")[1]) if head.startswith("HTTP/") else 0
     return status, head, rest
@@ -87,10 +93,11 @@ def frame(opcode, payload=b"", fin=True, mask=True, rsv=0):
 class Socket:
     """A WebSocket on /v1/node or /v1/push, frames written and read by hand."""
 
-    def __init__(self, port, path, token, source=None):
+    def __init__(self, port, path, token, source=None, version="2"):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=(source, 0) if source else None)
         key = base64.b64encode(os.urandom(16)).decode()
-        self.s.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        said = f"{VERSION}: {version}\r\n" if version is not None else ""
+        self.s.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{said}Upgrade: websocket\r\nConnection: Upgrade\r\n"
                         f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n").encode())
         self.head, self.buffer = read_head(self.s)
         self.upgraded = self.head.startswith("HTTP/1.1 101")
@@ -237,9 +244,9 @@ def more_rfc_edges(port, users, invite):
         ws.s.close()
     secret = users["ada"]
     key = base64.b64encode(os.urandom(16)).decode()
-    upgrade = (f"GET /v1/node HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+    upgrade = (f"GET /v1/node HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
                f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {secret}\r\n\r\n").encode()
-    get = f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n\r\n".encode()
+    get = f"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {secret}\r\n\r\n".encode()
     got = answers(port, get.replace(b"Host: x\r\n", b""))
     check([a[0] for a in got] == [400] and b"Host" in got[0][1], f"HTTP/1.1 without Host: 400 saying so ({got[:1]})")
     got = answers(port, get.replace(b"Host: x\r\n", b"Host: x\r\nHost: y\r\n"))
@@ -252,6 +259,37 @@ def more_rfc_edges(port, users, invite):
           f"an upgrade pipelined after a request is refused in words, and the request after it answered ({[(a[0], a[1][:60]) for a in got]})")
     got = answers(port, upgrade.replace(secret.encode(), b"not-a-secret") + get)
     check([a[0] for a in got] == [401, 200], f"a refused upgrade, then a request on the same connection: answered ({[a[0] for a in got]})")
+
+
+def versions(port, secret, admin):
+    """Every request and socket opening says the protocol's version in a header: one without
+    it, with another version or with no version at all is refused, 400, in words that say which
+    to run, before anything of it is read (an unknown path too), and nothing is upgraded."""
+    routes = [("POST", "/v1/join", json.dumps({"user": "versionless"}).encode(), None), ("GET", "/v1/world", b"", secret),
+              ("POST", "/v1/publish", json.dumps({"to": "kaspa:qx", "body": "hi"}).encode(), secret),
+              ("POST", "/v1/fault", b"indexer up", secret), ("GET", "/v1/indexer/tip", b"", secret),
+              ("GET", "/admin/truth", b"", admin), ("POST", "/admin/fault", b"indexer up", admin), ("GET", "/v1/nowhere", b"", secret)]
+    words = {None: b"the request says none: send the header Synchat-Protocol: 2",
+             "3": b"the client speaks 3: use the same version of synchat on both sides",
+             "two": b"Synchat-Protocol is \\\"two\\\", not a version: send the header Synchat-Protocol: 2"}  # as JSON writes it
+    for version, said in words.items():
+        for method, path, body, token in routes:
+            st, _, rest = http(port, method, path, body, token=token, version=version, source="127.0.11.1")
+            check(st == 400 and b"this server speaks synchat protocol 2" in rest and said in rest,
+                  f"{method} {path} with {version or 'no'} version: 400 saying which to run ({st} {rest[:100]!r})")
+        for path in ["/v1/node", "/v1/push"]:
+            ws = Socket(port, path, secret, version=version)
+            body, length = ws.buffer, re.search(r"(?im)^content-length:\s*(\d+)", ws.head)
+            while length and len(body) < int(length.group(1)):
+                chunk = ws.s.recv(65536)
+                if not chunk:
+                    break
+                body += chunk
+            check(not ws.upgraded and ws.head.startswith("HTTP/1.1 400") and said in body,
+                  f"{path} opened with {version or 'no'} version: refused 400 before switching, in words ({ws.head[:40]!r} {body[:100]!r})")
+            ws.s.close()
+    st, _, _ = http(port, "GET", "/v1/world", token=secret)
+    check(st == 200, f"with the header, the same request is answered ({st})")
 
 
 def tip_counts():
@@ -443,11 +481,11 @@ def heads_per_peer():
         heads = []
         for _ in range(6):
             s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.13.1", 0))
-            s.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\n")
+            s.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\n")
             heads.append(s)
             time.sleep(0.05)
         other = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.13.2", 0))
-        other.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\n")
+        other.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\n")
         time.sleep(0.3)
 
         said = {}
@@ -596,7 +634,7 @@ def slow_requests_and_quota():
         sent = [0]
 
         def abandon(secret, n, source):
-            request = f"GET /v1/indexer/tip HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n\r\n".encode()
+            request = f"GET /v1/indexer/tip HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {secret}\r\n\r\n".encode()
             for _ in range(n):
                 try:
                     s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=(source, 0))
@@ -629,7 +667,7 @@ def slow_requests_and_quota():
         http(port, "POST", "/v1/fault", b"indexer latency 10m", token=zed["secret"])
         for _ in range(64):
             s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
-            s.sendall(f"GET /v1/indexer/tip HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {zed['secret']}\r\n\r\n".encode())
+            s.sendall(f"GET /v1/indexer/tip HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {zed['secret']}\r\n\r\n".encode())
             s.close()
         time.sleep(0.3)
         try:
@@ -700,7 +738,7 @@ def main():
         weigh = json.loads(rest)["secret"]
         _, _, one = http(port, "GET", "/v1/world", token=weigh)
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.0.9", 0))
-        s.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {weigh}\r\n\r\n".encode() * 400)
+        s.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {weigh}\r\n\r\n".encode() * 400)
         received, end = b"", time.monotonic() + 30
         while received.count(b"HTTP/1.1 ") < 400 and time.monotonic() < end:
             chunk = s.recv(1 << 16)
@@ -752,7 +790,7 @@ def main():
         # a 16-byte base64 key and version 13; anything else is not upgraded.
         def upgrade(method="GET", connection="Upgrade", key=None, version="13"):
             key = key if key is not None else base64.b64encode(os.urandom(16)).decode()
-            lines = [f"{method} /v1/node HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", f"Authorization: Bearer {users['ada']}",
+            lines = [f"{method} /v1/node HTTP/1.1", "Host: 127.0.0.1", "Synchat-Protocol: 2", "Upgrade: websocket", f"Authorization: Bearer {users['ada']}",
                      "Content-Length: 0", f"Sec-WebSocket-Key: {key}", f"Sec-WebSocket-Version: {version}"]
             if connection:
                 lines.append(f"Connection: {connection}")
@@ -828,7 +866,7 @@ def main():
         status, _, _ = http(port, "GET", "/v1/world", token=users["ada"], scheme="bearer")
         check(status == 200, "a lower-case 'bearer' scheme is accepted (RFC 7235: case-insensitive)")
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
-        s.sendall(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\nContent-Length: 1000000000\r\n\r\n".encode())
+        s.sendall(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {users['ada']}\r\nContent-Length: 1000000000\r\n\r\n".encode())
         t0 = time.monotonic()
         head, _ = read_head(s)
         check(head.startswith("HTTP/1.1 413") and "connection: close" in head.lower(),
@@ -836,7 +874,7 @@ def main():
         s.close()
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
         body = json.dumps({"user": "ada"}).encode()
-        s.sendall(f"POST /v1/join HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+        s.sendall(f"POST /v1/join HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nExpect: 100-continue\r\nContent-Length: {len(body)}\r\n\r\n".encode())
         head, _ = read_head(s)
         check(head.startswith("HTTP/1.1 100"), "Expect: 100-continue is answered 100 Continue before the body")
         s.close()
@@ -854,16 +892,16 @@ def main():
                 pass
             return time.monotonic() - t0
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
-        s.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\n")  # a head that never completes
+        s.sendall(b"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\n")  # a head that never completes
         took = closed_within(s, 5)
         check(took is not None and took < 3, f"a request head that never completes is closed by the head timeout ({took and round(took, 1)} s)")
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
-        s.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode())
+        s.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode())
         head, _ = read_head(s)
         took = closed_within(s, 6)
         check(head.startswith("HTTP/1.1 200") and took is not None and took < 4, f"an idle keep-alive connection is closed by the idle timeout ({took and round(took, 1)} s)")
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
-        s.sendall(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\nContent-Length: 100\r\n\r\n{{".encode())
+        s.sendall(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {users['ada']}\r\nContent-Length: 100\r\n\r\n{{".encode())
         took = closed_within(s, 6)
         check(took is not None and took < 4, f"a declared body that never comes is closed ({took and round(took, 1)} s)")
         head, rest = http_raw(port, b"HELLO THERE\r\n\r\n")
@@ -879,7 +917,7 @@ def main():
         other.bind(("127.0.0.2", 0))
         other.settimeout(DEADLINE)
         other.connect(("127.0.0.1", port))
-        other.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {users['bo']}\r\n\r\n".encode())
+        other.sendall(f"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nConnection: close\r\nAuthorization: Bearer {users['bo']}\r\n\r\n".encode())
         head, _ = read_head(other)
         check(head.startswith("HTTP/1.1 200"), "while one peer holds all it may, another peer address is served")
         for h in held:
@@ -909,7 +947,7 @@ def main():
         at_pipelining = rss_kb(pid)
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.0.4", 0))
         s.setblocking(False)
-        request = f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode() * 1000
+        request = f"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode() * 1000
         pipelined, end = 0, time.monotonic() + 8
         while time.monotonic() < end and pipelined < 820_000:
             try:
@@ -959,7 +997,7 @@ def main():
         # flood's requests, and an upgrade that comes then takes it (101, closed at once): the
         # check is that the upgrades refused say 429, never 426, and that some are refused.
         s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE, source_address=("127.0.0.3", 0))
-        get = f"GET /v1/world HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode()
+        get = f"GET /v1/world HTTP/1.1\r\nHost: x\r\nSynchat-Protocol: 2\r\nAuthorization: Bearer {users['ada']}\r\n\r\n".encode()
         limited, done = threading.Event(), threading.Event()
 
         def flood():
@@ -991,6 +1029,7 @@ def main():
               f"rate-limited upgrades get 429, not 426 ({' '.join(answers)})")
 
         more_rfc_edges(port, users, invite)
+        versions(port, users["cy"], admin)
         invites_guessed(port, invite)
         check(server.poll() is None, "the server is still running")
     finally:

@@ -166,6 +166,12 @@ async def handle(reader, writer):
                 headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
             path, _, query = target.partition("?")
+            # As synchat server does: a request without the protocol's version header is
+            # refused, so a client that forgets it on any request or socket is seen to.
+            if headers.get("synchat-protocol") != "2":
+                await write_json(writer, "400 Bad Request", {"error": "this server speaks synchat protocol 2; the request says "
+                                                             + headers.get("synchat-protocol", "none")})
+                continue
             if headers.get("upgrade", "").lower() == "websocket":
                 await socket(path, headers, reader, writer)
                 return

@@ -32,9 +32,13 @@ def check(condition, what):
         failures.append(what)
 
 
+# The protocol's version header, on every request and socket opening (docs/server.md#one-protocol).
+VERSION = {"Synchat-Protocol": "2"}
+
+
 def http(port, method, path, body=None, token=None):
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
-                                     data=None if body is None else body.encode())
+                                     data=None if body is None else body.encode(), headers=VERSION)
     if token:
         request.add_header("Authorization", "Bearer " + token)
     try:
@@ -74,16 +78,24 @@ async def main():
         check(status == 201, "join bo: 201")
         status, again = http(port, "POST", "/v1/join", json.dumps({"user": "ada"}))
         check(status == 401 and "secret" not in again, "join ada again without the secret: 401, no secret")
-        headers = {"Authorization": "Bearer " + alice["secret"]}
+        headers = {"Authorization": "Bearer " + alice["secret"], **VERSION}
         node_url = f"ws://127.0.0.1:{port}/v1/node"
         push_url = f"ws://127.0.0.1:{port}/v1/push"
 
-        # No secret, no socket.
+        # No secret, no socket; no version, no socket, in words that say which to run.
         try:
-            async with websockets.connect(node_url):
+            async with websockets.connect(node_url, additional_headers=VERSION):
                 check(False, "node without a secret: refused")
         except websockets.exceptions.InvalidStatus as e:
             check(e.response.status_code == 401, f"node without a secret: refused with 401 ({e.response.status_code})")
+        for url in [node_url, push_url]:
+            try:
+                async with websockets.connect(url, additional_headers={"Authorization": headers["Authorization"]}):
+                    check(False, f"{url} without the version header: refused")
+            except websockets.exceptions.InvalidStatus as e:
+                said = json.loads(e.response.body or b"{}").get("error", "")
+                check(e.response.status_code == 400 and "send the header Synchat-Protocol: 2" in said,
+                      f"{url} without the version header: refused with 400 saying which to run ({e.response.status_code} {said})")
 
         async with websockets.connect(node_url, additional_headers=headers) as node, \
                 websockets.connect(push_url, additional_headers=headers) as push:

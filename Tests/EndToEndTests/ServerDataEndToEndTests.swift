@@ -373,7 +373,7 @@ struct TLSEndToEndTests {
         let plain = try bot("http://127.0.0.1:\(server.port)", "tino")
         #expect(plain.status == 1 && plain.err.contains("use https://"), "\(plain.err)")
         // curl, another TLS client, trusts the same CA and reads the truth: one user joined.
-        let curl = try ChildProcess.run(["/usr/bin/env", "curl", "-sS", "--cacert", dir.file("ca.pem"), "-H", "Authorization: Bearer \(server.token)",
+        let curl = try ChildProcess.run(["/usr/bin/env", "curl", "-sS", "--cacert", dir.file("ca.pem"), "-H", "Synchat-Protocol: 2", "-H", "Authorization: Bearer \(server.token)",
                                          "\(https)/admin/truth"], captureOutput: true, captureErrors: true)
         let truth = try JSONSerialization.jsonObject(with: Data(curl.out.utf8)) as? [String: Any]
         #expect((truth?["users"] as? [[String: Any]])?.map { $0["user"] as? String } == ["tina"], "\(curl.out.prefix(200)) \(curl.err)")

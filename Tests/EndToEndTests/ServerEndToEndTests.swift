@@ -49,7 +49,7 @@ struct ServerEndToEndTests {
         }
 
         func get(_ path: String, token: String? = nil, method: String = "GET", body: Data? = nil) throws -> (status: Int, data: Data) {
-            var headers = ["Host: 127.0.0.1:\(port)", "Connection: close", "Content-Length: \(body?.count ?? 0)"]
+            var headers = ["Host: 127.0.0.1:\(port)", "Synchat-Protocol: 2", "Connection: close", "Content-Length: \(body?.count ?? 0)"]
             if let token { headers.append("Authorization: Bearer \(token)") }
             return try httpExchange(port: port, request: Data(("\(method) \(path) HTTP/1.1\r\n" + headers.joined(separator: "\r\n") + "\r\n\r\n").utf8) + (body ?? Data()))
         }

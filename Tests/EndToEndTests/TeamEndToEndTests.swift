@@ -43,7 +43,7 @@ struct TeamEndToEndTests {
         #expect(shed.hasPrefix("HTTP/1.1 503") && shed.contains("Synchat-Request-Not-Read: 1") && shed.contains("(--peer-heads 1)"), "\(shed)")
         // --peer-connections 2: two connections whose heads showed no secret (answered 401, kept
         // alive), then a third is refused as it comes.
-        let request = "GET /v1/world HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        let request = "GET /v1/world HTTP/1.1\r\nHost: 127.0.0.1\r\nSynchat-Protocol: 2\r\n\r\n"
         b.send(request)
         let toB = b.readAnswer()
         let c = try RawConnection(port: server.port)  // after b's head was read: b no longer waits

@@ -34,6 +34,12 @@ struct ProtocolBoundaryTests {
         }
     }
 
+    @Test("the protocol's version header is named once, in ServerProtocol's ProtocolVersion: every client, the server and the bench read it")
+    func oneVersionHeader() throws {
+        let found = try Self.offenders("Synchat-Protocol") { $0 == "ServerProtocol/Documents.swift" }
+        #expect(found.isEmpty, "name the version header again:\n\(found.joined(separator: "\n"))")
+    }
+
     @Test("FNV-1a is written once (StableHash), and the rule of a user's name once (UserName)")
     func oneHashOneNameRule() throws {
         let hash = try Self.offenders("0xcbf2") { $0 == "SyncCore/StableHash.swift" }

@@ -28,6 +28,10 @@ struct DirectiveDocumentTests {
     @Test("every directive, every change of the faults among them, reads back as itself from its document's bytes")
     func roundTrip() throws {
         #expect(Set(Self.changes.map(\.part)) == Set(WorldFaults.Part.allCases))
+        // Every kind of change there is (Kind's switches have no default) is tried, and each
+        // kind's zero change is of that kind.
+        #expect(Set(Self.changes.map(\.kind)) == Set(WorldFaults.Change.Kind.allCases))
+        for kind in WorldFaults.Change.Kind.allCases { #expect(kind.zero.kind == kind) }
         for d in Self.directives {
             let bytes = DirectiveDocument.encode(d).data
             let back = try DirectiveDocument.decode(try #require(WireValue.parse(bytes)))

@@ -28,6 +28,7 @@ struct PairFaultTests {
     /// The operator's fault for one user (or every user), through the server's admin endpoint.
     static func fault(_ pair: WorldPair, _ line: String, user: String? = nil) {
         var headers = HTTPHeaders()
+        headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
         headers.add(name: "Authorization", value: "Bearer \(pair.server.adminToken)")
         var status = 0
         pair.server.serve(.POST, "/admin/fault" + (user.map { "?user=\($0)" } ?? ""), headers: headers, body: Data(line.utf8), peer: "127.0.0.1") { s, _ in status = s }
@@ -259,6 +260,7 @@ struct PairFaultTests {
         Self.fault(pair, "receive alice \"from the operator\"", user: "ada")
         #expect(pair.run(upTo: 20_000) { Self.lines(ada).contains { $0.contains("from alice") } && ada.session.storage.allMessages().contains { $0.message.body == "from the operator" } })
         var headers = HTTPHeaders()
+        headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
         headers.add(name: "Authorization", value: "Bearer \(pair.server.adminToken)")
         var answer = (0, Data())
         pair.server.serve(.POST, "/admin/fault?user=ada", headers: headers, body: Data("receive zoe \"hi\"".utf8), peer: "127.0.0.1") { answer = ($0, $1) }

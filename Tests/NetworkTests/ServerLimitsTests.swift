@@ -24,6 +24,7 @@ struct ServerLimitsTests {
                         within: Int64 = 0) -> (status: Int, body: Data)? {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: "127.0.0.1")
+        headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
         if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
         var answer: (status: Int, body: Data)?
         pair.server.serve(method, path, headers: headers, body: Data(body.utf8), peer: peer) { answer = ($0, $1) }
@@ -81,7 +82,7 @@ struct ServerLimitsTests {
         let channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.2", port: 40_000)).wait()
         var headers = HTTPHeaders()
-        for (name, value) in [("Host", "127.0.0.1"), ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
+        for (name, value) in [("Host", "127.0.0.1"), (ProtocolVersion.header, ProtocolVersion.headerValue), ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
                               ("Sec-WebSocket-Key", Data(repeating: 7, count: 16).base64EncodedString()), ("Authorization", "Bearer \(secret)")] {
             headers.add(name: name, value: value)
         }
@@ -168,6 +169,7 @@ struct ServerLimitsTests {
         var answers: [Int] = []
         for _ in 0..<4 {
             var headers = HTTPHeaders()
+            headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
             headers.add(name: "Authorization", value: "Bearer \(secret)")
             pair.server.serve(.GET, IndexerRoute.path(for: .tip), headers: headers, body: Data(), peer: "127.0.0.2") { status, _ in answers.append(status) }
         }
@@ -180,6 +182,7 @@ struct ServerLimitsTests {
         #expect(Self.request(pair, .GET, IndexerRoute.path(for: .tip), token: secret, within: 5_000)?.status == 200, "room again")
         // The operator is not held to a user's limit.
         var headers = HTTPHeaders()
+        headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
         headers.add(name: "Authorization", value: "Bearer \(pair.server.adminToken)")
         var status = 0
         pair.server.serve(.POST, "/admin/fault?user=zed", headers: headers, body: Data("indexer latency 2h".utf8), peer: "127.0.0.1") { s, _ in status = s }
@@ -427,14 +430,14 @@ struct ServerLimitsTests {
         }
         let plain = try connection()
         #expect(upgradeHandlers(plain) == 0, "none while the head is awaited")
-        try plain.writeInbound(ByteBuffer(string: "GET /v1/indexer/tip HTTP/1.1\r\nHost: x\r\n"))
+        try plain.writeInbound(ByteBuffer(string: "GET /v1/indexer/tip HTTP/1.1\r\nHost: x\r\n\(ProtocolVersion.header): \(ProtocolVersion.headerValue)\r\n"))
         #expect(upgradeHandlers(plain) == 0, "none in the middle of a head")
         try plain.writeInbound(ByteBuffer(string: "\r\n"))
         plain.embeddedEventLoop.run()
         #expect(written(plain).hasPrefix("HTTP/1.1 401"), "the plain request is answered")
         #expect(upgradeHandlers(plain) == 0)
         let upgrading = try connection()
-        try upgrading.writeInbound(ByteBuffer(string: "GET /v1/node HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        try upgrading.writeInbound(ByteBuffer(string: "GET /v1/node HTTP/1.1\r\nHost: x\r\n\(ProtocolVersion.header): \(ProtocolVersion.headerValue)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(Data(repeating: 7, count: 16).base64EncodedString())\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(secret)\r\n\r\n"))
         upgrading.embeddedEventLoop.run()
         #expect(written(upgrading).hasPrefix("HTTP/1.1 101"), "the upgrade is made by NIO's handler, added on asking")

@@ -14,7 +14,7 @@ import ServerPair
 struct UpgradeRefusalTests {
     static func head(_ secret: String) -> HTTPRequestHead {
         var headers = HTTPHeaders()
-        for (name, value) in [("Host", "127.0.0.1"), ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
+        for (name, value) in [("Host", "127.0.0.1"), (ProtocolVersion.header, ProtocolVersion.headerValue), ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
                               ("Sec-WebSocket-Key", Data(repeating: 7, count: 16).base64EncodedString()), ("Authorization", "Bearer \(secret)")] {
             headers.add(name: name, value: value)
         }
@@ -59,7 +59,7 @@ struct UpgradeRefusalTests {
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.2", port: 40_002)).wait()
         try pair.server.configureConnection(channel, tls: nil)
         // NIO passes the refusal on as an error (unsupportedWebSocketTarget) beside the request.
-        _ = try? channel.writeInbound(ByteBuffer(string: "GET /v1/node HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        _ = try? channel.writeInbound(ByteBuffer(string: "GET /v1/node HTTP/1.1\r\nHost: x\r\n\(ProtocolVersion.header): \(ProtocolVersion.headerValue)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(Data(repeating: 7, count: 16).base64EncodedString())\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(secret)\r\n\r\n"))
         channel.embeddedEventLoop.run()
         var written = ""

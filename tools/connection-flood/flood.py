@@ -79,7 +79,7 @@ class User:
     def ask(self, method, path, body=b"", token=None):
         if self.s is None:
             self.connect()
-        head = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: {len(body)}\r\n"
+        head = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nSynchat-Protocol: 2\r\nContent-Length: {len(body)}\r\n"
         if token:
             head += f"Authorization: Bearer {token}\r\n"
         self.s.sendall(head.encode() + b"\r\n" + body)

@@ -208,6 +208,7 @@ public final class InProcessTransport: ServerTransport {
     static func headers(_ token: String?, body: Data?) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: "127.0.0.1:7420")
+        headers.add(name: ProtocolVersion.header, value: ProtocolVersion.headerValue)
         headers.add(name: "Content-Length", value: "\(body?.count ?? 0)")
         if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
         return headers
