@@ -23,10 +23,12 @@ import PackageDescription
 //   SimulatedWorldOnDisk      the simulated world's history in a temporary SQLite file (SQLite's C
 //                             API through GRDB's module), for runs bigger than memory.
 //                             SimulatedWorld, SyncCore, SyncEngine.
-//   Simulation                AppSession (world, engine, store, clock), the scenario parser and
-//                             player, the measures, the fault matrix.
+//   Simulation                running scenarios: AppSession (world, engine, store, clock), the
+//                             scenario parser and player.
+//   RunReports                what runs come to: a run's measures and timeline, the fault matrix
+//                             and its verdicts, the policies' goals.
 //   Charts                    the SVG charts of a run's timeline and of the fault matrix.
-//                             Simulation, SyncCore.
+//                             RunReports, Simulation, SyncCore.
 //   Shrinking                 delta debugging (ddmin, then single removals to 1-minimal) over any
 //                             array; pure, imports nothing.
 //   Fuzzing                   generated scenarios, wire documents and files, and the invariants
@@ -96,12 +98,15 @@ let package = Package(
         // one stream of events, BeliefLag), and LiveSession, what a screen drives.
         .target(name: "ClientRuntime", dependencies: ["SyncCore", "SyncEngine", "Directives"]),
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "ClientRuntime", "Directives"]),
-        // Delta debugging over any array, pure: the scenario shrinker's core.
+        // What a run and the grid of worlds come to, apart from running them: a run's measures
+        // (RunSummary) and timeline, the fault matrix and its verdicts, the policies' goals.
+        .target(name: "RunReports", dependencies: ["ClientRuntime", "SimulatedWorld", "Simulation", "SyncCore", "SyncEngine"]),
         // The SVG charts of a run's timeline and of the fault matrix (`simulate --chart`), apart
         // from running scenarios.
-        .target(name: "Charts", dependencies: ["Simulation", "SyncCore"]),
+        .target(name: "Charts", dependencies: ["RunReports", "Simulation", "SyncCore"]),
+        // Delta debugging over any array, pure: the scenario shrinker's core.
         .target(name: "Shrinking"),
-        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "Config", "ChatUI", "Shrinking"]),
+        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "Config", "ChatUI", "Shrinking"]),
         .target(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]
@@ -149,6 +154,7 @@ let package = Package(
             name: "synchat",
             dependencies: [
                 "Simulation",
+                "RunReports",  // simulate's measures, --matrix
                 "Charts",  // simulate --chart
                 "ServerProtocol",  // routes and documents (synchat fault), the speeds a client runs a world at (--speed)
                 "Directives",  // Directive, read from synchat fault's command line
@@ -179,7 +185,7 @@ let package = Package(
                              .when(platforms: [.linux], configuration: .release)),
             ]
         ),
-        .executableTarget(name: "synchat-bench", dependencies: ["ClientRuntime", "FaultProxy", "SimulatedWorldOnDisk", "SimulatedWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "SyncEngine", "SyncCore", "ServerClient", "ServerProtocol",
+        .executableTarget(name: "synchat-bench", dependencies: ["ClientRuntime", "FaultProxy", "SimulatedWorldOnDisk", "SimulatedWorld", "WidthCorpus", "CWidth", "ChatUI", "ChatStore", "CrashHarness", "Fuzzing", "Spawn", "Simulation", "RunReports", "SyncEngine", "SyncCore", "ServerClient", "ServerProtocol",
                                                                     .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         // Sources/TestKit: what exists only for the tests and the bench's judges (crash-child,
         // soak, widths); synchat links none of it (ModuleGraphTests holds that).
@@ -189,7 +195,7 @@ let package = Package(
         // timing-sensitive suites.
         .target(
             name: "TestSupport",
-            dependencies: ["CoreTestSupport", "Spawn", "SyncCore", "SyncEngine", "Simulation", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")],
+            dependencies: ["CoreTestSupport", "Spawn", "SyncCore", "SyncEngine", "Simulation", "RunReports", "ChatUI", .product(name: "CustomDump", package: "swift-custom-dump")],
             path: "Sources/TestKit/TestSupport"
         ),
         // What the pure core's tests need (the test clock's words) and nothing above SyncCore:
@@ -234,19 +240,19 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
-        .testTarget(name: "EngineTests", dependencies: ["ClientRuntime", "Directives", "Charts", "Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "TestSupport", "WidthCorpus", "Wire",
+        .testTarget(name: "EngineTests", dependencies: ["ClientRuntime", "Directives", "Charts", "Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "TestSupport", "WidthCorpus", "Wire",
                                                      "SimulatedWorldOnDisk", "ChatStore"]),
         // The SVG charts, judged as XML and by the font's own advances.
-        .testTarget(name: "ChartsTests", dependencies: ["Charts", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
+        .testTarget(name: "ChartsTests", dependencies: ["Charts", "RunReports", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
         // The directive vocabulary: one reader of a line, the fault keys.
         .testTarget(name: "DirectivesTests", dependencies: ["Directives", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
         // The scenario file's parser.
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "SyncCore"]),
         // The repository's layout held to the design: the module graph and its drawing, the
         // protocol's boundary, the files' size, the docs' rules, samples and words.
-        .testTarget(name: "LayoutTests", dependencies: ["Fuzzing", "Simulation", "SyncCore", "TestSupport"]),
+        .testTarget(name: "LayoutTests", dependencies: ["Fuzzing", "RunReports", "Simulation", "SyncCore", "TestSupport"]),
         .testTarget(
-            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "TestSupport"]
+            name: "FuzzTests", dependencies: ["Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

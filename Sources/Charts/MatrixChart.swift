@@ -1,4 +1,5 @@
 import Foundation
+import RunReports
 import Simulation
 
 /// The fault matrix as a heatmap (`simulate --matrix --chart FILE.svg`), made to be shown on a

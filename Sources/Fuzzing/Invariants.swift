@@ -1,3 +1,4 @@
+import RunReports
 import SimulatedWorld
 import Simulation
 import SyncCore

@@ -64,7 +64,7 @@ public final class ScenarioRun: ScriptPlayer {
             scheduleLines(from: feed, into: session)
             for step in group {
                 guard !session.stopRequested else { return }
-                if firstPushOutage == nil, RunSummary.isPushOutage(step.directive) { firstPushOutage = session.scheduler.now }
+                if firstPushOutage == nil, Self.isPushOutage(step.directive) { firstPushOutage = session.scheduler.now }
                 session.apply(step.directive)
             }
         }
@@ -95,6 +95,15 @@ public final class ScenarioRun: ScriptPlayer {
 
     /// When the script's first push outage was played (`RunSummary.timeToUnreliable`).
     public private(set) var firstPushOutage: Instant?
+
+    /// A push outage, as `timeToUnreliable` counts from: `push drop 100%` or `push down`.
+    public static func isPushOutage(_ d: Directive) -> Bool {
+        switch d {
+        case .fault(.pushDrop(let p)): return p >= 100
+        case .fault(.pushDown): return true
+        default: return false
+        }
+    }
 
     /// When the settle period ends; nil while the script is still running.
     public private(set) var settleEnd: Instant?
@@ -248,23 +257,23 @@ private final class StepFeed {
 }
 
 /// Results of concurrent work, each in its own slot.
-final class Slots<T>: @unchecked Sendable {
+package final class Slots<T>: @unchecked Sendable {
     private var values: [T?]
     private var error: Error?
     private let lock = NSLock()
-    init(_ n: Int) { values = Array(repeating: nil, count: n) }
-    func put(_ value: T, at i: Int) {
+    package init(_ n: Int) { values = Array(repeating: nil, count: n) }
+    package func put(_ value: T, at i: Int) {
         lock.lock()
         values[i] = value
         lock.unlock()
     }
-    func fail(_ e: Error) {
+    package func fail(_ e: Error) {
         lock.lock()
         if error == nil { error = e }
         lock.unlock()
     }
     /// The values, or the first error.
-    func all() throws -> [T] {
+    package func all() throws -> [T] {
         lock.lock(); defer { lock.unlock() }
         if let error { throw error }
         return values.map { $0! }

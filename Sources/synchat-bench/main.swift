@@ -4,6 +4,7 @@ import ChatUI
 import CrashHarness
 import Dispatch
 import Foundation
+import RunReports
 import Simulation
 import Spawn
 import SyncCore

@@ -1,5 +1,6 @@
 import Charts
 import Foundation
+import RunReports
 import Simulation
 import SyncCore
 

@@ -3,6 +3,7 @@ import Charts
 import Foundation
 import Fuzzing
 import SimulatedWorld
+import RunReports
 import Simulation
 import SyncCore
 import SyncEngine

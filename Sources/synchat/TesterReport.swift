@@ -1,3 +1,4 @@
+import RunReports
 import Simulation
 import SyncCore
 

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 @testable import Charts
+@testable import RunReports
 @testable import Simulation
 import SyncCore
 import SyncEngine

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import Charts
+import RunReports
 import Simulation
 import SyncCore
 import SyncEngine

@@ -1,4 +1,5 @@
 import Directives
+import RunReports
 import Simulation
 import SyncCore
 import SyncEngine

@@ -1,5 +1,6 @@
 import Foundation
 import SimulatedWorld
+import RunReports
 import Simulation
 import SyncCore
 import SyncEngine

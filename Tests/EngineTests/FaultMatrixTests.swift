@@ -1,5 +1,6 @@
 import Charts
 import Foundation
+@testable import RunReports
 import SimulatedWorld
 @testable import Simulation
 import SyncCore

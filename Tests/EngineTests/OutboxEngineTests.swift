@@ -1,4 +1,5 @@
 import Foundation
+import RunReports
 import Simulation
 import SyncCore
 import SyncEngine

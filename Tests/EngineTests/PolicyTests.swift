@@ -1,5 +1,6 @@
 import Foundation
 import SimulatedWorld
+@testable import RunReports
 @testable import Simulation
 import SyncCore
 import SyncEngine

@@ -1,4 +1,5 @@
 import Foundation
+import RunReports
 import SimulatedWorld
 import Simulation
 import SyncCore

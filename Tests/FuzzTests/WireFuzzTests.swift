@@ -1,6 +1,7 @@
 import Foundation
 import Fuzzing
 import SimulatedWorld
+import RunReports
 import Simulation
 import SyncCore
 import SyncEngine

@@ -1,5 +1,6 @@
 import Foundation
 import Fuzzing
+import RunReports
 import Simulation
 import SyncCore
 import Testing

@@ -1,3 +1,4 @@
+import RunReports
 import Simulation
 
 /// The default fault matrix (every cell, every policy), run once per test process: the

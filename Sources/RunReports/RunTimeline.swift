@@ -1,4 +1,5 @@
 import ClientRuntime
+import Simulation
 import SyncCore
 import SyncEngine
 

@@ -1,3 +1,4 @@
+import Simulation
 import SyncCore
 
 /// Adaptive's promises against the other policies (docs/spec.md#policies, docs/matrix.md), one

@@ -1,6 +1,6 @@
 import ClientRuntime
-import Directives
 import SimulatedWorld
+import Simulation
 import SyncCore
 import SyncEngine
 
@@ -160,14 +160,6 @@ public struct RunSummary: Equatable, Sendable {
         }
     }
 
-    /// A push outage, as `timeToUnreliable` counts from: `push drop 100%` or `push down`.
-    public static func isPushOutage(_ d: Directive) -> Bool {
-        switch d {
-        case .fault(.pushDrop(let p)): return p >= 100
-        case .fault(.pushDown): return true
-        default: return false
-        }
-    }
 
     /// Byte kinds that `bytesByKind` holds beside the backend's, not part of `backendBytes`:
     /// what the node's realtime channel and the push service carried. Their rows stand on

@@ -1,4 +1,5 @@
 import Foundation
+import Simulation
 import SyncCore
 
 /// The fault matrix's verdicts: the goals of docs/matrix.md judged over a grid's rows, as values
