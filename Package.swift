@@ -240,14 +240,20 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Spawn", "WidthCorpus", "SyncCore", "SyncEngine",
                                                         "ChatUI",  // ChatUI: a cast's frames (ANSIScreen) played in tmux
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
-        .testTarget(name: "EngineTests", dependencies: ["ClientRuntime", "Directives", "Charts", "Fuzzing", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "TestSupport", "WidthCorpus", "Wire",
-                                                     "SimulatedWorldOnDisk", "ChatStore"]),
+        .testTarget(name: "EngineTests", dependencies: ["ClientRuntime", "Directives", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "TestSupport",
+                                                     "SimulatedWorldOnDisk"]),
+        // The fault matrix: its cells, verdicts and table, on TestSupport's one default grid.
+        .testTarget(name: "RunReportsTests", dependencies: ["RunReports", "SimulatedWorld", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
+        // The client's runtime: what it believes beside the world's truth.
+        .testTarget(name: "ClientRuntimeTests", dependencies: ["ClientRuntime", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
+        // The wire's own JSON reader and decoders, against Foundation's and the public width corpus.
+        .testTarget(name: "WireTests", dependencies: ["Wire", "Fuzzing", "SimulatedWorld", "Simulation", "SyncCore", "SyncEngine", "TestSupport", "WidthCorpus"]),
         // The SVG charts, judged as XML and by the font's own advances.
         .testTarget(name: "ChartsTests", dependencies: ["Charts", "RunReports", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
         // The directive vocabulary: one reader of a line, the fault keys.
         .testTarget(name: "DirectivesTests", dependencies: ["Directives", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
-        // The scenario file's parser.
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "SyncCore"]),
+        // The scenario file's parser, and a session recorded and played back.
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Directives", "SyncCore", "SyncEngine", "TestSupport", "WidthCorpus"]),
         // The repository's layout held to the design: the module graph and its drawing, the
         // protocol's boundary, the files' size, the docs' rules, samples and words.
         .testTarget(name: "LayoutTests", dependencies: ["Fuzzing", "RunReports", "Simulation", "SyncCore", "TestSupport"]),

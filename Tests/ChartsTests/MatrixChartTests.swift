@@ -16,6 +16,13 @@ import TestSupport
 struct MatrixChartTests {
     static var rows: [FaultMatrix.Row] { FaultGrid.rows }
 
+    @Test("a cell per cell and policy, and the bins from the fastest to the slowest")
+    func cellPerRow() {
+        let svg = MatrixChart.svg(Self.rows, title: "t")
+        #expect(svg.components(separatedBy: ##"height="16.0""##).count - 1 == Self.rows.count)
+        #expect(MatrixChart.bin(p95: 2) == MatrixChart.bins.first && MatrixChart.bin(p95: 7200) == MatrixChart.bins.last)
+    }
+
     @Test("landscape, at least 4:3, the measure named, and a key: a swatch and a label for every bin, from ≤ 10 s to ≥ 1 h")
     func shapeAndKey() throws {
         let svg = MatrixChart.svg(Self.rows, title: "fault matrix")

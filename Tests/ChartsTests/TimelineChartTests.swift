@@ -94,4 +94,15 @@ struct TimelineChartTests {
         #expect(delegate.texts.contains("push drop 100%"))
         #expect(!svg.contains("\u{1B}"))
     }
+
+    @Test("the chart's lane can show bytes: its buckets add up to the run's backend bytes, and the panel says so")
+    func chartLane() throws {
+        let run = try Self.run("push-outage", .adaptive)
+        let timeline = RunTimeline(run), s = RunSummary(run)
+        #expect(timeline.totalBytes == s.backendBytes)
+        #expect(timeline.byteBuckets(120).reduce(0, +) == s.backendBytes)
+        let svg = TimelineChart.svg([("adaptive", timeline)], title: "t", lane: .bytes)
+        #expect(svg.contains("\(s.backendBytes) backend bytes") && svg.contains("backend bytes</text>"))
+        #expect(TimelineChart.svg([("adaptive", timeline)], title: "t").contains("\(s.backendRequests) backend requests"))
+    }
 }

@@ -1,4 +1,3 @@
-import Charts
 import Foundation
 import RunReports
 import SimulatedWorld
@@ -92,17 +91,5 @@ struct BytesTests {
             #expect(adaptive.backendBytes <= seed.backendBytes, "\(name): \(adaptive.backendBytes) > \(seed.backendBytes)")
             #expect(adaptive.backendRequests <= seed.backendRequests, "\(name)")
         }
-    }
-
-    @Test("the chart's lane can show bytes: its buckets add up to the run's backend bytes, and the panel says so")
-    func chartLane() throws {
-        let run = ScenarioRun(scenario: try ScenarioParser.parse(Self.day, file: "bytes"), policy: .adaptive)
-        run.run()
-        let timeline = RunTimeline(run), s = RunSummary(run)
-        #expect(timeline.totalBytes == s.backendBytes)
-        #expect(timeline.byteBuckets(120).reduce(0, +) == s.backendBytes)
-        let svg = TimelineChart.svg([("adaptive", timeline)], title: "t", lane: .bytes)
-        #expect(svg.contains("\(s.backendBytes) backend bytes") && svg.contains("backend bytes</text>"))
-        #expect(TimelineChart.svg([("adaptive", timeline)], title: "t").contains("\(s.backendRequests) backend requests"))
     }
 }

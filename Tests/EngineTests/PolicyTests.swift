@@ -7,13 +7,6 @@ import SyncEngine
 import Testing
 import TestSupport
 
-/// Measures of one run of a scenario under a policy.
-func measure(_ text: String, _ policy: SyncPolicy, file: String = "policy.scenario") throws -> (ScenarioRun, RunSummary) {
-    let run = ScenarioRun(scenario: try ScenarioParser.parse(text, file: file), policy: policy)
-    run.run()
-    return (run, RunSummary(run))
-}
-
 /// Two summaries equal in every measure (the policy's name aside).
 func sameOutcome(_ a: RunSummary, _ b: RunSummary) -> Bool {
     var a = a, b = b

@@ -1,5 +1,6 @@
 import ClientRuntime
 import Testing
+import TestSupport
 import SyncCore
 import SyncEngine
 @testable import Simulation

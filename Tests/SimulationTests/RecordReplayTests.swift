@@ -4,6 +4,7 @@ import Simulation
 import SyncCore
 import SyncEngine
 import Testing
+import TestSupport
 import WidthCorpus
 
 /// A live session written down by `SessionRecorder` replays under `simulate` to
