@@ -100,13 +100,13 @@ let package = Package(
         .target(name: "Simulation", dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "ClientRuntime", "Directives"]),
         // What a run and the grid of worlds come to, apart from running them: a run's measures
         // (RunSummary) and timeline, the fault matrix and its verdicts, the policies' goals.
-        .target(name: "RunReports", dependencies: ["ClientRuntime", "SimulatedWorld", "Simulation", "SyncCore", "SyncEngine"]),
+        .target(name: "RunReports", dependencies: ["ClientRuntime", "Directives", "SimulatedWorld", "Simulation", "SyncCore", "SyncEngine"]),
         // The SVG charts of a run's timeline and of the fault matrix (`simulate --chart`), apart
         // from running scenarios.
         .target(name: "Charts", dependencies: ["RunReports", "Simulation", "SyncCore"]),
         // Delta debugging over any array, pure: the scenario shrinker's core.
         .target(name: "Shrinking"),
-        .target(name: "Fuzzing", dependencies: ["SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "Config", "ChatUI", "Shrinking"]),
+        .target(name: "Fuzzing", dependencies: ["Directives", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "Config", "ChatUI", "Shrinking"]),
         .target(
             name: "ChatStore",
             dependencies: ["SyncCore", "SyncEngine", .product(name: "GRDB", package: "GRDB.swift")]

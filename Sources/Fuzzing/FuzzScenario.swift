@@ -1,3 +1,4 @@
+import Directives
 import SimulatedWorld
 import Simulation
 import SyncCore

@@ -1,5 +1,5 @@
-@_exported import ClientRuntime
-@_exported import Directives
+import ClientRuntime
+import Directives
 import SimulatedWorld
 import SyncCore
 

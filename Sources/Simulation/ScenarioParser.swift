@@ -1,3 +1,4 @@
+import Directives
 import SyncCore
 import SimulatedWorld
 

@@ -1,3 +1,5 @@
+import Directives
+import ClientRuntime
 import Foundation
 import SimulatedWorld
 import SyncCore

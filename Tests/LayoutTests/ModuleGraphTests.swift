@@ -44,7 +44,7 @@ struct ModuleGraphTests {
         guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return out }
         for case let file as String in walker where file.hasSuffix(".swift") {
             let text = (try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)) ?? ""
-            for m in text.matches(of: /(?m)^(?:@testable |@_implementationOnly |public |internal )?import (?:struct |class |enum |func )?(\w+)/) {
+            for m in text.matches(of: /(?m)^(?:@\w+ |public |internal |package )*import (?:struct |class |enum |func )?(\w+)/) {
                 out[String(m.output.1), default: file] = file
             }
         }

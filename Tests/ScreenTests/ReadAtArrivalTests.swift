@@ -1,3 +1,4 @@
+import Directives
 import ChatUI
 import Simulation
 import SyncCore

@@ -1,3 +1,4 @@
+import Directives
 import Foundation
 import Simulation
 import SyncCore
