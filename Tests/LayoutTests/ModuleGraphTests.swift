@@ -230,6 +230,27 @@ extension ModuleGraphTests {
         #expect(checked >= 5)
     }
 
+    @Test("every test data file or test a doc, a tool or the CI names (TestData/…, Tests/…) is there")
+    func dataPathsExist() throws {
+        let fm = FileManager.default
+        var files = ["README.md", ".ci/run"]
+        files += try fm.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path).filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+        let tools = try #require(fm.enumerator(atPath: Self.root.appendingPathComponent("tools").path))
+        for case let file as String in tools where [".sh", ".py", ".md"].contains(where: file.hasSuffix) { files.append("tools/" + file) }
+        var checked = 0
+        for file in files {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            for m in text.matches(of: /(?:TestData|Tests)\/[\w\/+-]+(?:\.[\w-]+)+\b/) {
+                let path = String(m.output)
+                // A placeholder (`SEED.scenario`, `NAME.swift`) is no path.
+                guard path.split(separator: "/").last?.split(separator: ".").first?.allSatisfy(\.isUppercase) == false else { continue }
+                #expect(fm.fileExists(atPath: Self.root.appendingPathComponent(path).path), "\(file) names \(path), which is not there")
+                checked += 1
+            }
+        }
+        #expect(checked >= 10, "\(checked) paths read")
+    }
+
     @Test("every name docs/design.md's opening drawing shows is a target of Package.swift or a type declared in Sources")
     func drawingNamesExist() throws {
         let design = try String(contentsOf: Self.root.appendingPathComponent("docs/design.md"), encoding: .utf8)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A synchat bot against every mode of the hostile server (Tests/Conformance/hostile_server.py),
+# A synchat bot against every mode of the hostile server (TestData/conformance/hostile_server.py),
 # all modes at once, 100 s each: its CPU from the 60th to the 100th second and its peak resident
 # memory (docs/benchmarks.md, issue 52). Usage: tools/hostile-server/cpu.sh [SYNCHAT-BINARY]
 # (default: the release build, .build/release/synchat).
@@ -10,7 +10,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for mode in endless-join absurd-clock endless-answers escapes silent-sockets endless-pages contacts-flood directives; do
   (
-    python3 Tests/Conformance/hostile_server.py "$mode" > "$out/$mode.server" 2>&1 &
+    python3 TestData/conformance/hostile_server.py "$mode" > "$out/$mode.server" 2>&1 &
     sp=$!
     for _ in $(seq 100); do grep -q "port" "$out/$mode.server" && break; sleep 0.1; done
     port=$(grep -o "port [0-9]*" "$out/$mode.server" | head -1 | cut -d" " -f2)

