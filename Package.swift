@@ -1,9 +1,12 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Who may import whom (docs/design.md, the table of targets), lowest first:
+// Who may import whom (docs/design.md: the table of targets, and its layers for which is
+// lower; ModuleGraphTests holds both to this manifest):
 //   SyncCore                  pure machines and domain values; imports nothing, not even
 //                             Foundation.
+//   Wire                      JSON for everything that speaks it: JSONValue (the writer) and
+//                             WireValue (the reader). Foundation only.
 //   SyncEngine                the sans-IO Engine (inputs in, effects and typed events out), its
 //                             runner SyncDriver on the ports, the ChatStorage port, the wire
 //                             decoders. SyncCore, Wire.

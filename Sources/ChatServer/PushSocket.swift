@@ -13,9 +13,9 @@ import Wire
 /// `unregisterToken`, `setMuted` (params `contact`, `muted`); notifications: `tokenStatus`
 /// (params `status`), `push` (params `payload`: the APNs-style userInfo as a JSON string),
 /// `contactsChanged` (another user joined: params `joined`, the new contact; without it, ask
-/// `GET /v1/world`), `directive` (params `line`: a
-/// directive of the app for the client to do, sent by `synchat fault --user NAME`). One push socket a user: a
-/// newer one replaces the older, which is closed with 1008.
+/// `GET /v1/world`), `directive` (params `directive`: a `DirectiveDocument`, what the app is to
+/// do, sent by `synchat fault --user NAME`). One push socket a user: a newer one
+/// replaces the older, which is closed with 1008.
 final class PushSocket: JSONSocket, PushSubscriber {
     override func handlerAdded(context: ChannelHandlerContext) {
         super.handlerAdded(context: context)

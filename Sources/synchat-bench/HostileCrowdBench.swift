@@ -190,7 +190,7 @@ func slowRequests(on server: BenchServer, interval: Double = 0.02) {
         Thread {
             for _ in 0..<620 {
                 guard let s = RawSocket(port: port, from: "127.0.2.\(i + 1)") else { continue }
-                s.send("GET \(Route.indexer)tip HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(secret)\r\n\r\n")
+                s.send("GET \(IndexerRoute.path(for: .tip)) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Authorization: Bearer \(secret)\r\n\r\n")
                 sent.add(1)
             }
         }

@@ -109,7 +109,7 @@ func bodiesAcrossRestart(_ binary: String) {
     usleep(500_000)
     var changed = 0, lost = 0
     for m in confirmed {
-        let a = RawSocket.exchange(port: again.port, "GET \(Route.indexer)messages/\(m.txId) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n")
+        let a = RawSocket.exchange(port: again.port, "GET \(IndexerRoute.path(for: .messageById(m.txId))) HTTP/1.1\r\nHost: x\r\n\(RawSocket.version)Connection: close\r\nAuthorization: Bearer \(secret)\r\n\r\n")
         let messages = ((a.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) }) as? [String: Any])?["messages"] as? [[String: Any]]
         guard let body = messages?.first?["payload"] as? String else { lost += 1; continue }
         if Array(body.utf8) != Array(m.body.utf8) { changed += 1 }
