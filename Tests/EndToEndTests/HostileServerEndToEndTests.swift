@@ -33,35 +33,58 @@ struct HostileServerEndToEndTests {
         Mode(name: "directives", says: "world: the server asked for send alice \"sent by the server, not by you\": refused"),
     ]
 
+    /// A mode's server and bot, started by Spawn, each writing to files (which never fill as a
+    /// pipe does: a bot of 1 000 pages writes more than a pipe holds).
     final class Run {
         let mode: Mode
-        let server = Process(), bot = Process()
-        let out = Pipe(), err = Pipe(), serverOut = Pipe()
+        let server: pid_t, bot: pid_t
+        let out: String, err: String, serverOut: String
         let report: String
         var peakKB = 0
+        var botStatus: Int32?
 
         init(_ mode: Mode, dir: String) throws {
             self.mode = mode
             report = "\(dir)/\(mode.name).json"
-            server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            server.arguments = ["python3", BuiltProducts.packageRoot.appendingPathComponent("TestData/conformance/hostile_server.py").path, mode.name]
-            server.standardOutput = serverOut
-            try server.run()
-            let line = String(decoding: serverOut.fileHandleForReading.availableData, as: UTF8.self)
-            guard let port = line.split(separator: " ").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+            out = "\(dir)/\(mode.name).out"
+            err = "\(dir)/\(mode.name).err"
+            serverOut = "\(dir)/\(mode.name).server"
+            let script = BuiltProducts.packageRoot.appendingPathComponent("TestData/conformance/hostile_server.py").path
+            server = try ChildProcess.spawn(["python3", "-u", script, mode.name], streams: .files(stdout: serverOut, stderr: "/dev/null"))
+            // The server's first line says its port.
+            var port: Int?
+            let deadline = Date().addingTimeInterval(30)
+            while port == nil, Date() < deadline {
+                let said = (try? String(contentsOfFile: serverOut, encoding: .utf8)) ?? ""
+                if let line = said.split(separator: "\n", omittingEmptySubsequences: false).dropLast().first {
+                    port = line.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                    if port == nil { break }
+                }
+                usleep(20_000)
+            }
+            guard let port else {
+                kill(server, SIGKILL)
+                _ = ChildProcess.wait(server)
                 throw POSIXError(.EPROTO)
             }
-            bot.executableURL = URL(fileURLWithPath: BuiltProducts.synchat)
-            bot.arguments = ["bot", "--server", "http://127.0.0.1:\(port)", "--user", "zed", "--for", "\(mode.seconds)", "--events", "--report", report]
-            bot.environment = ["XDG_DATA_HOME": "\(dir)/\(mode.name)", "HOME": dir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
-            bot.standardOutput = out
-            bot.standardError = err
-            try bot.run()
+            bot = try ChildProcess.spawn([BuiltProducts.synchat, "bot", "--server", "http://127.0.0.1:\(port)", "--user", "zed",
+                                          "--for", "\(mode.seconds)", "--events", "--report", report],
+                                         streams: .files(stdout: out, stderr: err),
+                                         environment: ["XDG_DATA_HOME": "\(dir)/\(mode.name)", "HOME": dir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+        }
+
+        /// Whether the bot still runs; its exit status is kept once it ended.
+        var botRunning: Bool {
+            guard botStatus == nil else { return false }
+            var status: Int32 = 0
+            guard waitpid(bot, &status, WNOHANG) == bot else { return true }
+            botStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return false
         }
 
         /// Its peak resident memory so far (`VmHWM`), while it runs.
         func sample() {
-            guard bot.isRunning, let status = try? String(contentsOfFile: "/proc/\(bot.processIdentifier)/status", encoding: .utf8),
+            guard botStatus == nil, let status = try? String(contentsOfFile: "/proc/\(bot)/status", encoding: .utf8),
                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
                   let kb = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return }
             peakKB = max(peakKB, kb)
@@ -73,47 +96,41 @@ struct HostileServerEndToEndTests {
         let dir = try TemporaryDirectory("hostile-server")
         defer { dir.remove() }
         let runs = try Self.modes.map { try Run($0, dir: dir.path) }
-        defer { for r in runs where r.server.isRunning { kill(r.server.processIdentifier, SIGKILL) } }
-        // Read the pipes as they fill (a bot of 1 000 pages writes more than a pipe holds).
-        var outs = [Data](repeating: Data(), count: runs.count), errs = outs
+        defer { for r in runs { kill(r.server, SIGKILL) } }
         let deadline = Date().addingTimeInterval(90)
-        while runs.contains(where: { $0.bot.isRunning }), Date() < deadline {
-            for (i, r) in runs.enumerated() {
-                r.sample()
-                outs[i].append(Self.available(r.out))
-                errs[i].append(Self.available(r.err))
-            }
+        while runs.contains(where: \.botRunning), Date() < deadline {
+            for r in runs { r.sample() }
             usleep(100_000)
         }
         for r in runs {
-            if r.bot.isRunning { kill(r.bot.processIdentifier, SIGKILL); Issue.record("\(r.mode.name): still running after 60 s") }
-            r.bot.waitUntilExit()
-            // A server started after a bot holds that bot's pipes too: gone, the pipes end. (SIGKILL:
-            // a child of the test runner may inherit its blocked SIGTERM.)
-            kill(r.server.processIdentifier, SIGKILL)
-            r.server.waitUntilExit()
+            if r.botRunning {
+                kill(r.bot, SIGKILL)
+                Issue.record("\(r.mode.name): still running after 90 s")
+                r.botStatus = ChildProcess.wait(r.bot)
+            }
+            kill(r.server, SIGKILL)
+            _ = ChildProcess.wait(r.server)
         }
         // 5 000 contactsChanged frames: the world asked a few times, not once a frame.
         if let flood = runs.first(where: { $0.mode.name == "contacts-flood" }) {
-            let said = String(decoding: flood.serverOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let said = (try? String(contentsOfFile: flood.serverOut, encoding: .utf8)) ?? ""
             let asked = said.split(separator: "\n").filter { $0.hasPrefix("world ") }.count
             #expect(asked >= 1 && asked <= 4, "GET /v1/world \(asked) times for 5 000 frames")
         }
-        for (i, r) in runs.enumerated() {
-            outs[i].append(r.out.fileHandleForReading.readDataToEndOfFile())
-            errs[i].append(r.err.fileHandleForReading.readDataToEndOfFile())
+        for r in runs {
+            let out = FileManager.default.contents(atPath: r.out) ?? Data(), err = FileManager.default.contents(atPath: r.err) ?? Data()
             let name = r.mode.name
-            let raw = (outs[i] + errs[i]).filter { $0 < 0x20 && $0 != 0x0A }
+            let raw = (out + err).filter { $0 < 0x20 && $0 != 0x0A }
             #expect(raw.isEmpty, "\(name): \(raw.count) raw control bytes reached the operator's terminal")
-            let text = String(decoding: outs[i] + errs[i], as: UTF8.self)
+            let text = String(decoding: out + err, as: UTF8.self)
             #expect(text.contains(r.mode.says), "\(name) does not say \"\(r.mode.says)\":\n\(text.suffix(1500))")
             #expect(r.peakKB < 200_000, "\(name): peak RSS \(r.peakKB) kB")
             if r.mode.refuses {
-                #expect(r.bot.terminationStatus == 1, "\(name): exit \(r.bot.terminationStatus)")
-                #expect(String(decoding: errs[i], as: UTF8.self).split(separator: "\n").count == 1 || name == "endless-join", "\(name): one line:\n\(String(decoding: errs[i], as: UTF8.self))")
+                #expect(r.botStatus == 1, "\(name): exit \(String(describing: r.botStatus))")
+                #expect(String(decoding: err, as: UTF8.self).split(separator: "\n").count == 1 || name == "endless-join", "\(name): one line:\n\(String(decoding: err, as: UTF8.self))")
                 #expect(!FileManager.default.fileExists(atPath: "\(dir.path)/\(name)/synchat/servers"), "\(name): a world the client cannot run left no profile")
             } else {
-                #expect(r.bot.terminationStatus == 0, "\(name): exit \(r.bot.terminationStatus):\n\(text.suffix(800))")
+                #expect(r.botStatus == 0, "\(name): exit \(String(describing: r.botStatus)):\n\(text.suffix(800))")
                 let report = try #require(FileManager.default.contents(atPath: r.report), "\(name): no report")
                 let object = try JSONSerialization.jsonObject(with: report) as? [String: Any]
                 #expect(object?["user"] as? String == "zed", "\(name): the report is JSON with its user")
@@ -127,14 +144,5 @@ struct HostileServerEndToEndTests {
                 }
             }
         }
-    }
-
-    static func available(_ pipe: Pipe) -> Data {
-        let fd = pipe.fileHandleForReading.fileDescriptor
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&p, 1, 0) > 0 else { return Data() }
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let n = read(fd, &buffer, buffer.count)
-        return n > 0 ? Data(buffer[0..<n]) : Data()
     }
 }

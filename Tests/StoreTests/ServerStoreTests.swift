@@ -10,18 +10,13 @@ import ChatServer
 struct ServerStoreTests {
     /// SHA-256 by coreutils' `sha256sum`: an oracle that shares nothing with the server's code.
     static func sha256sum(_ text: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["sha256sum"]
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try p.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return String(out.prefix(64))
+        let dir = try TemporaryDirectory("sha256sum")
+        defer { dir.remove() }
+        let file = dir.file("text")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let exit = try ChildProcess.run(["sha256sum", file], captureOutput: true)
+        #expect(exit.status == 0, "sha256sum: exit \(exit.status)")
+        return String(exit.out.prefix(64))
     }
 
     func mode(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber)?.intValue ?? -1 }
