@@ -253,8 +253,7 @@ public enum ProtocolVersion {
         case .repeated: return "this server speaks synchat protocol \(current); the request says \(header) \(values.count) times: \(send), once"
         case .notAVersion(let text):
             return "this server speaks synchat protocol \(current); the request's \(header) is \"\(UntrustedText.visible(String(text.prefix(24))))\", not a version: \(send)"
-        case .other(let n):
-            return "this server speaks synchat protocol \(current), the client speaks \(n): use the same version of synchat on both sides"
+        case .other(let n): return otherVersion(n)
         }
     }
 
@@ -265,9 +264,12 @@ public enum ProtocolVersion {
             : "the server speaks protocol \(server), this synchat speaks \(current): use the same version on both sides"
     }
 
-    /// What a server says of a client of another protocol.
-    public static func refusal(client: Int) -> String {
-        "join: this server speaks protocol \(current), the client \(client): use the same version of synchat on both sides"
+    /// What a server says of a join whose body says another protocol (the header agreeing).
+    public static func refusal(client: Int) -> String { "join: " + otherVersion(client) }
+
+    /// The words for a client of version `n`, whether its header or its join's body says it.
+    static func otherVersion(_ n: Int) -> String {
+        "this server speaks synchat protocol \(current), the client speaks \(n): use the same version of synchat on both sides"
     }
 }
 

@@ -105,7 +105,7 @@ struct ProtocolTests {
         pair.server.serve(.POST, Route.join, headers: HTTPHeaders([(ProtocolVersion.header, ProtocolVersion.headerValue)]), body: other.document.data, peer: "127.0.0.2") { status = $0; body = $1 }
         #expect(status == 400)
         #expect(ErrorDocument.message(body, status: status)
-                == "join: this server speaks protocol \(ProtocolVersion.current), the client \(ProtocolVersion.current + 1): use the same version of synchat on both sides")
+                == "join: this server speaks synchat protocol \(ProtocolVersion.current), the client speaks \(ProtocolVersion.current + 1): use the same version of synchat on both sides")
         pair.server.serve(.POST, Route.join, headers: HTTPHeaders([(ProtocolVersion.header, ProtocolVersion.headerValue)]), body: Data(#"{"user": "ada"}"#.utf8), peer: "127.0.0.2") { status = $0; body = $1 }
         #expect(status == 201)
         #expect(WireValue.parse(body)?["protocol"]?.int64 == Int64(ProtocolVersion.current), "the server says its version")
