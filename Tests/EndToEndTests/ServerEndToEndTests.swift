@@ -238,7 +238,7 @@ struct ServerEndToEndTests {
             ("POST", "/v1/join", nil, Data("{\"user\": \"alice\"}".utf8), 409, "simulated contact"),
             ("POST", "/v1/join", nil, Data("{\"user\": \"ada\"}".utf8), 401, "rejoining needs"),
             ("POST", "/v1/join", nil, Data("[1, 2".utf8), 400, "must be a JSON object"),
-            ("POST", "/v1/join", nil, Data("{\"user\": \"bo\", \"protocol\": 99}".utf8), 400, "this server speaks protocol 2, the client 99"),
+            ("POST", "/v1/join", nil, Data("{\"user\": \"bo\", \"protocol\": 99}".utf8), 400, "this server speaks synchat protocol 2, the client speaks 99"),
             ("POST", "/v1/publish", ada, Data("{\"to\": \"kaspa:qnobody\", \"body\": \"hi\"}".utf8), 400, "is not a contact of ada"),
             ("POST", "/v1/publish", ada, Data("{\"body\": \"hi\"}".utf8), 400, "missing \"to\""),
             ("GET", "/v1/node", ada, nil, 426, "is a WebSocket"),
@@ -258,7 +258,7 @@ struct ServerEndToEndTests {
         #expect(try server.get("/v1/indexer/tip", token: ada).status == 200)
         // The server says a client of another protocol in one line of its own too.
         let said = server.errors.split(separator: "\n").filter { $0.contains("protocol") }
-        #expect(said == ["synchat server: bo: join: this server speaks protocol 2, the client 99: use the same version of synchat on both sides"])
+        #expect(said == ["synchat server: bo: join: this server speaks synchat protocol 2, the client speaks 99: use the same version of synchat on both sides"])
     }
 }
 
