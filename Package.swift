@@ -245,6 +245,12 @@ let package = Package(
                                                         .product(name: "GRDB", package: "GRDB.swift")]),  // GRDB: to damage a server's file
         .testTarget(name: "EngineTests", dependencies: ["ClientRuntime", "Directives", "SyncCore", "SyncEngine", "SimulatedWorld", "Simulation", "RunReports", "TestSupport",
                                                      "SimulatedWorldOnDisk"]),
+        // The server's data folder: its rows, their damage, the profile lock.
+        .testTarget(name: "ChatServerTests", dependencies: ["ChatServer", "ChatStore", "SimulatedWorldInProfile", "SyncCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The simulated world's traffic, and its history on disk.
+        .testTarget(name: "SimulatedWorldTests", dependencies: ["SimulatedWorld", "SimulatedWorldOnDisk", "RunReports", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
+        // Starting a child: streams, sessions, signals.
+        .testTarget(name: "SpawnTests", dependencies: ["Spawn"]),
         // The fault matrix: its cells, verdicts and table, on TestSupport's one default grid.
         .testTarget(name: "RunReportsTests", dependencies: ["RunReports", "SimulatedWorld", "Simulation", "SyncCore", "SyncEngine", "TestSupport"]),
         // The client's runtime: what it believes beside the world's truth.

@@ -184,7 +184,7 @@ final class SoakRun {
     /// The server's truth, whole or of one user (curl: another TLS client).
     func truth(_ user: String? = nil) -> [String: Any]? {
         let path = user.map { Route.adminTruth(user: $0) } ?? Route.adminTruth
-        let out = sh("curl -sS --max-time 30 --cacert '\(ca)' -H 'Authorization: Bearer \(token)' '\(url)\(path)'", raw: true)
+        let out = sh("curl -sS --max-time 30 --cacert '\(ca)' -H '\(ProtocolVersion.header): \(ProtocolVersion.headerValue)' -H 'Authorization: Bearer \(token)' '\(url)\(path)'", raw: true)
         return (try? JSONSerialization.jsonObject(with: Data(out.utf8))) as? [String: Any]
     }
 

@@ -81,7 +81,7 @@ struct BytesTests {
     @Test("adaptive never pays in bytes what it saves in requests: healthy-day and push-outage cost it fewer bytes than seed")
     func adaptiveBytes() throws {
         for name in ["healthy-day", "push-outage"] {
-            let scenario = try ScenarioParser.load(path: DeterminismTests.scenariosDirectory.appendingPathComponent("\(name).scenario").path)
+            let scenario = try ScenarioParser.load(path: ShippedScenarios.directory.appendingPathComponent("\(name).scenario").path)
             let summaries = SyncPolicy.all.map { p -> RunSummary in
                 let run = ScenarioRun(scenario: scenario, policy: p, keepsLog: false)
                 run.run()

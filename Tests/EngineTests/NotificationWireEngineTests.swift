@@ -163,17 +163,8 @@ struct NotificationWireEngineTests {
 
 @Suite("Determinism and shipped scenarios")
 struct DeterminismTests {
-    static let scenariosDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Scenarios")
-
-    static func shipped() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: scenariosDirectory.path)) ?? [])
-            .filter { $0.hasSuffix(".scenario") }.sorted()
-    }
-
     func load(_ name: String) throws -> Scenario {
-        try ScenarioParser.load(path: Self.scenariosDirectory.appendingPathComponent(name).path)
+        try ScenarioParser.load(path: ShippedScenarios.directory.appendingPathComponent(name).path)
     }
 
     @Test("the same seed and scenario give a byte-identical event log; another seed a different one")
@@ -219,7 +210,7 @@ struct DeterminismTests {
     }
 
     @Test("every policy on every shipped scenario: nothing lost, nothing twice; seed and adaptive never overlap",
-          arguments: shipped(), ["naive", "seed", "adaptive"])
+          arguments: ShippedScenarios.names(), ["naive", "seed", "adaptive"])
     func shippedScenariosHold(name: String, policy: String) throws {
         let run = ScenarioRun(scenario: try load(name), policy: SyncPolicy.named(policy)!)
         run.run()

@@ -124,7 +124,7 @@ struct PolicyTests {
 
     @Test("identical worlds: every policy sees the same messages at the same block times")
     func identicalWorlds() throws {
-        let text = try String(contentsOfFile: DeterminismTests.scenariosDirectory.appendingPathComponent("push-outage.scenario").path, encoding: .utf8)
+        let text = try String(contentsOfFile: ShippedScenarios.directory.appendingPathComponent("push-outage.scenario").path, encoding: .utf8)
         let worlds = try SyncPolicy.all.map { policy in
             try measure(text, policy, file: "push-outage.scenario").0.world.ledger.map { "\($0.txId) \($0.blockTime) \($0.conversation) \($0.body)" }
         }
@@ -222,8 +222,8 @@ struct RunMemoryTests {
     @Test("the measures need no log: every shipped scenario under every policy gives the same summary with the log kept or not (push-outage's time to unreliable among them), and a run that keeps none holds none")
     func measuresWithoutTheLog() throws {
         var timed = 0
-        for name in DeterminismTests.shipped() {
-            let scenario = try ScenarioParser.load(path: DeterminismTests.scenariosDirectory.appendingPathComponent(name).path)
+        for name in ShippedScenarios.names() {
+            let scenario = try ScenarioParser.load(path: ShippedScenarios.directory.appendingPathComponent(name).path)
             for policy in SyncPolicy.all {
                 let kept = ScenarioRun(scenario: scenario, policy: policy)
                 let bare = ScenarioRun(scenario: scenario, policy: policy, keepsLog: false)
@@ -383,8 +383,8 @@ struct StreamedScenarioTests {
 
     @Test("every shipped scenario read streaming plays the same run as parsed whole (logs and measures), and holds no steps")
     func shippedScenariosPlayTheSame() throws {
-        for name in DeterminismTests.shipped() {
-            let path = DeterminismTests.scenariosDirectory.appendingPathComponent(name).path
+        for name in ShippedScenarios.names() {
+            let path = ShippedScenarios.directory.appendingPathComponent(name).path
             let whole = try ScenarioParser.load(path: path)
             let streamed = try ScenarioParser.load(path: path, streaming: true)
             #expect(streamed.steps.isEmpty && streamed.script != nil)

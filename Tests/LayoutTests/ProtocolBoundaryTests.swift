@@ -60,7 +60,7 @@ struct ProtocolBoundaryTests {
             let found = try Self.offenders(needle) { $0.hasPrefix("Spawn/") }
                 // The profile lock's test forks on purpose: its subject is a lock a forked child shares.
                 + Self.offenders(needle, in: "Tests") {
-                    $0 == "LayoutTests/ProtocolBoundaryTests.swift" || $0 == "StoreTests/ServerStoreTests.swift" && needle == "fork()"
+                    $0 == "LayoutTests/ProtocolBoundaryTests.swift" || $0 == "ChatServerTests/ServerStoreTests.swift" && needle == "fork()"
                 }
             #expect(found.isEmpty, "starts a child of its own:\n\(found.joined(separator: "\n"))")
         }

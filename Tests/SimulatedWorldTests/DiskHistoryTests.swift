@@ -20,8 +20,8 @@ struct DiskHistoryTests {
 
     @Test("every shipped scenario under every policy gives on disk the event log, the measures and the ground truth it gives in memory")
     func shippedScenariosTheSame() throws {
-        for name in DeterminismTests.shipped() {
-            let scenario = try ScenarioParser.load(path: DeterminismTests.scenariosDirectory.appendingPathComponent(name).path)
+        for name in ShippedScenarios.names() {
+            let scenario = try ScenarioParser.load(path: ShippedScenarios.directory.appendingPathComponent(name).path)
             for policy in SyncPolicy.all {
                 let memory = ScenarioRun(scenario: scenario, policy: policy)
                 let disk = try onDisk(scenario, policy: policy)
@@ -184,8 +184,8 @@ struct DiskHistoryTests {
         #expect(!HistoryChoice.auto.onDisk(for: small) && HistoryChoice.auto.onDisk(for: big) && HistoryChoice.auto.onDisk(for: busy))
         #expect(HistoryChoice.disk.onDisk(for: small) && !HistoryChoice.memory.onDisk(for: big))
         // The streamed file's count of steps is the whole parse's.
-        for name in DeterminismTests.shipped() {
-            let path = DeterminismTests.scenariosDirectory.appendingPathComponent(name).path
+        for name in ShippedScenarios.names() {
+            let path = ShippedScenarios.directory.appendingPathComponent(name).path
             #expect(try ScenarioParser.load(path: path, streaming: true).stepCount == ScenarioParser.load(path: path).stepCount)
         }
     }

@@ -3,7 +3,9 @@ import Foundation
 import SyncCore
 import GRDB
 import Testing
+import TestSupport
 import ChatServer
+import SimulatedWorldInProfile
 
 /// What `synchat server --data DIR` keeps, and who may read it.
 @Suite("The server's data folder: hashed secrets, private files, one server at a time")

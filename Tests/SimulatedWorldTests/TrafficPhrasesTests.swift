@@ -3,6 +3,7 @@ import SimulatedWorld
 import SyncCore
 import SyncEngine
 import Testing
+import TestSupport
 
 /// The simulated contacts read as people: none says the same words twice within ten minutes
 /// of world time (two identical lines at 08:05 look like the duplicate the app must never show).
