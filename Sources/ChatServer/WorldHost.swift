@@ -126,8 +126,17 @@ public final class WorldHost {
         // A relay that opens again is told the token as the store kept it: a client whose
         // token the store lost registers it again, rather than trusting a push that never comes.
         user.link.restoredToken(world.push.tokenStatus)
+        start(user)
+    }
+
+    /// A user's world starts running on the server: its tokens kept, its publications routed,
+    /// its traffic flowing, and the user admitted.
+    private func start(_ user: User) {
+        let world = user.world
         keepTokens(of: user)
         world.onPublished = { [weak self] message in self?.route(message, from: user) }
+        // The server's side of the phone is always listening: the client's own OS decides
+        // whether the app or its extension takes a push, and refuses to connect in background.
         world.os.moveToForeground()
         world.traffic.perHour = trafficPerHour
         world.traffic.start()
@@ -239,14 +248,7 @@ public final class WorldHost {
             }
             user.persistence = store.persistence(of: name)
         }
-        keepTokens(of: user)
-        world.onPublished = { [weak self] message in self?.route(message, from: user) }
-        // The server's side of the phone is always listening: the client's own OS decides
-        // whether the app or its extension takes a push, and refuses to connect in background.
-        world.os.moveToForeground()
-        world.traffic.perHour = trafficPerHour
-        world.traffic.start()
-        admit(user)
+        start(user)
         // The users whose client holds its push relay now hear of the new one (the others
         // get every user when their relay connects).
         let joined = Contact(address: user.address, handle: user.name, displayName: user.name)

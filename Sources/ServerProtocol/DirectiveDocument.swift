@@ -97,13 +97,32 @@ public enum DirectiveDocument {
         }
     }
 
-    /// The change's name on the wire: its scenario words, joined by `-` (`push-drop`).
-    static func name(of change: WorldFaults.Change) -> String {
-        change.words.split(separator: " ").prefix(2).joined(separator: "-")
+    /// The change's name on the wire (`push-drop`): the protocol's own, written here so that
+    /// rewording a change for the log or a scenario does not change what peers send.
+    static func name(of change: WorldFaults.Change) -> String { name(of: change.kind) }
+
+    static func name(of kind: WorldFaults.Change.Kind) -> String {
+        switch kind {
+        case .pushDrop: "push-drop"
+        case .pushDelay: "push-delay"
+        case .pushDown: "push-down"
+        case .pushUp: "push-up"
+        case .realtimeDown: "realtime-down"
+        case .realtimeUp: "realtime-up"
+        case .realtimeStale: "realtime-stale"
+        case .realtimeFlaky: "realtime-flaky"
+        case .indexerDown: "indexer-down"
+        case .indexerUp: "indexer-up"
+        case .indexerLatency: "indexer-latency"
+        case .tokenExpire: "token-expire"
+        case .tokenInvalidate: "token-invalidate"
+        case .networkOff: "network-off"
+        case .networkOn: "network-on"
+        }
     }
 
     /// Every kind of change, by its name on the wire.
-    static let changes: [String: WorldFaults.Change.Kind] = Dictionary(uniqueKeysWithValues: WorldFaults.Change.Kind.allCases.map { (name(of: $0.zero), $0) })
+    static let changes: [String: WorldFaults.Change.Kind] = Dictionary(uniqueKeysWithValues: WorldFaults.Change.Kind.allCases.map { (name(of: $0), $0) })
 
     static func change(_ object: [String: WireValue]) throws(RouteError) -> WorldFaults.Change {
         guard let raw = object["change"]?.string else { throw RouteError("directive fault: missing \"change\" (e.g. push-drop)") }

@@ -3,6 +3,7 @@ import Foundation
 import ServerProtocol
 import SyncCore
 import Testing
+import TestSupport
 import Wire
 import ServerPair
 
@@ -24,6 +25,19 @@ struct DirectiveDocumentTests {
         .contact(handle: "carol", displayName: "Carol C."), .add(address: "kaspa:qqabcdefgh", displayName: "Dan"),
         .mute(handle: "alice"), .unmute(handle: "alice"), .open(handle: "kaspa:qqabcdefgh"),
     ]
+
+    @Test("a fault's names on the wire are the ones docs/server.md's table gives, one per kind of change")
+    func wireNamesAreDocumented() throws {
+        let doc = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("docs/server.md"), encoding: .utf8)
+        let row = try #require(doc.split(separator: "\n").first { $0.hasPrefix("| `fault` | `change`:") })
+        let documented = Set(row.matches(of: /`([a-z]+-[a-z]+)`/).map { String($0.output.1) })
+        let sent = try WorldFaults.Change.Kind.allCases.map { kind -> String in
+            let value = try #require(WireValue.parse(DirectiveDocument.encode(.fault(kind.zero)).data))
+            return try #require(value["change"]?.string)
+        }
+        #expect(Set(sent).count == WorldFaults.Change.Kind.allCases.count, "a name for each kind: \(sent)")
+        #expect(Set(sent) == documented)
+    }
 
     @Test("every directive, every change of the faults among them, reads back as itself from its document's bytes")
     func roundTrip() throws {
